@@ -1,0 +1,42 @@
+// Layer base: setup and bottom/top count checks.
+#include "core/layer.h"
+
+namespace crema {
+
+template <typename Dtype>
+void Layer<Dtype>::setup(const Tensors& bottom, const Tensors& top) {
+  check_counts(bottom, top);
+  layer_setup(bottom, top);
+  param_propagate_down_.resize(blobs_.size(), true);
+  reshape(bottom, top);
+}
+
+template <typename Dtype>
+void Layer<Dtype>::set_param_propagate_down(int i, bool value) {
+  if (i >= int(param_propagate_down_.size())) param_propagate_down_.resize(i + 1, true);
+  param_propagate_down_[i] = value;
+}
+
+template <typename Dtype>
+void Layer<Dtype>::check_counts(const Tensors& bottom, const Tensors& top) const {
+  const int nb = int(bottom.size()), nt = int(top.size());
+  if (exact_num_bottom() >= 0 && nb != exact_num_bottom())
+    error("takes ", exact_num_bottom(), " bottom(s), got ", nb);
+  if (min_num_bottom() >= 0 && nb < min_num_bottom())
+    error("takes at least ", min_num_bottom(), " bottom(s), got ", nb);
+  if (max_num_bottom() >= 0 && nb > max_num_bottom())
+    error("takes at most ", max_num_bottom(), " bottom(s), got ", nb);
+  if (exact_num_top() >= 0 && nt != exact_num_top())
+    error("produces ", exact_num_top(), " top(s), got ", nt);
+  if (min_num_top() >= 0 && nt < min_num_top())
+    error("produces at least ", min_num_top(), " top(s), got ", nt);
+  if (max_num_top() >= 0 && nt > max_num_top())
+    error("produces at most ", max_num_top(), " top(s), got ", nt);
+  if (equal_num_bottom_top() && nb != nt)
+    error("needs as many tops as bottoms, got ", nb, " bottom(s) and ", nt, " top(s)");
+}
+
+template class Layer<float>;
+template class Layer<double>;
+
+}  // namespace crema

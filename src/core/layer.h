@@ -1,0 +1,101 @@
+// Layer: the unit a Net is built from, with Caffe's lifecycle and vocabulary. A layer reads its
+// bottom tensors and writes its top tensors; learnable parameters are its blobs. Each layer has
+// ONE forward and ONE backward, which compute by calling primitives through the Handle, so the
+// same code runs on the CPU and on CUDA.
+//
+// Lifecycle: setup() checks the bottom/top counts, calls layer_setup() once (read parameters,
+// create and fill blobs), then reshape() (size the tops from the bottoms; called again whenever
+// input shapes change), and records loss weights. Loss layers output a scalar; the Net weighs
+// it with loss_weight, which it stores in the top's diff as Caffe does, so backward reads the
+// loss weight from top[i]->diff()[0].
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/tensor.h"
+#include "crema.pb.h"
+#include "primitives/handle.h"
+
+namespace crema {
+
+using prim::Handle;
+
+template <typename Dtype>
+class Layer {
+ public:
+  using Tensors = std::vector<Tensor<Dtype>*>;
+
+  // The Net sets param.phase() before constructing. Tensors the layer creates live on device.
+  Layer(const LayerParameter& param, Device device) : param_(param), device_(device) {}
+  virtual ~Layer() = default;
+  Layer(const Layer&) = delete;
+  Layer& operator=(const Layer&) = delete;
+
+  // Checks counts, layer_setup(), reshape(). Throws crema::Error naming the layer on bad input.
+  void setup(const Tensors& bottom, const Tensors& top);
+
+  // Reads parameters and creates blobs; bottoms are already shaped. Called once.
+  virtual void layer_setup(const Tensors& bottom, const Tensors& top) {
+    (void)bottom;
+    (void)top;
+  }
+  // Shapes the tops (and internal buffers) from the bottoms.
+  virtual void reshape(const Tensors& bottom, const Tensors& top) = 0;
+  virtual void forward(Handle& h, const Tensors& bottom, const Tensors& top) = 0;
+  // Writes bottom diffs where propagate_down[i], and accumulates nothing: parameter diffs are
+  // accumulated (beta = 1) because the solver zeroes them once per iteration (iter_size).
+  virtual void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
+                        const Tensors& bottom) = 0;
+
+  virtual const char* type() const = 0;
+
+  // Bottom/top count constraints; -1 means unconstrained.
+  virtual int exact_num_bottom() const { return -1; }
+  virtual int min_num_bottom() const { return -1; }
+  virtual int max_num_bottom() const { return -1; }
+  virtual int exact_num_top() const { return -1; }
+  virtual int min_num_top() const { return -1; }
+  virtual int max_num_top() const { return -1; }
+  virtual bool equal_num_bottom_top() const { return false; }
+  // Layers that make a missing top themselves (loss layers get an unnamed loss top).
+  virtual bool auto_top_blobs() const { return false; }
+  // False for inputs a layer can never propagate to (e.g. labels).
+  virtual bool allow_force_backward(int bottom_index) const {
+    (void)bottom_index;
+    return true;
+  }
+  // Loss layers default to loss_weight 1 on top 0.
+  virtual bool is_loss() const { return false; }
+
+  const LayerParameter& param() const { return param_; }
+  const std::string& name() const { return param_.name(); }
+  Phase phase() const { return param_.phase(); }
+  Device device() const { return device_; }
+
+  std::vector<std::shared_ptr<Tensor<Dtype>>>& blobs() { return blobs_; }
+  // Whether each blob's gradient is computed (false for lr_mult 0 on all uses).
+  bool param_propagate_down(int i) const {
+    return i < int(param_propagate_down_.size()) && param_propagate_down_[i];
+  }
+  void set_param_propagate_down(int i, bool value);
+
+  // Throws crema::Error "layer <name> (<type>): <message>".
+  template <typename... Parts>
+  [[noreturn]] void error(const Parts&... parts) const {
+    fail("layer ", name(), " (", type(), "): ", parts...);
+  }
+
+ protected:
+  LayerParameter param_;
+  Device device_;
+  std::vector<std::shared_ptr<Tensor<Dtype>>> blobs_;
+  std::vector<bool> param_propagate_down_;
+
+ private:
+  void check_counts(const Tensors& bottom, const Tensors& top) const;
+};
+
+}  // namespace crema

@@ -1,0 +1,374 @@
+// Net construction, forward/backward and weight I/O.
+#include "core/net.h"
+
+#include <glog/logging.h>
+
+#include <set>
+
+#include "core/errors.h"
+#include "core/layer_registry.h"
+#include "core/net_graph.h"
+#include "primitives/blas.h"
+
+namespace crema {
+namespace {
+
+// Re-throws an error from a layer with the layer named, unless it already names it.
+template <typename Dtype>
+[[noreturn]] void rethrow_in_layer(const Layer<Dtype>& layer, const std::exception& e) {
+  const std::string prefix = "layer " + layer.name() + " ";
+  const std::string what = e.what();
+  if (what.rfind(prefix, 0) == 0) throw Error(what);
+  fail("layer ", layer.name(), " (", layer.type(), "): ", what);
+}
+
+}  // namespace
+
+template <typename Dtype>
+Net<Dtype>::Net(const NetParameter& param, Device device) : device_(device) {
+  init(param);
+}
+
+template <typename Dtype>
+Net<Dtype>::Net(const NetParameter& param, Phase phase, Device device) : device_(device) {
+  NetParameter p(param);
+  p.mutable_state()->set_phase(phase);
+  init(p);
+}
+
+template <typename Dtype>
+void Net<Dtype>::init(const NetParameter& in) {
+  phase_ = in.state().phase();
+  const NetParameter param = insert_splits(filter_net(in));
+  name_ = param.name();
+  LOG(INFO) << "Initializing net " << name_ << " (" << (phase_ == TRAIN ? "TRAIN" : "TEST")
+            << ") from parameters";
+  std::map<std::string, int> available;
+  for (int i = 0; i < param.layer_size(); ++i) {
+    LayerParameter lp = param.layer(i);
+    if (!lp.has_phase()) lp.set_phase(phase_);
+    append_layer(lp, i, &available);
+  }
+  decide_backward(param);
+  for (const auto& [blob_name, id] : available) {
+    output_blobs_.push_back(blobs_[id].get());
+    output_names_.push_back(blob_name);
+    output_weights_.push_back(blob_loss_weights_[id]);
+  }
+  for (const auto& n : output_names_) LOG(INFO) << "This network produces output " << n;
+  LOG(INFO) << "Memory required for data: " << activation_bytes();
+  LOG(INFO) << "Network initialization done.";
+}
+
+template <typename Dtype>
+void Net<Dtype>::append_layer(const LayerParameter& lp, int layer_id,
+                              std::map<std::string, int>* available) {
+  layers_.push_back(create_layer<Dtype>(lp, device_));
+  Layer<Dtype>& layer = *layers_.back();
+  layer_names_.push_back(lp.name());
+  LOG(INFO) << "Creating Layer " << lp.name();
+  bottom_vecs_.emplace_back();
+  bottom_ids_.emplace_back();
+  top_vecs_.emplace_back();
+  top_ids_.emplace_back();
+  for (int j = 0; j < lp.bottom_size(); ++j) {
+    const auto it = available->find(lp.bottom(j));
+    if (it == available->end())
+      fail("layer ", lp.name(), " (", lp.type(), "): bottom \"", lp.bottom(j),
+           "\" is not produced by any earlier layer");
+    LOG(INFO) << lp.name() << " <- " << lp.bottom(j);
+    bottom_vecs_.back().push_back(blobs_[it->second].get());
+    bottom_ids_.back().push_back(it->second);
+    available->erase(it);
+  }
+  const auto add_top = [&](const std::string& top_name) {
+    int id = -1;
+    for (int j = 0; j < lp.bottom_size(); ++j)
+      if (lp.bottom(j) == top_name) id = bottom_ids_.back()[j];  // computed in place
+    if (id < 0) {
+      if (blob_index_.count(top_name))
+        fail("layer ", lp.name(), " (", lp.type(), "): top \"", top_name,
+             "\" is already produced by another layer");
+      id = int(blobs_.size());
+      blobs_.push_back(std::make_shared<Tensor<Dtype>>(device_));
+      blob_names_.push_back(top_name);
+      blob_need_backward_.push_back(false);
+      blob_loss_weights_.push_back(Dtype(0));
+      blob_index_[top_name] = id;
+    }
+    LOG(INFO) << lp.name() << " -> " << top_name;
+    top_vecs_.back().push_back(blobs_[id].get());
+    top_ids_.back().push_back(id);
+    (*available)[top_name] = id;
+  };
+  for (int j = 0; j < lp.top_size(); ++j) add_top(lp.top(j));
+  if (layer.auto_top_blobs()) {
+    const int needed = std::max(layer.exact_num_top(), layer.min_num_top());
+    for (int j = lp.top_size(); j < needed; ++j)
+      add_top(j == 0 ? lp.name() : lp.name() + "_" + std::to_string(j));
+  }
+  LOG(INFO) << "Setting up " << lp.name();
+  try {
+    layer.setup(bottom_vecs_.back(), top_vecs_.back());
+  } catch (const std::exception& e) {
+    rethrow_in_layer(layer, e);
+  }
+  for (int j = 0; j < int(top_vecs_.back().size()); ++j) {
+    Tensor<Dtype>* top = top_vecs_.back()[j];
+    LOG(INFO) << "Top shape: " << top->shape_string();
+    const double weight = j < lp.loss_weight_size() ? lp.loss_weight(j)
+                          : layer.is_loss() && j == 0 ? 1.0
+                                                      : 0.0;
+    if (weight != 0) {
+      LOG(INFO) << "    with loss weight " << weight;
+      blob_loss_weights_[top_ids_.back()[j]] = Dtype(weight);
+      top->fill_diff(Dtype(weight));
+    }
+  }
+  append_params(lp, layer_id);
+}
+
+template <typename Dtype>
+void Net<Dtype>::append_params(const LayerParameter& lp, int layer_id) {
+  Layer<Dtype>& layer = *layers_[layer_id];
+  for (int k = 0; k < int(layer.blobs().size()); ++k) {
+    const ParamSpec spec = k < lp.param_size() ? lp.param(k) : ParamSpec();
+    const auto& blob = layer.blobs()[k];
+    const int param_id = int(params_.size());
+    params_.push_back(blob);
+    param_layer_indices_.push_back({layer_id, k});
+    layer.set_param_propagate_down(k, spec.lr_mult() != 0);
+    const auto shared = spec.name().empty() ? param_name_index_.end()
+                                            : param_name_index_.find(spec.name());
+    if (shared == param_name_index_.end()) {
+      if (!spec.name().empty()) param_name_index_[spec.name()] = param_id;
+      param_owners_.push_back(-1);
+      learnable_params_.push_back(blob.get());
+      params_lr_.push_back(spec.lr_mult());
+      params_decay_.push_back(spec.decay_mult());
+      continue;
+    }
+    const int owner_id = shared->second;
+    const Tensor<Dtype>& owner = *params_[owner_id];
+    const bool strict = spec.share_mode() != ParamSpec::PERMISSIVE;
+    const bool same = strict ? owner.shape() == blob->shape() : owner.count() == blob->count();
+    CREMA_REQUIRE(same, "layer ", lp.name(), ": shared parameter \"", spec.name(),
+                  "\" has shape (", blob->shape_string(), ") but its owner has (",
+                  owner.shape_string(), ")");
+    int learnable_id = 0;
+    for (int p = 0; p < owner_id; ++p) learnable_id += param_owners_[p] < 0;
+    CREMA_REQUIRE(!spec.has_lr_mult() || spec.lr_mult() == params_lr_[learnable_id], "layer ",
+                  lp.name(), ": shared parameter \"", spec.name(), "\" has a different lr_mult");
+    CREMA_REQUIRE(!spec.has_decay_mult() || spec.decay_mult() == params_decay_[learnable_id],
+                  "layer ", lp.name(), ": shared parameter \"", spec.name(),
+                  "\" has a different decay_mult");
+    param_owners_.push_back(owner_id);
+    blob->share_data(owner);
+    blob->share_diff(owner);
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::decide_backward(const NetParameter& param) {
+  const int n = num_layers();
+  layer_need_backward_.assign(n, false);
+  bottom_need_backward_.assign(n, {});
+  for (int i = 0; i < n; ++i) {
+    const LayerParameter& lp = param.layer(i);
+    const int nb = int(bottom_ids_[i].size());
+    CREMA_REQUIRE(lp.propagate_down_size() == 0 || lp.propagate_down_size() == nb, "layer ",
+                  lp.name(), ": give propagate_down for none or all ", nb, " bottoms");
+    bool need = false;
+    for (int j = 0; j < nb; ++j) {
+      bool b = blob_need_backward_[bottom_ids_[i][j]];
+      if (lp.propagate_down_size() > 0) b = b && lp.propagate_down(j);
+      bottom_need_backward_[i].push_back(b);
+      need = need || b;
+    }
+    for (int k = 0; k < int(layers_[i]->blobs().size()); ++k)
+      need = need || layers_[i]->param_propagate_down(k);
+    layer_need_backward_[i] = need;
+    if (need)
+      for (int id : top_ids_[i]) blob_need_backward_[id] = true;
+  }
+  // Walk back from the losses: a layer none of whose tops reaches a loss needs no backward.
+  std::set<std::string> under_loss, skip;
+  for (int i = n - 1; i >= 0; --i) {
+    bool contributes = false, skip_all = true;
+    for (int j = 0; j < int(top_ids_[i].size()); ++j) {
+      const int id = top_ids_[i][j];
+      const std::string& name = blob_names_[id];
+      if (blob_loss_weights_[id] != 0 || under_loss.count(name)) contributes = true;
+      if (!skip.count(name)) skip_all = false;
+    }
+    if (top_ids_[i].empty()) skip_all = false;
+    if (layer_need_backward_[i] && skip_all) {
+      layer_need_backward_[i] = false;
+      bottom_need_backward_[i].assign(bottom_ids_[i].size(), false);
+    }
+    if (!contributes) layer_need_backward_[i] = false;
+    for (int j = 0; j < int(bottom_ids_[i].size()); ++j) {
+      const std::string& name = blob_names_[bottom_ids_[i][j]];
+      if (contributes) {
+        under_loss.insert(name);
+      } else {
+        bottom_need_backward_[i][j] = false;
+      }
+      if (!bottom_need_backward_[i][j]) skip.insert(name);
+    }
+  }
+  if (param.force_backward()) {
+    for (int i = 0; i < n; ++i) {
+      layer_need_backward_[i] = true;
+      for (int j = 0; j < int(bottom_ids_[i].size()); ++j) {
+        const bool b = bottom_need_backward_[i][j] || layers_[i]->allow_force_backward(j);
+        bottom_need_backward_[i][j] = b;
+        if (b) blob_need_backward_[bottom_ids_[i][j]] = true;
+      }
+    }
+  }
+  for (int i = 0; i < n; ++i)
+    LOG(INFO) << layer_names_[i]
+              << (layer_need_backward_[i] ? " needs backward computation."
+                                          : " does not need backward computation.");
+}
+
+template <typename Dtype>
+Dtype Net<Dtype>::forward(Handle& h) {
+  return forward_range(h, 0, num_layers() - 1);
+}
+
+template <typename Dtype>
+Dtype Net<Dtype>::forward_range(Handle& h, int start, int end) {
+  double loss = 0;
+  for (int i = start; i <= end; ++i) {
+    Layer<Dtype>& layer = *layers_[i];
+    try {
+      layer.forward(h, bottom_vecs_[i], top_vecs_[i]);
+    } catch (const std::exception& e) {
+      rethrow_in_layer(layer, e);
+    }
+    for (int id : top_ids_[i]) {
+      if (blob_loss_weights_[id] == 0) continue;
+      const Tensor<Dtype>& top = *blobs_[id];
+      loss += prim::dot(h, dtype_of<Dtype>(), top.count(), top.data(), top.diff());
+    }
+  }
+  return Dtype(loss);
+}
+
+template <typename Dtype>
+void Net<Dtype>::backward(Handle& h) {
+  backward_range(h, num_layers() - 1, 0);
+}
+
+template <typename Dtype>
+void Net<Dtype>::backward_range(Handle& h, int start, int end) {
+  for (int i = start; i >= end; --i) {
+    if (!layer_need_backward_[i]) continue;
+    try {
+      layers_[i]->backward(h, top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+    } catch (const std::exception& e) {
+      rethrow_in_layer(*layers_[i], e);
+    }
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::reshape() {
+  for (int i = 0; i < num_layers(); ++i) {
+    try {
+      layers_[i]->reshape(bottom_vecs_[i], top_vecs_[i]);
+    } catch (const std::exception& e) {
+      rethrow_in_layer(*layers_[i], e);
+    }
+  }
+}
+
+template <typename Dtype>
+typename Net<Dtype>::TensorPtr Net<Dtype>::blob_by_name(const std::string& name) const {
+  const auto it = blob_index_.find(name);
+  CREMA_REQUIRE(it != blob_index_.end(), "net ", name_, " has no blob \"", name, "\"");
+  return blobs_[it->second];
+}
+
+template <typename Dtype>
+Layer<Dtype>* Net<Dtype>::layer_by_name(const std::string& name) const {
+  for (int i = 0; i < num_layers(); ++i)
+    if (layer_names_[i] == name) return layers_[i].get();
+  fail("net ", name_, " has no layer \"", name, "\"");
+}
+
+template <typename Dtype>
+void Net<Dtype>::copy_trained_layers_from(const NetParameter& trained) {
+  for (const LayerParameter& src : trained.layer()) {
+    Layer<Dtype>* target = nullptr;
+    for (int i = 0; i < num_layers(); ++i)
+      if (layer_names_[i] == src.name()) target = layers_[i].get();
+    if (!target) {
+      LOG(INFO) << "Ignoring source layer " << src.name();
+      continue;
+    }
+    LOG(INFO) << "Copying source layer " << src.name();
+    auto& blobs = target->blobs();
+    CREMA_REQUIRE(int(blobs.size()) == src.blobs_size(), "layer ", src.name(), ": the weights hold ",
+                  src.blobs_size(), " blobs but the net's layer has ", blobs.size());
+    for (int k = 0; k < src.blobs_size(); ++k) {
+      try {
+        blobs[k]->from_proto(src.blobs(k), /*reshape=*/false);
+      } catch (const Error& e) {
+        fail("layer ", src.name(), ", blob ", k, ": ", e.what());
+      }
+    }
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::share_trained_layers_with(const Net& other) {
+  for (int i = 0; i < other.num_layers(); ++i) {
+    Layer<Dtype>* target = nullptr;
+    for (int t = 0; t < num_layers(); ++t)
+      if (layer_names_[t] == other.layer_names_[i]) target = layers_[t].get();
+    if (!target) continue;
+    auto& src = other.layers_[i]->blobs();
+    auto& dst = target->blobs();
+    CREMA_REQUIRE(src.size() == dst.size(), "layer ", other.layer_names_[i],
+                  ": nets disagree on the number of parameter blobs");
+    for (size_t k = 0; k < src.size(); ++k) {
+      CREMA_REQUIRE(src[k]->shape() == dst[k]->shape(), "layer ", other.layer_names_[i],
+                    ": nets disagree on the shape of parameter ", k);
+      dst[k]->share_data(*src[k]);
+    }
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::to_proto(NetParameter* param, bool write_diff) const {
+  param->Clear();
+  param->set_name(name_);
+  for (const auto& layer : layers_) {
+    LayerParameter* lp = param->add_layer();
+    *lp = layer->param();
+    lp->clear_blobs();
+    for (const auto& blob : layer->blobs()) blob->to_proto(lp->add_blobs(), write_diff);
+  }
+}
+
+template <typename Dtype>
+size_t Net<Dtype>::activation_bytes() const {
+  size_t total = 0;
+  for (const auto& b : blobs_) total += b->bytes();
+  return total;
+}
+
+template <typename Dtype>
+size_t Net<Dtype>::param_bytes() const {
+  size_t total = 0;
+  for (const auto* p : learnable_params_) total += p->bytes();
+  return total;
+}
+
+template class Net<float>;
+template class Net<double>;
+
+}  // namespace crema

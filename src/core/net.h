@@ -1,0 +1,108 @@
+// Net: a directed acyclic graph of layers built from a NetParameter, as Caffe's Net. Building
+// upgrades nothing (the loaders do that), filters layers by the NetState, inserts Splits, wires
+// bottoms to tops by name (a top named like its bottom is computed in place), infers shapes
+// once, decides which layers need backward, and collects the learnable parameters with their
+// lr_mult/decay_mult (parameters sharing a ParamSpec name share memory).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/layer.h"
+#include "core/tensor.h"
+#include "crema.pb.h"
+
+namespace crema {
+
+template <typename Dtype>
+class Net {
+ public:
+  using TensorPtr = std::shared_ptr<Tensor<Dtype>>;
+
+  // Uses param.state() for the include/exclude rules. Throws crema::Error on bad input.
+  Net(const NetParameter& param, Device device);
+  // Same, with the state's phase replaced.
+  Net(const NetParameter& param, Phase phase, Device device);
+
+  // Runs every layer's forward and returns the weighted sum of the losses.
+  Dtype forward(Handle& h);
+  Dtype forward_range(Handle& h, int start, int end);
+  // Backward through the layers that need it, from the last to the first.
+  void backward(Handle& h);
+  void backward_range(Handle& h, int start, int end);
+  // Re-runs every layer's reshape (after an input shape changed).
+  void reshape();
+
+  // Loads weights by layer name from a trained net (.caffemodel); layers absent from the source
+  // keep their initialization. A blob count or shape mismatch throws.
+  void copy_trained_layers_from(const NetParameter& trained);
+  // Makes this net's parameters the same memory as other's (test nets of a solver).
+  void share_trained_layers_with(const Net& other);
+  // Writes the net definition with every layer's blobs (a .caffemodel).
+  void to_proto(NetParameter* param, bool write_diff = false) const;
+
+  const std::string& name() const { return name_; }
+  Phase phase() const { return phase_; }
+  Device device() const { return device_; }
+  int num_layers() const { return int(layers_.size()); }
+  const std::vector<std::unique_ptr<Layer<Dtype>>>& layers() const { return layers_; }
+  const std::vector<std::string>& layer_names() const { return layer_names_; }
+  const std::vector<TensorPtr>& blobs() const { return blobs_; }
+  const std::vector<std::string>& blob_names() const { return blob_names_; }
+  const std::vector<std::vector<Tensor<Dtype>*>>& bottom_vecs() const { return bottom_vecs_; }
+  const std::vector<std::vector<Tensor<Dtype>*>>& top_vecs() const { return top_vecs_; }
+  const std::vector<bool>& layer_need_backward() const { return layer_need_backward_; }
+  bool has_blob(const std::string& name) const { return blob_index_.count(name) > 0; }
+  // Throws crema::Error for an unknown name.
+  TensorPtr blob_by_name(const std::string& name) const;
+  Layer<Dtype>* layer_by_name(const std::string& name) const;
+  // Tops that no layer consumes: the net's outputs (losses, accuracies).
+  const std::vector<Tensor<Dtype>*>& output_blobs() const { return output_blobs_; }
+  const std::vector<std::string>& output_blob_names() const { return output_names_; }
+  // Loss weight of each output blob (0 for non-losses).
+  const std::vector<Dtype>& output_loss_weights() const { return output_weights_; }
+
+  // Every parameter blob; learnable_params holds only the owners of shared parameters, with
+  // their lr_mult and decay_mult.
+  const std::vector<TensorPtr>& params() const { return params_; }
+  const std::vector<Tensor<Dtype>*>& learnable_params() const { return learnable_params_; }
+  const std::vector<float>& params_lr() const { return params_lr_; }
+  const std::vector<float>& params_weight_decay() const { return params_decay_; }
+  // Bytes of activations (tops) and of parameters.
+  size_t activation_bytes() const;
+  size_t param_bytes() const;
+
+ private:
+  void init(const NetParameter& param);
+  void append_layer(const LayerParameter& lp, int layer_id, std::map<std::string, int>* available);
+  void append_params(const LayerParameter& lp, int layer_id);
+  void decide_backward(const NetParameter& param);
+
+  std::string name_;
+  Phase phase_ = TRAIN;
+  Device device_;
+  std::vector<std::unique_ptr<Layer<Dtype>>> layers_;
+  std::vector<std::string> layer_names_;
+  std::vector<TensorPtr> blobs_;
+  std::vector<std::string> blob_names_;
+  std::map<std::string, int> blob_index_;
+  std::vector<std::vector<Tensor<Dtype>*>> bottom_vecs_, top_vecs_;
+  std::vector<std::vector<int>> bottom_ids_, top_ids_;
+  std::vector<std::vector<bool>> bottom_need_backward_;
+  std::vector<bool> layer_need_backward_;
+  std::vector<bool> blob_need_backward_;
+  std::vector<Dtype> blob_loss_weights_;
+  std::vector<Tensor<Dtype>*> output_blobs_;
+  std::vector<std::string> output_names_;
+  std::vector<Dtype> output_weights_;
+  std::vector<TensorPtr> params_;
+  std::vector<Tensor<Dtype>*> learnable_params_;
+  std::vector<float> params_lr_, params_decay_;
+  std::vector<int> param_owners_;  // -1 for an owner, else the index of the owner in params_
+  std::vector<std::pair<int, int>> param_layer_indices_;  // (layer, blob index)
+  std::map<std::string, int> param_name_index_;
+};
+
+}  // namespace crema

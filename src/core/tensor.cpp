@@ -1,0 +1,227 @@
+// Tensor implementation: shapes, lazy device memory, copies and BlobProto I/O.
+#include "core/tensor.h"
+
+#include <glog/logging.h>
+
+#include <new>
+#include <sstream>
+
+#include "core/errors.h"
+#include "crema.pb.h"
+
+namespace crema {
+namespace {
+
+std::string shape_string_of(const std::vector<int64_t>& shape) {
+  std::ostringstream os;
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? " " : "") << shape[i];
+  return os.str();
+}
+
+}  // namespace
+
+template <typename Dtype>
+Tensor<Dtype>::Tensor(const std::vector<int64_t>& shape, Device device) : device_(device) {
+  reshape(shape);
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::reshape(const std::vector<int64_t>& shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    CREMA_REQUIRE(d >= 0, "negative tensor dimension in shape (", shape_string_of(shape), ")");
+    if (d != 0 && count > kMaxTensorElements / d)
+      fail("tensor of shape (", shape_string_of(shape), ") is too large: more than ",
+           kMaxTensorElements, " elements");
+    count *= d;
+  }
+  shape_ = shape;
+  count_ = count;
+}
+
+template <typename Dtype>
+int Tensor<Dtype>::canonical_axis(int axis) const {
+  const int n = num_axes();
+  CREMA_REQUIRE(axis >= -n && axis < n, "axis ", axis, " out of range for a tensor of shape (",
+                shape_string(), ")");
+  return axis < 0 ? axis + n : axis;
+}
+
+template <typename Dtype>
+int64_t Tensor<Dtype>::count(int start, int end) const {
+  int64_t c = 1;
+  for (int i = start; i < end; ++i) c *= shape_[i];
+  return c;
+}
+
+template <typename Dtype>
+int64_t Tensor<Dtype>::legacy_shape(int axis) const {
+  return axis < num_axes() ? shape_[axis] : 1;
+}
+
+template <typename Dtype>
+void* Tensor<Dtype>::memory(std::shared_ptr<prim::DeviceBuffer>& buf) const {
+  const size_t need = bytes();
+  if (!buf || buf->bytes() < need) {
+    try {
+      buf = std::make_shared<prim::DeviceBuffer>(device_, need);
+    } catch (const std::bad_alloc&) {
+      fail("cannot allocate ", need, " bytes for a tensor of shape (", shape_string(), ")");
+    }
+    prim::device_memset_zero(device_, buf->get(), need);
+  }
+  return buf->get();
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::share_data(const Tensor& other) {
+  CHECK_EQ(count_, other.count_);
+  other.memory(other.data_);
+  data_ = other.data_;
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::share_diff(const Tensor& other) {
+  CHECK_EQ(count_, other.count_);
+  other.memory(other.diff_);
+  diff_ = other.diff_;
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::copy_from(const Tensor& other, bool copy_diff, bool reshape) {
+  if (reshape) {
+    this->reshape(other.shape());
+  } else {
+    CREMA_REQUIRE(count_ == other.count_, "cannot copy a tensor of shape (", other.shape_string(),
+                  ") into one of shape (", shape_string(), ")");
+  }
+  if (copy_diff) {
+    prim::device_memcpy(mutable_diff(), device_, other.diff(), other.device_, bytes());
+  } else {
+    prim::device_memcpy(mutable_data(), device_, other.data(), other.device_, bytes());
+  }
+}
+
+template <typename Dtype>
+std::vector<Dtype> Tensor<Dtype>::data_vector() const {
+  std::vector<Dtype> v(count_);
+  prim::device_memcpy(v.data(), Device::kCPU, data(), device_, bytes());
+  return v;
+}
+
+template <typename Dtype>
+std::vector<Dtype> Tensor<Dtype>::diff_vector() const {
+  std::vector<Dtype> v(count_);
+  prim::device_memcpy(v.data(), Device::kCPU, diff(), device_, bytes());
+  return v;
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::set_data(const std::vector<Dtype>& values) {
+  CHECK_EQ(int64_t(values.size()), count_);
+  prim::device_memcpy(mutable_data(), device_, values.data(), Device::kCPU, bytes());
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::set_diff(const std::vector<Dtype>& values) {
+  CHECK_EQ(int64_t(values.size()), count_);
+  prim::device_memcpy(mutable_diff(), device_, values.data(), Device::kCPU, bytes());
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::fill_data(Dtype value) {
+  set_data(std::vector<Dtype>(count_, value));
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::fill_diff(Dtype value) {
+  set_diff(std::vector<Dtype>(count_, value));
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::from_proto(const BlobProto& proto, bool reshape) {
+  std::vector<int64_t> shape;
+  if (proto.has_num() || proto.has_channels() || proto.has_height() || proto.has_width()) {
+    shape = {proto.num(), proto.channels(), proto.height(), proto.width()};
+  } else {
+    shape.assign(proto.shape().dim().begin(), proto.shape().dim().end());
+  }
+  if (reshape) {
+    this->reshape(shape);
+  } else {
+    // Legacy 4-d blobs match an N-d shape when the sizes agree after padding with 1s.
+    Tensor<Dtype> probe;
+    probe.reshape(shape);
+    bool same = probe.count() == count_;
+    if (same && proto.has_num()) {
+      same = probe.num() == num() && probe.channels() == channels() &&
+             probe.height() == height() && probe.width() == width();
+    } else if (same) {
+      same = shape == shape_;
+    }
+    CREMA_REQUIRE(same, "stored blob has shape (", probe.shape_string(), ") but (",
+                  shape_string(), ") was expected");
+  }
+  std::vector<Dtype> values(count_);
+  if (proto.double_data_size() > 0) {
+    CREMA_REQUIRE(proto.double_data_size() == count_, "blob holds ", proto.double_data_size(),
+                  " values for shape (", shape_string(), ")");
+    for (int64_t i = 0; i < count_; ++i) values[i] = Dtype(proto.double_data(int(i)));
+  } else {
+    CREMA_REQUIRE(proto.data_size() == count_, "blob holds ", proto.data_size(),
+                  " values for shape (", shape_string(), ")");
+    for (int64_t i = 0; i < count_; ++i) values[i] = Dtype(proto.data(int(i)));
+  }
+  set_data(values);
+  if (proto.double_diff_size() == count_ && count_ > 0) {
+    for (int64_t i = 0; i < count_; ++i) values[i] = Dtype(proto.double_diff(int(i)));
+    set_diff(values);
+  } else if (proto.diff_size() == count_ && count_ > 0) {
+    for (int64_t i = 0; i < count_; ++i) values[i] = Dtype(proto.diff(int(i)));
+    set_diff(values);
+  }
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::to_proto(BlobProto* proto, bool write_diff) const {
+  proto->Clear();
+  for (int64_t d : shape_) proto->mutable_shape()->add_dim(d);
+  const std::vector<Dtype> values = data_vector();
+  const std::vector<Dtype> diffs = write_diff ? diff_vector() : std::vector<Dtype>();
+  if constexpr (sizeof(Dtype) == 8) {
+    for (Dtype v : values) proto->add_double_data(v);
+    for (Dtype v : diffs) proto->add_double_diff(v);
+  } else {
+    proto->mutable_data()->Reserve(int(values.size()));
+    for (Dtype v : values) proto->add_data(v);
+    for (Dtype v : diffs) proto->add_diff(v);
+  }
+}
+
+template <typename Dtype>
+std::string Tensor<Dtype>::shape_string() const {
+  std::ostringstream os;
+  for (int64_t d : shape_) os << d << " ";
+  os << "(" << count_ << ")";
+  return os.str();
+}
+
+template <typename Dtype>
+prim::TensorDesc Tensor<Dtype>::desc() const {
+  CHECK_LE(num_axes(), 4) << "a 4-d descriptor of a " << num_axes() << "-d tensor";
+  return prim::TensorDesc::nchw(dtype_of<Dtype>(), int(num()), int(channels()), int(height()),
+                                int(width()));
+}
+
+template <typename Dtype>
+size_t Tensor<Dtype>::allocated_bytes() const {
+  size_t total = 0;
+  if (data_ && data_.use_count() == 1) total += data_->bytes();
+  if (diff_ && diff_.use_count() == 1) total += diff_->bytes();
+  return total;
+}
+
+template class Tensor<float>;
+template class Tensor<double>;
+
+}  // namespace crema

@@ -1,0 +1,103 @@
+// Tensor: Caffe's Blob. An N-d array with data and diff (gradient) of the same shape, whose
+// memory lives on one device chosen at construction; there are no hidden host/device copies.
+// Memory is allocated lazily, zero-filled, on first access, and kept when a reshape shrinks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "primitives/handle.h"
+#include "primitives/types.h"
+
+namespace crema {
+
+class BlobProto;
+using prim::Device;
+
+// Largest element count a tensor may hold: sizes come from untrusted model files, and kernels
+// index with 32-bit integers where that is faster.
+inline constexpr int64_t kMaxTensorElements = (int64_t(1) << 31) - 1;
+
+template <typename Dtype>
+constexpr prim::DataType dtype_of() {
+  return sizeof(Dtype) == 8 ? prim::DataType::kFloat64 : prim::DataType::kFloat32;
+}
+
+template <typename Dtype>
+class Tensor {
+ public:
+  explicit Tensor(Device device = Device::kCPU) : device_(device) {}
+  explicit Tensor(const std::vector<int64_t>& shape, Device device = Device::kCPU);
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+
+  // Throws crema::Error for a negative dimension or more than kMaxTensorElements elements.
+  void reshape(const std::vector<int64_t>& shape);
+  void reshape_like(const Tensor& other) { reshape(other.shape()); }
+
+  const std::vector<int64_t>& shape() const { return shape_; }
+  // Size of one axis; a negative axis counts from the end. Throws on an out-of-range axis.
+  int64_t shape(int axis) const { return shape_[canonical_axis(axis)]; }
+  int num_axes() const { return int(shape_.size()); }
+  int64_t count() const { return count_; }
+  // Product of the sizes of axes [start, end).
+  int64_t count(int start, int end) const;
+  int64_t count(int start) const { return count(start, num_axes()); }
+  int canonical_axis(int axis) const;
+
+  // Caffe's legacy 4-d accessors: axes beyond the rank read as 1.
+  int64_t num() const { return legacy_shape(0); }
+  int64_t channels() const { return legacy_shape(1); }
+  int64_t height() const { return legacy_shape(2); }
+  int64_t width() const { return legacy_shape(3); }
+  int64_t offset(int64_t n, int64_t c = 0, int64_t h = 0, int64_t w = 0) const {
+    return ((n * channels() + c) * height() + h) * width() + w;
+  }
+
+  Device device() const { return device_; }
+  const Dtype* data() const { return static_cast<const Dtype*>(memory(data_)); }
+  const Dtype* diff() const { return static_cast<const Dtype*>(memory(diff_)); }
+  Dtype* mutable_data() { return static_cast<Dtype*>(memory(data_)); }
+  Dtype* mutable_diff() { return static_cast<Dtype*>(memory(diff_)); }
+
+  // Make this tensor use other's data (or diff) memory: in-place layers, shared parameters.
+  void share_data(const Tensor& other);
+  void share_diff(const Tensor& other);
+
+  // Copy other's data (or diff) into this tensor; shapes must match unless reshape is set.
+  void copy_from(const Tensor& other, bool copy_diff = false, bool reshape = false);
+  // Host copies, for tests, tools and I/O; set_* takes exactly count() values.
+  std::vector<Dtype> data_vector() const;
+  std::vector<Dtype> diff_vector() const;
+  void set_data(const std::vector<Dtype>& values);
+  void set_diff(const std::vector<Dtype>& values);
+  void fill_data(Dtype value);
+  void fill_diff(Dtype value);
+
+  // BlobProto I/O (shape, or legacy num/channels/height/width; data or double_data). from_proto
+  // with reshape false requires the stored shape to match and throws crema::Error otherwise.
+  void from_proto(const BlobProto& proto, bool reshape = true);
+  void to_proto(BlobProto* proto, bool write_diff = false) const;
+
+  // "64 20 24 24 (737280)", as Caffe logs shapes.
+  std::string shape_string() const;
+  // A packed NCHW descriptor of the legacy 4-d view; rank > 4 throws.
+  prim::TensorDesc desc() const;
+  size_t bytes() const { return size_t(count_) * sizeof(Dtype); }
+  // Bytes this tensor allocated itself (shared memory is counted by its owner).
+  size_t allocated_bytes() const;
+
+ private:
+  int64_t legacy_shape(int axis) const;
+  // Allocates (zeroed) on first use and grows when the shape outgrew the buffer.
+  void* memory(std::shared_ptr<prim::DeviceBuffer>& buf) const;
+
+  Device device_;
+  std::vector<int64_t> shape_;
+  int64_t count_ = 0;
+  mutable std::shared_ptr<prim::DeviceBuffer> data_, diff_;
+};
+
+}  // namespace crema

@@ -1,0 +1,39 @@
+// Dense linear algebra and vector primitives: GEMM/GEMV through OpenBLAS on the CPU and cuBLAS
+// on CUDA, plus the level-1 operations the layers and solvers need. All matrices are packed
+// row-major (Caffe's convention: C[m x n] = op(A)[m x k] * op(B)[k x n]).
+#pragma once
+
+#include <cstdint>
+
+#include "primitives/handle.h"
+#include "primitives/types.h"
+
+namespace crema::prim {
+
+enum class Trans { kNo, kYes };
+
+// C = alpha * op(A) * op(B) + beta * C.
+void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
+          const void* a, const void* b, double beta, void* c);
+// y = alpha * op(A) * x + beta * y, A is m x n.
+void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a,
+          const void* x, double beta, void* y);
+
+// y = alpha * x + y
+void axpy(Handle& h, DataType t, int64_t n, double alpha, const void* x, void* y);
+// y = alpha * x + beta * y (beta == 0 never reads y)
+void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double beta, void* y);
+// x = alpha * x
+void scal(Handle& h, DataType t, int64_t n, double alpha, void* x);
+// x[i] = value
+void fill(Handle& h, DataType t, int64_t n, double value, void* x);
+// sum x[i] * y[i], sum |x[i]|
+double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y);
+double asum(Handle& h, DataType t, int64_t n, const void* x);
+
+// y[n, c, h, w] = alpha * bias[c] + y[n, c, h, w] (cudnnAddTensor with a 1xCx1x1 bias).
+void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha = 1.0);
+// db[c] = alpha * sum_{n,h,w} dy[n, c, h, w] + beta * db[c].
+void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend = {});
+
+}  // namespace crema::prim

@@ -1,0 +1,76 @@
+// Convolution (cross-correlation, as Caffe and cuDNN): forward, backward data, backward filter,
+// backward bias; 2-d, with pad, stride, dilation and groups.
+//
+//   y[n, k, p, q] = sum_{c in group(k), r, s} x[n, c, p*sh - ph + r*dh, q*sw - pw + s*dw]
+//                                             * w[k, c - group_start(k), r, s]
+//   output size P = (H + 2*ph - dh*(R-1) - 1) / sh + 1 (floor), likewise Q.
+//   dx = sum over the same index map of dy * w;  dw = sum over n, p, q of dy * x;
+//   db[k] = sum_{n,p,q} dy[n, k, p, q].
+//
+// Every entry point blends: out = alpha * op + beta * out. conv_fwd also has an epilogue:
+//   y = act(alpha * conv(x, w) + beta * y + bias[k])   (act = identity or ReLU)
+// so conv + bias + ReLU (and a residual add via beta) is one call.
+#pragma once
+
+#include <cstddef>
+
+#include "primitives/handle.h"
+#include "primitives/types.h"
+
+namespace crema::prim {
+
+struct ConvDesc {
+  int pad_h = 0, pad_w = 0;
+  int stride_h = 1, stride_w = 1;
+  int dilation_h = 1, dilation_w = 1;
+  int groups = 1;
+};
+
+// Algorithms, in preference order. kAuto asks the heuristic; kFind times the supported
+// candidates once per shape and caches the winner in the Handle.
+enum class ConvAlgo {
+  kAuto,
+  kFind,
+  kIm2colGemm,  // unfold the input patch matrix into the workspace, then one GEMM per group
+  kGemm1x1,     // 1x1, stride 1, pad 0: the input already is the patch matrix, no workspace
+  kDirect,      // plain loops; the fallback that supports everything
+};
+const char* conv_algo_name(ConvAlgo a);
+
+struct ConvEpilogue {
+  const void* bias = nullptr;  // K values, or nullptr
+  bool relu = false;
+};
+
+// Output spatial size for one dimension; throws PrimError when the dilated kernel is larger
+// than the padded input.
+int conv_out_dim(int in, int kernel, int pad, int stride, int dilation);
+
+// Validates the four descriptors against each other (channels, groups, output sizes); throws
+// PrimError with a one-line reason.
+void conv_check(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
+                const TensorDesc& yd);
+
+// Whether an algorithm supports a problem, and the one the heuristic picks.
+bool conv_supports(ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
+                   const TensorDesc& yd);
+ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd,
+                        const FilterDesc& wd, const TensorDesc& yd);
+
+// Workspace bytes an algorithm needs (the same for the three passes of one algorithm on the CPU).
+size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
+                           const FilterDesc& wd, const TensorDesc& yd);
+
+void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
+              const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y,
+              Blend blend = {}, const ConvEpilogue& ep = {});
+void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
+                   const void* w, const TensorDesc& dyd, const void* dy, const TensorDesc& dxd,
+                   void* dx, Blend blend = {});
+void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
+                     const void* x, const TensorDesc& dyd, const void* dy, const FilterDesc& dwd,
+                     void* dw, Blend blend = {});
+// db[k] = alpha * sum_{n,p,q} dy + beta * db.
+void conv_bwd_bias(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend = {});
+
+}  // namespace crema::prim

@@ -1,0 +1,21 @@
+// Internal: the CUDA runtime pieces the Handle and memory functions need, implemented in
+// cuda_runtime.cu. Only included by primitives sources; declared only in CUDA builds.
+#pragma once
+
+#include <cstddef>
+
+#ifdef CREMA_WITH_CUDA
+namespace crema::prim::cuda {
+int device_count();
+void* create_stream(int device_id);
+void destroy_stream(void* stream);
+void* create_blas(void* stream);
+void destroy_blas(void* blas);
+void synchronize(void* stream);
+void* alloc(size_t bytes);
+void free(void* p);
+// kind: 0 host->device, 1 device->host, 2 device->device.
+void memcpy(void* dst, const void* src, size_t bytes, int kind);
+void memset_zero(void* p, size_t bytes);
+}  // namespace crema::prim::cuda
+#endif

@@ -1,0 +1,73 @@
+// CUDA runtime and cuBLAS plumbing behind the Handle and the memory functions. Every call is
+// checked; a failure names the call.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "primitives/cuda_backend.h"
+#include "primitives/types.h"
+
+namespace crema::prim::cuda {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw PrimError(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw PrimError(std::string(what) + ": cuBLAS status " + std::to_string(int(s)));
+}
+
+}  // namespace
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return 0;
+  }
+  return n;
+}
+
+void* create_stream(int device_id) {
+  check(cudaSetDevice(device_id), "cudaSetDevice");
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  return s;
+}
+
+void destroy_stream(void* stream) { cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
+
+void* create_blas(void* stream) {
+  cublasHandle_t h = nullptr;
+  check(cublasCreate(&h), "cublasCreate");
+  check(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  return h;
+}
+
+void destroy_blas(void* blas) { cublasDestroy(static_cast<cublasHandle_t>(blas)); }
+
+void synchronize(void* stream) {
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
+
+void* alloc(size_t bytes) {
+  void* p = nullptr;
+  check(cudaMalloc(&p, bytes), "cudaMalloc");
+  return p;
+}
+
+void free(void* p) { cudaFree(p); }
+
+void memcpy(void* dst, const void* src, size_t bytes, int kind) {
+  const cudaMemcpyKind k = kind == 0   ? cudaMemcpyHostToDevice
+                           : kind == 1 ? cudaMemcpyDeviceToHost
+                                       : cudaMemcpyDeviceToDevice;
+  check(cudaMemcpy(dst, src, bytes, k), "cudaMemcpy");
+}
+
+void memset_zero(void* p, size_t bytes) { check(cudaMemset(p, 0, bytes), "cudaMemset"); }
+
+}  // namespace crema::prim::cuda

@@ -1,0 +1,117 @@
+// Handle and device memory: the one place that branches between CPU and CUDA runtimes.
+#include "primitives/handle.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "primitives/cuda_backend.h"
+
+namespace crema::prim {
+namespace {
+
+[[noreturn, maybe_unused]] void no_cuda() { throw PrimError("this build of crema has no CUDA support"); }
+
+}  // namespace
+
+bool cuda_available() { return cuda_device_count() > 0; }
+
+int cuda_device_count() {
+#ifdef CREMA_WITH_CUDA
+  return cuda::device_count();
+#else
+  return 0;
+#endif
+}
+
+void* device_alloc(Device device, size_t bytes) {
+  if (bytes == 0) return nullptr;
+  if (device == Device::kCPU) {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+#ifdef CREMA_WITH_CUDA
+  return cuda::alloc(bytes);
+#else
+  no_cuda();
+#endif
+}
+
+void device_free(Device device, void* p) {
+  if (!p) return;
+  if (device == Device::kCPU) {
+    std::free(p);
+    return;
+  }
+#ifdef CREMA_WITH_CUDA
+  cuda::free(p);
+#endif
+}
+
+void device_memcpy(void* dst, Device dst_device, const void* src, Device src_device,
+                   size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_device == Device::kCPU && src_device == Device::kCPU) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#ifdef CREMA_WITH_CUDA
+  const int kind = src_device == Device::kCPU ? 0 : dst_device == Device::kCPU ? 1 : 2;
+  cuda::memcpy(dst, src, bytes, kind);
+#else
+  no_cuda();
+#endif
+}
+
+void device_memset_zero(Device device, void* p, size_t bytes) {
+  if (bytes == 0) return;
+  if (device == Device::kCPU) {
+    std::memset(p, 0, bytes);
+    return;
+  }
+#ifdef CREMA_WITH_CUDA
+  cuda::memset_zero(p, bytes);
+#else
+  no_cuda();
+#endif
+}
+
+Handle::Handle(Device device, int device_id) : device_(device), device_id_(device_id) {
+  if (device_ == Device::kCPU) return;
+#ifdef CREMA_WITH_CUDA
+  if (device_id < 0 || device_id >= cuda::device_count())
+    throw PrimError("no CUDA device " + std::to_string(device_id));
+  stream_ = cuda::create_stream(device_id);
+  blas_ = cuda::create_blas(stream_);
+#else
+  no_cuda();
+#endif
+}
+
+Handle::~Handle() {
+  device_free(device_, workspace_);
+#ifdef CREMA_WITH_CUDA
+  if (blas_) cuda::destroy_blas(blas_);
+  if (stream_) cuda::destroy_stream(stream_);
+#endif
+}
+
+void* Handle::workspace(size_t bytes) {
+  if (bytes > workspace_bytes_) {
+    device_free(device_, workspace_);
+    workspace_ = nullptr;
+    workspace_bytes_ = 0;
+    workspace_ = device_alloc(device_, bytes);
+    workspace_bytes_ = bytes;
+  }
+  return workspace_;
+}
+
+void Handle::synchronize() {
+#ifdef CREMA_WITH_CUDA
+  if (stream_) cuda::synchronize(stream_);
+#endif
+}
+
+}  // namespace crema::prim

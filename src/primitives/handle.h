@@ -1,0 +1,107 @@
+// Handle: the execution context every primitive takes. It names the device, owns the CUDA stream
+// and cuBLAS handle on GPU builds, a growable workspace, the algorithm cache of `find`, and a
+// random generator state for stochastic primitives (dropout). One handle per thread/stream: a
+// Handle is not shared between threads; different handles are independent.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "primitives/types.h"
+
+namespace crema::prim {
+
+class Handle {
+ public:
+  // device_id is ignored for the CPU. Creating a CUDA handle in a build without CUDA, or on a
+  // machine without a GPU, throws PrimError.
+  explicit Handle(Device device = Device::kCPU, int device_id = 0);
+  ~Handle();
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+
+  Device device() const { return device_; }
+  int device_id() const { return device_id_; }
+
+  // Scratch memory on this handle's device, valid until the next workspace() call. Grows, never
+  // shrinks.
+  void* workspace(size_t bytes);
+  size_t workspace_size() const { return workspace_bytes_; }
+
+  // Algorithm cache for find-style autotuning: key is an op + shape string, value an algo id.
+  std::map<std::string, int>& algo_cache() { return algo_cache_; }
+
+  // Seed and counter for stochastic primitives; each call consumes a fresh counter range so
+  // results are reproducible for a given seed and call sequence.
+  void set_seed(uint64_t seed) { seed_ = seed; counter_ = 0; }
+  uint64_t seed() const { return seed_; }
+  uint64_t next_counter(uint64_t n) { uint64_t c = counter_; counter_ += n; return c; }
+
+  // Opaque CUDA objects (cudaStream_t, cublasHandle_t) on GPU builds; nullptr on the CPU.
+  void* stream() const { return stream_; }
+  void* blas() const { return blas_; }
+  void synchronize();
+
+ private:
+  Device device_;
+  int device_id_;
+  void* stream_ = nullptr;
+  void* blas_ = nullptr;
+  void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
+  std::map<std::string, int> algo_cache_;
+  uint64_t seed_ = 0x9E3779B97F4A7C15ull;
+  uint64_t counter_ = 0;
+};
+
+// Memory on a device. CPU memory is 64-byte aligned. Copies go through memcpy() with both
+// devices named: there are no implicit transfers.
+void* device_alloc(Device device, size_t bytes);
+void device_free(Device device, void* p);
+void device_memcpy(void* dst, Device dst_device, const void* src, Device src_device,
+                   size_t bytes);
+void device_memset_zero(Device device, void* p, size_t bytes);
+
+// True when this build has CUDA and a GPU is visible.
+bool cuda_available();
+int cuda_device_count();
+
+}  // namespace crema::prim
+
+namespace crema::prim {
+
+// Owning RAII buffer on one device; the building block of Tensor memory and of test buffers.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Device device, size_t bytes)
+      : device_(device), bytes_(bytes), ptr_(device_alloc(device, bytes)) {}
+  ~DeviceBuffer() { device_free(device_, ptr_); }
+  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* get() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(device_, o.device_);
+    std::swap(bytes_, o.bytes_);
+    std::swap(ptr_, o.ptr_);
+  }
+  Device device_ = Device::kCPU;
+  size_t bytes_ = 0;
+  void* ptr_ = nullptr;
+};
+
+}  // namespace crema::prim

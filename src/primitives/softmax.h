@@ -1,0 +1,66 @@
+// Softmax over one axis and the losses and metrics built on it. Data is viewed as
+// (outer, channels, inner), packed, softmax taken over channels for each (outer, inner).
+//
+//   softmax:     y_c = exp(x_c - max) / sum_j exp(x_j - max)
+//                dx_c = y_c * (dy_c - sum_j dy_j * y_j)
+//   log-softmax: y_c = x_c - max - log sum_j exp(x_j - max)
+//                dx_c = dy_c - exp(y_c) * sum_j dy_j
+//   softmax loss (given prob = softmax(x) and labels, one per (outer, inner), stored in the
+//   data type as Caffe stores them):
+//                loss = -sum_valid log(max(prob[label], FLT_MIN)) / normalizer
+//                dx   = loss_weight / normalizer * (prob - onehot(label)), 0 where ignored
+//   accuracy:    fraction of valid positions whose label is among the top_k scores (ties:
+//                a score equal to the label's counts against it only when strictly greater,
+//                as Caffe).
+#pragma once
+
+#include <cstdint>
+
+#include "primitives/handle.h"
+#include "primitives/types.h"
+
+namespace crema::prim {
+
+struct SoftmaxDesc {
+  DataType dtype = DataType::kFloat32;
+  int64_t outer = 1, channels = 1, inner = 1;
+  bool log = false;
+};
+
+void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend blend = {});
+void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
+                 Blend blend = {});
+
+// Caffe's LossParameter.NormalizationMode.
+enum class LossNormalization { kFull, kValid, kBatchSize, kNone };
+
+struct SoftmaxLossDesc {
+  DataType dtype = DataType::kFloat32;
+  int64_t outer = 1, channels = 1, inner = 1;
+  bool has_ignore_label = false;
+  int ignore_label = -1;
+  LossNormalization normalization = LossNormalization::kValid;
+};
+
+// Writes the normalized loss into loss[0] (device memory, dtype). A label outside
+// [0, channels) that is not the ignore label throws PrimError.
+void softmax_loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
+                      void* loss);
+// dx = loss_weight / normalizer * (prob - onehot(label)); ignored positions get 0.
+void softmax_loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
+                      double loss_weight, void* dx);
+
+struct AccuracyDesc {
+  DataType dtype = DataType::kFloat32;
+  int64_t outer = 1, channels = 1, inner = 1;
+  int top_k = 1;
+  bool has_ignore_label = false;
+  int ignore_label = -1;
+};
+
+// accuracy[0] = correct / valid (0 when nothing is valid). per_class (channels values, or
+// nullptr) gets each class's accuracy over the positions labelled with it.
+void accuracy_fwd(Handle& h, const AccuracyDesc& ad, const void* scores, const void* label,
+                  void* accuracy, void* per_class);
+
+}  // namespace crema::prim

@@ -1,0 +1,54 @@
+// Common vocabulary of the primitives library: data types, devices, tensor descriptors and the
+// primitive error type. Nothing here depends on the framework (no layers, no Tensor).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace crema::prim {
+
+enum class DataType { kFloat32, kFloat64 };
+enum class Device { kCPU, kCUDA };
+
+size_t dtype_size(DataType t);
+const char* dtype_name(DataType t);
+
+// Thrown when a descriptor is invalid or a backend cannot run a request. The framework turns it
+// into its own error with layer context.
+class PrimError : public std::runtime_error {
+ public:
+  explicit PrimError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// A 4-d tensor view: sizes N, C, H, W and strides in elements. Packed NCHW is the default; NHWC
+// and sub-views are the same struct with other strides. Lower-rank data uses trailing 1s.
+struct TensorDesc {
+  DataType dtype = DataType::kFloat32;
+  int n = 1, c = 1, h = 1, w = 1;
+  int64_t stride_n = 1, stride_c = 1, stride_h = 1, stride_w = 1;
+
+  static TensorDesc nchw(DataType t, int n, int c, int h, int w);
+  int64_t count() const { return int64_t(n) * c * h * w; }
+  bool is_packed_nchw() const;
+};
+
+// Filter of a convolution, always packed K x (C/groups) x R x S.
+struct FilterDesc {
+  DataType dtype = DataType::kFloat32;
+  int k = 1;  // output channels
+  int c = 1;  // input channels per group
+  int r = 1;  // kernel height
+  int s = 1;  // kernel width
+  int64_t count() const { return int64_t(k) * c * r * s; }
+};
+
+// Alpha/beta blending, as cuDNN: y = alpha * op(x) + beta * y. beta == 0 never reads y, so y may
+// hold garbage (NaN poison) on entry.
+struct Blend {
+  double alpha = 1.0;
+  double beta = 0.0;
+};
+
+}  // namespace crema::prim

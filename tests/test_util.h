@@ -1,0 +1,86 @@
+// Shared test helpers: seeded random fills, NaN poisoning of outputs, and comparison that
+// reports max abs/rel error and the first mismatching indices. A comparison also fails when the
+// checked output is mostly zeros (a vacuous pass) unless the caller says zeros are expected.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace crema::test {
+
+// Uniform values in [lo, hi), reproducible from the seed.
+template <typename T>
+std::vector<T> random_vector(size_t n, uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(dist(gen));
+  return v;
+}
+
+// Small integers in [lo, hi]: sums and products of these are exact in float, so results can be
+// compared exactly.
+template <typename T>
+std::vector<T> random_int_vector(size_t n, uint64_t seed, int lo = -3, int hi = 3) {
+  std::mt19937_64 gen(seed);
+  std::uniform_int_distribution<int> dist(lo, hi);
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(dist(gen));
+  return v;
+}
+
+template <typename T>
+std::vector<T> poisoned(size_t n) {
+  return std::vector<T>(n, std::numeric_limits<T>::quiet_NaN());
+}
+
+struct Tolerance {
+  double abs = 1e-5;
+  double rel = 1e-4;
+  bool allow_mostly_zero = false;
+};
+
+// Compares got against the reference; every element must be finite (so a poisoned, unwritten
+// element fails) and within abs + rel * |ref|.
+template <typename T, typename R>
+::testing::AssertionResult all_close(const std::vector<T>& got, const std::vector<R>& ref,
+                                     Tolerance tol = {}) {
+  if (got.size() != ref.size())
+    return ::testing::AssertionFailure()
+           << "size " << got.size() << " != reference size " << ref.size();
+  double max_abs = 0, max_rel = 0;
+  size_t bad = 0, zeros = 0;
+  std::ostringstream first;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = double(got[i]), r = double(ref[i]);
+    const double err = std::fabs(g - r);
+    if (r == 0.0) ++zeros;
+    if (!std::isfinite(g) || err > tol.abs + tol.rel * std::fabs(r)) {
+      if (bad < 5) first << " [" << i << "] got " << g << " want " << r << ";";
+      ++bad;
+    }
+    if (std::isfinite(g)) {
+      max_abs = std::max(max_abs, err);
+      if (r != 0.0) max_rel = std::max(max_rel, err / std::fabs(r));
+    }
+  }
+  if (bad)
+    return ::testing::AssertionFailure() << bad << " of " << got.size()
+                                         << " elements differ (max abs " << max_abs
+                                         << ", max rel " << max_rel << "):" << first.str();
+  if (!tol.allow_mostly_zero && got.size() >= 4 && zeros * 2 > got.size())
+    return ::testing::AssertionFailure()
+           << "vacuous comparison: " << zeros << " of " << got.size()
+           << " reference values are zero";
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace crema::test
