@@ -9,9 +9,8 @@
 //   data type as Caffe stores them):
 //                loss = -sum_valid log(max(prob[label], FLT_MIN)) / normalizer
 //                dx   = loss_weight / normalizer * (prob - onehot(label)), 0 where ignored
-//   accuracy:    fraction of valid positions whose label is among the top_k scores (ties:
-//                a score equal to the label's counts against it only when strictly greater,
-//                as Caffe).
+//   accuracy:    fraction of valid positions whose label is among the top_k scores; another
+//                class scoring equal to the label counts against it, as in Caffe.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,44 @@
+// Dropout: descriptor validation and the one device dispatcher.
+#include "primitives/dropout.h"
+
+#include <string>
+
+namespace crema::prim {
+
+// The CPU implementation (dropout_cpu.cpp) has the public signatures.
+namespace cpu {
+void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x, void* y, uint8_t* mask);
+void dropout_bwd(Handle& h, const DropoutDesc& dd, const void* dy, const uint8_t* mask, void* dx);
+}  // namespace cpu
+
+namespace {
+
+void check(const char* op, const DropoutDesc& dd) {
+  if (dd.dtype != DataType::kFloat32 && dd.dtype != DataType::kFloat64)
+    throw PrimError(std::string(op) + ": unsupported data type");
+  if (dd.count < 0) throw PrimError(std::string(op) + ": negative count");
+  // Written so that NaN fails too; ratio 1 would drop everything and scale by infinity.
+  if (!(dd.ratio >= 0.0 && dd.ratio < 1.0))
+    throw PrimError(std::string(op) + ": dropout ratio " + std::to_string(dd.ratio) +
+                    " is not in [0, 1)");
+}
+
+}  // namespace
+
+void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x, void* y, uint8_t* mask) {
+  check("dropout_fwd", dd);
+  if (dd.count == 0) return;
+  if (!x || !y || !mask) throw PrimError("dropout_fwd: null data pointer");
+  if (h.device() == Device::kCPU) return cpu::dropout_fwd(h, dd, x, y, mask);
+  throw PrimError("dropout_fwd: CUDA backend not built yet");
+}
+
+void dropout_bwd(Handle& h, const DropoutDesc& dd, const void* dy, const uint8_t* mask, void* dx) {
+  check("dropout_bwd", dd);
+  if (dd.count == 0) return;
+  if (!dy || !mask || !dx) throw PrimError("dropout_bwd: null data pointer");
+  if (h.device() == Device::kCPU) return cpu::dropout_bwd(h, dd, dy, mask, dx);
+  throw PrimError("dropout_bwd: CUDA backend not built yet");
+}
+
+}  // namespace crema::prim

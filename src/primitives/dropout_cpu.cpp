@@ -1,0 +1,54 @@
+// Dropout on the CPU: the mask from Philox4x32-10, then one vectorizable multiply.
+#include <cstdint>
+
+#include "primitives/dropout.h"
+#include "primitives/philox.h"
+
+namespace crema::prim::cpu {
+namespace {
+
+double scale_of(const DropoutDesc& dd) { return dd.scale_train ? 1.0 / (1.0 - dd.ratio) : 1.0; }
+
+// Element i of this call owns stream position base + i: 32-bit word (base + i) % 4 of Philox
+// block (base + i) / 4 under the seed's key. Any device computes the same mask from the same
+// (seed, counter), and calls never share a position because the Handle hands out disjoint
+// ranges. An element is kept when its word is at least ratio * 2^32 (probability 1 - ratio).
+void draw_mask(uint64_t seed, uint64_t base, int64_t count, double ratio, uint8_t* mask) {
+  const philox::Key key = philox::key_from_seed(seed);
+  const uint64_t threshold = uint64_t(ratio * 4294967296.0);
+  const uint64_t end = base + uint64_t(count);
+  for (uint64_t b = base >> 2; b <= (end - 1) >> 2; ++b) {
+    const philox::Counter r = philox::philox4x32_10(philox::counter_from_index(b), key);
+    for (uint64_t w = 0; w < 4; ++w) {
+      const uint64_t p = b * 4 + w;
+      if (p >= base && p < end) mask[p - base] = uint8_t(r.v[w] >= threshold);
+    }
+  }
+}
+
+template <typename T>
+void apply(int64_t n, const T* in, const uint8_t* mask, T scale, T* out) {
+  for (int64_t i = 0; i < n; ++i) out[i] = in[i] * (T(mask[i]) * scale);
+}
+
+}  // namespace
+
+void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x, void* y, uint8_t* mask) {
+  // The counter range is taken here, by the backend, so each call consumes exactly count.
+  draw_mask(h.seed(), h.next_counter(uint64_t(dd.count)), dd.count, dd.ratio, mask);
+  if (dd.dtype == DataType::kFloat64)
+    apply(dd.count, static_cast<const double*>(x), mask, scale_of(dd), static_cast<double*>(y));
+  else
+    apply(dd.count, static_cast<const float*>(x), mask, float(scale_of(dd)),
+          static_cast<float*>(y));
+}
+
+void dropout_bwd(Handle&, const DropoutDesc& dd, const void* dy, const uint8_t* mask, void* dx) {
+  if (dd.dtype == DataType::kFloat64)
+    apply(dd.count, static_cast<const double*>(dy), mask, scale_of(dd), static_cast<double*>(dx));
+  else
+    apply(dd.count, static_cast<const float*>(dy), mask, float(scale_of(dd)),
+          static_cast<float*>(dx));
+}
+
+}  // namespace crema::prim::cpu

@@ -1,0 +1,291 @@
+// Softmax, log-softmax, softmax loss and accuracy on the CPU. Two loop shapes: inner == 1
+// (classifier rows, contiguous channels) reduces along a row; inner > 1 (spatial) keeps one
+// running value per inner position so every loop walks contiguous memory and vectorizes.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "primitives/softmax.h"
+
+namespace crema::prim::cpu {
+namespace {
+
+// out[i] = alpha * f(i) + beta * out[i]; with beta == 0 out is never read (it may be garbage).
+template <typename T, typename F>
+void blend_store(int64_t n, Blend blend, T* out, F f) {
+  const T alpha = T(blend.alpha), beta = T(blend.beta);
+  if (beta == T(0)) {
+    for (int64_t i = 0; i < n; ++i) out[i] = alpha * f(i);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = alpha * f(i) + beta * out[i];
+  }
+}
+
+// Every output is computed only after all reductions over its inputs, and from the same index
+// of the input, so y may alias x (in-place softmax) and dx may alias dy.
+template <typename T>
+void fwd_rows(const SoftmaxDesc& sd, const T* x, T* y, T* e, Blend blend) {
+  const int64_t C = sd.channels;
+  for (int64_t o = 0; o < sd.outer; ++o) {
+    const T* xs = x + o * C;
+    T* ys = y + o * C;
+    T m = xs[0];
+    for (int64_t c = 1; c < C; ++c) m = std::max(m, xs[c]);
+    T s = 0;
+    if (sd.log) {
+      for (int64_t c = 0; c < C; ++c) s += std::exp(xs[c] - m);
+      // (x - max) is exact for nearby values; folding max into log-sum-exp first would round
+      // it to the input's magnitude and lose the small result's digits.
+      const T ls = std::log(s);
+      blend_store(C, blend, ys, [=](int64_t c) { return (xs[c] - m) - ls; });
+    } else {
+      for (int64_t c = 0; c < C; ++c) {
+        e[c] = std::exp(xs[c] - m);
+        s += e[c];
+      }
+      const T inv = T(1) / s;
+      blend_store(C, blend, ys, [=](int64_t c) { return e[c] * inv; });
+    }
+  }
+}
+
+template <typename T>
+void fwd_spatial(const SoftmaxDesc& sd, const T* x, T* y, T* e, T* mx, T* sum, Blend blend) {
+  const int64_t C = sd.channels, I = sd.inner;
+  for (int64_t o = 0; o < sd.outer; ++o) {
+    const T* xs = x + o * C * I;
+    T* ys = y + o * C * I;
+    std::copy(xs, xs + I, mx);
+    for (int64_t c = 1; c < C; ++c)
+      for (int64_t i = 0; i < I; ++i) mx[i] = std::max(mx[i], xs[c * I + i]);
+    std::fill(sum, sum + I, T(0));
+    if (sd.log) {
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < I; ++i) sum[i] += std::exp(xs[c * I + i] - mx[i]);
+      for (int64_t i = 0; i < I; ++i) sum[i] = std::log(sum[i]);
+      for (int64_t c = 0; c < C; ++c) {
+        const T* xc = xs + c * I;
+        blend_store(I, blend, ys + c * I, [=](int64_t i) { return (xc[i] - mx[i]) - sum[i]; });
+      }
+    } else {
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < I; ++i) {
+          e[c * I + i] = std::exp(xs[c * I + i] - mx[i]);
+          sum[i] += e[c * I + i];
+        }
+      for (int64_t i = 0; i < I; ++i) sum[i] = T(1) / sum[i];
+      for (int64_t c = 0; c < C; ++c) {
+        const T* ec = e + c * I;
+        blend_store(I, blend, ys + c * I, [=](int64_t i) { return ec[i] * sum[i]; });
+      }
+    }
+  }
+}
+
+template <typename T>
+void fwd(Handle& h, const SoftmaxDesc& sd, const T* x, T* y, Blend blend) {
+  const int64_t C = sd.channels, I = sd.inner;
+  // Scratch: the exponentials of one (channels, inner) slice, then the running max and sum.
+  T* e = static_cast<T*>(h.workspace(sizeof(T) * size_t(C * I + 2 * I)));
+  if (I == 1)
+    fwd_rows(sd, x, y, e, blend);
+  else
+    fwd_spatial(sd, x, y, e, e + C * I, e + C * I + I, blend);
+}
+
+template <typename T>
+void bwd(Handle& h, const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, Blend blend) {
+  const int64_t C = sd.channels, I = sd.inner;
+  // d = sum_c dy_c * y_c (softmax) or sum_c dy_c (log-softmax), one per inner position.
+  T* d = static_cast<T*>(h.workspace(sizeof(T) * size_t(I)));
+  for (int64_t o = 0; o < sd.outer; ++o) {
+    const T* ys = y + o * C * I;
+    const T* gs = dy + o * C * I;
+    T* out = dx + o * C * I;
+    if (I == 1) {
+      T s = 0;
+      if (sd.log) {
+        for (int64_t c = 0; c < C; ++c) s += gs[c];
+        blend_store(C, blend, out, [=](int64_t c) { return gs[c] - std::exp(ys[c]) * s; });
+      } else {
+        for (int64_t c = 0; c < C; ++c) s += gs[c] * ys[c];
+        blend_store(C, blend, out, [=](int64_t c) { return ys[c] * (gs[c] - s); });
+      }
+      continue;
+    }
+    std::fill(d, d + I, T(0));
+    if (sd.log) {
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < I; ++i) d[i] += gs[c * I + i];
+    } else {
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < I; ++i) d[i] += gs[c * I + i] * ys[c * I + i];
+    }
+    for (int64_t c = 0; c < C; ++c) {
+      const T* yc = ys + c * I;
+      const T* gc = gs + c * I;
+      if (sd.log)
+        blend_store(I, blend, out + c * I,
+                    [=](int64_t i) { return gc[i] - std::exp(yc[i]) * d[i]; });
+      else
+        blend_store(I, blend, out + c * I, [=](int64_t i) { return yc[i] * (gc[i] - d[i]); });
+    }
+  }
+}
+
+// Labels are stored in the data type, as Caffe stores them. Returns the class, or -1 for the
+// ignore label; anything else is a user error that must name the label and where it is.
+template <typename T>
+int64_t label_class(const char* op, T label, int64_t pos, int64_t inner, int64_t channels,
+                    bool has_ignore, int ignore) {
+  if (has_ignore && label == T(ignore)) return -1;
+  if (!(label >= T(0) && label < T(channels) && std::floor(label) == label)) {
+    throw PrimError(std::string(op) + ": label " + std::to_string(double(label)) + " at position " +
+                    std::to_string(pos) + " (outer " + std::to_string(pos / inner) + ", inner " +
+                    std::to_string(pos % inner) + ") is not an integer in [0, " +
+                    std::to_string(channels) + ")" +
+                    (has_ignore ? " nor the ignore label " + std::to_string(ignore) : ""));
+  }
+  return int64_t(label);
+}
+
+// Caffe's LossLayer::GetNormalizer, including its clamp to at least 1 so an all-ignored batch
+// gives loss 0 rather than 0/0.
+double normalizer(const SoftmaxLossDesc& ld, int64_t valid) {
+  double n = 1;
+  switch (ld.normalization) {
+    case LossNormalization::kFull:
+      n = double(ld.outer * ld.inner);
+      break;
+    case LossNormalization::kValid:
+      n = double(valid);
+      break;
+    case LossNormalization::kBatchSize:
+      n = double(ld.outer);
+      break;
+    case LossNormalization::kNone:
+      n = 1;
+      break;
+  }
+  return std::max(1.0, n);
+}
+
+template <typename T>
+void loss_fwd(const SoftmaxLossDesc& ld, const T* prob, const T* label, T* loss) {
+  const int64_t C = ld.channels, I = ld.inner;
+  double sum = 0;  // in double: a batch sums many terms of similar size
+  int64_t valid = 0;
+  for (int64_t p = 0; p < ld.outer * I; ++p) {
+    const int64_t k =
+        label_class("softmax_loss_fwd", label[p], p, I, C, ld.has_ignore_label, ld.ignore_label);
+    if (k < 0) continue;
+    const T pk = prob[(p / I) * C * I + k * I + p % I];
+    sum -= std::log(std::max(double(pk), double(FLT_MIN)));
+    ++valid;
+  }
+  loss[0] = T(sum / normalizer(ld, valid));
+}
+
+template <typename T>
+void loss_bwd(const SoftmaxLossDesc& ld, const T* prob, const T* label, double loss_weight, T* dx) {
+  const int64_t C = ld.channels, I = ld.inner;
+  // Validate every label and count the valid ones before writing anything.
+  int64_t valid = 0;
+  for (int64_t p = 0; p < ld.outer * I; ++p)
+    valid += label_class("softmax_loss_bwd", label[p], p, I, C, ld.has_ignore_label,
+                         ld.ignore_label) >= 0;
+  const T scale = T(loss_weight / normalizer(ld, valid));
+  const int64_t n = ld.outer * C * I;
+  for (int64_t j = 0; j < n; ++j) dx[j] = scale * prob[j];
+  for (int64_t p = 0; p < ld.outer * I; ++p) {
+    T* col = dx + (p / I) * C * I + p % I;
+    const T l = label[p];
+    if (ld.has_ignore_label && l == T(ld.ignore_label)) {
+      for (int64_t c = 0; c < C; ++c) col[c * I] = 0;
+    } else {
+      col[int64_t(l) * I] -= scale;
+    }
+  }
+}
+
+template <typename T>
+void accuracy(const AccuracyDesc& ad, const T* scores, const T* label, T* acc, T* per_class) {
+  const int64_t C = ad.channels, I = ad.inner;
+  std::vector<int64_t> seen(size_t(C), 0), hit(size_t(C), 0);
+  int64_t valid = 0, correct = 0;
+  for (int64_t p = 0; p < ad.outer * I; ++p) {
+    const int64_t k =
+        label_class("accuracy_fwd", label[p], p, I, C, ad.has_ignore_label, ad.ignore_label);
+    if (k < 0) continue;
+    const T* col = scores + (p / I) * C * I + p % I;
+    const T ref = col[k * I];
+    // The label is in the top k when fewer than k other classes score at least as high (a tie
+    // counts against the label, as in Caffe); stop counting once it cannot be.
+    int64_t better = -1;  // the label's own score is counted by the loop
+    for (int64_t c = 0; c < C && better < ad.top_k; ++c) better += col[c * I] >= ref;
+    ++valid;
+    ++seen[size_t(k)];
+    if (better < ad.top_k) {
+      ++correct;
+      ++hit[size_t(k)];
+    }
+  }
+  acc[0] = valid ? T(double(correct) / double(valid)) : T(0);
+  if (per_class)
+    for (int64_t c = 0; c < C; ++c)
+      per_class[c] = seen[size_t(c)] ? T(double(hit[size_t(c)]) / double(seen[size_t(c)])) : T(0);
+}
+
+}  // namespace
+
+void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend blend) {
+  if (sd.dtype == DataType::kFloat64)
+    fwd(h, sd, static_cast<const double*>(x), static_cast<double*>(y), blend);
+  else
+    fwd(h, sd, static_cast<const float*>(x), static_cast<float*>(y), blend);
+}
+
+void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
+                 Blend blend) {
+  if (sd.dtype == DataType::kFloat64)
+    bwd(h, sd, static_cast<const double*>(y), static_cast<const double*>(dy),
+        static_cast<double*>(dx), blend);
+  else
+    bwd(h, sd, static_cast<const float*>(y), static_cast<const float*>(dy), static_cast<float*>(dx),
+        blend);
+}
+
+void softmax_loss_fwd(Handle&, const SoftmaxLossDesc& ld, const void* prob, const void* label,
+                      void* loss) {
+  if (ld.dtype == DataType::kFloat64)
+    loss_fwd(ld, static_cast<const double*>(prob), static_cast<const double*>(label),
+             static_cast<double*>(loss));
+  else
+    loss_fwd(ld, static_cast<const float*>(prob), static_cast<const float*>(label),
+             static_cast<float*>(loss));
+}
+
+void softmax_loss_bwd(Handle&, const SoftmaxLossDesc& ld, const void* prob, const void* label,
+                      double loss_weight, void* dx) {
+  if (ld.dtype == DataType::kFloat64)
+    loss_bwd(ld, static_cast<const double*>(prob), static_cast<const double*>(label), loss_weight,
+             static_cast<double*>(dx));
+  else
+    loss_bwd(ld, static_cast<const float*>(prob), static_cast<const float*>(label), loss_weight,
+             static_cast<float*>(dx));
+}
+
+void accuracy_fwd(Handle&, const AccuracyDesc& ad, const void* scores, const void* label,
+                  void* accuracy_out, void* per_class) {
+  if (ad.dtype == DataType::kFloat64)
+    accuracy(ad, static_cast<const double*>(scores), static_cast<const double*>(label),
+             static_cast<double*>(accuracy_out), static_cast<double*>(per_class));
+  else
+    accuracy(ad, static_cast<const float*>(scores), static_cast<const float*>(label),
+             static_cast<float*>(accuracy_out), static_cast<float*>(per_class));
+}
+
+}  // namespace crema::prim::cpu

@@ -1,0 +1,241 @@
+// Net construction: split insertion, in-place layers, phase/level/stage rules, shared
+// parameters, loss weights, backward decisions, weight copy, and the errors of a bad graph.
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/errors.h"
+#include "core/net.h"
+#include "core/net_graph.h"
+#include "primitives/handle.h"
+
+namespace crema {
+namespace {
+
+NetParameter parse_net(const std::string& text) {
+  NetParameter p;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &p)) << text;
+  return p;
+}
+
+// A data source of 4 samples with 3 features, a classifier and a loss; `extra` layers follow.
+std::string small_net(const std::string& extra = "") {
+  return R"(
+    name: "small"
+    layer { name: "data" type: "DummyData" top: "data" top: "label"
+      dummy_data_param {
+        shape { dim: 4 dim: 3 } shape { dim: 4 }
+        data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
+    layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+      inner_product_param { num_output: 2 weight_filler { type: "gaussian" std: 0.1 } } }
+    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
+  )" + extra;
+}
+
+TEST(NetGraph, InsertsSplitForTopUsedTwice) {
+  const NetParameter p = insert_splits(parse_net(small_net(R"(
+    layer { name: "acc" type: "Accuracy" bottom: "ip" bottom: "label" top: "acc" })")));
+  // "ip" feeds loss and acc, "label" feeds loss and acc: two splits.
+  ASSERT_EQ(p.layer_size(), 6);
+  EXPECT_EQ(p.layer(1).type(), "InnerProduct");
+  EXPECT_EQ(p.layer(1).bottom(0), "data");
+  EXPECT_EQ(p.layer(0).type(), "DummyData");
+  EXPECT_EQ(p.layer(1).type(), "Split") << "label split follows the data layer";
+  EXPECT_EQ(p.layer(1).name(), "label_data_1_split");
+  EXPECT_EQ(p.layer(3).name(), "ip_ip_0_split");
+  EXPECT_EQ(p.layer(4).bottom(0), "ip_ip_0_split_0");
+  EXPECT_EQ(p.layer(4).bottom(1), "label_data_1_split_0");
+  EXPECT_EQ(p.layer(5).bottom(0), "ip_ip_0_split_1");
+  EXPECT_EQ(p.layer(5).bottom(1), "label_data_1_split_1");
+}
+
+TEST(NetGraph, UnknownBottomIsAnError) {
+  const NetParameter p = parse_net(R"(
+    layer { name: "a" type: "ReLU" bottom: "nowhere" top: "a" })");
+  try {
+    insert_splits(p);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bottom \"nowhere\""), std::string::npos) << e.what();
+  }
+}
+
+TEST(NetGraph, RulesFilterByPhaseLevelAndStage) {
+  NetParameter p = parse_net(R"(
+    state { phase: TEST level: 2 stage: "deploy" }
+    layer { name: "train_only" type: "ReLU" include { phase: TRAIN } }
+    layer { name: "test_only" type: "ReLU" include { phase: TEST } }
+    layer { name: "level3" type: "ReLU" include { min_level: 3 } }
+    layer { name: "level2" type: "ReLU" include { min_level: 1 max_level: 2 } }
+    layer { name: "staged" type: "ReLU" include { stage: "deploy" } }
+    layer { name: "not_deploy" type: "ReLU" include { not_stage: "deploy" } }
+    layer { name: "excluded" type: "ReLU" exclude { phase: TEST } }
+    layer { name: "always" type: "ReLU" })");
+  const NetParameter f = filter_net(p);
+  std::vector<std::string> names;
+  for (const auto& l : f.layer()) names.push_back(l.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"test_only", "level2", "staged", "always"}));
+  p.mutable_layer(0)->add_exclude()->set_phase(TEST);
+  EXPECT_THROW(filter_net(p), Error) << "include and exclude together";
+}
+
+TEST(Net, BuildsWiresAndInfersShapes) {
+  Net<float> net(parse_net(small_net()), TRAIN, Device::kCPU);
+  EXPECT_EQ(net.num_layers(), 3);
+  EXPECT_EQ(net.blob_by_name("ip")->shape(), (std::vector<int64_t>{4, 2}));
+  ASSERT_EQ(net.output_blob_names().size(), 1u);
+  EXPECT_EQ(net.output_blob_names()[0], "loss");
+  EXPECT_EQ(net.output_loss_weights()[0], 1.0f);
+  ASSERT_EQ(net.learnable_params().size(), 2u) << "weight and bias";
+  prim::Handle h;
+  const float loss = net.forward(h);
+  EXPECT_GT(loss, 0.0f);
+  EXPECT_NEAR(loss, net.blob_by_name("loss")->data_vector()[0], 1e-6);
+  EXPECT_TRUE(net.layer_need_backward()[1]);
+  EXPECT_FALSE(net.layer_need_backward()[0]) << "the data layer has nothing to learn";
+}
+
+TEST(Net, InPlaceLayerSharesItsBlob) {
+  Net<float> net(parse_net(small_net(R"(
+    layer { name: "relu" type: "ReLU" bottom: "ip" top: "ip" })")),
+                 TRAIN, Device::kCPU);
+  // ip feeds the loss and the relu: split; the relu is in place on its split output.
+  const auto& names = net.layer_names();
+  const int relu = int(std::find(names.begin(), names.end(), "relu") - names.begin());
+  ASSERT_LT(relu, net.num_layers());
+  EXPECT_EQ(net.bottom_vecs()[relu][0], net.top_vecs()[relu][0]);
+}
+
+TEST(Net, LossWeightScalesTheLoss) {
+  Net<double> plain(parse_net(small_net()), TRAIN, Device::kCPU);
+  NetParameter p = parse_net(small_net());
+  p.mutable_layer(2)->add_loss_weight(2.5);
+  Net<double> weighted(p, TRAIN, Device::kCPU);
+  weighted.share_trained_layers_with(plain);
+  prim::Handle h;
+  h.set_seed(7);
+  const double a = plain.forward(h);
+  h.set_seed(7);
+  // DummyData with a gaussian filler refills each forward: copy the same data in.
+  weighted.blob_by_name("data")->copy_from(*plain.blob_by_name("data"));
+  const double b = weighted.forward_range(h, 1, weighted.num_layers() - 1);
+  EXPECT_NEAR(b, 2.5 * a, 1e-9);
+}
+
+TEST(Net, SharedParametersShareMemoryAndAccumulate) {
+  const NetParameter p = parse_net(R"(
+    layer { name: "data" type: "DummyData" top: "data" top: "label"
+      dummy_data_param { shape { dim: 2 dim: 3 } shape { dim: 2 }
+        data_filler { type: "constant" value: 1 } data_filler { type: "constant" value: 0 } } }
+    layer { name: "ip1" type: "InnerProduct" bottom: "data" top: "ip1"
+      param { name: "w" } param { name: "b" }
+      inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.1 } } }
+    layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
+      param { name: "w" } param { name: "b" }
+      inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.1 } } }
+    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: "loss" })");
+  Net<float> net(p, TRAIN, Device::kCPU);
+  EXPECT_EQ(net.params().size(), 4u);
+  EXPECT_EQ(net.learnable_params().size(), 2u);
+  Layer<float>* ip1 = net.layer_by_name("ip1");
+  Layer<float>* ip2 = net.layer_by_name("ip2");
+  EXPECT_EQ(ip1->blobs()[0]->data(), ip2->blobs()[0]->data());
+  EXPECT_EQ(ip1->blobs()[0]->diff(), ip2->blobs()[0]->diff());
+  prim::Handle h;
+  net.forward(h);
+  net.backward(h);
+  double sum = 0;
+  for (float v : ip1->blobs()[0]->diff_vector()) sum += std::fabs(v);
+  EXPECT_GT(sum, 0.0) << "both uses accumulate into the one shared gradient";
+
+  NetParameter bad(p);
+  bad.mutable_layer(2)->mutable_inner_product_param()->set_num_output(4);
+  try {
+    Net<float> mismatched(bad, TRAIN, Device::kCPU);
+    FAIL() << "shape mismatch of a shared parameter accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("shared parameter \"w\""), std::string::npos);
+  }
+}
+
+TEST(Net, LrMultZeroStopsGradientsBelow) {
+  NetParameter p = parse_net(small_net());
+  auto* ip = p.mutable_layer(1);
+  ip->add_param()->set_lr_mult(0);
+  ip->add_param()->set_lr_mult(0);
+  Net<float> net(p, TRAIN, Device::kCPU);
+  EXPECT_FALSE(net.layer_need_backward()[1]);
+  EXPECT_TRUE(net.layer_need_backward()[2]);
+  EXPECT_EQ(net.params_lr()[0], 0.0f);
+}
+
+TEST(Net, ForceBackwardReachesTheData) {
+  NetParameter p = parse_net(small_net());
+  p.set_force_backward(true);
+  Net<double> net(p, TRAIN, Device::kCPU);
+  prim::Handle h;
+  net.forward(h);
+  net.backward(h);
+  double sum = 0;
+  for (double v : net.blob_by_name("data")->diff_vector()) sum += std::fabs(v);
+  EXPECT_GT(sum, 0.0);
+}
+
+TEST(Net, CopyTrainedLayersChecksShapes) {
+  Net<float> a(parse_net(small_net()), TRAIN, Device::kCPU);
+  NetParameter trained;
+  a.to_proto(&trained);
+  Net<float> b(parse_net(small_net()), TRAIN, Device::kCPU);
+  b.copy_trained_layers_from(trained);
+  EXPECT_EQ(a.layer_by_name("ip")->blobs()[0]->data_vector(),
+            b.layer_by_name("ip")->blobs()[0]->data_vector());
+  NetParameter wide = parse_net(small_net());
+  wide.mutable_layer(1)->mutable_inner_product_param()->set_num_output(5);
+  Net<float> c(wide, TRAIN, Device::kCPU);
+  try {
+    c.copy_trained_layers_from(trained);
+    FAIL() << "weights of another shape accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer ip"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Net, BadGraphsGiveOneClearError) {
+  const auto message_of = [](const std::string& text) -> std::string {
+    try {
+      Net<float> net(parse_net(text), TRAIN, Device::kCPU);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(message_of(small_net(R"(layer { name: "r" type: "ReLU" bottom: "nope" top: "r" })"))
+                .find("\"nope\" is not produced"),
+            std::string::npos);
+  EXPECT_NE(message_of(small_net(R"(layer { name: "x" type: "NoSuchLayer" bottom: "ip" })"))
+                .find("NoSuchLayer"),
+            std::string::npos);
+  // Labels of 4 samples against 3 predictions: a shape mismatch between layers.
+  const std::string mismatch = message_of(R"(
+    layer { name: "data" type: "DummyData" top: "data" top: "label"
+      dummy_data_param { shape { dim: 3 dim: 5 } shape { dim: 4 } } }
+    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "data" bottom: "label" top: "loss" })");
+  EXPECT_NE(mismatch.find("layer loss"), std::string::npos) << mismatch;
+  // A 7x7 kernel on a 5x5 input without padding.
+  const std::string kernel = message_of(R"(
+    layer { name: "data" type: "Input" top: "data"
+      input_param { shape { dim: 1 dim: 1 dim: 5 dim: 5 } } }
+    layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+      convolution_param { num_output: 2 kernel_size: 7 } })");
+  EXPECT_NE(kernel.find("layer conv"), std::string::npos) << kernel;
+  // Two layers writing the same top.
+  EXPECT_NE(message_of(small_net(R"(
+    layer { name: "again" type: "InnerProduct" bottom: "data" top: "ip"
+      inner_product_param { num_output: 2 } })"))
+                .find("already produced"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace crema
