@@ -1,0 +1,86 @@
+// RAII access to LMDB databases, the format of Caffe's datasets. LmdbReader iterates the records
+// of a read-only database in key order and wraps around to the first record at the end, as an
+// epoch-based data layer needs; LmdbWriter batches puts into transactions and grows the map
+// when it fills. Both accept Caffe's directory layout (path/data.mdb) and a single-file LMDB.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+// Opaque LMDB handles, so users of this header need not include lmdb.h.
+struct MDB_env;
+struct MDB_txn;
+struct MDB_cursor;
+
+namespace crema {
+
+class LmdbReader {
+ public:
+  // Opens path read-only and positions on the first record. Throws crema::Error
+  // "<path>: cannot open LMDB: <reason>" when it cannot be opened, and an error naming the path
+  // when the database holds no records.
+  explicit LmdbReader(const std::string& path);
+  ~LmdbReader();
+  LmdbReader(const LmdbReader&) = delete;
+  LmdbReader& operator=(const LmdbReader&) = delete;
+
+  // The current record. The views stay valid until the reader moves or is destroyed.
+  std::string_view key() const { return key_; }
+  std::string_view value() const { return value_; }
+  // Moves to the next record, or back to the first after the last; returns true when it wrapped.
+  bool next();
+  // Moves to the first record.
+  void rewind();
+
+  size_t size() const { return entries_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  void get(unsigned op);
+  void close();
+
+  std::string path_;
+  MDB_env* env_ = nullptr;
+  MDB_txn* txn_ = nullptr;
+  MDB_cursor* cursor_ = nullptr;
+  size_t entries_ = 0;
+  std::string_view key_, value_;
+};
+
+class LmdbWriter {
+ public:
+  static constexpr size_t kDefaultMapSize = size_t(1) << 28;
+  static constexpr size_t kDefaultBatch = 1000;
+
+  // Creates a new LMDB directory at path; an existing path is an error (nothing is overwritten).
+  // The map starts at initial_map_size bytes and doubles whenever it is full.
+  explicit LmdbWriter(const std::string& path, size_t initial_map_size = kDefaultMapSize,
+                      size_t batch = kDefaultBatch);
+  // Pending puts not yet committed are discarded: call commit() to keep them.
+  ~LmdbWriter();
+  LmdbWriter(const LmdbWriter&) = delete;
+  LmdbWriter& operator=(const LmdbWriter&) = delete;
+
+  // Queues a record; every `batch` puts are committed in one transaction.
+  void put(std::string_view key, std::string_view value);
+  // Writes the queued records to disk. Throws crema::Error naming the path on failure.
+  void commit();
+
+  size_t map_size() const { return map_size_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  // One attempt to write the pending records; returns false when the map was full.
+  bool try_commit();
+
+  std::string path_;
+  MDB_env* env_ = nullptr;
+  size_t map_size_;
+  size_t batch_;
+  std::vector<std::pair<std::string, std::string>> pending_;
+};
+
+}  // namespace crema

@@ -1,0 +1,57 @@
+// Prefetcher: a background thread that fills host batches ahead of their use. `depth` batches
+// circulate between a free queue and a ready queue: the thread takes a free batch, fills it with
+// the given function and queues it as ready; the consumer takes ready batches in order and hands
+// them back. An exception in the fill function stops the thread; the consumer receives the
+// batches filled before it, then the error, rethrown as crema::Error. The destructor stops and
+// joins the thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace crema {
+
+struct HostBatch {
+  std::vector<float> data;
+  std::vector<float> label;
+};
+
+class Prefetcher {
+ public:
+  // fill(batch, self) writes one batch; it may poll self.stopping() to give up early during
+  // shutdown.
+  using Fill = std::function<void(HostBatch* batch, const Prefetcher& self)>;
+
+  Prefetcher(size_t depth, Fill fill);
+  ~Prefetcher();
+  Prefetcher(const Prefetcher&) = delete;
+  Prefetcher& operator=(const Prefetcher&) = delete;
+
+  // Blocks until the next batch is ready and returns it; the batch stays the caller's until
+  // release(). Throws the fill function's error (as crema::Error) once no ready batch remains.
+  HostBatch* next();
+  void release(HostBatch* batch);
+
+  bool stopping() const;
+
+ private:
+  void run();
+
+  Fill fill_;
+  std::vector<HostBatch> batches_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<HostBatch*> free_, ready_;
+  std::exception_ptr error_;
+  bool stop_ = false;
+  bool done_ = false;  // the thread has exited
+  std::thread thread_;
+};
+
+}  // namespace crema

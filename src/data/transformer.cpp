@@ -1,0 +1,114 @@
+// DataTransformer: crop, mirror, mean subtraction and scaling of one example.
+#include "data/transformer.h"
+
+#include "core/errors.h"
+#include "core/proto_io.h"
+#include "core/tensor.h"
+
+namespace crema {
+
+namespace {
+
+std::string shape_str(int c, int h, int w) { return detail::make_message(c, "x", h, "x", w); }
+
+}  // namespace
+
+DataTransformer::DataTransformer(const TransformationParameter& param, Phase phase, uint64_t seed)
+    : param_(param), phase_(phase), rng_(seed) {
+  if (param_.has_mean_file() && param_.mean_value_size() > 0)
+    fail("transform_param: give either mean_file or mean_value, not both");
+  if (!param_.has_mean_file()) return;
+
+  const std::string& path = param_.mean_file();
+  BlobProto blob;
+  read_binary_proto(path, &blob);
+  std::vector<int64_t> dims;
+  if (blob.has_shape()) {
+    dims.assign(blob.shape().dim().begin(), blob.shape().dim().end());
+  } else {
+    dims = {blob.num(), blob.channels(), blob.height(), blob.width()};
+  }
+  // A mean image is 1 x C x H x W (Caffe's compute_image_mean) or C x H x W.
+  if (dims.size() == 4 && dims[0] == 1) dims.erase(dims.begin());
+  if (dims.size() != 3 || dims[0] <= 0 || dims[1] <= 0 || dims[2] <= 0 ||
+      dims[0] * dims[1] * dims[2] > kMaxTensorElements)
+    fail(path, ": a mean file must hold one 1 x C x H x W image");
+  const int64_t count = dims[0] * dims[1] * dims[2];
+  if (blob.data_size() == count) {
+    mean_.assign(blob.data().begin(), blob.data().end());
+  } else if (blob.double_data_size() == count) {
+    mean_.assign(blob.double_data().begin(), blob.double_data().end());
+  } else {
+    fail(path, ": mean image of shape ", shape_str(int(dims[0]), int(dims[1]), int(dims[2])),
+         " needs ", count, " values, has ", std::max(blob.data_size(), blob.double_data_size()));
+  }
+  mean_c_ = int(dims[0]);
+  mean_h_ = int(dims[1]);
+  mean_w_ = int(dims[2]);
+}
+
+std::vector<int> DataTransformer::output_shape(int channels, int height, int width) const {
+  const int crop = int(param_.crop_size());
+  if (param_.crop_size() > 0 &&
+      (param_.crop_size() > uint32_t(height) || param_.crop_size() > uint32_t(width)))
+    fail("transform_param.crop_size ", param_.crop_size(), " is larger than the input ",
+         shape_str(channels, height, width));
+  const int n = param_.mean_value_size();
+  if (n > 1 && n != channels)
+    fail("transform_param.mean_value is given ", n, " times but the input has ", channels,
+         " channels: give one value or one per channel");
+  if (!mean_.empty()) {
+    const bool same = mean_h_ == height && mean_w_ == width;
+    const bool covers_crop = crop > 0 && mean_h_ >= crop && mean_w_ >= crop;
+    if (mean_c_ != channels || !(same || covers_crop))
+      fail(param_.mean_file(), ": mean image has shape ", shape_str(mean_c_, mean_h_, mean_w_),
+           " but the data has shape ", shape_str(channels, height, width),
+           crop > 0 ? detail::make_message(" with crop_size ", crop) : std::string(),
+           "; the channels must match and the size must equal the data's",
+           crop > 0 ? " or be at least the crop" : "");
+  }
+  if (crop > 0) return {channels, crop, crop};
+  return {channels, height, width};
+}
+
+int DataTransformer::rand_int(int n) {
+  return int(std::uniform_int_distribution<int>(0, n - 1)(rng_));
+}
+
+void DataTransformer::transform(const float* in, int channels, int height, int width, float* out) {
+  const int crop = int(param_.crop_size());
+  const bool train = phase_ == TRAIN;
+  const int out_h = crop > 0 ? crop : height;
+  const int out_w = crop > 0 ? crop : width;
+  int y0 = 0, x0 = 0;
+  if (crop > 0) {
+    y0 = train ? rand_int(height - crop + 1) : (height - crop) / 2;
+    x0 = train ? rand_int(width - crop + 1) : (width - crop) / 2;
+  }
+  const bool mirror = param_.mirror() && train && rand_int(2) == 1;
+  const float scale = param_.scale();
+
+  // Where the mean image's window starts: at the data's own pixel when it has the data's size,
+  // else at its centered crop.
+  const bool mean_same = mean_h_ == height && mean_w_ == width;
+  const int my0 = mean_same ? y0 : (mean_h_ - out_h) / 2;
+  const int mx0 = mean_same ? x0 : (mean_w_ - out_w) / 2;
+
+  for (int c = 0; c < channels; ++c) {
+    float mean_value = 0;
+    if (param_.mean_value_size() > 0)
+      mean_value = param_.mean_value(param_.mean_value_size() == 1 ? 0 : c);
+    for (int y = 0; y < out_h; ++y) {
+      const float* src = in + (size_t(c) * height + y0 + y) * width + x0;
+      const float* mean_row =
+          mean_.empty() ? nullptr : mean_.data() + (size_t(c) * mean_h_ + my0 + y) * mean_w_ + mx0;
+      float* dst = out + (size_t(c) * out_h + y) * out_w;
+      for (int x = 0; x < out_w; ++x) {
+        const float m = mean_row ? mean_row[x] : mean_value;
+        dst[mirror ? out_w - 1 - x : x] = (src[x] - m) * scale;
+      }
+    }
+  }
+}
+
+}  // namespace crema

@@ -1,0 +1,56 @@
+// DataTransformer: Caffe's preprocessing of one example, from TransformationParameter.
+//
+//   out[c][y][x] = (in[c][y0 + y][x0 + x'] - mean(c, y0 + y, x0 + x')) * scale
+//
+// where the crop window (y0, x0) of crop_size x crop_size is random in TRAIN and centered in
+// TEST (no crop: the whole image, y0 = x0 = 0), x' = W' - 1 - x when the example is mirrored
+// (a coin flip per example, TRAIN only, when `mirror` is set) and x otherwise, and mean is the
+// mean_file image, a mean_value per channel (one value serves all channels), or 0.
+//
+// A mean image as large as the input is indexed at the same pixel as the input, as in Caffe. A
+// mean image of another size is accepted when a crop is set and it is at least crop_size in both
+// dimensions: then its centered crop_size window is subtracted.
+//
+// The transformer owns its random generator, seeded explicitly, so a run with a fixed seed draws
+// the same crops and flips. It is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "crema.pb.h"
+
+namespace crema {
+
+class DataTransformer {
+ public:
+  // Loads the mean file, if any. Throws crema::Error when both mean_file and mean_value are
+  // given and when the mean file cannot be read or does not hold one C x H x W image.
+  DataTransformer(const TransformationParameter& param, Phase phase, uint64_t seed);
+
+  // Output shape {channels, height, width} for inputs of the given shape; also validates that
+  // shape against the crop, the mean values and the mean image, throwing crema::Error naming the
+  // mean file and both shapes on a mismatch.
+  std::vector<int> output_shape(int channels, int height, int width) const;
+
+  // Transforms one C-H-W image `in` into `out`, which holds the output_shape's count of values.
+  // Call output_shape() once for the shape first: transform() trusts it.
+  void transform(const float* in, int channels, int height, int width, float* out);
+
+  Phase phase() const { return phase_; }
+  const TransformationParameter& param() const { return param_; }
+
+ private:
+  // Uniform integer in [0, n).
+  int rand_int(int n);
+
+  TransformationParameter param_;
+  Phase phase_;
+  std::mt19937_64 rng_;
+  std::vector<float> mean_;  // the mean image, empty without mean_file
+  int mean_c_ = 0, mean_h_ = 0, mean_w_ = 0;
+};
+
+}  // namespace crema
