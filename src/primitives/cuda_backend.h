@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #ifdef CREMA_WITH_CUDA
 namespace crema::prim::cuda {
 int device_count();
+std::string device_description(int device_id);
 void* create_stream(int device_id);
 void destroy_stream(void* stream);
 void* create_blas(void* stream);

@@ -31,6 +31,28 @@ int device_count() {
   return n;
 }
 
+std::string device_description(int device_id) {
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, device_id), "cudaGetDeviceProperties");
+  int clock_khz = 0, mem_clock_khz = 0, bus_width = 0;
+  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device_id);
+  cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, device_id);
+  cudaDeviceGetAttribute(&bus_width, cudaDevAttrGlobalMemoryBusWidth, device_id);
+  std::string s;
+  s += "Device id:                     " + std::to_string(device_id) + "\n";
+  s += "Name:                          " + std::string(p.name) + "\n";
+  s += "Compute capability:            " + std::to_string(p.major) + "." +
+       std::to_string(p.minor) + "\n";
+  s += "Total global memory (MiB):     " + std::to_string(p.totalGlobalMem >> 20) + "\n";
+  s += "Multiprocessors:               " + std::to_string(p.multiProcessorCount) + "\n";
+  s += "Shared memory per block (KiB): " + std::to_string(p.sharedMemPerBlock >> 10) + "\n";
+  s += "L2 cache (KiB):                " + std::to_string(p.l2CacheSize >> 10) + "\n";
+  s += "Clock rate (MHz):              " + std::to_string(clock_khz / 1000) + "\n";
+  s += "Memory clock (MHz):            " + std::to_string(mem_clock_khz / 1000) + "\n";
+  s += "Memory bus width (bits):       " + std::to_string(bus_width) + "\n";
+  return s;
+}
+
 void* create_stream(int device_id) {
   check(cudaSetDevice(device_id), "cudaSetDevice");
   cudaStream_t s = nullptr;

@@ -24,6 +24,17 @@ int cuda_device_count() {
 #endif
 }
 
+std::string cuda_device_description(int device_id) {
+#ifdef CREMA_WITH_CUDA
+  if (device_id < 0 || device_id >= cuda::device_count())
+    throw PrimError("no CUDA device " + std::to_string(device_id));
+  return cuda::device_description(device_id);
+#else
+  (void)device_id;
+  no_cuda();
+#endif
+}
+
 void* device_alloc(Device device, size_t bytes) {
   if (bytes == 0) return nullptr;
   if (device == Device::kCPU) {

@@ -69,6 +69,8 @@ void device_memset_zero(Device device, void* p, size_t bytes);
 // True when this build has CUDA and a GPU is visible.
 bool cuda_available();
 int cuda_device_count();
+// One line per property of a CUDA device (name, compute capability, memory, SMs, clocks).
+std::string cuda_device_description(int device_id);
 
 }  // namespace crema::prim
 

@@ -9,6 +9,8 @@
 //            padded input (Caffe counts pad cells, not cells past the padded edge);
 //            kAverageExcludePad divides by the number of input cells instead (cuDNN's
 //            EXCLUDE_PADDING).
+//   A window that covers no input cell (CEIL rounding with stride > kernel and no pad, where
+//   Caffe's result is undefined) yields 0 and passes no gradient.
 // Both blend: out = alpha * op + beta * out. pool_bwd's y must be the pool_fwd result computed
 // with alpha = 1, beta = 0.
 #pragma once

@@ -386,7 +386,7 @@ TYPED_TEST(AccuracyTest, TopKIgnoreAndPerClassMatchReference) {
                                           << " top " << k << " ignore " << has_ignore);
         const size_t n = size_t(s.outer * s.channels * s.inner);
         // Small integer scores: many ties.
-        const auto scores = random_int_vector<T>(n, 81, 0, 4);
+        const auto scores = random_int_vector<T>(n, 81, 0, 20);
         const auto label = make_labels<T>(s, has_ignore, 255, 82);
         std::vector<double> hit(size_t(s.channels)), seen(size_t(s.channels));
         double correct = 0, valid = 0;

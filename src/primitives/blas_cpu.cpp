@@ -1,0 +1,226 @@
+// CPU implementation of the BLAS-style primitives: GEMM/GEMV through OpenBLAS's row-major cblas,
+// level-1 loops written so the compiler vectorizes them, and the bias add/reduce of conv layers.
+#include <cblas.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "primitives/blas.h"
+#include "primitives/types.h"
+
+namespace crema::prim::cpu {
+namespace {
+
+CBLAS_TRANSPOSE to_cblas(Trans t) { return t == Trans::kYes ? CblasTrans : CblasNoTrans; }
+
+void gemm_typed(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
+                const float* a, int lda, const float* b, int ldb, double beta, float* c) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, float(alpha), a, lda, b, ldb, float(beta), c, n);
+}
+void gemm_typed(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
+                const double* a, int lda, const double* b, int ldb, double beta, double* c) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, n);
+}
+void gemv_typed(CBLAS_TRANSPOSE ta, int m, int n, double alpha, const float* a, const float* x,
+                double beta, float* y) {
+  cblas_sgemv(CblasRowMajor, ta, m, n, float(alpha), a, n, x, 1, float(beta), y, 1);
+}
+void gemv_typed(CBLAS_TRANSPOSE ta, int m, int n, double alpha, const double* a, const double* x,
+                double beta, double* y) {
+  cblas_dgemv(CblasRowMajor, ta, m, n, alpha, a, n, x, 1, beta, y, 1);
+}
+
+// With an empty product (k == 0) or alpha == 0 there is nothing to add: C = beta * C is done
+// here, with beta == 0 writing zeros so that NaN poison in C never leaks through 0 * NaN.
+template <typename T>
+void scale_or_zero(int64_t n, T beta, T* c) {
+  if (beta == T(0)) {
+    for (int64_t i = 0; i < n; ++i) c[i] = T(0);
+  } else {
+    for (int64_t i = 0; i < n; ++i) c[i] *= beta;
+  }
+}
+
+template <typename T>
+void gemm_impl(Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a, const void* b,
+               double beta, void* c) {
+  T* cc = static_cast<T*>(c);
+  if (m == 0 || n == 0) return;
+  if (k == 0 || alpha == 0.0) {
+    scale_or_zero<T>(int64_t(m) * n, T(beta), cc);
+    return;
+  }
+  const int lda = ta == Trans::kNo ? k : m;
+  const int ldb = tb == Trans::kNo ? n : k;
+  gemm_typed(to_cblas(ta), to_cblas(tb), m, n, k, alpha, static_cast<const T*>(a), lda,
+             static_cast<const T*>(b), ldb, beta, cc);
+}
+
+template <typename T>
+void gemv_impl(Trans ta, int m, int n, double alpha, const void* a, const void* x, double beta,
+               void* y) {
+  const int ylen = ta == Trans::kNo ? m : n;
+  const int xlen = ta == Trans::kNo ? n : m;
+  T* yy = static_cast<T*>(y);
+  if (ylen == 0) return;
+  if (xlen == 0 || alpha == 0.0) {
+    scale_or_zero<T>(ylen, T(beta), yy);
+    return;
+  }
+  gemv_typed(to_cblas(ta), m, n, alpha, static_cast<const T*>(a), static_cast<const T*>(x), beta,
+             yy);
+}
+
+template <typename T>
+void axpby_impl(int64_t n, double alpha, const void* x, double beta, void* y) {
+  const T* xx = static_cast<const T*>(x);
+  T* yy = static_cast<T*>(y);
+  const T a = T(alpha), b = T(beta);
+  // Separate loops so the beta == 0 contract (y is never read) holds and each loop vectorizes.
+  if (b == T(0)) {
+    for (int64_t i = 0; i < n; ++i) yy[i] = a * xx[i];
+  } else if (b == T(1)) {
+    for (int64_t i = 0; i < n; ++i) yy[i] += a * xx[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) yy[i] = a * xx[i] + b * yy[i];
+  }
+}
+
+template <typename T>
+void scal_impl(int64_t n, double alpha, void* x) {
+  // alpha == 0 writes zeros, like beta == 0 elsewhere: clearing a buffer must not keep NaNs.
+  scale_or_zero<T>(n, T(alpha), static_cast<T*>(x));
+}
+
+template <typename T>
+void fill_impl(int64_t n, double value, void* x) {
+  T* xx = static_cast<T*>(x);
+  const T v = T(value);
+  for (int64_t i = 0; i < n; ++i) xx[i] = v;
+}
+
+// Reductions accumulate in double, in four independent partial sums so the loop is not one
+// long dependency chain.
+template <typename T>
+double dot_impl(int64_t n, const void* x, const void* y) {
+  const T* xx = static_cast<const T*>(x);
+  const T* yy = static_cast<const T*>(y);
+  double s[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int j = 0; j < 4; ++j) s[j] += double(xx[i + j]) * double(yy[i + j]);
+  for (; i < n; ++i) s[0] += double(xx[i]) * double(yy[i]);
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+template <typename T>
+double asum_impl(int64_t n, const void* x) {
+  const T* xx = static_cast<const T*>(x);
+  double s[4] = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int j = 0; j < 4; ++j) s[j] += std::fabs(double(xx[i + j]));
+  for (; i < n; ++i) s[0] += std::fabs(double(xx[i]));
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+template <typename T>
+void bias_add_impl(const TensorDesc& d, void* y, const void* bias, double alpha) {
+  T* yy = static_cast<T*>(y);
+  const T* bb = static_cast<const T*>(bias);
+  for (int n = 0; n < d.n; ++n) {
+    for (int c = 0; c < d.c; ++c) {
+      const T v = T(alpha) * bb[c];
+      T* plane = yy + n * d.stride_n + c * d.stride_c;
+      for (int h = 0; h < d.h; ++h) {
+        T* row = plane + h * d.stride_h;
+        if (d.stride_w == 1) {
+          for (int w = 0; w < d.w; ++w) row[w] += v;
+        } else {
+          for (int w = 0; w < d.w; ++w) row[w * d.stride_w] += v;
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void bias_bwd_impl(const TensorDesc& d, const void* dy, void* db, Blend blend) {
+  const T* g = static_cast<const T*>(dy);
+  T* out = static_cast<T*>(db);
+  for (int c = 0; c < d.c; ++c) {
+    double sum = 0;
+    for (int n = 0; n < d.n; ++n) {
+      const T* plane = g + n * d.stride_n + c * d.stride_c;
+      for (int h = 0; h < d.h; ++h) {
+        const T* row = plane + h * d.stride_h;
+        for (int w = 0; w < d.w; ++w) sum += double(row[w * d.stride_w]);
+      }
+    }
+    const double v = blend.alpha * sum;
+    out[c] = blend.beta == 0.0 ? T(v) : T(v + blend.beta * double(out[c]));
+  }
+}
+
+}  // namespace
+
+void gemm(DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a,
+          const void* b, double beta, void* c) {
+  if (t == DataType::kFloat64)
+    gemm_impl<double>(ta, tb, m, n, k, alpha, a, b, beta, c);
+  else
+    gemm_impl<float>(ta, tb, m, n, k, alpha, a, b, beta, c);
+}
+
+void gemv(DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
+          double beta, void* y) {
+  if (t == DataType::kFloat64)
+    gemv_impl<double>(ta, m, n, alpha, a, x, beta, y);
+  else
+    gemv_impl<float>(ta, m, n, alpha, a, x, beta, y);
+}
+
+void axpby(DataType t, int64_t n, double alpha, const void* x, double beta, void* y) {
+  if (t == DataType::kFloat64)
+    axpby_impl<double>(n, alpha, x, beta, y);
+  else
+    axpby_impl<float>(n, alpha, x, beta, y);
+}
+
+void scal(DataType t, int64_t n, double alpha, void* x) {
+  if (t == DataType::kFloat64)
+    scal_impl<double>(n, alpha, x);
+  else
+    scal_impl<float>(n, alpha, x);
+}
+
+void fill(DataType t, int64_t n, double value, void* x) {
+  if (t == DataType::kFloat64)
+    fill_impl<double>(n, value, x);
+  else
+    fill_impl<float>(n, value, x);
+}
+
+double dot(DataType t, int64_t n, const void* x, const void* y) {
+  return t == DataType::kFloat64 ? dot_impl<double>(n, x, y) : dot_impl<float>(n, x, y);
+}
+
+double asum(DataType t, int64_t n, const void* x) {
+  return t == DataType::kFloat64 ? asum_impl<double>(n, x) : asum_impl<float>(n, x);
+}
+
+void bias_add(const TensorDesc& yd, void* y, const void* bias, double alpha) {
+  if (yd.dtype == DataType::kFloat64)
+    bias_add_impl<double>(yd, y, bias, alpha);
+  else
+    bias_add_impl<float>(yd, y, bias, alpha);
+}
+
+void bias_bwd(const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
+  if (dyd.dtype == DataType::kFloat64)
+    bias_bwd_impl<double>(dyd, dy, db, blend);
+  else
+    bias_bwd_impl<float>(dyd, dy, db, blend);
+}
+
+}  // namespace crema::prim::cpu

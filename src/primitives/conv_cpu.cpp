@@ -1,0 +1,315 @@
+// CPU convolution: im2col + GEMM (one GEMM per group per image over the whole output plane),
+// the 1x1 GEMM that reads the input in place, and direct loops that handle any strides. The
+// dispatcher in conv.cpp has validated the descriptors and picked a supported algorithm.
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "primitives/blas.h"
+#include "primitives/conv.h"
+#include "primitives/im2col_cpu.h"
+
+namespace crema::prim::cpu {
+namespace {
+
+ConvGeom geom_of(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
+                 const TensorDesc& yd) {
+  return ConvGeom{xd.c,        xd.h,        xd.w,          wd.r,          wd.s, cd.pad_h, cd.pad_w,
+                  cd.stride_h, cd.stride_w, cd.dilation_h, cd.dilation_w, yd.h, yd.w};
+}
+
+// out = alpha * acc + beta * out over a plane with arbitrary strides; beta == 0 never reads out.
+template <typename T>
+void store_plane(T* out, int64_t sh, int64_t sw, int rows, int cols, const T* acc, T alpha,
+                 T beta) {
+  for (int i = 0; i < rows; ++i) {
+    T* o = out + i * sh;
+    const T* a = acc + int64_t(i) * cols;
+    if (beta == T(0)) {
+      for (int j = 0; j < cols; ++j) o[j * sw] = alpha * a[j];
+    } else {
+      for (int j = 0; j < cols; ++j) o[j * sw] = alpha * a[j] + beta * o[j * sw];
+    }
+  }
+}
+
+// y = act(y + bias[k]) over the rows of a plane with strides; the conv and blend are done.
+template <typename T>
+void apply_epilogue(T* y, int64_t sh, int64_t sw, int rows, int cols, T bias, bool relu) {
+  for (int i = 0; i < rows; ++i) {
+    T* o = y + i * sh;
+    if (relu) {
+      for (int j = 0; j < cols; ++j) {
+        const T v = o[j * sw] + bias;
+        o[j * sw] = v > T(0) ? v : T(0);
+      }
+    } else {
+      for (int j = 0; j < cols; ++j) o[j * sw] += bias;
+    }
+  }
+}
+
+// Prepares an output that is accumulated into: beta == 0 clears it (without reading), beta != 1
+// scales it, so that adding alpha * op afterwards yields the blend.
+template <typename T>
+void pre_scale(T* out, int64_t n, T beta) {
+  if (beta == T(0)) {
+    std::memset(out, 0, sizeof(T) * n);
+  } else if (beta != T(1)) {
+    for (int64_t i = 0; i < n; ++i) out[i] *= beta;
+  }
+}
+
+template <typename T>
+class ConvCpu {
+ public:
+  ConvCpu(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
+          const TensorDesc& yd)
+      : h_(h), cd_(cd), xd_(xd), wd_(wd), yd_(yd), g_(geom_of(cd, xd, wd, yd)) {
+    groups_ = cd.groups;
+    kg_ = wd.k / groups_;
+    cg_ = wd.c;
+    crs_ = int64_t(cg_) * wd.r * wd.s;
+    pq_ = int64_t(yd.h) * yd.w;
+    hw_ = int64_t(xd.h) * xd.w;
+  }
+
+  void fwd(ConvAlgo algo, const T* x, const T* w, T* y, Blend blend, const ConvEpilogue& ep) {
+    if (algo == ConvAlgo::kDirect) {
+      fwd_direct(x, w, y, blend, ep);
+      return;
+    }
+    const bool is1x1 = algo == ConvAlgo::kGemm1x1;
+    T* col = is1x1 ? nullptr : workspace();
+    for (int n = 0; n < xd_.n; ++n) {
+      const T* xn = x + n * xd_.stride_n;
+      T* yn = y + n * yd_.stride_n;
+      if (!is1x1) im2col(g_, xn, col);
+      const T* b = is1x1 ? xn : col;
+      const int64_t b_group = is1x1 ? int64_t(cg_) * hw_ : crs_ * pq_;
+      for (int gi = 0; gi < groups_; ++gi)
+        gemm(h_, xd_.dtype, Trans::kNo, Trans::kNo, kg_, int(pq_), int(crs_), blend.alpha,
+             w + gi * kg_ * crs_, b + gi * b_group, blend.beta, yn + gi * kg_ * pq_);
+      if (ep.bias || ep.relu) {
+        const T* bias = static_cast<const T*>(ep.bias);
+        for (int k = 0; k < wd_.k; ++k)
+          apply_epilogue(yn + k * pq_, pq_, 1, 1, int(pq_), bias ? bias[k] : T(0), ep.relu);
+      }
+    }
+  }
+
+  void bwd_data(ConvAlgo algo, const T* w, const T* dy, T* dx, Blend blend) {
+    if (algo == ConvAlgo::kDirect) {
+      bwd_data_direct(w, dy, dx, blend);
+      return;
+    }
+    const int64_t image = int64_t(xd_.c) * hw_;
+    for (int n = 0; n < xd_.n; ++n) {
+      const T* dyn = dy + n * yd_.stride_n;
+      T* dxn = dx + n * xd_.stride_n;
+      if (algo == ConvAlgo::kGemm1x1) {
+        for (int gi = 0; gi < groups_; ++gi)
+          gemm(h_, xd_.dtype, Trans::kYes, Trans::kNo, cg_, int(hw_), kg_, blend.alpha,
+               w + gi * kg_ * crs_, dyn + gi * kg_ * pq_, blend.beta, dxn + gi * cg_ * hw_);
+        continue;
+      }
+      T* col = workspace();
+      for (int gi = 0; gi < groups_; ++gi)
+        gemm(h_, xd_.dtype, Trans::kYes, Trans::kNo, int(crs_), int(pq_), kg_, blend.alpha,
+             w + gi * kg_ * crs_, dyn + gi * kg_ * pq_, 0.0, col + gi * crs_ * pq_);
+      pre_scale(dxn, image, T(blend.beta));
+      col2im_add(g_, col, dxn);
+    }
+  }
+
+  void bwd_filter(ConvAlgo algo, const T* x, const T* dy, T* dw, Blend blend) {
+    if (algo == ConvAlgo::kDirect) {
+      bwd_filter_direct(x, dy, dw, blend);
+      return;
+    }
+    const bool is1x1 = algo == ConvAlgo::kGemm1x1;
+    T* col = is1x1 ? nullptr : workspace();
+    for (int n = 0; n < xd_.n; ++n) {
+      const T* xn = x + n * xd_.stride_n;
+      const T* dyn = dy + n * yd_.stride_n;
+      if (!is1x1) im2col(g_, xn, col);
+      const T* b = is1x1 ? xn : col;
+      const int64_t b_group = is1x1 ? int64_t(cg_) * hw_ : crs_ * pq_;
+      // The caller's beta applies once, to the first image; later images accumulate.
+      const double beta = n == 0 ? blend.beta : 1.0;
+      for (int gi = 0; gi < groups_; ++gi)
+        gemm(h_, xd_.dtype, Trans::kNo, Trans::kYes, kg_, int(crs_), int(pq_), blend.alpha,
+             dyn + gi * kg_ * pq_, b + gi * b_group, beta, dw + gi * kg_ * crs_);
+    }
+  }
+
+ private:
+  T* workspace() {
+    return static_cast<T*>(h_.workspace(sizeof(T) * size_t(xd_.c) * wd_.r * wd_.s * pq_));
+  }
+
+  // Accumulates one output plane per (n, k) tap by tap: the inner loop runs over a contiguous
+  // output row, so it vectorizes for unit strides.
+  void fwd_direct(const T* x, const T* w, T* y, Blend blend, const ConvEpilogue& ep) {
+    const int P = yd_.h, Q = yd_.w, R = wd_.r, S = wd_.s;
+    const int64_t xsh = xd_.stride_h, xsw = xd_.stride_w;
+    const T* bias = static_cast<const T*>(ep.bias);
+    std::vector<T> acc(pq_);
+    for (int n = 0; n < xd_.n; ++n) {
+      for (int k = 0; k < wd_.k; ++k) {
+        std::fill(acc.begin(), acc.end(), T(0));
+        const int gi = k / kg_;
+        for (int c = 0; c < cg_; ++c) {
+          const T* xp = x + n * xd_.stride_n + int64_t(gi * cg_ + c) * xd_.stride_c;
+          const T* wk = w + (int64_t(k) * cg_ + c) * R * S;
+          for (int r = 0; r < R; ++r) {
+            const int h_off = r * cd_.dilation_h - cd_.pad_h;
+            int p_lo, p_hi;
+            valid_range(h_off, cd_.stride_h, xd_.h, P, &p_lo, &p_hi);
+            for (int s = 0; s < S; ++s) {
+              const int w_off = s * cd_.dilation_w - cd_.pad_w;
+              int q_lo, q_hi;
+              valid_range(w_off, cd_.stride_w, xd_.w, Q, &q_lo, &q_hi);
+              const T wv = wk[r * S + s];
+              const int64_t step = cd_.stride_w * xsw;
+              for (int p = p_lo; p < p_hi; ++p) {
+                const T* xr =
+                    xp + (p * cd_.stride_h + h_off) * xsh + (q_lo * cd_.stride_w + w_off) * xsw;
+                T* a = acc.data() + int64_t(p) * Q + q_lo;
+                for (int i = 0; i < q_hi - q_lo; ++i) a[i] += wv * xr[i * step];
+              }
+            }
+          }
+        }
+        T* yp = y + n * yd_.stride_n + k * yd_.stride_c;
+        store_plane(yp, yd_.stride_h, yd_.stride_w, P, Q, acc.data(), T(blend.alpha),
+                    T(blend.beta));
+        if (bias || ep.relu)
+          apply_epilogue(yp, yd_.stride_h, yd_.stride_w, P, Q, bias ? bias[k] : T(0), ep.relu);
+      }
+    }
+  }
+
+  // Gathers each input-gradient plane (n, c) from the output planes of its group, scattering
+  // within the owned plane only, so every dx element is written exactly once with the blend.
+  void bwd_data_direct(const T* w, const T* dy, T* dx, Blend blend) {
+    const int P = yd_.h, Q = yd_.w, R = wd_.r, S = wd_.s, W = xd_.w;
+    const int64_t dsh = yd_.stride_h, dsw = yd_.stride_w;
+    std::vector<T> acc(hw_);
+    for (int n = 0; n < xd_.n; ++n) {
+      for (int c = 0; c < xd_.c; ++c) {
+        std::fill(acc.begin(), acc.end(), T(0));
+        const int gi = c / cg_, cl = c % cg_;
+        for (int k = gi * kg_; k < (gi + 1) * kg_; ++k) {
+          const T* dyp = dy + n * yd_.stride_n + k * yd_.stride_c;
+          const T* wk = w + (int64_t(k) * cg_ + cl) * R * S;
+          for (int r = 0; r < R; ++r) {
+            const int h_off = r * cd_.dilation_h - cd_.pad_h;
+            int p_lo, p_hi;
+            valid_range(h_off, cd_.stride_h, xd_.h, P, &p_lo, &p_hi);
+            for (int s = 0; s < S; ++s) {
+              const int w_off = s * cd_.dilation_w - cd_.pad_w;
+              int q_lo, q_hi;
+              valid_range(w_off, cd_.stride_w, W, Q, &q_lo, &q_hi);
+              const T wv = wk[r * S + s];
+              const int sw = cd_.stride_w;
+              for (int p = p_lo; p < p_hi; ++p) {
+                T* a = acc.data() + int64_t(p * cd_.stride_h + h_off) * W + q_lo * sw + w_off;
+                const T* g = dyp + p * dsh + q_lo * dsw;
+                for (int i = 0; i < q_hi - q_lo; ++i) a[i * sw] += wv * g[i * dsw];
+              }
+            }
+          }
+        }
+        store_plane(dx + n * xd_.stride_n + c * xd_.stride_c, xd_.stride_h, xd_.stride_w, xd_.h, W,
+                    acc.data(), T(blend.alpha), T(blend.beta));
+      }
+    }
+  }
+
+  void bwd_filter_direct(const T* x, const T* dy, T* dw, Blend blend) {
+    const int P = yd_.h, R = wd_.r, S = wd_.s;
+    const T alpha = T(blend.alpha), beta = T(blend.beta);
+    for (int k = 0; k < wd_.k; ++k) {
+      const int gi = k / kg_;
+      for (int c = 0; c < cg_; ++c) {
+        for (int r = 0; r < R; ++r) {
+          const int h_off = r * cd_.dilation_h - cd_.pad_h;
+          int p_lo, p_hi;
+          valid_range(h_off, cd_.stride_h, xd_.h, P, &p_lo, &p_hi);
+          for (int s = 0; s < S; ++s) {
+            const int w_off = s * cd_.dilation_w - cd_.pad_w;
+            int q_lo, q_hi;
+            valid_range(w_off, cd_.stride_w, xd_.w, yd_.w, &q_lo, &q_hi);
+            const int64_t step = cd_.stride_w * xd_.stride_w;
+            T sum = 0;
+            for (int n = 0; n < xd_.n; ++n) {
+              const T* xp = x + n * xd_.stride_n + int64_t(gi * cg_ + c) * xd_.stride_c;
+              const T* dyp = dy + n * yd_.stride_n + k * yd_.stride_c;
+              for (int p = p_lo; p < p_hi; ++p) {
+                const T* xr = xp + (p * cd_.stride_h + h_off) * xd_.stride_h +
+                              (q_lo * cd_.stride_w + w_off) * xd_.stride_w;
+                const T* g = dyp + p * yd_.stride_h + q_lo * yd_.stride_w;
+                for (int i = 0; i < q_hi - q_lo; ++i) sum += g[i * yd_.stride_w] * xr[i * step];
+              }
+            }
+            T& out = dw[((int64_t(k) * cg_ + c) * R + r) * S + s];
+            out = beta == T(0) ? alpha * sum : alpha * sum + beta * out;
+          }
+        }
+      }
+    }
+  }
+
+  Handle& h_;
+  const ConvDesc& cd_;
+  const TensorDesc& xd_;
+  const FilterDesc& wd_;
+  const TensorDesc& yd_;
+  ConvGeom g_;
+  int groups_, kg_, cg_;
+  int64_t crs_, pq_, hw_;
+};
+
+}  // namespace
+
+void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
+              const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y, Blend blend,
+              const ConvEpilogue& ep) {
+  if (xd.dtype == DataType::kFloat64)
+    ConvCpu<double>(h, cd, xd, wd, yd)
+        .fwd(algo, static_cast<const double*>(x), static_cast<const double*>(w),
+             static_cast<double*>(y), blend, ep);
+  else
+    ConvCpu<float>(h, cd, xd, wd, yd)
+        .fwd(algo, static_cast<const float*>(x), static_cast<const float*>(w),
+             static_cast<float*>(y), blend, ep);
+}
+
+void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
+                   const void* w, const TensorDesc& dyd, const void* dy, const TensorDesc& dxd,
+                   void* dx, Blend blend) {
+  if (dxd.dtype == DataType::kFloat64)
+    ConvCpu<double>(h, cd, dxd, wd, dyd)
+        .bwd_data(algo, static_cast<const double*>(w), static_cast<const double*>(dy),
+                  static_cast<double*>(dx), blend);
+  else
+    ConvCpu<float>(h, cd, dxd, wd, dyd)
+        .bwd_data(algo, static_cast<const float*>(w), static_cast<const float*>(dy),
+                  static_cast<float*>(dx), blend);
+}
+
+void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
+                     const void* x, const TensorDesc& dyd, const void* dy, const FilterDesc& dwd,
+                     void* dw, Blend blend) {
+  if (xd.dtype == DataType::kFloat64)
+    ConvCpu<double>(h, cd, xd, dwd, dyd)
+        .bwd_filter(algo, static_cast<const double*>(x), static_cast<const double*>(dy),
+                    static_cast<double*>(dw), blend);
+  else
+    ConvCpu<float>(h, cd, xd, dwd, dyd)
+        .bwd_filter(algo, static_cast<const float*>(x), static_cast<const float*>(dy),
+                    static_cast<float*>(dw), blend);
+}
+
+}  // namespace crema::prim::cpu

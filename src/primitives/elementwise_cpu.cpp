@@ -1,0 +1,71 @@
+// CPU implementation of the element-wise primitives: plain loops the compiler vectorizes, one
+// template per operation instantiated for float and double.
+#include <cmath>
+#include <cstdint>
+
+#include "primitives/types.h"
+
+namespace crema::prim::cpu {
+namespace {
+
+// Calls f with a zero of the C++ type that t names.
+template <typename F>
+void dispatch(DataType t, F&& f) {
+  if (t == DataType::kFloat64) {
+    f(double{});
+  } else {
+    f(float{});
+  }
+}
+
+}  // namespace
+
+void elt_sign(DataType t, int64_t n, const void* x, void* y) {
+  dispatch(t, [&](auto zero) {
+    using T = decltype(zero);
+    const T* xx = static_cast<const T*>(x);
+    T* yy = static_cast<T*>(y);
+    // (0 < x) - (x < 0): 0 stays 0, so L1 decay leaves exact zeros alone.
+    for (int64_t i = 0; i < n; ++i) yy[i] = T((T(0) < xx[i]) - (xx[i] < T(0)));
+  });
+}
+
+void elt_mul(DataType t, int64_t n, const void* a, const void* b, void* y) {
+  dispatch(t, [&](auto zero) {
+    using T = decltype(zero);
+    const T* aa = static_cast<const T*>(a);
+    const T* bb = static_cast<const T*>(b);
+    T* yy = static_cast<T*>(y);
+    for (int64_t i = 0; i < n; ++i) yy[i] = aa[i] * bb[i];
+  });
+}
+
+void elt_div(DataType t, int64_t n, const void* a, const void* b, void* y) {
+  dispatch(t, [&](auto zero) {
+    using T = decltype(zero);
+    const T* aa = static_cast<const T*>(a);
+    const T* bb = static_cast<const T*>(b);
+    T* yy = static_cast<T*>(y);
+    for (int64_t i = 0; i < n; ++i) yy[i] = aa[i] / bb[i];
+  });
+}
+
+void elt_sqrt(DataType t, int64_t n, const void* x, void* y) {
+  dispatch(t, [&](auto zero) {
+    using T = decltype(zero);
+    const T* xx = static_cast<const T*>(x);
+    T* yy = static_cast<T*>(y);
+    for (int64_t i = 0; i < n; ++i) yy[i] = std::sqrt(xx[i]);
+  });
+}
+
+void elt_add_scalar(DataType t, int64_t n, double alpha, void* y) {
+  dispatch(t, [&](auto zero) {
+    using T = decltype(zero);
+    T* yy = static_cast<T*>(y);
+    const T a = T(alpha);
+    for (int64_t i = 0; i < n; ++i) yy[i] += a;
+  });
+}
+
+}  // namespace crema::prim::cpu

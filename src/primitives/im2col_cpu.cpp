@@ -1,0 +1,83 @@
+// im2col / col2im for the CPU convolution. Each row of the patch matrix is one kernel tap
+// (c, r, s); its valid output range is computed once, so the inner loops are plain copies (a
+// memcpy per output row at stride 1) with zero-filled margins and no per-element branches.
+#include "primitives/im2col_cpu.h"
+
+#include <cstdint>
+#include <cstring>
+
+namespace crema::prim::cpu {
+
+template <typename T>
+void im2col(const ConvGeom& g, const T* x, T* col) {
+  const int64_t pq = int64_t(g.p) * g.q;
+  const int64_t hw = int64_t(g.h) * g.w;
+  T* out = col;
+  for (int c = 0; c < g.c; ++c) {
+    const T* xc = x + c * hw;
+    for (int r = 0; r < g.r; ++r) {
+      const int h_off = r * g.dilation_h - g.pad_h;
+      int p_lo, p_hi;
+      valid_range(h_off, g.stride_h, g.h, g.p, &p_lo, &p_hi);
+      for (int s = 0; s < g.s; ++s, out += pq) {
+        const int w_off = s * g.dilation_w - g.pad_w;
+        int q_lo, q_hi;
+        valid_range(w_off, g.stride_w, g.w, g.q, &q_lo, &q_hi);
+        const int n_valid = q_hi - q_lo;
+        std::fill(out, out + int64_t(p_lo) * g.q, T(0));
+        for (int p = p_lo; p < p_hi; ++p) {
+          T* o = out + int64_t(p) * g.q;
+          const T* src = xc + int64_t(p * g.stride_h + h_off) * g.w + q_lo * g.stride_w + w_off;
+          std::fill(o, o + q_lo, T(0));
+          if (g.stride_w == 1) {
+            std::memcpy(o + q_lo, src, sizeof(T) * n_valid);
+          } else {
+            T* dst = o + q_lo;
+            const int sw = g.stride_w;
+            for (int i = 0; i < n_valid; ++i) dst[i] = src[i * sw];
+          }
+          std::fill(o + q_hi, o + g.q, T(0));
+        }
+        std::fill(out + int64_t(p_hi) * g.q, out + pq, T(0));
+      }
+    }
+  }
+}
+
+template <typename T>
+void col2im_add(const ConvGeom& g, const T* col, T* x) {
+  const int64_t pq = int64_t(g.p) * g.q;
+  const int64_t hw = int64_t(g.h) * g.w;
+  const T* in = col;
+  for (int c = 0; c < g.c; ++c) {
+    T* xc = x + c * hw;
+    for (int r = 0; r < g.r; ++r) {
+      const int h_off = r * g.dilation_h - g.pad_h;
+      int p_lo, p_hi;
+      valid_range(h_off, g.stride_h, g.h, g.p, &p_lo, &p_hi);
+      for (int s = 0; s < g.s; ++s, in += pq) {
+        const int w_off = s * g.dilation_w - g.pad_w;
+        int q_lo, q_hi;
+        valid_range(w_off, g.stride_w, g.w, g.q, &q_lo, &q_hi);
+        const int n_valid = q_hi - q_lo;
+        const int sw = g.stride_w;
+        for (int p = p_lo; p < p_hi; ++p) {
+          const T* src = in + int64_t(p) * g.q + q_lo;
+          T* dst = xc + int64_t(p * g.stride_h + h_off) * g.w + q_lo * sw + w_off;
+          if (sw == 1) {
+            for (int i = 0; i < n_valid; ++i) dst[i] += src[i];
+          } else {
+            for (int i = 0; i < n_valid; ++i) dst[i * sw] += src[i];
+          }
+        }
+      }
+    }
+  }
+}
+
+template void im2col<float>(const ConvGeom&, const float*, float*);
+template void im2col<double>(const ConvGeom&, const double*, double*);
+template void col2im_add<float>(const ConvGeom&, const float*, float*);
+template void col2im_add<double>(const ConvGeom&, const double*, double*);
+
+}  // namespace crema::prim::cpu

@@ -1,0 +1,246 @@
+// Local Response Normalization on the CPU. Across channels, the window energy is a running sum
+// over channels kept for a whole H*W plane at once (add the channel entering the window, subtract
+// the one leaving), so every inner loop is a contiguous, vectorizable pass over the plane. Within
+// a channel, the n x n window sum is separable: a horizontal then a vertical clipped box sum.
+// Scratch rows and planes come from the Handle workspace.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "primitives/lrn.h"
+
+namespace crema::prim::cpu {
+namespace {
+
+// Calls f with a functor s -> s^-beta. Common exponents use sqrt and division instead of pow
+// (CaffeNet's 0.75 is 1 / (sqrt(s) * sqrt(sqrt(s))), several times faster and as exact); the
+// choice is made once per call so the inner loops stay branch-free.
+template <typename T, typename F>
+void with_neg_pow(double beta, F&& f) {
+  if (beta == 0.75) {
+    f([](T s) {
+      const T r = std::sqrt(s);
+      return T(1) / (r * std::sqrt(r));
+    });
+  } else if (beta == 0.5) {
+    f([](T s) { return T(1) / std::sqrt(s); });
+  } else if (beta == 1.0) {
+    f([](T s) { return T(1) / s; });
+  } else {
+    const T nb = T(-beta);
+    f([nb](T s) { return std::pow(s, nb); });
+  }
+}
+
+// out[i] = alpha * v(i) + beta * out[i]; with beta == 0 out is never read, since it may hold
+// garbage (NaN poison).
+template <typename T, typename V>
+inline void blend_row(int64_t n, Blend blend, T* out, V v) {
+  const T alpha = T(blend.alpha), beta = T(blend.beta);
+  if (beta == T(0)) {
+    for (int64_t i = 0; i < n; ++i) out[i] = alpha * v(i);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = alpha * v(i) + beta * out[i];
+  }
+}
+
+template <typename T>
+inline void add_row(int64_t n, const T* src, T* acc) {
+  for (int64_t i = 0; i < n; ++i) acc[i] += src[i];
+}
+
+// acc[i] += sign * f(src[i]), f the square (kSquare) or the identity. A template flag rather
+// than a function argument, so the loop is inlined and vectorized.
+template <bool kSquare, typename T>
+inline void accumulate(int64_t n, T sign, const T* src, T* acc) {
+  for (int64_t i = 0; i < n; ++i) acc[i] += sign * (kSquare ? src[i] * src[i] : src[i]);
+}
+
+// Slides a window of 2r+1 channels over C planes of hw values: acc starts as the sum of f over
+// channels [0, r] (what channel 0 sees), and after visit(c) becomes channel c+1's window sum:
+// the channel entering is added, the one leaving subtracted. Channels outside [0, C) are zeros.
+template <bool kSquare, typename T, typename Visit>
+void slide_channels(int C, int r, int64_t hw, const T* src, T* acc, Visit visit) {
+  std::fill(acc, acc + hw, T(0));
+  for (int c = 0; c <= std::min(r, C - 1); ++c) accumulate<kSquare>(hw, T(1), src + c * hw, acc);
+  for (int c = 0; c < C; ++c) {
+    visit(c);
+    if (c + r + 1 < C) accumulate<kSquare>(hw, T(1), src + (c + r + 1) * hw, acc);
+    if (c - r >= 0) accumulate<kSquare>(hw, T(-1), src + (c - r) * hw, acc);
+  }
+}
+
+// out = sum of in over the (2r+1) x (2r+1) window of each pixel, clipped to the H x W plane.
+// Separable: rows into tmp, then columns of tmp into out; each pass is contiguous over w.
+template <typename T>
+void box_sum(int H, int W, int r, const T* in, T* tmp, T* out) {
+  for (int y = 0; y < H; ++y) {
+    const T* src = in + int64_t(y) * W;
+    T* dst = tmp + int64_t(y) * W;
+    std::fill(dst, dst + W, T(0));
+    for (int d = -r; d <= r; ++d) {
+      const int lo = std::max(0, -d), hi = std::min(W, W - d);
+      for (int x = lo; x < hi; ++x) dst[x] += src[x + d];
+    }
+  }
+  for (int y = 0; y < H; ++y) {
+    T* dst = out + int64_t(y) * W;
+    std::fill(dst, dst + W, T(0));
+    for (int yy = std::max(0, y - r); yy <= std::min(H - 1, y + r); ++yy)
+      add_row(W, tmp + int64_t(yy) * W, dst);
+  }
+}
+
+template <typename T>
+T* scratch(Handle& h, int64_t elements) {
+  return static_cast<T*>(h.workspace(size_t(elements) * sizeof(T)));
+}
+
+// ---- across channels ---------------------------------------------------------------------
+
+template <typename T>
+void across_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* x, T* y, Blend blend) {
+  const int C = d.c, r = ld.local_size / 2;
+  const int64_t hw = int64_t(d.h) * d.w, image = C * hw;
+  const T k = T(ld.k), a = T(ld.alpha / ld.local_size);
+  T* acc = scratch<T>(h, hw);
+  with_neg_pow<T>(ld.beta, [&](auto neg_pow) {
+    for (int n = 0; n < d.n; ++n) {
+      const T* xn = x + n * image;
+      T* yn = y + n * image;
+      slide_channels<true>(C, r, hw, xn, acc, [&](int c) {
+        const T* xc = xn + c * hw;
+        // The running sum may drift a few ulps below zero after subtractions; clamp so that a
+        // window of zeros gives exactly k.
+        blend_row(hw, blend, yn + c * hw,
+                  [&](int64_t i) { return xc[i] * neg_pow(k + a * std::max(acc[i], T(0))); });
+      });
+    }
+  });
+}
+
+// Two passes per image: the first stores scale^-beta (P) and dy * y / scale (R) for every
+// channel, the second slides the channel window over R and writes dx.
+template <typename T>
+void across_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* y, const T* dy,
+                const T* x, T* dx, Blend blend) {
+  const int C = d.c, r = ld.local_size / 2;
+  const int64_t hw = int64_t(d.h) * d.w, image = C * hw;
+  const T k = T(ld.k), a = T(ld.alpha / ld.local_size);
+  const T cc = T(2 * ld.alpha * ld.beta / ld.local_size);
+  T* acc = scratch<T>(h, 2 * image + hw);
+  T* P = acc + hw;
+  T* R = P + image;
+  with_neg_pow<T>(ld.beta, [&](auto neg_pow) {
+    for (int n = 0; n < d.n; ++n) {
+      const int64_t off = n * image;
+      slide_channels<true>(C, r, hw, x + off, acc, [&](int c) {
+        const int64_t o = off + c * hw;
+        T* Pc = P + c * hw;
+        T* Rc = R + c * hw;
+        for (int64_t i = 0; i < hw; ++i) {
+          const T s = k + a * std::max(acc[i], T(0));
+          Pc[i] = neg_pow(s);
+          Rc[i] = dy[o + i] * y[o + i] / s;
+        }
+      });
+      slide_channels<false>(C, r, hw, static_cast<const T*>(R), acc, [&](int c) {
+        const int64_t o = off + c * hw;
+        const T* Pc = P + c * hw;
+        blend_row(hw, blend, dx + o,
+                  [&](int64_t i) { return dy[o + i] * Pc[i] - cc * x[o + i] * acc[i]; });
+      });
+    }
+  });
+}
+
+// ---- within a channel --------------------------------------------------------------------
+
+template <typename T>
+void within_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* x, T* y, Blend blend) {
+  const int r = ld.local_size / 2;
+  const int64_t hw = int64_t(d.h) * d.w, planes = int64_t(d.n) * d.c;
+  const T k = T(ld.k), a = T(ld.alpha / (double(ld.local_size) * ld.local_size));
+  T* sq = scratch<T>(h, 3 * hw);
+  T* tmp = sq + hw;
+  T* S = tmp + hw;
+  with_neg_pow<T>(ld.beta, [&](auto neg_pow) {
+    for (int64_t p = 0; p < planes; ++p) {
+      const T* xp = x + p * hw;
+      for (int64_t i = 0; i < hw; ++i) sq[i] = xp[i] * xp[i];
+      box_sum(d.h, d.w, r, static_cast<const T*>(sq), tmp, S);
+      blend_row(hw, blend, y + p * hw, [&](int64_t i) { return xp[i] * neg_pow(k + a * S[i]); });
+    }
+  });
+}
+
+template <typename T>
+void within_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* y, const T* dy,
+                const T* x, T* dx, Blend blend) {
+  const int r = ld.local_size / 2;
+  const int64_t hw = int64_t(d.h) * d.w, planes = int64_t(d.n) * d.c;
+  const double nn = double(ld.local_size) * ld.local_size;
+  const T k = T(ld.k), a = T(ld.alpha / nn), cc = T(2 * ld.alpha * ld.beta / nn);
+  T* A = scratch<T>(h, 4 * hw);  // x^2, then dy * y / scale
+  T* tmp = A + hw;
+  T* S = tmp + hw;  // window sum of A
+  T* P = S + hw;    // scale^-beta
+  with_neg_pow<T>(ld.beta, [&](auto neg_pow) {
+    for (int64_t p = 0; p < planes; ++p) {
+      const int64_t o = p * hw;
+      for (int64_t i = 0; i < hw; ++i) A[i] = x[o + i] * x[o + i];
+      box_sum(d.h, d.w, r, static_cast<const T*>(A), tmp, S);
+      for (int64_t i = 0; i < hw; ++i) {
+        const T s = k + a * S[i];
+        P[i] = neg_pow(s);
+        A[i] = dy[o + i] * y[o + i] / s;
+      }
+      box_sum(d.h, d.w, r, static_cast<const T*>(A), tmp, S);
+      blend_row(hw, blend, dx + o,
+                [&](int64_t i) { return dy[o + i] * P[i] - cc * x[o + i] * S[i]; });
+    }
+  });
+}
+
+template <typename T>
+void fwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const void* x, void* y, Blend blend) {
+  const T* xt = static_cast<const T*>(x);
+  T* yt = static_cast<T*>(y);
+  if (ld.mode == LrnMode::kAcrossChannels)
+    across_fwd(h, ld, d, xt, yt, blend);
+  else
+    within_fwd(h, ld, d, xt, yt, blend);
+}
+
+template <typename T>
+void bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const void* y, const void* dy,
+         const void* x, void* dx, Blend blend) {
+  const T* yt = static_cast<const T*>(y);
+  const T* dyt = static_cast<const T*>(dy);
+  const T* xt = static_cast<const T*>(x);
+  T* dxt = static_cast<T*>(dx);
+  if (ld.mode == LrnMode::kAcrossChannels)
+    across_bwd(h, ld, d, yt, dyt, xt, dxt, blend);
+  else
+    within_bwd(h, ld, d, yt, dyt, xt, dxt, blend);
+}
+
+}  // namespace
+
+void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x, const TensorDesc&,
+             void* y, Blend blend) {
+  if (xd.dtype == DataType::kFloat64)
+    fwd<double>(h, ld, xd, x, y, blend);
+  else
+    fwd<float>(h, ld, xd, x, y, blend);
+}
+
+void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc&, const void* y, const void* dy,
+             const TensorDesc& xd, const void* x, void* dx, Blend blend) {
+  if (xd.dtype == DataType::kFloat64)
+    bwd<double>(h, ld, xd, y, dy, x, dx, blend);
+  else
+    bwd<float>(h, ld, xd, y, dy, x, dx, blend);
+}
+
+}  // namespace crema::prim::cpu

@@ -1,0 +1,206 @@
+// CPU pooling, max and average, with Caffe's window rules. Outputs whose window lies fully
+// inside the input (the interior) are computed a row at a time, tap by tap, so the inner loop
+// runs over output columns without bounds checks; border outputs take the clipped-window path.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "primitives/pool.h"
+
+namespace crema::prim::cpu {
+namespace {
+
+// Outputs o in [*lo, *hi) whose window o * stride - pad + [0, kernel) lies inside [0, in).
+void interior(int in, int kernel, int pad, int stride, int out, int* lo, int* hi) {
+  const int l = std::min((pad + stride - 1) / stride, out);
+  const int u = in + pad - kernel < 0 ? 0 : std::min((in + pad - kernel) / stride + 1, out);
+  *lo = l;
+  *hi = std::max(u, l);
+}
+
+// A window clipped to the input, and the divisor average pooling uses for it.
+struct Window {
+  int h0, h1, w0, w1;
+  int divisor;
+};
+
+// One axis of the windows of output o: the range clipped to the input, [lo, hi), and the
+// extent clipped to the padded input, which Caffe's average counts (pad cells included).
+struct Span {
+  int lo, hi, padded;
+};
+
+// Computed once per call so the per-output loops do no clipping arithmetic.
+std::vector<Span> spans(int in, int kernel, int pad, int stride, int out) {
+  std::vector<Span> v(out);
+  for (int o = 0; o < out; ++o) {
+    const int start = o * stride - pad;
+    const int end = std::min(start + kernel, in + pad);
+    v[o] = Span{std::max(start, 0), std::min(end, in), end - start};
+  }
+  return v;
+}
+
+Window window_of(const PoolDesc& pd, const Span& a, const Span& b) {
+  const int divisor =
+      pd.mode == PoolMode::kAverageExcludePad ? (a.hi - a.lo) * (b.hi - b.lo) : a.padded * b.padded;
+  return Window{a.lo, a.hi, b.lo, b.hi, divisor};
+}
+
+// A 2-d plane view with element strides.
+template <typename T>
+struct Plane {
+  T* data;
+  int64_t sh, sw;
+  T& at(int i, int j) const { return data[i * sh + j * sw]; }
+};
+
+template <typename T>
+T pool_window(const PoolDesc& pd, Plane<const T> x, const Window& win) {
+  // CEIL rounding with stride > kernel and no pad can place the last window past the input;
+  // Caffe leaves such outputs undefined, we make them 0 (and they pass no gradient back).
+  if (win.h0 >= win.h1 || win.w0 >= win.w1) return T(0);
+  if (pd.mode == PoolMode::kMax) {
+    T m = std::numeric_limits<T>::lowest();
+    for (int i = win.h0; i < win.h1; ++i)
+      for (int j = win.w0; j < win.w1; ++j) m = x.at(i, j) > m ? x.at(i, j) : m;
+    return m;
+  }
+  T sum = 0;
+  for (int i = win.h0; i < win.h1; ++i)
+    for (int j = win.w0; j < win.w1; ++j) sum += x.at(i, j);
+  return sum / T(win.divisor);
+}
+
+template <typename T>
+void fwd_impl(const PoolDesc& pd, const TensorDesc& xd, const T* x, const TensorDesc& yd, T* y,
+              Blend blend) {
+  const int P = yd.h, Q = yd.w;
+  const bool is_max = pd.mode == PoolMode::kMax;
+  const std::vector<Span> hs = spans(xd.h, pd.kernel_h, pd.pad_h, pd.stride_h, P);
+  const std::vector<Span> ws = spans(xd.w, pd.kernel_w, pd.pad_w, pd.stride_w, Q);
+  int p_lo, p_hi, q_lo, q_hi;
+  interior(xd.h, pd.kernel_h, pd.pad_h, pd.stride_h, P, &p_lo, &p_hi);
+  interior(xd.w, pd.kernel_w, pd.pad_w, pd.stride_w, Q, &q_lo, &q_hi);
+  const int64_t step = pd.stride_w * xd.stride_w;
+  const T alpha = T(blend.alpha), beta = T(blend.beta);
+  const T full_divisor = T(pd.kernel_h * pd.kernel_w);
+  std::vector<T> row(Q);
+  for (int n = 0; n < xd.n; ++n) {
+    for (int c = 0; c < xd.c; ++c) {
+      const Plane<const T> xp{x + n * xd.stride_n + c * xd.stride_c, xd.stride_h, xd.stride_w};
+      T* yp = y + n * yd.stride_n + c * yd.stride_c;
+      for (int p = 0; p < P; ++p) {
+        const bool inside = p >= p_lo && p < p_hi;
+        for (int q = 0; q < Q; ++q) {
+          if (inside && q == q_lo) q = q_hi;  // the interior run is done below
+          if (q >= Q) break;
+          row[q] = pool_window(pd, xp, window_of(pd, hs[p], ws[q]));
+        }
+        if (inside && q_lo < q_hi) {
+          T* r = row.data() + q_lo;
+          const int len = q_hi - q_lo;
+          const int h0 = p * pd.stride_h - pd.pad_h;
+          const int w0 = q_lo * pd.stride_w - pd.pad_w;
+          for (int i = 0; i < pd.kernel_h; ++i) {
+            for (int j = 0; j < pd.kernel_w; ++j) {
+              const T* src = &xp.at(h0 + i, w0 + j);
+              if (i == 0 && j == 0) {
+                for (int t = 0; t < len; ++t) r[t] = src[t * step];
+              } else if (is_max) {
+                for (int t = 0; t < len; ++t) r[t] = src[t * step] > r[t] ? src[t * step] : r[t];
+              } else {
+                for (int t = 0; t < len; ++t) r[t] += src[t * step];
+              }
+            }
+          }
+          if (!is_max)
+            for (int t = 0; t < len; ++t) r[t] /= full_divisor;
+        }
+        T* out = yp + p * yd.stride_h;
+        const int64_t osw = yd.stride_w;
+        if (alpha == T(1) && beta == T(0)) {
+          for (int q = 0; q < Q; ++q) out[q * osw] = row[q];
+        } else if (beta == T(0)) {
+          for (int q = 0; q < Q; ++q) out[q * osw] = alpha * row[q];
+        } else {
+          for (int q = 0; q < Q; ++q) out[q * osw] = alpha * row[q] + beta * out[q * osw];
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void bwd_impl(const PoolDesc& pd, const TensorDesc& yd, const T* y, const T* dy,
+              const TensorDesc& xd, const T* x, T* dx, Blend blend) {
+  const T alpha = T(blend.alpha), beta = T(blend.beta);
+  const bool is_max = pd.mode == PoolMode::kMax;
+  const std::vector<Span> hs = spans(xd.h, pd.kernel_h, pd.pad_h, pd.stride_h, yd.h);
+  const std::vector<Span> ws = spans(xd.w, pd.kernel_w, pd.pad_w, pd.stride_w, yd.w);
+  const int64_t xsh = xd.stride_h, xsw = xd.stride_w;
+  for (int n = 0; n < xd.n; ++n) {
+    for (int c = 0; c < xd.c; ++c) {
+      T* g = dx + n * xd.stride_n + c * xd.stride_c;
+      const T* xp = is_max ? x + n * xd.stride_n + c * xd.stride_c : nullptr;
+      const T* yp = is_max ? y + n * yd.stride_n + c * yd.stride_c : nullptr;
+      const T* gy = dy + n * yd.stride_n + c * yd.stride_c;
+      // dx is accumulated into (windows overlap), so blend with beta first: 0 clears it without
+      // reading, anything else scales it.
+      if (beta == T(0)) {
+        for (int i = 0; i < xd.h; ++i)
+          for (int j = 0; j < xd.w; ++j) g[i * xsh + j * xsw] = T(0);
+      } else if (beta != T(1)) {
+        for (int i = 0; i < xd.h; ++i)
+          for (int j = 0; j < xd.w; ++j) g[i * xsh + j * xsw] *= beta;
+      }
+      for (int p = 0; p < yd.h; ++p) {
+        for (int q = 0; q < yd.w; ++q) {
+          const Window win = window_of(pd, hs[p], ws[q]);
+          if (win.h0 >= win.h1 || win.w0 >= win.w1) continue;  // empty: pooled to 0
+          const int64_t yi = p * yd.stride_h + q * yd.stride_w;
+          if (is_max) {
+            // The argmax is the first input equal to the pooled maximum in row-major order. A
+            // reverse scan with selects finds it without data-dependent branches.
+            const T m = yp[yi];
+            int64_t at = -1;
+            for (int i = win.h1 - 1; i >= win.h0; --i)
+              for (int j = win.w1 - 1; j >= win.w0; --j) {
+                const int64_t off = i * xsh + j * xsw;
+                at = xp[off] == m ? off : at;
+              }
+            if (at >= 0) g[at] += alpha * gy[yi];
+          } else {
+            const T v = alpha * gy[yi] / T(win.divisor);
+            for (int i = win.h0; i < win.h1; ++i)
+              for (int j = win.w0; j < win.w1; ++j) g[i * xsh + j * xsw] += v;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void pool_fwd(const PoolDesc& pd, const TensorDesc& xd, const void* x, const TensorDesc& yd,
+              void* y, Blend blend) {
+  if (xd.dtype == DataType::kFloat64)
+    fwd_impl(pd, xd, static_cast<const double*>(x), yd, static_cast<double*>(y), blend);
+  else
+    fwd_impl(pd, xd, static_cast<const float*>(x), yd, static_cast<float*>(y), blend);
+}
+
+void pool_bwd(const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
+              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
+  if (xd.dtype == DataType::kFloat64)
+    bwd_impl(pd, yd, static_cast<const double*>(y), static_cast<const double*>(dy), xd,
+             static_cast<const double*>(x), static_cast<double*>(dx), blend);
+  else
+    bwd_impl(pd, yd, static_cast<const float*>(y), static_cast<const float*>(dy), xd,
+             static_cast<const float*>(x), static_cast<float*>(dx), blend);
+}
+
+}  // namespace crema::prim::cpu
