@@ -1,0 +1,435 @@
+// Solver: net construction, the training loop and testing (Caffe's Solver and SGDSolver
+// machinery). Snapshots are in solver_snapshot.cpp, the per-type update rules in
+// sgd_solvers.cpp.
+#include "solver/solver.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/errors.h"
+#include "core/rng.h"
+#include "core/upgrade_proto.h"
+#include "primitives/blas.h"
+#include "primitives/elementwise.h"
+#include "solver/lr_policy.h"
+
+namespace crema {
+namespace {
+
+// "1h02m03s", "4m05s", "6s": an estimated duration for the progress line.
+std::string format_duration(double seconds) {
+  const long s = std::lround(seconds);
+  char buf[64];
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof buf, "%ldh%02ldm%02lds", s / 3600, (s / 60) % 60, s % 60);
+  } else if (s >= 60) {
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lds", s);
+  }
+  return buf;
+}
+
+}  // namespace
+
+template <typename Dtype>
+Solver<Dtype>::Solver(const SolverParameter& param, Device device, Handle& h, int history_sets,
+                      const std::string& source_name)
+    : param_(param), device_(device), h_(h), source_name_(source_name) {
+  const std::string who = source_name.empty() ? "solver" : "solver " + source_name;
+  CREMA_REQUIRE(h.device() == device, who, ": the handle's device differs from the solver's");
+  CREMA_REQUIRE(param_.snapshot_format() == SolverParameter::BINARYPROTO, who,
+                ": HDF5 snapshots are not supported; use BINARYPROTO");
+  CREMA_REQUIRE(param_.average_loss() >= 1, who, ": average_loss must be >= 1, got ",
+                param_.average_loss());
+  CREMA_REQUIRE(param_.iter_size() >= 1, who, ": iter_size must be >= 1, got ", param_.iter_size());
+  CREMA_REQUIRE(param_.regularization_type() == "L2" || param_.regularization_type() == "L1", who,
+                ": unknown regularization_type \"", param_.regularization_type(),
+                "\"; known types: L2, L1");
+  try {
+    check_lr_policy(param_);
+  } catch (const Error& e) {
+    fail(who, ": ", e.what());
+  }
+  // Seed before the nets are built, so fillers and data shuffling are reproducible.
+  if (param_.random_seed() >= 0) {
+    seed_thread_rng(param_.random_seed());
+    h_.set_seed(uint64_t(param_.random_seed()));
+  }
+  init_train_net();
+  init_test_nets();
+  load_weights();
+  test_scores_.resize(test_nets_.size());
+  LOG(INFO) << "Solver scaffolding done.";
+  // History (momentum, squared-gradient averages) starts at zero; temp is scratch space.
+  for (int set = 0; set < history_sets; ++set) {
+    for (const Tensor<Dtype>* p : net_->learnable_params()) {
+      history_.push_back(std::make_unique<Tensor<Dtype>>(p->shape(), device_));
+      history_.back()->fill_data(Dtype(0));
+    }
+  }
+  for (const Tensor<Dtype>* p : net_->learnable_params()) {
+    temp_.push_back(std::make_unique<Tensor<Dtype>>(p->shape(), device_));
+  }
+}
+
+template <typename Dtype>
+NetParameter Solver<Dtype>::load_net(const std::string& path) const {
+  // Relative paths are relative to the working directory, as in Caffe.
+  return load_net_param_text(path);
+}
+
+template <typename Dtype>
+void Solver<Dtype>::init_train_net() {
+  const std::string who = source_name_.empty() ? "solver" : "solver " + source_name_;
+  const int sources = int(param_.has_net()) + int(param_.has_net_param()) +
+                      int(param_.has_train_net()) + int(param_.has_train_net_param());
+  CREMA_REQUIRE(sources >= 1, who,
+                " names no network (net, net_param, train_net or train_net_param)");
+  CREMA_REQUIRE(sources == 1, who,
+                " names more than one train network (give one of net, net_param, train_net, "
+                "train_net_param)");
+  NetParameter net_param;
+  if (param_.has_train_net_param()) net_param = param_.train_net_param();
+  if (param_.has_train_net()) net_param = load_net(param_.train_net());
+  if (param_.has_net_param()) net_param = param_.net_param();
+  if (param_.has_net()) net_param = load_net(param_.net());
+  // NetState precedence, lowest first: phase TRAIN, the net's own state, the solver's
+  // train_state.
+  NetState state;
+  state.set_phase(TRAIN);
+  state.MergeFrom(net_param.state());
+  state.MergeFrom(param_.train_state());
+  *net_param.mutable_state() = state;
+  LOG(INFO) << "Creating training net";
+  net_ = std::make_unique<Net<Dtype>>(net_param, device_);
+}
+
+template <typename Dtype>
+void Solver<Dtype>::init_test_nets() {
+  const std::string who = source_name_.empty() ? "solver" : "solver " + source_name_;
+  const bool generic = param_.has_net() || param_.has_net_param();
+  const int explicit_nets = param_.test_net_param_size() + param_.test_net_size();
+  // A generic net (net / net_param) makes one test net per test_iter beyond the explicit ones.
+  if (generic) {
+    CREMA_REQUIRE(param_.test_iter_size() >= explicit_nets, who, " has ", explicit_nets,
+                  " test nets but ", param_.test_iter_size(),
+                  " test_iter values (give one per test net)");
+  } else {
+    CREMA_REQUIRE(param_.test_iter_size() == explicit_nets, who, " has ", explicit_nets,
+                  " test nets but ", param_.test_iter_size(),
+                  " test_iter values (give one per test net)");
+  }
+  const int num_nets = generic ? param_.test_iter_size() : explicit_nets;
+  CREMA_REQUIRE(param_.test_state_size() == 0 || param_.test_state_size() == num_nets, who, " has ",
+                num_nets, " test nets but ", param_.test_state_size(),
+                " test_state values (give none or one per test net)");
+  for (int i = 0; i < param_.test_iter_size(); ++i)
+    CREMA_REQUIRE(param_.test_iter(i) >= 0, who, ": test_iter ", i, " is negative");
+  CREMA_REQUIRE(num_nets == 0 || param_.test_interval() > 0, who, " has ", num_nets,
+                " test nets but test_interval is ", param_.test_interval(), " (give > 0)");
+  std::vector<NetParameter> params;
+  std::vector<std::string> sources;
+  for (const NetParameter& p : param_.test_net_param()) {
+    params.push_back(p);
+    sources.push_back("test_net_param");
+  }
+  for (const std::string& path : param_.test_net()) {
+    params.push_back(load_net(path));
+    sources.push_back("test_net file: " + path);
+  }
+  while (int(params.size()) < num_nets) {
+    if (param_.has_net_param()) {
+      params.push_back(param_.net_param());
+      sources.push_back("net_param");
+    } else {
+      params.push_back(load_net(param_.net()));
+      sources.push_back("net file: " + param_.net());
+    }
+  }
+  for (int i = 0; i < num_nets; ++i) {
+    NetState state;
+    state.set_phase(TEST);
+    state.MergeFrom(params[i].state());
+    if (param_.test_state_size()) state.MergeFrom(param_.test_state(i));
+    *params[i].mutable_state() = state;
+    LOG(INFO) << "Creating test net (#" << i << ") specified by " << sources[i];
+    test_nets_.push_back(std::make_unique<Net<Dtype>>(params[i], device_));
+    test_nets_.back()->share_trained_layers_with(*net_);
+  }
+}
+
+template <typename Dtype>
+void Solver<Dtype>::load_weights() {
+  // SolverParameter.weights: .caffemodel files (each entry may list several, comma-separated)
+  // copied by layer name into the train net and every test net, later files winning.
+  for (const std::string& entry : param_.weights()) {
+    std::stringstream list(entry);
+    std::string file;
+    while (std::getline(list, file, ',')) {
+      if (file.empty()) continue;
+      LOG(INFO) << "Loading weights from " << file;
+      try {
+        const NetParameter trained = load_net_param_binary(file);
+        net_->copy_trained_layers_from(trained);
+        for (auto& t : test_nets_) t->copy_trained_layers_from(trained);
+      } catch (const Error& e) {
+        fail(source_name_.empty() ? "solver" : "solver " + source_name_, ": weights ", file, ": ",
+             e.what());
+      }
+    }
+  }
+}
+
+template <typename Dtype>
+SolverAction Solver<Dtype>::poll_action() {
+  return action_source_ ? action_source_() : SolverAction::kNone;
+}
+
+template <typename Dtype>
+void Solver<Dtype>::solve(const std::string& resume_file) {
+  LOG(INFO) << "Solving " << net_->name();
+  LOG(INFO) << "Learning Rate Policy: " << param_.lr_policy();
+  requested_early_exit_ = false;
+  if (!resume_file.empty()) {
+    LOG(INFO) << "Restoring previous solver status from " << resume_file;
+    restore(resume_file);
+  }
+  const int start_iter = iter_;
+  step(param_.max_iter() - iter_);
+  // The final snapshot, unless the last iteration already wrote one.
+  if (param_.snapshot_after_train() && (!param_.snapshot() || iter_ % param_.snapshot() != 0))
+    snapshot();
+  if (requested_early_exit_) {
+    LOG(INFO) << "Optimization stopped early.";
+    return;
+  }
+  // One more forward pass of the train net (no update) to display the loss of the final
+  // weights, and a final test, when the last iteration falls on display / test_interval.
+  if (param_.display() && iter_ % param_.display() == 0) {
+    const Dtype loss = net_->forward(h_);
+    update_smoothed_loss(loss, start_iter);
+    LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
+  }
+  if (param_.test_interval() && iter_ % param_.test_interval() == 0) test_all();
+  LOG(INFO) << "Optimization Done.";
+}
+
+template <typename Dtype>
+void Solver<Dtype>::step(int n) {
+  const int start_iter = iter_;
+  stop_iter_ = iter_ + std::max(n, 0);
+  requested_early_exit_ = false;
+  losses_.clear();
+  smoothed_loss_ = 0;
+  display_start_ = std::chrono::steady_clock::now();
+  iterations_last_ = iter_;
+  const auto& params = net_->learnable_params();
+  while (iter_ < stop_iter_) {
+    // Backward accumulates into parameter diffs, so they start each iteration at zero.
+    for (Tensor<Dtype>* p : params) prim::fill(h_, dtype(), p->count(), 0.0, p->mutable_diff());
+    if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
+        (iter_ > 0 || param_.test_initialization())) {
+      test_all();
+      if (requested_early_exit_) break;
+    }
+    const bool display = param_.display() && iter_ % param_.display() == 0;
+    // Gradients accumulate over iter_size passes; the reported loss is their mean.
+    Dtype loss = 0;
+    for (int i = 0; i < param_.iter_size(); ++i) {
+      loss += net_->forward(h_);
+      net_->backward(h_);
+    }
+    loss /= param_.iter_size();
+    last_loss_ = loss;
+    update_smoothed_loss(loss, start_iter);
+    if (display) {
+      const auto now = std::chrono::steady_clock::now();
+      const float lapse = std::chrono::duration<float>(now - display_start_).count();
+      const float per_s = float(iter_ - iterations_last_) / (lapse > 0 ? lapse : 1.0f);
+      LOG(INFO) << "Iteration " << iter_ << " (" << per_s << " iter/s, " << lapse << "s/"
+                << param_.display() << " iters), loss = " << smoothed_loss_;
+      std::vector<Dtype> values;
+      std::vector<int> ids;
+      for (size_t j = 0; j < net_->output_blobs().size(); ++j) {
+        for (Dtype v : net_->output_blobs()[j]->data_vector()) {
+          values.push_back(v);
+          ids.push_back(int(j));
+        }
+      }
+      log_outputs(*net_, "Train", values, ids);
+      if (iter_ > iterations_last_ && per_s > 0) {
+        const int total = stop_iter_;
+        LOG(INFO) << "Progress: " << iter_ << "/" << total << " iterations ("
+                  << int(100.0 * iter_ / std::max(total, 1)) << "%), " << per_s << " iter/s, about "
+                  << format_duration((total - iter_) / per_s) << " remaining";
+      }
+      display_start_ = now;
+      iterations_last_ = iter_;
+    }
+    apply_update();
+    // iter_ counts the updates applied so far.
+    ++iter_;
+    const SolverAction request = poll_action();
+    if ((param_.snapshot() && iter_ % param_.snapshot() == 0) || request == SolverAction::kSnapshot)
+      snapshot();
+    if (request == SolverAction::kStop) {
+      requested_early_exit_ = true;
+      break;
+    }
+  }
+}
+
+template <typename Dtype>
+void Solver<Dtype>::update_smoothed_loss(Dtype loss, int start_iter) {
+  // Running mean over the last average_loss iterations, kept in a ring buffer.
+  const int average_loss = param_.average_loss();
+  if (int(losses_.size()) < average_loss) {
+    losses_.push_back(loss);
+    const int size = int(losses_.size());
+    smoothed_loss_ = (smoothed_loss_ * (size - 1) + loss) / size;
+  } else {
+    const int idx = (iter_ - start_iter) % average_loss;
+    smoothed_loss_ += (loss - losses_[idx]) / average_loss;
+    losses_[idx] = loss;
+  }
+}
+
+template <typename Dtype>
+void Solver<Dtype>::log_outputs(const Net<Dtype>& net, const char* kind,
+                                const std::vector<Dtype>& values,
+                                const std::vector<int>& output_ids) const {
+  for (size_t i = 0; i < values.size(); ++i) {
+    const int j = output_ids[i];
+    const Dtype weight = net.output_loss_weights()[j];
+    std::ostringstream loss_msg;
+    if (weight != 0) loss_msg << " (* " << weight << " = " << weight * values[i] << " loss)";
+    LOG(INFO) << "    " << kind << " net output #" << i << ": " << net.output_blob_names()[j]
+              << " = " << values[i] << loss_msg.str();
+  }
+}
+
+template <typename Dtype>
+void Solver<Dtype>::apply_update() {
+  const int previous_step = current_step_;
+  const Dtype rate = Dtype(learning_rate(param_, iter_, &current_step_));
+  last_rate_ = rate;
+  if (param_.lr_policy() == "multistep" && current_step_ != previous_step)
+    LOG(INFO) << "MultiStep Status: Iteration " << iter_ << ", step = " << current_step_;
+  if (param_.display() && iter_ % param_.display() == 0)
+    LOG(INFO) << "Iteration " << iter_ << ", lr = " << rate;
+  clip_gradients();
+  for (int id = 0; id < num_params(); ++id) {
+    Tensor<Dtype>& p = param_tensor(id);
+    // The diffs hold the sum over iter_size passes; the update uses their mean.
+    if (param_.iter_size() > 1)
+      prim::scal(h_, dtype(), p.count(), double(Dtype(1) / Dtype(param_.iter_size())),
+                 p.mutable_diff());
+    regularize(id);
+    compute_update_value(id, rate);
+  }
+  // w -= update
+  for (int id = 0; id < num_params(); ++id) {
+    Tensor<Dtype>& p = param_tensor(id);
+    prim::axpy(h_, dtype(), p.count(), -1.0, p.diff(), p.mutable_data());
+  }
+}
+
+template <typename Dtype>
+void Solver<Dtype>::clip_gradients() {
+  // Rescale every gradient by the same factor so the global L2 norm is at most clip_gradients:
+  // the direction is kept, only the step length is bounded.
+  const Dtype clip = param_.clip_gradients();
+  if (clip < 0) return;
+  double sumsq = 0;
+  for (int id = 0; id < num_params(); ++id) {
+    const Tensor<Dtype>& p = param_tensor(id);
+    sumsq += prim::dot(h_, dtype(), p.count(), p.diff(), p.diff());
+  }
+  const Dtype norm = Dtype(std::sqrt(sumsq));
+  if (norm > clip) {
+    const Dtype scale = clip / norm;
+    LOG(INFO) << "Gradient clipping: scaling down gradients (L2 norm " << norm << " > " << clip
+              << ") by scale factor " << scale;
+    for (int id = 0; id < num_params(); ++id) {
+      Tensor<Dtype>& p = param_tensor(id);
+      prim::scal(h_, dtype(), p.count(), double(scale), p.mutable_diff());
+    }
+  }
+}
+
+template <typename Dtype>
+void Solver<Dtype>::regularize(int id) {
+  // Weight decay adds the gradient of decay * (1/2 ||w||^2) (L2) or decay * ||w||_1 (L1).
+  const Dtype decay = Dtype(param_.weight_decay()) * net_->params_weight_decay()[id];
+  if (decay == 0) return;
+  Tensor<Dtype>& p = param_tensor(id);
+  if (param_.regularization_type() == "L2") {
+    prim::axpy(h_, dtype(), p.count(), double(decay), p.data(), p.mutable_diff());
+  } else {
+    Tensor<Dtype>& sign = temp(id);
+    prim::elt_sign(h_, dtype(), p.count(), p.data(), sign.mutable_data());
+    prim::axpy(h_, dtype(), p.count(), double(decay), sign.data(), p.mutable_diff());
+  }
+}
+
+template <typename Dtype>
+const std::vector<std::vector<TestScore>>& Solver<Dtype>::test_all() {
+  for (int i = 0; i < int(test_nets_.size()) && !requested_early_exit_; ++i) test(i);
+  return test_scores_;
+}
+
+template <typename Dtype>
+void Solver<Dtype>::test(int test_net_id) {
+  LOG(INFO) << "Iteration " << iter_ << ", Testing net (#" << test_net_id << ")";
+  Net<Dtype>& test_net = *test_nets_[test_net_id];
+  test_net.share_trained_layers_with(*net_);
+  const int test_iter = param_.test_iter(test_net_id);
+  std::vector<Dtype> scores;
+  std::vector<int> ids;
+  Dtype loss = 0;
+  for (int i = 0; i < test_iter; ++i) {
+    for (SolverAction request = poll_action(); request != SolverAction::kNone;
+         request = poll_action()) {
+      if (request == SolverAction::kSnapshot) snapshot();
+      if (request == SolverAction::kStop) requested_early_exit_ = true;
+    }
+    if (requested_early_exit_) break;
+    const Dtype iter_loss = test_net.forward(h_);
+    if (param_.test_compute_loss()) loss += iter_loss;
+    size_t idx = 0;
+    for (size_t j = 0; j < test_net.output_blobs().size(); ++j) {
+      for (Dtype v : test_net.output_blobs()[j]->data_vector()) {
+        if (i == 0) {
+          scores.push_back(v);
+          ids.push_back(int(j));
+        } else {
+          scores[idx] += v;
+        }
+        ++idx;
+      }
+    }
+  }
+  if (requested_early_exit_) {
+    LOG(INFO) << "Test interrupted.";
+    return;
+  }
+  if (param_.test_compute_loss()) LOG(INFO) << "Test loss: " << loss / test_iter;
+  std::vector<TestScore>& out = test_scores_[test_net_id];
+  out.clear();
+  for (size_t i = 0; i < scores.size(); ++i) {
+    scores[i] /= test_iter;
+    out.push_back({test_net.output_blob_names()[ids[i]], double(scores[i]),
+                   double(test_net.output_loss_weights()[ids[i]])});
+  }
+  log_outputs(test_net, "Test", scores, ids);
+}
+
+template class Solver<float>;
+template class Solver<double>;
+
+}  // namespace crema

@@ -1,0 +1,159 @@
+// Solver: trains a Net from a SolverParameter as Caffe's Solver/SGDSolver do. It builds the
+// train net and the test nets (which share the train net's weights), loads the `weights` files
+// into them, then each iteration:
+//   zero the parameter diffs; run iter_size forward/backward passes (diffs accumulate, the loss
+//   is their mean); log every `display` iterations; then apply the update:
+//     rate  = lr_policy(iter)                           (lr_policy.h)
+//     clip:  g *= clip_gradients / ||g||_2  when the global L2 norm exceeds clip_gradients
+//     normalize: g /= iter_size
+//     regularize: g += decay * decay_mult * w  (L2)   or   g += decay * decay_mult * sign(w)  (L1)
+//     g = compute_update_value(g, local_rate = rate * lr_mult)   (the solver type's rule)
+//     w -= g
+// It tests every test_interval iterations, snapshots every `snapshot` iterations
+// ("<prefix>_iter_N.caffemodel" + "<prefix>_iter_N.solverstate", written atomically) and can
+// restore a snapshot so training continues bit-identically on the CPU.
+//
+// All arithmetic on tensors goes through primitives on device pointers, so the solver runs
+// unchanged on any device the primitives support.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/net.h"
+#include "core/tensor.h"
+#include "crema.pb.h"
+#include "primitives/handle.h"
+
+namespace crema {
+
+// What an outside request (a signal, a UI) asks the solver to do; polled once per iteration
+// (and once per test iteration). A source returns each request once.
+enum class SolverAction { kNone, kStop, kSnapshot };
+
+// One scalar output of a test net, averaged over test_iter forward passes.
+struct TestScore {
+  std::string name;        // the output blob's name
+  double value = 0;        // its mean over the test iterations
+  double loss_weight = 0;  // non-zero for loss outputs
+};
+
+template <typename Dtype>
+class Solver {
+ public:
+  virtual ~Solver() = default;
+  Solver(const Solver&) = delete;
+  Solver& operator=(const Solver&) = delete;
+
+  // Trains from iter() to max_iter, restoring resume_file (a .solverstate) first when it is not
+  // empty; snapshots after training when snapshot_after_train; tests after the last iteration
+  // when it falls on test_interval. Stops early on a kStop request.
+  void solve(const std::string& resume_file = "");
+  // Runs n training iterations (fewer when stopped by a request).
+  void step(int n);
+  // Writes "<prefix>_iter_<iter>.caffemodel" and ".solverstate"; returns the .solverstate path.
+  // Throws crema::Error naming the path when it cannot be written.
+  std::string snapshot();
+  // Loads a .solverstate: iteration, multistep position, update history, and the weights from
+  // its learned_net (opened as stored, i.e. relative to the working directory like Caffe; when
+  // that file does not exist, the file of that name next to the state file). Throws
+  // crema::Error when the state does not fit this solver's net.
+  void restore(const std::string& state_file);
+  // Runs every test net test_iter times and logs the mean scores; returns them per test net.
+  const std::vector<std::vector<TestScore>>& test_all();
+
+  // Requests are polled once per iteration; see SolverAction.
+  void set_action_source(std::function<SolverAction()> source) { action_source_ = source; }
+
+  int iter() const { return iter_; }
+  int current_step() const { return current_step_; }
+  Net<Dtype>& net() { return *net_; }
+  const std::vector<std::unique_ptr<Net<Dtype>>>& test_nets() const { return test_nets_; }
+  const SolverParameter& param() const { return param_; }
+  // Per test net, the scores of the latest test pass (empty before the first).
+  const std::vector<std::vector<TestScore>>& test_scores() const { return test_scores_; }
+  // Loss of the latest training iteration (mean over iter_size) and its display smoothing.
+  Dtype last_loss() const { return last_loss_; }
+  Dtype smoothed_loss() const { return smoothed_loss_; }
+  // Learning rate used by the latest update.
+  Dtype last_rate() const { return last_rate_; }
+  // Update history: history_sets() tensors per learnable parameter, set-major.
+  const std::vector<std::unique_ptr<Tensor<Dtype>>>& history() const { return history_; }
+  // Whether a kStop request ended the latest solve()/step().
+  bool stopped_early() const { return requested_early_exit_; }
+
+  // The solver type name ("SGD", "Adam", ...).
+  virtual const char* type() const = 0;
+
+ protected:
+  // Builds the nets (see the class comment); source_name names the solver file in errors.
+  // history_sets: how many history tensors each parameter needs (2 for AdaDelta and Adam).
+  Solver(const SolverParameter& param, Device device, Handle& h, int history_sets,
+         const std::string& source_name);
+
+  // Turns the regularized gradient of learnable parameter param_id (in its diff) into the step
+  // that update subtracts from the weights; rate is the policy's learning rate.
+  virtual void compute_update_value(int param_id, Dtype rate) = 0;
+
+  int num_params() const { return int(net_->learnable_params().size()); }
+  Tensor<Dtype>& param_tensor(int param_id) { return *net_->learnable_params()[param_id]; }
+  // History tensor `set` of a parameter, and a scratch tensor of the parameter's shape.
+  Tensor<Dtype>& history(int set, int param_id) {
+    return *history_[size_t(set) * num_params() + param_id];
+  }
+  Tensor<Dtype>& temp(int param_id) { return *temp_[param_id]; }
+  static constexpr prim::DataType dtype() { return dtype_of<Dtype>(); }
+
+  SolverParameter param_;
+  Device device_;
+  Handle& h_;
+
+ private:
+  void init_train_net();
+  void init_test_nets();
+  void load_weights();
+  void apply_update();
+  void clip_gradients();
+  void regularize(int param_id);
+  void test(int test_net_id);
+  void update_smoothed_loss(Dtype loss, int start_iter);
+  void log_outputs(const Net<Dtype>& net, const char* kind, const std::vector<Dtype>& values,
+                   const std::vector<int>& output_ids) const;
+  SolverAction poll_action();
+  NetParameter load_net(const std::string& path) const;
+  std::string snapshot_filename(const char* extension) const;
+
+  std::string source_name_;
+  std::unique_ptr<Net<Dtype>> net_;
+  std::vector<std::unique_ptr<Net<Dtype>>> test_nets_;
+  std::vector<std::unique_ptr<Tensor<Dtype>>> history_, temp_;
+  std::vector<std::vector<TestScore>> test_scores_;
+  std::function<SolverAction()> action_source_;
+  int iter_ = 0;
+  int current_step_ = 0;
+  bool requested_early_exit_ = false;
+  // Display smoothing over the last average_loss iterations (Caffe's UpdateSmoothedLoss).
+  std::vector<Dtype> losses_;
+  Dtype smoothed_loss_ = 0;
+  Dtype last_loss_ = 0;
+  Dtype last_rate_ = 0;
+  // Display timing.
+  std::chrono::steady_clock::time_point display_start_;
+  int iterations_last_ = 0;
+  int stop_iter_ = 0;
+};
+
+// Creates the solver that param.type() names: "SGD", "Nesterov", "AdaGrad", "RMSProp",
+// "AdaDelta" or "Adam". Throws crema::Error for an unknown type (listing the known ones) and for
+// any error of the solver or its nets. source_name (the solver file) prefixes solver errors.
+template <typename Dtype>
+std::unique_ptr<Solver<Dtype>> create_solver(const SolverParameter& param, Device device, Handle& h,
+                                             const std::string& source_name = "");
+
+// The known solver type names.
+const std::vector<std::string>& solver_types();
+
+}  // namespace crema

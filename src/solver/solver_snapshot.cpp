@@ -1,0 +1,112 @@
+// Solver snapshots and restore: "<prefix>_iter_N.caffemodel" (the net with its weights) and
+// "<prefix>_iter_N.solverstate" (iteration, multistep position, update history, and the name of
+// the weights file), both binary protos written atomically, as Caffe writes them.
+#include <glog/logging.h>
+
+#include <filesystem>
+#include <string>
+
+#include "core/errors.h"
+#include "core/proto_io.h"
+#include "core/upgrade_proto.h"
+#include "solver/solver.h"
+
+namespace crema {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+template <typename Dtype>
+std::string Solver<Dtype>::snapshot_filename(const char* extension) const {
+  return param_.snapshot_prefix() + "_iter_" + std::to_string(iter_) + extension;
+}
+
+template <typename Dtype>
+std::string Solver<Dtype>::snapshot() {
+  CREMA_REQUIRE(param_.snapshot_format() == SolverParameter::BINARYPROTO,
+                "HDF5 snapshots are not supported; use BINARYPROTO");
+  // Weights first, then the state that names them: a state file always has its weights.
+  const std::string model_file = snapshot_filename(".caffemodel");
+  LOG(INFO) << "Snapshotting to binary proto file " << model_file;
+  NetParameter net_param;
+  net_->to_proto(&net_param, param_.snapshot_diff());
+  try {
+    write_binary_proto_atomic(net_param, model_file);
+  } catch (const Error& e) {
+    fail("snapshot failed: ", e.what());
+  }
+  SolverState state;
+  state.set_iter(iter_);
+  state.set_learned_net(model_file);
+  state.set_current_step(current_step_);
+  for (const auto& h : history_) h->to_proto(state.add_history());
+  const std::string state_file = snapshot_filename(".solverstate");
+  LOG(INFO) << "Snapshotting solver state to binary proto file " << state_file;
+  try {
+    write_binary_proto_atomic(state, state_file);
+  } catch (const Error& e) {
+    fail("snapshot failed: ", e.what());
+  }
+  return state_file;
+}
+
+template <typename Dtype>
+void Solver<Dtype>::restore(const std::string& state_file) {
+  namespace fs = std::filesystem;
+  CREMA_REQUIRE(!ends_with(state_file, ".h5"), "cannot restore ", state_file,
+                ": HDF5 solver states are not supported; use BINARYPROTO snapshots");
+  SolverState state;
+  read_binary_proto(state_file, &state);
+  // Check everything before changing anything, so a bad state leaves the solver as it was.
+  CREMA_REQUIRE(state.history_size() == int(history_.size()), "cannot restore ", state_file,
+                ": it holds ", state.history_size(), " history blobs but the ", type(),
+                " solver of net \"", net_->name(), "\" needs ", history_.size(),
+                " (was it written for another net or solver type?)");
+  std::vector<std::unique_ptr<Tensor<Dtype>>> restored;
+  for (int i = 0; i < state.history_size(); ++i) {
+    restored.push_back(std::make_unique<Tensor<Dtype>>(history_[i]->shape(), device_));
+    try {
+      restored.back()->from_proto(state.history(i), /*reshape=*/false);
+    } catch (const Error& e) {
+      fail("cannot restore ", state_file, ": history blob ", i, ": ", e.what(),
+           " (was it written for another net?)");
+    }
+  }
+  if (state.has_learned_net()) {
+    // Caffe opens learned_net as stored (relative to the working directory). A snapshot folder
+    // moved or used from elsewhere still works: then the file of that name beside the state.
+    std::string weights = state.learned_net();
+    if (!fs::exists(weights)) {
+      const fs::path beside = fs::path(state_file).parent_path() / fs::path(weights).filename();
+      CREMA_REQUIRE(fs::exists(beside), "cannot restore ", state_file, ": its weights ", weights,
+                    " exist neither there nor at ", beside.string());
+      weights = beside.string();
+    }
+    LOG(INFO) << "Restoring weights from " << weights;
+    try {
+      net_->copy_trained_layers_from(load_net_param_binary(weights));
+    } catch (const Error& e) {
+      fail("cannot restore ", state_file, ": ", e.what());
+    }
+  }
+  for (size_t i = 0; i < history_.size(); ++i) history_[i]->copy_from(*restored[i]);
+  iter_ = state.iter();
+  current_step_ = state.current_step();
+  LOG(INFO) << "Restored solver state at iteration " << iter_;
+}
+
+// The rest of Solver is instantiated in solver.cpp; these members are defined here.
+#define CREMA_INSTANTIATE(T)                                            \
+  template std::string Solver<T>::snapshot_filename(const char*) const; \
+  template std::string Solver<T>::snapshot();                           \
+  template void Solver<T>::restore(const std::string&);
+CREMA_INSTANTIATE(float)
+CREMA_INSTANTIATE(double)
+#undef CREMA_INSTANTIATE
+
+}  // namespace crema

@@ -1,0 +1,122 @@
+// Tests of the solver's configuration errors (one clear crema::Error each) and of how it finds
+// its nets: inline, by path, generic nets tested in the TEST phase.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "core/errors.h"
+#include "core/proto_io.h"
+#include "solver/solver.h"
+#include "solver_test_util.h"
+
+namespace crema {
+namespace {
+
+SolverParameter parse(const std::string& text) {
+  SolverParameter p;
+  read_text_proto_string(text, "solver_errors_test", &p);
+  return p;
+}
+
+// The message of the Error that creating the solver throws ("" when none is thrown).
+std::string creation_error(const SolverParameter& p, const std::string& source = "") {
+  Handle h;
+  try {
+    create_solver<float>(p, Device::kCPU, h, source);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_contains(const std::string& what, const std::string& part) {
+  EXPECT_NE(what.find(part), std::string::npos) << "message: \"" << what << "\"";
+}
+
+const std::string kNet = "net_param { " + test::tiny_net_text(2) + " } ";
+
+TEST(SolverErrors, NoNetwork) {
+  const std::string what =
+      creation_error(parse("base_lr: 0.1 lr_policy: \"fixed\""), "my_solver.prototxt");
+  EXPECT_EQ(what,
+            "solver my_solver.prototxt names no network (net, net_param, train_net or "
+            "train_net_param)");
+}
+
+TEST(SolverErrors, TwoTrainNetworks) {
+  expect_contains(creation_error(parse(kNet + "train_net: \"x.prototxt\" lr_policy: \"fixed\"")),
+                  "more than one train network");
+}
+
+TEST(SolverErrors, UnknownSolverTypeListsKnownOnes) {
+  const std::string what = creation_error(parse(kNet + "lr_policy: \"fixed\" type: \"Lion\""));
+  expect_contains(what, "unknown solver type \"Lion\"");
+  for (const char* t : {"SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam"})
+    expect_contains(what, t);
+}
+
+TEST(SolverErrors, TestIterCountMismatch) {
+  const std::string train = "train_net_param { " + test::tiny_net_text(2) + " } ";
+  const std::string test_net = "test_net_param { " + test::tiny_net_text(2) + " } ";
+  expect_contains(creation_error(parse(train + test_net +
+                                       "test_iter: 1 test_iter: 2 test_interval: 10 "
+                                       "lr_policy: \"fixed\"")),
+                  "1 test nets but 2 test_iter values");
+  expect_contains(
+      creation_error(parse(train + test_net + "test_interval: 10 lr_policy: \"fixed\"")),
+      "1 test nets but 0 test_iter values");
+  expect_contains(creation_error(parse(kNet + "test_iter: 1 lr_policy: \"fixed\"")),
+                  "test_interval");
+  expect_contains(creation_error(parse(kNet + "test_iter: 1 test_interval: 5 test_state { stage: "
+                                              "\"a\" } test_state { stage: \"b\" } "
+                                              "lr_policy: \"fixed\"")),
+                  "test_state");
+}
+
+TEST(SolverErrors, BadSettings) {
+  EXPECT_EQ(creation_error(parse(kNet + "lr_policy: \"fixed\" snapshot_format: HDF5")),
+            "solver: HDF5 snapshots are not supported; use BINARYPROTO");
+  expect_contains(creation_error(parse(kNet + "lr_policy: \"fixed\" regularization_type: "
+                                              "\"L3\"")),
+                  "unknown regularization_type \"L3\"");
+  expect_contains(creation_error(parse(kNet + "lr_policy: \"warmup\"")),
+                  "unknown lr_policy \"warmup\"");
+  expect_contains(creation_error(parse(kNet + "lr_policy: \"step\" gamma: 0.1")), "stepsize");
+  expect_contains(creation_error(parse(kNet + "lr_policy: \"fixed\" iter_size: 0")), "iter_size");
+  expect_contains(creation_error(parse(kNet + "lr_policy: \"fixed\" average_loss: 0")),
+                  "average_loss");
+  expect_contains(
+      creation_error(parse(kNet + "lr_policy: \"fixed\" type: \"AdaGrad\" momentum: 0.9")),
+      "momentum cannot be used with AdaGrad");
+  expect_contains(
+      creation_error(parse(kNet + "lr_policy: \"fixed\" type: \"RMSProp\" momentum: 0.9")),
+      "momentum cannot be used with RMSProp");
+  expect_contains(
+      creation_error(parse("net: \"/nonexistent/crema/net.prototxt\" lr_policy: \"fixed\"")),
+      "/nonexistent/crema/net.prototxt");
+}
+
+TEST(SolverErrors, NetsFromFilesAndGenericTestNets) {
+  const std::string dir = test::fresh_dir("solver_net_file");
+  const std::string path = dir + "/net.prototxt";
+  std::ofstream(path) << test::tiny_net_text(3);
+  Handle h;
+  auto s = create_solver<float>(
+      parse("net: \"" + path +
+            "\" test_iter: 2 test_iter: 1 test_interval: 10 lr_policy: \"fixed\" base_lr: 0.1"),
+      Device::kCPU, h);
+  // One test net per test_iter; in the TEST phase (the Accuracy layer is included).
+  ASSERT_EQ(s->test_nets().size(), 2u);
+  EXPECT_EQ(s->net().phase(), TRAIN);
+  EXPECT_FALSE(s->net().has_blob("acc"));
+  for (const auto& t : s->test_nets()) {
+    EXPECT_EQ(t->phase(), TEST);
+    EXPECT_TRUE(t->has_blob("acc"));
+    // The test nets use the train net's weights.
+    EXPECT_EQ(t->learnable_params()[0]->data(), s->net().learnable_params()[0]->data());
+  }
+}
+
+}  // namespace
+}  // namespace crema
