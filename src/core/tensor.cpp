@@ -208,7 +208,8 @@ std::string Tensor<Dtype>::shape_string() const {
 
 template <typename Dtype>
 prim::TensorDesc Tensor<Dtype>::desc() const {
-  CHECK_LE(num_axes(), 4) << "a 4-d descriptor of a " << num_axes() << "-d tensor";
+  CREMA_REQUIRE(num_axes() <= 4, "a ", num_axes(), "-d tensor (", shape_string(),
+                ") where at most 4 axes are supported");
   return prim::TensorDesc::nchw(dtype_of<Dtype>(), int(num()), int(channels()), int(height()),
                                 int(width()));
 }

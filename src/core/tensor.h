@@ -83,7 +83,7 @@ class Tensor {
 
   // "64 20 24 24 (737280)", as Caffe logs shapes.
   std::string shape_string() const;
-  // A packed NCHW descriptor of the legacy 4-d view; rank > 4 throws.
+  // A packed NCHW descriptor of the legacy 4-d view; rank > 4 throws crema::Error.
   prim::TensorDesc desc() const;
   size_t bytes() const { return size_t(count_) * sizeof(Dtype); }
   // Bytes this tensor allocated itself (shared memory is counted by its owner).

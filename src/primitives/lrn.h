@@ -24,7 +24,8 @@
 //
 // Blends: out = alpha * op + beta * out. No output may overlap an input, except that dx may be
 // dy itself (the gradient is accumulated in place); scratch comes from the Handle workspace.
-// local_size must be odd and positive, k + the window term must stay positive (k > 0 ensures it).
+// local_size must be odd and positive. The scale must stay positive: k > 0 with alpha >= 0
+// ensures it.
 #pragma once
 
 #include "primitives/handle.h"

@@ -14,7 +14,8 @@ namespace {
 
 // Calls f with a functor s -> s^-beta. Common exponents use sqrt and division instead of pow
 // (CaffeNet's 0.75 is 1 / (sqrt(s) * sqrt(sqrt(s))), several times faster and as exact); the
-// choice is made once per call so the inner loops stay branch-free.
+// choice is made once per call so the inner loops stay branch-free. GCC vectorizes sqrt only
+// under -fno-math-errno (otherwise each call keeps its errno path).
 template <typename T, typename F>
 void with_neg_pow(double beta, F&& f) {
   if (beta == 0.75) {

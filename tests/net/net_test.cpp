@@ -1,12 +1,15 @@
 // Net construction: split insertion, in-place layers, phase/level/stage rules, shared
 // parameters, loss weights, backward decisions, weight copy, and the errors of a bad graph.
+#include "core/net.h"
+
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "core/errors.h"
-#include "core/net.h"
 #include "core/net_graph.h"
 #include "primitives/handle.h"
 
@@ -38,8 +41,6 @@ TEST(NetGraph, InsertsSplitForTopUsedTwice) {
     layer { name: "acc" type: "Accuracy" bottom: "ip" bottom: "label" top: "acc" })")));
   // "ip" feeds loss and acc, "label" feeds loss and acc: two splits.
   ASSERT_EQ(p.layer_size(), 6);
-  EXPECT_EQ(p.layer(1).type(), "InnerProduct");
-  EXPECT_EQ(p.layer(1).bottom(0), "data");
   EXPECT_EQ(p.layer(0).type(), "DummyData");
   EXPECT_EQ(p.layer(1).type(), "Split") << "label split follows the data layer";
   EXPECT_EQ(p.layer(1).name(), "label_data_1_split");
@@ -97,14 +98,21 @@ TEST(Net, BuildsWiresAndInfersShapes) {
 }
 
 TEST(Net, InPlaceLayerSharesItsBlob) {
-  Net<float> net(parse_net(small_net(R"(
-    layer { name: "relu" type: "ReLU" bottom: "ip" top: "ip" })")),
+  Net<float> net(parse_net(R"(
+    layer { name: "data" type: "DummyData" top: "data" top: "label"
+      dummy_data_param { shape { dim: 4 dim: 3 } shape { dim: 4 }
+        data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
+    layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+      inner_product_param { num_output: 2 weight_filler { type: "gaussian" std: 1 } } }
+    layer { name: "relu" type: "ReLU" bottom: "ip" top: "ip" }
+    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })"),
                  TRAIN, Device::kCPU);
-  // ip feeds the loss and the relu: split; the relu is in place on its split output.
-  const auto& names = net.layer_names();
-  const int relu = int(std::find(names.begin(), names.end(), "relu") - names.begin());
-  ASSERT_LT(relu, net.num_layers());
-  EXPECT_EQ(net.bottom_vecs()[relu][0], net.top_vecs()[relu][0]);
+  EXPECT_EQ(net.bottom_vecs()[2][0], net.top_vecs()[2][0]);
+  EXPECT_EQ(net.top_vecs()[2][0], net.bottom_vecs()[3][0]) << "the loss reads the relu output";
+  EXPECT_EQ(net.blobs().size(), 4u) << "data, label, ip, loss";
+  prim::Handle h;
+  net.forward(h);
+  for (float v : net.blob_by_name("ip")->data_vector()) EXPECT_GE(v, 0.0f);
 }
 
 TEST(Net, LossWeightScalesTheLoss) {
@@ -165,9 +173,14 @@ TEST(Net, LrMultZeroStopsGradientsBelow) {
   ip->add_param()->set_lr_mult(0);
   ip->add_param()->set_lr_mult(0);
   Net<float> net(p, TRAIN, Device::kCPU);
+  // Nothing below the loss learns, so nothing needs backward at all (as in Caffe).
   EXPECT_FALSE(net.layer_need_backward()[1]);
-  EXPECT_TRUE(net.layer_need_backward()[2]);
+  EXPECT_FALSE(net.layer_need_backward()[2]);
   EXPECT_EQ(net.params_lr()[0], 0.0f);
+  p.set_force_backward(true);
+  Net<float> forced(p, TRAIN, Device::kCPU);
+  EXPECT_TRUE(forced.layer_need_backward()[1]);
+  EXPECT_TRUE(forced.layer_need_backward()[2]);
 }
 
 TEST(Net, ForceBackwardReachesTheData) {

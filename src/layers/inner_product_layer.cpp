@@ -1,0 +1,95 @@
+// InnerProduct layer: one GEMM forward, two backward, plus the bias primitives.
+#include "layers/inner_product_layer.h"
+
+#include "core/filler.h"
+#include "primitives/blas.h"
+
+namespace crema {
+
+template <typename Dtype>
+void InnerProductLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
+  (void)top;
+  const InnerProductParameter& p = this->param_.inner_product_param();
+  if (p.num_output() == 0) this->error("num_output must be positive");
+  axis_ = bottom[0]->canonical_axis(p.axis());
+  bias_term_ = p.bias_term();
+  transpose_ = p.transpose();
+  const int64_t n = p.num_output();
+  const int64_t k = bottom[0]->count(axis_);
+  // Sizes come from the model file: check the weight count before allocating anything, so an
+  // absurd num_output is a clear error rather than an allocation failure.
+  if (k > 0 && n > kMaxTensorElements / k)
+    this->error("weight of ", n, " x ", k, " elements is too large (num_output ", n, ", at most ",
+                kMaxTensorElements, " elements per tensor)");
+  n_ = int(n);
+  k_ = int(k);
+  const std::vector<int64_t> wshape =
+      transpose_ ? std::vector<int64_t>{k, n} : std::vector<int64_t>{n, k};
+  try {
+    this->blobs_.clear();
+    this->blobs_.push_back(std::make_shared<Tensor<Dtype>>(wshape, this->device_));
+    fill_tensor(p.weight_filler(), this->blobs_[0].get());
+    if (bias_term_) {
+      this->blobs_.push_back(
+          std::make_shared<Tensor<Dtype>>(std::vector<int64_t>{n}, this->device_));
+      fill_tensor(p.bias_filler(), this->blobs_[1].get());
+    }
+  } catch (const Error& e) {
+    this->error(e.what());
+  }
+}
+
+template <typename Dtype>
+void InnerProductLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
+  const Tensor<Dtype>& x = *bottom[0];
+  if (x.num_axes() <= axis_) this->error("input (", x.shape_string(), ") has no axis ", axis_);
+  if (x.count(axis_) != k_)
+    this->error("input (", x.shape_string(), ") has ", x.count(axis_), " values per row from axis ",
+                axis_, " but the weights expect ", k_);
+  m_ = int(x.count(0, axis_));
+  std::vector<int64_t> shape(x.shape().begin(), x.shape().begin() + axis_);
+  shape.push_back(n_);
+  try {
+    top[0]->reshape(shape);
+  } catch (const Error& e) {
+    this->error(e.what());
+  }
+}
+
+template <typename Dtype>
+void InnerProductLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
+  const prim::DataType t = dtype_of<Dtype>();
+  Dtype* y = top[0]->mutable_data();
+  prim::gemm(h, t, prim::Trans::kNo, transpose_ ? prim::Trans::kNo : prim::Trans::kYes, m_, n_, k_,
+             1.0, bottom[0]->data(), this->blobs_[0]->data(), 0.0, y);
+  if (bias_term_)
+    prim::bias_add(h, prim::TensorDesc::nchw(t, m_, n_, 1, 1), y, this->blobs_[1]->data());
+}
+
+template <typename Dtype>
+void InnerProductLayer<Dtype>::backward(Handle& h, const Tensors& top,
+                                        const std::vector<bool>& propagate_down,
+                                        const Tensors& bottom) {
+  const prim::DataType t = dtype_of<Dtype>();
+  const Dtype* dy = top[0]->diff();
+  const Dtype* x = bottom[0]->data();
+  if (this->param_propagate_down(0)) {
+    Dtype* dw = this->blobs_[0]->mutable_diff();
+    if (transpose_) {
+      prim::gemm(h, t, prim::Trans::kYes, prim::Trans::kNo, k_, n_, m_, 1.0, x, dy, 1.0, dw);
+    } else {
+      prim::gemm(h, t, prim::Trans::kYes, prim::Trans::kNo, n_, k_, m_, 1.0, dy, x, 1.0, dw);
+    }
+  }
+  if (bias_term_ && this->param_propagate_down(1))
+    prim::bias_bwd(h, prim::TensorDesc::nchw(t, m_, n_, 1, 1), dy, this->blobs_[1]->mutable_diff(),
+                   prim::Blend{1, 1});
+  if (propagate_down[0])
+    prim::gemm(h, t, prim::Trans::kNo, transpose_ ? prim::Trans::kYes : prim::Trans::kNo, m_, k_,
+               n_, 1.0, dy, this->blobs_[0]->data(), 0.0, bottom[0]->mutable_diff());
+}
+
+template class InnerProductLayer<float>;
+template class InnerProductLayer<double>;
+
+}  // namespace crema

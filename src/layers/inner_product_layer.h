@@ -1,0 +1,40 @@
+// InnerProduct layer (Caffe's InnerProduct): a fully connected layer. The input is viewed as an
+// M x K matrix X (M = product of the axes before inner_product_param.axis, K = the rest); the
+// weight W is N x K (K x N with transpose) and the bias b has N values:
+//   Y = X * W^T + b            (transpose: Y = X * W + b)
+// Gradients, with dY = M x N:
+//   dX  = dY * W               (transpose: dY * W^T)           overwritten
+//   dW += dY^T * X             (transpose: dW += X^T * dY)     accumulated
+//   db += sum over rows of dY                                  accumulated
+// The top has the bottom's leading axes followed by N.
+#pragma once
+
+#include "core/layer.h"
+
+namespace crema {
+
+template <typename Dtype>
+class InnerProductLayer : public Layer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+  using Layer<Dtype>::Layer;
+
+  // Reads inner_product_param and creates and fills the weight (and bias) blobs.
+  void layer_setup(const Tensors& bottom, const Tensors& top) override;
+  void reshape(const Tensors& bottom, const Tensors& top) override;
+  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
+  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
+                const Tensors& bottom) override;
+
+  const char* type() const override { return "InnerProduct"; }
+  int exact_num_bottom() const override { return 1; }
+  int exact_num_top() const override { return 1; }
+
+ private:
+  int axis_ = 1;
+  int m_ = 0, n_ = 0, k_ = 0;  // rows of X, outputs, inputs per row
+  bool bias_term_ = true;
+  bool transpose_ = false;
+};
+
+}  // namespace crema

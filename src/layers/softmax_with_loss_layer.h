@@ -1,0 +1,47 @@
+// SoftmaxWithLoss layer (Caffe's SoftmaxWithLoss): softmax over softmax_param.axis followed by
+// the multinomial logistic loss, fused for a stable gradient. Bottoms: scores (outer x C x inner
+// when viewed around the axis) and labels (outer * inner values, integers stored in the data
+// type). Tops: the scalar loss, and optionally the probabilities.
+//   prob = softmax(x)
+//   loss = -sum_{valid i} log(max(prob[i, label_i], FLT_MIN)) / normalizer
+//   dx   = loss_weight / normalizer * (prob - onehot(label)), 0 at ignored positions
+// Positions whose label equals loss_param.ignore_label are skipped. normalizer follows
+// loss_param.normalization: FULL = outer * inner, VALID = non-ignored count (default),
+// BATCH_SIZE = outer, NONE = 1; the legacy loss_param.normalize maps true to VALID and false to
+// BATCH_SIZE. Labels get no gradient.
+#pragma once
+
+#include <memory>
+
+#include "core/layer.h"
+#include "primitives/softmax.h"
+
+namespace crema {
+
+template <typename Dtype>
+class SoftmaxWithLossLayer : public Layer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+  using Layer<Dtype>::Layer;
+
+  void layer_setup(const Tensors& bottom, const Tensors& top) override;
+  void reshape(const Tensors& bottom, const Tensors& top) override;
+  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
+  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
+                const Tensors& bottom) override;
+
+  const char* type() const override { return "SoftmaxWithLoss"; }
+  int exact_num_bottom() const override { return 2; }
+  int min_num_top() const override { return 1; }
+  int max_num_top() const override { return 2; }
+  bool auto_top_blobs() const override { return true; }
+  bool allow_force_backward(int bottom_index) const override { return bottom_index != 1; }
+  bool is_loss() const override { return true; }
+
+ private:
+  prim::SoftmaxDesc softmax_;
+  prim::SoftmaxLossDesc loss_;
+  std::unique_ptr<Tensor<Dtype>> prob_;  // on the layer's device, made in layer_setup
+};
+
+}  // namespace crema

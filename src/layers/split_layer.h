@@ -1,0 +1,28 @@
+// Split layer (Caffe's Split): one bottom feeding several consumers. Every top shares the
+// bottom's data; each keeps its own diff, and backward sums them:
+//   y_i = x,  dx = sum_i dy_i
+// The Net inserts it where one top is used by several layers.
+#pragma once
+
+#include "core/layer.h"
+
+namespace crema {
+
+template <typename Dtype>
+class SplitLayer : public Layer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+  using Layer<Dtype>::Layer;
+
+  void layer_setup(const Tensors& bottom, const Tensors& top) override;
+  void reshape(const Tensors& bottom, const Tensors& top) override;
+  void forward(Handle&, const Tensors&, const Tensors&) override {}
+  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
+                const Tensors& bottom) override;
+
+  const char* type() const override { return "Split"; }
+  int exact_num_bottom() const override { return 1; }
+  int min_num_top() const override { return 1; }
+};
+
+}  // namespace crema

@@ -1,0 +1,183 @@
+// Convolution layer tests: shapes, forward against a naive loop reference, gradients, errors.
+#include <gtest/gtest.h>
+
+#include "gradient_checker.h"
+#include "test_util.h"
+
+namespace crema::test {
+namespace {
+
+struct ConvCase {
+  int kh, kw, ph, pw, sh, sw, dh, dw, groups;
+};
+
+// Naive reference: y[n,k,p,q] = b[k] + sum x[n, c, p*sh - ph + r*dh, q*sw - pw + s*dw] * w.
+std::vector<double> naive_conv(const std::vector<double>& x, const std::vector<double>& w,
+                               const std::vector<double>& b, int n, int c, int h, int wd, int k,
+                               const ConvCase& cc, int oh, int ow) {
+  std::vector<double> y(size_t(n) * k * oh * ow, 0.0);
+  const int cg = c / cc.groups, kg = k / cc.groups;
+  for (int in = 0; in < n; ++in)
+    for (int ik = 0; ik < k; ++ik)
+      for (int p = 0; p < oh; ++p)
+        for (int q = 0; q < ow; ++q) {
+          double sum = b.empty() ? 0.0 : b[ik];
+          const int g = ik / kg;
+          for (int ic = 0; ic < cg; ++ic)
+            for (int r = 0; r < cc.kh; ++r)
+              for (int s = 0; s < cc.kw; ++s) {
+                const int iy = p * cc.sh - cc.ph + r * cc.dh;
+                const int ix = q * cc.sw - cc.pw + s * cc.dw;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                sum += x[((size_t(in) * c + g * cg + ic) * h + iy) * wd + ix] *
+                       w[((size_t(ik) * cg + ic) * cc.kh + r) * cc.kw + s];
+              }
+          y[((size_t(in) * k + ik) * oh + p) * ow + q] = sum;
+        }
+  return y;
+}
+
+std::string conv_text(const ConvCase& cc, int k, bool bias = true) {
+  std::ostringstream os;
+  os << "type: 'Convolution' convolution_param { num_output: " << k << " kernel_h: " << cc.kh
+     << " kernel_w: " << cc.kw << " pad_h: " << cc.ph << " pad_w: " << cc.pw
+     << " stride_h: " << cc.sh << " stride_w: " << cc.sw << " dilation: " << cc.dh
+     << " dilation: " << cc.dw << " group: " << cc.groups << " bias_term: " << (bias ? 1 : 0)
+     << " weight_filler { type: 'uniform' min: -1 max: 1 }"
+     << " bias_filler { type: 'uniform' min: -1 max: 1 } }";
+  return os.str();
+}
+
+template <typename T>
+std::vector<double> as_double(const std::vector<T>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+TEST(ConvolutionLayer, ForwardMatchesNaiveReference) {
+  const ConvCase cases[] = {
+      {3, 3, 0, 0, 1, 1, 1, 1, 1},  // plain
+      {3, 2, 1, 2, 2, 1, 1, 1, 1},  // rectangular kernel, pad, stride
+      {3, 3, 2, 2, 1, 1, 2, 2, 1},  // dilation
+      {1, 1, 0, 0, 1, 1, 1, 1, 2},  // 1x1, groups
+      {3, 3, 1, 1, 2, 2, 1, 1, 4},  // depthwise-style: groups = channels
+  };
+  const int n = 2, c = 4, h = 7, wd = 6, k = 8;
+  for (const ConvCase& cc : cases) {
+    SCOPED_TRACE(conv_text(cc, k));
+    auto layer = make_layer<float>(conv_text(cc, k));
+    TensorSet<float> bottom, top;
+    bottom.add({n, c, h, wd}, 3);
+    top.add();
+    layer->setup(*bottom, *top);
+    const int oh = (h + 2 * cc.ph - cc.dh * (cc.kh - 1) - 1) / cc.sh + 1;
+    const int ow = (wd + 2 * cc.pw - cc.dw * (cc.kw - 1) - 1) / cc.sw + 1;
+    EXPECT_EQ(top[0]->shape(), (std::vector<int64_t>{n, k, oh, ow}));
+    ASSERT_EQ(layer->blobs().size(), 2u);
+    EXPECT_EQ(layer->blobs()[0]->shape(), (std::vector<int64_t>{k, c / cc.groups, cc.kh, cc.kw}));
+    EXPECT_EQ(layer->blobs()[1]->shape(), (std::vector<int64_t>{k}));
+    Handle handle;
+    layer->forward(handle, *bottom, *top);
+    const auto ref =
+        naive_conv(as_double(bottom[0]->data_vector()), as_double(layer->blobs()[0]->data_vector()),
+                   as_double(layer->blobs()[1]->data_vector()), n, c, h, wd, k, cc, oh, ow);
+    EXPECT_TRUE(all_close(top[0]->data_vector(), ref, {1e-4, 1e-4}));
+  }
+}
+
+TEST(ConvolutionLayer, NoBiasAndSeveralBottomsShareWeights) {
+  const ConvCase cc{2, 2, 0, 0, 1, 1, 1, 1, 1};
+  auto layer = make_layer<double>(conv_text(cc, 3, false));
+  TensorSet<double> bottom, top;
+  bottom.add({1, 2, 3, 3}, 1);
+  bottom.add({1, 2, 3, 3}, 2);
+  top.add();
+  top.add();
+  layer->setup(*bottom, *top);
+  ASSERT_EQ(layer->blobs().size(), 1u);
+  Handle handle;
+  layer->forward(handle, *bottom, *top);
+  for (int i = 0; i < 2; ++i) {
+    const auto ref = naive_conv(bottom[i]->data_vector(), layer->blobs()[0]->data_vector(), {}, 1,
+                                2, 3, 3, 3, cc, 2, 2);
+    EXPECT_TRUE(all_close(top[i]->data_vector(), ref, {1e-12, 1e-12}));
+  }
+}
+
+TEST(ConvolutionLayer, FoldsAxesBeforeTheChannelAxis) {
+  auto layer = make_layer<float>(
+      "type: 'Convolution' convolution_param { num_output: 2 kernel_size: 3 axis: 2 }");
+  TensorSet<float> bottom, top;
+  bottom.add({2, 3, 4, 5, 5});
+  top.add();
+  layer->setup(*bottom, *top);
+  EXPECT_EQ(top[0]->shape(), (std::vector<int64_t>{2, 3, 2, 3, 3}));
+}
+
+TEST(ConvolutionLayer, GradientsWithPadStrideDilationGroups) {
+  const ConvCase cases[] = {
+      {3, 3, 1, 1, 1, 1, 1, 1, 1},
+      {3, 2, 1, 0, 2, 1, 1, 1, 2},
+      {2, 2, 2, 1, 1, 2, 2, 1, 2},
+  };
+  for (const ConvCase& cc : cases) {
+    SCOPED_TRACE(conv_text(cc, 4));
+    auto layer = make_layer<double>(conv_text(cc, 4));
+    TensorSet<double> bottom, top;
+    bottom.add({2, 2, 5, 4}, 11);
+    top.add();
+    EXPECT_TRUE(
+        check_gradient(*layer, *bottom, *top, GradientCheckOptions().step(1e-3).threshold(1e-6)));
+  }
+}
+
+TEST(ConvolutionLayer, KernelLargerThanPaddedInputIsAnError) {
+  auto layer = make_layer<float>(
+      "name: 'c1' type: 'Convolution' convolution_param { num_output: 2 kernel_size: 7 pad: 1 }");
+  TensorSet<float> bottom, top;
+  bottom.add({1, 1, 4, 4});
+  top.add();
+  try {
+    layer->setup(*bottom, *top);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("layer c1 (Convolution)"), std::string::npos) << what;
+    EXPECT_NE(what.find("kernel 7x7"), std::string::npos) << what;
+    EXPECT_NE(what.find("4x4"), std::string::npos) << what;
+  }
+}
+
+TEST(ConvolutionLayer, GroupNotDividingChannelsIsAnError) {
+  auto layer = make_layer<float>(
+      "name: 'c2' type: 'Convolution' convolution_param { num_output: 4 kernel_size: 1 group: "
+      "2 }");
+  TensorSet<float> bottom, top;
+  bottom.add({1, 3, 4, 4});
+  top.add();
+  try {
+    layer->setup(*bottom, *top);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("layer c2"), std::string::npos) << what;
+    EXPECT_NE(what.find("channels (3)"), std::string::npos) << what;
+    EXPECT_NE(what.find("group (2)"), std::string::npos) << what;
+  }
+}
+
+TEST(ConvolutionLayer, ThreeDimensionalIsRejected) {
+  auto layer =
+      make_layer<float>("type: 'Convolution' convolution_param { num_output: 2 kernel_size: 1 }");
+  TensorSet<float> bottom, top;
+  bottom.add({1, 2, 3, 3, 3});
+  top.add();
+  try {
+    layer->setup(*bottom, *top);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("only 2-d"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace crema::test

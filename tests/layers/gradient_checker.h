@@ -1,0 +1,243 @@
+// Layer test helpers: building a layer from a prototxt snippet, owning its tensors, and Caffe's
+// numeric gradient check. The check runs double-precision layers on the CPU: it compares the
+// analytic gradients of backward (bottom diffs and parameter diffs) with central differences
+//   df/dv ~ (f(v + step) - f(v - step)) / (2 * step)
+// of the objective f = sum over the chosen tops of sum_i top_data[i] * w[i], with fixed random
+// weights w (for a loss top this is the loss times a random loss weight, which backward reads
+// from the top's diff as the Net provides it). As in Caffe, a pair agrees when
+// |analytic - numeric| <= threshold * max(|analytic|, |numeric|, 1), and points within
+// kink_range of a kink (ReLU's 0) are skipped. A check that compares nothing, or whose
+// gradients are all exactly zero, fails: it would prove nothing.
+#pragma once
+
+#include <google/protobuf/text_format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/layer.h"
+#include "core/layer_registry.h"
+#include "core/tensor.h"
+#include "crema.pb.h"
+
+namespace crema::test {
+
+// Parses a LayerParameter from prototxt text, e.g. R"(type: "ReLU" relu_param {...})".
+inline LayerParameter layer_param(const std::string& text, Phase phase = TRAIN) {
+  LayerParameter p;
+  if (!google::protobuf::TextFormat::ParseFromString(text, &p))
+    throw Error("test prototxt does not parse: " + text);
+  if (!p.has_name()) p.set_name("test_" + p.type());
+  p.set_phase(phase);
+  return p;
+}
+
+template <typename Dtype>
+std::unique_ptr<Layer<Dtype>> make_layer(const std::string& text, Phase phase = TRAIN) {
+  return create_layer<Dtype>(layer_param(text, phase), Device::kCPU);
+}
+
+// Owns CPU tensors and exposes them as the pointer vector the layer API takes.
+template <typename Dtype>
+class TensorSet {
+ public:
+  // A tensor of the given shape; the data is uniform in [lo, hi) from the seed.
+  Tensor<Dtype>* add(const std::vector<int64_t>& shape, uint64_t seed = 0, double lo = -1.0,
+                     double hi = 1.0) {
+    owned_.push_back(std::make_unique<Tensor<Dtype>>(shape));
+    Tensor<Dtype>* t = owned_.back().get();
+    std::mt19937_64 gen(seed);
+    std::uniform_real_distribution<double> dist(lo, hi);
+    std::vector<Dtype> v(t->count());
+    for (Dtype& x : v) x = Dtype(dist(gen));
+    t->set_data(v);
+    ptrs_.push_back(t);
+    return t;
+  }
+  // An unshaped tensor, for tops.
+  Tensor<Dtype>* add() {
+    owned_.push_back(std::make_unique<Tensor<Dtype>>());
+    ptrs_.push_back(owned_.back().get());
+    return ptrs_.back();
+  }
+  // Adds a tensor that is already in the set again (in-place layers).
+  void alias(Tensor<Dtype>* t) { ptrs_.push_back(t); }
+
+  const std::vector<Tensor<Dtype>*>& operator*() const { return ptrs_; }
+  Tensor<Dtype>* operator[](size_t i) const { return ptrs_[i]; }
+  size_t size() const { return ptrs_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<Tensor<Dtype>>> owned_;
+  std::vector<Tensor<Dtype>*> ptrs_;
+};
+
+// Options of check_gradient, set by chaining: GradientCheckOptions().threshold(1e-6).bottoms({0}).
+struct GradientCheckOptions {
+  double step_ = 1e-3;
+  double threshold_ = 1e-3;
+  double kink_ = 0.0;
+  double kink_range_ = -1.0;         // negative: skip nothing
+  std::vector<int> bottoms_;         // bottoms to check; empty = all
+  bool params_ = true;               // also check every parameter blob
+  std::vector<int> objective_tops_;  // tops in the objective; empty = all
+  uint64_t seed_ = 1701;             // objective weights and the Handle seed before each forward
+  bool allow_all_zero_ = false;      // gradients that are legitimately all zero
+
+  GradientCheckOptions& step(double v) {
+    step_ = v;
+    return *this;
+  }
+  GradientCheckOptions& threshold(double v) {
+    threshold_ = v;
+    return *this;
+  }
+  GradientCheckOptions& kink(double at, double range) {
+    kink_ = at;
+    kink_range_ = range;
+    return *this;
+  }
+  GradientCheckOptions& bottoms(std::vector<int> v) {
+    bottoms_ = std::move(v);
+    return *this;
+  }
+  GradientCheckOptions& params(bool v) {
+    params_ = v;
+    return *this;
+  }
+  GradientCheckOptions& objective_tops(std::vector<int> v) {
+    objective_tops_ = std::move(v);
+    return *this;
+  }
+  GradientCheckOptions& seed(uint64_t v) {
+    seed_ = v;
+    return *this;
+  }
+  GradientCheckOptions& allow_all_zero(bool v) {
+    allow_all_zero_ = v;
+    return *this;
+  }
+};
+
+namespace detail {
+
+template <typename Dtype>
+double objective(const std::vector<Tensor<Dtype>*>& top, const std::vector<int>& tops,
+                 const std::vector<std::vector<double>>& weights) {
+  double f = 0;
+  for (size_t i = 0; i < tops.size(); ++i) {
+    const std::vector<Dtype> y = top[tops[i]]->data_vector();
+    for (size_t j = 0; j < y.size(); ++j) f += double(y[j]) * weights[i][j];
+  }
+  return f;
+}
+
+}  // namespace detail
+
+// Sets the layer up on the given tensors (the caller fills the bottoms first), runs forward and
+// backward once for the analytic gradients, then perturbs every checked value.
+template <typename Dtype>
+::testing::AssertionResult check_gradient(Layer<Dtype>& layer,
+                                          const std::vector<Tensor<Dtype>*>& bottom,
+                                          const std::vector<Tensor<Dtype>*>& top,
+                                          GradientCheckOptions opt = {}) {
+  Handle h(Device::kCPU);
+  layer.setup(bottom, top);
+  if (opt.bottoms_.empty())
+    for (size_t i = 0; i < bottom.size(); ++i) opt.bottoms_.push_back(int(i));
+  if (opt.objective_tops_.empty())
+    for (size_t i = 0; i < top.size(); ++i) opt.objective_tops_.push_back(int(i));
+
+  auto forward = [&] {
+    h.set_seed(opt.seed_);
+    layer.forward(h, bottom, top);
+  };
+  forward();
+  std::mt19937_64 gen(opt.seed_);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<std::vector<double>> weights;
+  for (int t : opt.objective_tops_) {
+    weights.emplace_back(top[t]->count());
+    for (double& w : weights.back()) w = dist(gen);
+  }
+
+  // Poison bottom diffs before setting top diffs: backward must overwrite every bottom value,
+  // and a top sharing its bottom's diff (Flatten) must still see the weights.
+  std::vector<bool> propagate_down(bottom.size(), false);
+  for (int b : opt.bottoms_) {
+    propagate_down[b] = true;
+    bottom[b]->fill_diff(std::numeric_limits<Dtype>::quiet_NaN());
+  }
+  for (Tensor<Dtype>* t : top) t->fill_diff(0);
+  for (size_t i = 0; i < opt.objective_tops_.size(); ++i) {
+    const std::vector<double>& w = weights[i];
+    top[opt.objective_tops_[i]]->set_diff(std::vector<Dtype>(w.begin(), w.end()));
+  }
+  for (auto& blob : layer.blobs()) blob->fill_diff(0);
+  layer.backward(h, top, propagate_down, bottom);
+
+  // The values to perturb and their analytic gradients.
+  struct Checked {
+    std::string name;
+    Tensor<Dtype>* tensor;
+    std::vector<Dtype> grad;
+  };
+  std::vector<Checked> checked;
+  for (int b : opt.bottoms_)
+    checked.push_back({"bottom " + std::to_string(b), bottom[b], bottom[b]->diff_vector()});
+  if (opt.params_)
+    for (size_t i = 0; i < layer.blobs().size(); ++i)
+      checked.push_back(
+          {"param " + std::to_string(i), layer.blobs()[i].get(), layer.blobs()[i]->diff_vector()});
+
+  size_t compared = 0, bad = 0, nonzero = 0;
+  double max_err = 0;
+  std::ostringstream first;
+  for (Checked& c : checked) {
+    Dtype* v = c.tensor->mutable_data();
+    for (int64_t j = 0; j < c.tensor->count(); ++j) {
+      const Dtype x = v[j];
+      if (opt.kink_range_ >= 0 && std::fabs(double(x) - opt.kink_) < opt.kink_range_) continue;
+      v[j] = Dtype(double(x) + opt.step_);
+      forward();
+      const double f_plus = detail::objective(top, opt.objective_tops_, weights);
+      v[j] = Dtype(double(x) - opt.step_);
+      forward();
+      const double f_minus = detail::objective(top, opt.objective_tops_, weights);
+      v[j] = x;
+      const double numeric = (f_plus - f_minus) / (2 * opt.step_);
+      const double analytic = double(c.grad[j]);
+      const double scale = std::max({std::fabs(analytic), std::fabs(numeric), 1.0});
+      const double err = std::fabs(analytic - numeric);
+      ++compared;
+      if (analytic != 0) ++nonzero;
+      if (!(err <= opt.threshold_ * scale)) {  // also catches NaN (an unwritten diff)
+        if (bad < 5)
+          first << " " << c.name << "[" << j << "]: analytic " << analytic << " numeric " << numeric
+                << ";";
+        ++bad;
+      }
+      if (std::isfinite(err)) max_err = std::max(max_err, err / scale);
+    }
+  }
+  forward();  // leave the tops consistent with the restored data
+  if (compared == 0) return ::testing::AssertionFailure() << "gradient check compared nothing";
+  if (bad)
+    return ::testing::AssertionFailure()
+           << bad << " of " << compared << " gradients differ (max scaled error " << max_err
+           << "):" << first.str();
+  if (nonzero == 0 && !opt.allow_all_zero_)
+    return ::testing::AssertionFailure()
+           << "vacuous gradient check: all " << compared << " analytic gradients are zero";
+  return ::testing::AssertionSuccess() << compared << " gradients agree";
+}
+
+}  // namespace crema::test

@@ -1,0 +1,114 @@
+// The crema tool on bad input: each mistake ends in one "crema: error:" line naming the
+// problem and exit status 1 -- never an abort, a CHECK failure or a crash.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string output;
+  std::string last_line;
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(CREMA_BINARY_DIR) + "/crema " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), int(buf.size()), pipe)) r.output += buf.data();
+  const int raw = pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  std::string trimmed = r.output;
+  while (!trimmed.empty() && trimmed.back() == '\n') trimmed.pop_back();
+  r.last_line =
+      trimmed.substr(trimmed.rfind('\n') == std::string::npos ? 0 : trimmed.rfind('\n') + 1);
+  return r;
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// Asserts a clean failure whose error line contains `expected`.
+void expect_clean_error(const Result& r, const std::string& expected) {
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_EQ(r.last_line.rfind("crema: error: ", 0), 0u) << r.output;
+  EXPECT_NE(r.last_line.find(expected), std::string::npos) << r.last_line;
+  EXPECT_EQ(r.output.find("Check failed"), std::string::npos) << r.output;
+}
+
+const char* kInput = R"(
+layer { name: "data" type: "Input" top: "data"
+  input_param { shape { dim: 2 dim: 1 dim: 8 dim: 8 } } }
+)";
+
+TEST(CremaCli, SyntaxErrorNamesFileAndLine) {
+  const std::string path = write_file("syntax.prototxt", std::string(kInput) + "layer { name: \n");
+  expect_clean_error(run("time --model=" + path), path + ":5:");
+}
+
+TEST(CremaCli, UnknownLayerTypeListsTheKnownOnes) {
+  const std::string path = write_file(
+      "unknown.prototxt",
+      std::string(kInput) + R"(layer { name: "x" type: "Convolutoin" bottom: "data" top: "x" })");
+  const Result r = run("time --model=" + path);
+  expect_clean_error(r, "Convolutoin");
+  EXPECT_NE(r.last_line.find("Convolution"), std::string::npos);
+}
+
+TEST(CremaCli, BottomNobodyProduces) {
+  const std::string path = write_file(
+      "bottom.prototxt",
+      std::string(kInput) + R"(layer { name: "r" type: "ReLU" bottom: "dta" top: "r" })");
+  expect_clean_error(run("time --model=" + path), "\"dta\"");
+}
+
+TEST(CremaCli, ShapeMismatchBetweenLayers) {
+  const std::string path = write_file("mismatch.prototxt", R"(
+layer { name: "data" type: "Input" top: "data" top: "label"
+  input_param { shape { dim: 2 dim: 10 } shape { dim: 3 } } }
+layer { name: "loss" type: "SoftmaxWithLoss" bottom: "data" bottom: "label" top: "loss" })");
+  expect_clean_error(run("time --model=" + path), "layer loss");
+}
+
+TEST(CremaCli, KernelLargerThanPaddedInput) {
+  const std::string path = write_file("kernel.prototxt", std::string(kInput) + R"(
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+  convolution_param { num_output: 4 kernel_size: 11 pad: 1 } })");
+  expect_clean_error(run("time --model=" + path), "layer conv");
+}
+
+TEST(CremaCli, TensorTooLargeToAllocate) {
+  const std::string path = write_file("huge.prototxt", R"(
+layer { name: "data" type: "Input" top: "data"
+  input_param { shape { dim: 100000 dim: 100000 dim: 1000 } } })");
+  expect_clean_error(run("time --model=" + path), "too large");
+}
+
+TEST(CremaCli, TruncatedWeightsFile) {
+  const std::string model = write_file("ok.prototxt", std::string(kInput) + R"(
+layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+  inner_product_param { num_output: 3 } })");
+  // A NetParameter whose layer field announces 100 bytes that are not there.
+  const std::string weights =
+      write_file("truncated.caffemodel", std::string("\x0a\x05LeNet\xa2\x06\x64\x0a", 11));
+  expect_clean_error(run("test --model=" + model + " --weights=" + weights + " --iterations=1"),
+                     "truncated.caffemodel");
+}
+
+TEST(CremaCli, MissingFilesAndFlags) {
+  expect_clean_error(run("time --model=/nonexistent/net.prototxt"), "/nonexistent/net.prototxt");
+  expect_clean_error(run("train"), "--solver");
+  expect_clean_error(run("frobnicate"), "unknown command");
+}
+
+}  // namespace

@@ -1,0 +1,288 @@
+// The crema command-line tool, as Caffe's `caffe`: train, test, time, device_query.
+// Every user mistake ends in one "crema: error: ..." line and exit status 1.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/net.h"
+#include "core/upgrade_proto.h"
+#include "primitives/blas.h"
+#include "primitives/handle.h"
+#include "solver/solver.h"
+
+DEFINE_string(solver, "", "train: the solver definition (prototxt)");
+DEFINE_string(model, "", "test, time: the network definition (prototxt)");
+DEFINE_string(weights, "",
+              "train, test: trained weights (.caffemodel) to start from; several may be given, "
+              "separated by commas, and are copied by layer name");
+DEFINE_string(snapshot, "", "train: a .solverstate to resume from");
+DEFINE_string(gpu, "",
+              "the GPU to run on (an id, or 'all' for the first); empty: the solver's "
+              "solver_mode where a GPU is present, else the CPU");
+DEFINE_int32(iterations, 50, "test, time: the number of iterations");
+DEFINE_string(phase, "", "time: the phase of the net (TRAIN or TEST; default TRAIN)");
+DEFINE_string(sigint_effect, "stop", "train: what SIGINT does: snapshot, stop or none");
+DEFINE_string(sighup_effect, "snapshot", "train: what SIGHUP does: snapshot, stop or none");
+
+namespace crema {
+namespace {
+
+// ---- device selection ---------------------------------------------------------------------
+
+// --gpu wins; otherwise a solver asking for GPU mode gets one when present.
+Device pick_device(bool solver_wants_gpu, int* device_id) {
+  *device_id = 0;
+  if (!FLAGS_gpu.empty()) {
+    if (FLAGS_gpu != "all") {
+      CREMA_REQUIRE(FLAGS_gpu.find_first_not_of("0123456789,") == std::string::npos,
+                    "--gpu takes a device id or 'all', got \"", FLAGS_gpu, "\"");
+      *device_id = std::stoi(FLAGS_gpu.substr(0, FLAGS_gpu.find(',')));
+    }
+    CREMA_REQUIRE(*device_id < prim::cuda_device_count(), "--gpu=", FLAGS_gpu, ": no such GPU (",
+                  prim::cuda_device_count(), " found)");
+    return Device::kCUDA;
+  }
+  if (solver_wants_gpu && prim::cuda_available()) return Device::kCUDA;
+  return Device::kCPU;
+}
+
+const char* device_name(Device d) { return d == Device::kCPU ? "CPU" : "GPU"; }
+
+// ---- train --------------------------------------------------------------------------------
+
+std::atomic<int> g_sigint{0}, g_sighup{0};
+
+void on_signal(int sig) {
+  if (sig == SIGINT) g_sigint.fetch_add(1);
+  if (sig == SIGHUP) g_sighup.fetch_add(1);
+}
+
+SolverAction parse_effect(const std::string& flag, const std::string& value) {
+  if (value == "stop") return SolverAction::kStop;
+  if (value == "snapshot") return SolverAction::kSnapshot;
+  if (value == "none") return SolverAction::kNone;
+  fail("--", flag, " must be snapshot, stop or none, got \"", value, "\"");
+}
+
+void copy_weights(Net<float>& net, const std::string& list) {
+  std::stringstream ss(list);
+  for (std::string path; std::getline(ss, path, ',');) {
+    if (path.empty()) continue;
+    LOG(INFO) << "Copying weights from " << path;
+    net.copy_trained_layers_from(load_net_param_binary(path));
+  }
+}
+
+int train() {
+  CREMA_REQUIRE(!FLAGS_solver.empty(), "train needs --solver=<solver.prototxt>");
+  CREMA_REQUIRE(FLAGS_weights.empty() || FLAGS_snapshot.empty(),
+                "give either --weights or --snapshot, not both");
+  SolverParameter param = load_solver_param(FLAGS_solver);
+  int device_id = 0;
+  const bool wants_gpu = param.has_solver_mode() && param.solver_mode() == SolverParameter::GPU;
+  const Device device = pick_device(wants_gpu, &device_id);
+  LOG(INFO) << "Training on the " << device_name(device);
+  const SolverAction on_int = parse_effect("sigint_effect", FLAGS_sigint_effect);
+  const SolverAction on_hup = parse_effect("sighup_effect", FLAGS_sighup_effect);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGHUP, on_signal);
+
+  prim::Handle handle(device, device_id);
+  auto solver = create_solver<float>(param, device, handle, FLAGS_solver);
+  solver->set_action_source([&]() {
+    if (g_sigint.exchange(0)) return on_int;
+    if (g_sighup.exchange(0)) return on_hup;
+    return SolverAction::kNone;
+  });
+  if (!FLAGS_weights.empty()) copy_weights(solver->net(), FLAGS_weights);
+  solver->solve(FLAGS_snapshot);
+  LOG(INFO) << "Optimization Done.";
+  return 0;
+}
+
+// ---- test ---------------------------------------------------------------------------------
+
+int test() {
+  CREMA_REQUIRE(!FLAGS_model.empty(), "test needs --model=<net.prototxt>");
+  CREMA_REQUIRE(!FLAGS_weights.empty(), "test needs --weights=<net.caffemodel>");
+  CREMA_REQUIRE(FLAGS_iterations > 0, "--iterations must be positive");
+  int device_id = 0;
+  const Device device = pick_device(false, &device_id);
+  prim::Handle handle(device, device_id);
+  Net<float> net(load_net_param_text(FLAGS_model), TEST, device);
+  copy_weights(net, FLAGS_weights);
+  LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
+  std::vector<double> sums;
+  std::vector<std::string> names;
+  std::vector<double> weights;
+  double loss = 0;
+  for (int i = 0; i < FLAGS_iterations; ++i) {
+    loss += net.forward(handle);
+    int idx = 0;
+    const auto& outs = net.output_blobs();
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const std::vector<float> v = outs[o]->data_vector();
+      for (size_t k = 0; k < v.size(); ++k, ++idx) {
+        if (i == 0) {
+          sums.push_back(0);
+          names.push_back(net.output_blob_names()[o]);
+          weights.push_back(net.output_loss_weights()[o]);
+        }
+        sums[idx] += v[k];
+        LOG(INFO) << "Batch " << i << ", " << names[idx] << " = " << v[k];
+      }
+    }
+  }
+  LOG(INFO) << "Loss: " << loss / FLAGS_iterations;
+  for (size_t k = 0; k < sums.size(); ++k) {
+    const double mean = sums[k] / FLAGS_iterations;
+    std::ostringstream line;
+    line << names[k] << " = " << mean;
+    if (weights[k] != 0)
+      line << " (* " << weights[k] << " = " << weights[k] * mean << " loss)";
+    LOG(INFO) << line.str();
+  }
+  return 0;
+}
+
+// ---- time ---------------------------------------------------------------------------------
+
+// Fills the outputs of Input layers with uniform random values: timings on zeros flatter
+// data-dependent layers such as max pooling.
+void randomize_inputs(Net<float>& net) {
+  std::mt19937 gen(1234);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int i = 0; i < net.num_layers(); ++i) {
+    if (std::string(net.layers()[i]->type()) != "Input") continue;
+    for (Tensor<float>* top : net.top_vecs()[i]) {
+      std::vector<float> v(top->count());
+      for (auto& x : v) x = dist(gen);
+      top->set_data(v);
+    }
+  }
+}
+
+int time() {
+  CREMA_REQUIRE(!FLAGS_model.empty(), "time needs --model=<net.prototxt>");
+  CREMA_REQUIRE(FLAGS_iterations > 0, "--iterations must be positive");
+  CREMA_REQUIRE(FLAGS_phase.empty() || FLAGS_phase == "TRAIN" || FLAGS_phase == "TEST",
+                "--phase must be TRAIN or TEST");
+  int device_id = 0;
+  const Device device = pick_device(false, &device_id);
+  prim::Handle handle(device, device_id);
+  Net<float> net(load_net_param_text(FLAGS_model), FLAGS_phase == "TEST" ? TEST : TRAIN, device);
+  randomize_inputs(net);
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [&](Clock::time_point t) {
+    handle.synchronize();
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  LOG(INFO) << "Performing Forward";
+  net.forward(handle);  // warm-up: allocations, algorithm choice
+  LOG(INFO) << "Performing Backward";
+  net.backward(handle);
+  const int n = net.num_layers();
+  std::vector<double> fwd(n, 0), bwd(n, 0);
+  double fwd_total = 0, bwd_total = 0;
+  LOG(INFO) << "*** Benchmark begins ***";
+  LOG(INFO) << "Testing for " << FLAGS_iterations << " iterations.";
+  const auto start = Clock::now();
+  for (int it = 0; it < FLAGS_iterations; ++it) {
+    const auto iter_start = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      const auto t = Clock::now();
+      net.forward_range(handle, i, i);
+      fwd[i] += ms_since(t);
+    }
+    const double f = ms_since(iter_start);
+    const auto back_start = Clock::now();
+    for (int i = n - 1; i >= 0; --i) {
+      const auto t = Clock::now();
+      net.backward_range(handle, i, i);
+      bwd[i] += ms_since(t);
+    }
+    const double b = ms_since(back_start);
+    fwd_total += f;
+    bwd_total += b;
+    LOG(INFO) << "Iteration: " << it + 1 << " forward-backward time: " << f + b << " ms.";
+  }
+  const double total = ms_since(start);
+  LOG(INFO) << "Average time per layer: ";
+  for (int i = 0; i < n; ++i) {
+    LOG(INFO) << std::string(std::max(0, 10 - int(net.layer_names()[i].size())), ' ')
+              << net.layer_names()[i] << "\tforward: " << fwd[i] / FLAGS_iterations << " ms.";
+    LOG(INFO) << std::string(std::max(0, 10 - int(net.layer_names()[i].size())), ' ')
+              << net.layer_names()[i] << "\tbackward: " << bwd[i] / FLAGS_iterations << " ms.";
+  }
+  LOG(INFO) << "Average Forward pass: " << fwd_total / FLAGS_iterations << " ms.";
+  LOG(INFO) << "Average Backward pass: " << bwd_total / FLAGS_iterations << " ms.";
+  LOG(INFO) << "Average Forward-Backward: " << (fwd_total + bwd_total) / FLAGS_iterations
+            << " ms.";
+  LOG(INFO) << "Total Time: " << total << " ms.";
+  LOG(INFO) << "*** Benchmark ends ***";
+  return 0;
+}
+
+// ---- device_query -------------------------------------------------------------------------
+
+int device_query() {
+  std::printf("CPU threads: %u\n", std::thread::hardware_concurrency());
+  const int n = prim::cuda_device_count();
+  std::printf("CUDA devices: %d\n", n);
+  for (int i = 0; i < n; ++i) std::printf("%s", prim::cuda_device_description(i).c_str());
+  return 0;
+}
+
+const std::map<std::string, std::function<int()>>& commands() {
+  static const std::map<std::string, std::function<int()>> table = {
+      {"train", train}, {"test", test}, {"time", time}, {"device_query", device_query}};
+  return table;
+}
+
+}  // namespace
+}  // namespace crema
+
+int main(int argc, char** argv) {
+  FLAGS_logtostderr = true;
+  FLAGS_minloglevel = 0;
+  gflags::SetUsageMessage(
+      "command line brew\n"
+      "usage: crema <command> <args>\n\n"
+      "commands:\n"
+      "  train           train or finetune a model (--solver, [--weights | --snapshot])\n"
+      "  test            score a model (--model, --weights, --iterations)\n"
+      "  device_query    show the CPU and GPU(s)\n"
+      "  time            benchmark model execution time per layer (--model, --iterations)");
+  gflags::SetVersionString("1.0");
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  if (argc != 2) {
+    gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/crema");
+    return 1;
+  }
+  const auto& table = crema::commands();
+  const auto it = table.find(argv[1]);
+  if (it == table.end()) {
+    std::fprintf(stderr, "crema: error: unknown command \"%s\" (train, test, time, device_query)\n",
+                 argv[1]);
+    return 1;
+  }
+  try {
+    return it->second();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "crema: error: %s\n", e.what());
+    return 1;
+  }
+}
