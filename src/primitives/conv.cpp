@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "primitives/blas.h"
+#include "primitives/im2col_cpu.h"
 
 namespace crema::prim {
 
@@ -255,7 +256,11 @@ size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const Tens
     a = conv_supports(ConvAlgo::kIm2colGemm, cd, xd, wd, yd) ? ConvAlgo::kIm2colGemm
                                                              : ConvAlgo::kDirect;
   if (a != ConvAlgo::kIm2colGemm) return 0;
-  return size_t(xd.c) * wd.r * wd.s * size_t(yd.h) * yd.w * dtype_size(xd.dtype);
+  const cpu::ConvGeom g{xd.c,          xd.h,     xd.w,        wd.r,        wd.s,
+                        cd.pad_h,      cd.pad_w, cd.stride_h, cd.stride_w, cd.dilation_h,
+                        cd.dilation_w, yd.h,     yd.w};
+  const int chunk = cpu::im2col_chunk(g, xd.n, wd.k, dtype_size(xd.dtype), h.workspace_budget());
+  return cpu::im2col_workspace_elems(g, chunk, wd.k) * dtype_size(xd.dtype);
 }
 
 void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,

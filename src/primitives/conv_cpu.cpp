@@ -1,6 +1,7 @@
-// CPU convolution: im2col + GEMM (one GEMM per group per image over the whole output plane),
+// CPU convolution: im2col + GEMM (one GEMM per group over a chunk of images side by side),
 // the 1x1 GEMM that reads the input in place, and direct loops that handle any strides. The
 // dispatcher in conv.cpp has validated the descriptors and picked a supported algorithm.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -20,11 +21,11 @@ ConvGeom geom_of(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
 
 // out = alpha * acc + beta * out over a plane with arbitrary strides; beta == 0 never reads out.
 template <typename T>
-void store_plane(T* out, int64_t sh, int64_t sw, int rows, int cols, const T* acc, T alpha,
-                 T beta) {
+void store_plane(T* out, int64_t sh, int64_t sw, int rows, int cols, const T* acc, int64_t lda,
+                 T alpha, T beta) {
   for (int i = 0; i < rows; ++i) {
     T* o = out + i * sh;
-    const T* a = acc + int64_t(i) * cols;
+    const T* a = acc + int64_t(i) * lda;
     if (beta == T(0)) {
       for (int j = 0; j < cols; ++j) o[j * sw] = alpha * a[j];
     } else {
@@ -72,6 +73,7 @@ class ConvCpu {
     crs_ = int64_t(cg_) * wd.r * wd.s;
     pq_ = int64_t(yd.h) * yd.w;
     hw_ = int64_t(xd.h) * xd.w;
+    chunk_ = im2col_chunk(g_, xd.n, wd.k, sizeof(T), h.workspace_budget());
   }
 
   void fwd(ConvAlgo algo, const T* x, const T* w, T* y, Blend blend, const ConvEpilogue& ep) {
@@ -79,21 +81,33 @@ class ConvCpu {
       fwd_direct(x, w, y, blend, ep);
       return;
     }
-    const bool is1x1 = algo == ConvAlgo::kGemm1x1;
-    T* col = is1x1 ? nullptr : workspace();
-    for (int n = 0; n < xd_.n; ++n) {
-      const T* xn = x + n * xd_.stride_n;
-      T* yn = y + n * yd_.stride_n;
-      if (!is1x1) im2col(g_, xn, col);
-      const T* b = is1x1 ? xn : col;
-      const int64_t b_group = is1x1 ? int64_t(cg_) * hw_ : crs_ * pq_;
+    if (algo == ConvAlgo::kGemm1x1) {
+      // The input image already is the (C x H*W) patch matrix.
+      for (int n = 0; n < xd_.n; ++n) {
+        const T* xn = x + n * xd_.stride_n;
+        T* yn = y + n * yd_.stride_n;
+        for (int gi = 0; gi < groups_; ++gi)
+          gemm(h_, xd_.dtype, Trans::kNo, Trans::kNo, kg_, int(pq_), cg_, blend.alpha,
+               w + gi * kg_ * crs_, xn + gi * cg_ * hw_, blend.beta, yn + gi * kg_ * pq_);
+        epilogue(yn, ep);
+      }
+      return;
+    }
+    // im2col over a chunk of B images side by side, one GEMM per group for the whole chunk into
+    // a K x B*P*Q matrix, then each image's planes are blended into y.
+    for (int n0 = 0; n0 < xd_.n; n0 += chunk_) {
+      const int b = std::min(chunk_, xd_.n - n0);
+      const int64_t ld = int64_t(b) * pq_;
+      T* col = workspace();
+      T* out = col + crs_ * groups_ * ld;
+      for (int i = 0; i < b; ++i) im2col(g_, x + (n0 + i) * xd_.stride_n, col + i * pq_, ld);
       for (int gi = 0; gi < groups_; ++gi)
-        gemm(h_, xd_.dtype, Trans::kNo, Trans::kNo, kg_, int(pq_), int(crs_), blend.alpha,
-             w + gi * kg_ * crs_, b + gi * b_group, blend.beta, yn + gi * kg_ * pq_);
-      if (ep.bias || ep.relu) {
-        const T* bias = static_cast<const T*>(ep.bias);
-        for (int k = 0; k < wd_.k; ++k)
-          apply_epilogue(yn + k * pq_, pq_, 1, 1, int(pq_), bias ? bias[k] : T(0), ep.relu);
+        gemm(h_, xd_.dtype, Trans::kNo, Trans::kNo, kg_, int(ld), int(crs_), 1.0,
+             w + gi * kg_ * crs_, col + gi * crs_ * ld, 0.0, out + gi * kg_ * ld);
+      for (int i = 0; i < b; ++i) {
+        T* yn = y + (n0 + i) * yd_.stride_n;
+        store_plane(yn, pq_, 1, wd_.k, int(pq_), out + i * pq_, ld, T(blend.alpha), T(blend.beta));
+        epilogue(yn, ep);
       }
     }
   }
@@ -103,22 +117,31 @@ class ConvCpu {
       bwd_data_direct(w, dy, dx, blend);
       return;
     }
-    const int64_t image = int64_t(xd_.c) * hw_;
-    for (int n = 0; n < xd_.n; ++n) {
-      const T* dyn = dy + n * yd_.stride_n;
-      T* dxn = dx + n * xd_.stride_n;
-      if (algo == ConvAlgo::kGemm1x1) {
+    if (algo == ConvAlgo::kGemm1x1) {
+      for (int n = 0; n < xd_.n; ++n) {
+        const T* dyn = dy + n * yd_.stride_n;
+        T* dxn = dx + n * xd_.stride_n;
         for (int gi = 0; gi < groups_; ++gi)
           gemm(h_, xd_.dtype, Trans::kYes, Trans::kNo, cg_, int(hw_), kg_, blend.alpha,
                w + gi * kg_ * crs_, dyn + gi * kg_ * pq_, blend.beta, dxn + gi * cg_ * hw_);
-        continue;
       }
+      return;
+    }
+    const int64_t image = int64_t(xd_.c) * hw_;
+    for (int n0 = 0; n0 < xd_.n; n0 += chunk_) {
+      const int b = std::min(chunk_, xd_.n - n0);
+      const int64_t ld = int64_t(b) * pq_;
       T* col = workspace();
+      T* grad = col + crs_ * groups_ * ld;
+      gather_planes(dy + n0 * yd_.stride_n, b, grad, ld);
       for (int gi = 0; gi < groups_; ++gi)
-        gemm(h_, xd_.dtype, Trans::kYes, Trans::kNo, int(crs_), int(pq_), kg_, blend.alpha,
-             w + gi * kg_ * crs_, dyn + gi * kg_ * pq_, 0.0, col + gi * crs_ * pq_);
-      pre_scale(dxn, image, T(blend.beta));
-      col2im_add(g_, col, dxn);
+        gemm(h_, xd_.dtype, Trans::kYes, Trans::kNo, int(crs_), int(ld), kg_, blend.alpha,
+             w + gi * kg_ * crs_, grad + gi * kg_ * ld, 0.0, col + gi * crs_ * ld);
+      for (int i = 0; i < b; ++i) {
+        T* dxn = dx + (n0 + i) * xd_.stride_n;
+        pre_scale(dxn, image, T(blend.beta));
+        col2im_add(g_, col + i * pq_, dxn, ld);
+      }
     }
   }
 
@@ -127,25 +150,50 @@ class ConvCpu {
       bwd_filter_direct(x, dy, dw, blend);
       return;
     }
-    const bool is1x1 = algo == ConvAlgo::kGemm1x1;
-    T* col = is1x1 ? nullptr : workspace();
-    for (int n = 0; n < xd_.n; ++n) {
-      const T* xn = x + n * xd_.stride_n;
-      const T* dyn = dy + n * yd_.stride_n;
-      if (!is1x1) im2col(g_, xn, col);
-      const T* b = is1x1 ? xn : col;
-      const int64_t b_group = is1x1 ? int64_t(cg_) * hw_ : crs_ * pq_;
-      // The caller's beta applies once, to the first image; later images accumulate.
-      const double beta = n == 0 ? blend.beta : 1.0;
+    if (algo == ConvAlgo::kGemm1x1) {
+      for (int n = 0; n < xd_.n; ++n) {
+        const T* xn = x + n * xd_.stride_n;
+        const T* dyn = dy + n * yd_.stride_n;
+        // The caller's beta applies once, to the first image; later images accumulate.
+        const double beta = n == 0 ? blend.beta : 1.0;
+        for (int gi = 0; gi < groups_; ++gi)
+          gemm(h_, xd_.dtype, Trans::kNo, Trans::kYes, kg_, cg_, int(pq_), blend.alpha,
+               dyn + gi * kg_ * pq_, xn + gi * cg_ * hw_, beta, dw + gi * kg_ * crs_);
+      }
+      return;
+    }
+    for (int n0 = 0; n0 < xd_.n; n0 += chunk_) {
+      const int b = std::min(chunk_, xd_.n - n0);
+      const int64_t ld = int64_t(b) * pq_;
+      T* col = workspace();
+      T* grad = col + crs_ * groups_ * ld;
+      for (int i = 0; i < b; ++i) im2col(g_, x + (n0 + i) * xd_.stride_n, col + i * pq_, ld);
+      gather_planes(dy + n0 * yd_.stride_n, b, grad, ld);
+      const double beta = n0 == 0 ? blend.beta : 1.0;
       for (int gi = 0; gi < groups_; ++gi)
-        gemm(h_, xd_.dtype, Trans::kNo, Trans::kYes, kg_, int(crs_), int(pq_), blend.alpha,
-             dyn + gi * kg_ * pq_, b + gi * b_group, beta, dw + gi * kg_ * crs_);
+        gemm(h_, xd_.dtype, Trans::kNo, Trans::kYes, kg_, int(crs_), int(ld), blend.alpha,
+             grad + gi * kg_ * ld, col + gi * crs_ * ld, beta, dw + gi * kg_ * crs_);
     }
   }
 
  private:
   T* workspace() {
-    return static_cast<T*>(h_.workspace(sizeof(T) * size_t(xd_.c) * wd_.r * wd_.s * pq_));
+    return static_cast<T*>(h_.workspace(sizeof(T) * im2col_workspace_elems(g_, chunk_, wd_.k)));
+  }
+
+  // out[k][i*P*Q + j] = dy[i][k][j] for the b images of a chunk: the K x B*P*Q layout of the
+  // chunk GEMMs.
+  void gather_planes(const T* dy, int b, T* out, int64_t ld) const {
+    for (int i = 0; i < b; ++i)
+      for (int k = 0; k < wd_.k; ++k)
+        std::memcpy(out + k * ld + i * pq_, dy + i * yd_.stride_n + k * pq_, sizeof(T) * pq_);
+  }
+
+  void epilogue(T* yn, const ConvEpilogue& ep) const {
+    if (!ep.bias && !ep.relu) return;
+    const T* bias = static_cast<const T*>(ep.bias);
+    for (int k = 0; k < wd_.k; ++k)
+      apply_epilogue(yn + k * pq_, pq_, 1, 1, int(pq_), bias ? bias[k] : T(0), ep.relu);
   }
 
   // Accumulates one output plane per (n, k) tap by tap: the inner loop runs over a contiguous
@@ -182,7 +230,7 @@ class ConvCpu {
           }
         }
         T* yp = y + n * yd_.stride_n + k * yd_.stride_c;
-        store_plane(yp, yd_.stride_h, yd_.stride_w, P, Q, acc.data(), T(blend.alpha),
+        store_plane(yp, yd_.stride_h, yd_.stride_w, P, Q, acc.data(), Q, T(blend.alpha),
                     T(blend.beta));
         if (bias || ep.relu)
           apply_epilogue(yp, yd_.stride_h, yd_.stride_w, P, Q, bias ? bias[k] : T(0), ep.relu);
@@ -222,7 +270,7 @@ class ConvCpu {
           }
         }
         store_plane(dx + n * xd_.stride_n + c * xd_.stride_c, xd_.stride_h, xd_.stride_w, xd_.h, W,
-                    acc.data(), T(blend.alpha), T(blend.beta));
+                    acc.data(), W, T(blend.alpha), T(blend.beta));
       }
     }
   }
@@ -267,7 +315,7 @@ class ConvCpu {
   const FilterDesc& wd_;
   const TensorDesc& yd_;
   ConvGeom g_;
-  int groups_, kg_, cg_;
+  int groups_, kg_, cg_, chunk_;
   int64_t crs_, pq_, hw_;
 };
 

@@ -32,14 +32,26 @@ class Handle {
   void* workspace(size_t bytes);
   size_t workspace_size() const { return workspace_bytes_; }
 
+  // How much workspace algorithms that trade memory for speed may plan for (im2col chunks of
+  // several images). Smaller saves memory, larger lets GEMMs grow; 32 MiB by default.
+  size_t workspace_budget() const { return workspace_budget_; }
+  void set_workspace_budget(size_t bytes) { workspace_budget_ = bytes; }
+
   // Algorithm cache for find-style autotuning: key is an op + shape string, value an algo id.
   std::map<std::string, int>& algo_cache() { return algo_cache_; }
 
   // Seed and counter for stochastic primitives; each call consumes a fresh counter range so
   // results are reproducible for a given seed and call sequence.
-  void set_seed(uint64_t seed) { seed_ = seed; counter_ = 0; }
+  void set_seed(uint64_t seed) {
+    seed_ = seed;
+    counter_ = 0;
+  }
   uint64_t seed() const { return seed_; }
-  uint64_t next_counter(uint64_t n) { uint64_t c = counter_; counter_ += n; return c; }
+  uint64_t next_counter(uint64_t n) {
+    uint64_t c = counter_;
+    counter_ += n;
+    return c;
+  }
 
   // Opaque CUDA objects (cudaStream_t, cublasHandle_t) on GPU builds; nullptr on the CPU.
   void* stream() const { return stream_; }
@@ -53,6 +65,7 @@ class Handle {
   void* blas_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
+  size_t workspace_budget_ = size_t(32) << 20;
   std::map<std::string, int> algo_cache_;
   uint64_t seed_ = 0x9E3779B97F4A7C15ull;
   uint64_t counter_ = 0;
@@ -62,8 +75,7 @@ class Handle {
 // devices named: there are no implicit transfers.
 void* device_alloc(Device device, size_t bytes);
 void device_free(Device device, void* p);
-void device_memcpy(void* dst, Device dst_device, const void* src, Device src_device,
-                   size_t bytes);
+void device_memcpy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes);
 void device_memset_zero(Device device, void* p, size_t bytes);
 
 // True when this build has CUDA and a GPU is visible.

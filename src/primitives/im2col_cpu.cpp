@@ -9,8 +9,9 @@
 namespace crema::prim::cpu {
 
 template <typename T>
-void im2col(const ConvGeom& g, const T* x, T* col) {
+void im2col(const ConvGeom& g, const T* x, T* col, int64_t ld) {
   const int64_t pq = int64_t(g.p) * g.q;
+  if (ld == 0) ld = pq;
   const int64_t hw = int64_t(g.h) * g.w;
   T* out = col;
   for (int c = 0; c < g.c; ++c) {
@@ -19,7 +20,7 @@ void im2col(const ConvGeom& g, const T* x, T* col) {
       const int h_off = r * g.dilation_h - g.pad_h;
       int p_lo, p_hi;
       valid_range(h_off, g.stride_h, g.h, g.p, &p_lo, &p_hi);
-      for (int s = 0; s < g.s; ++s, out += pq) {
+      for (int s = 0; s < g.s; ++s, out += ld) {
         const int w_off = s * g.dilation_w - g.pad_w;
         int q_lo, q_hi;
         valid_range(w_off, g.stride_w, g.w, g.q, &q_lo, &q_hi);
@@ -45,8 +46,8 @@ void im2col(const ConvGeom& g, const T* x, T* col) {
 }
 
 template <typename T>
-void col2im_add(const ConvGeom& g, const T* col, T* x) {
-  const int64_t pq = int64_t(g.p) * g.q;
+void col2im_add(const ConvGeom& g, const T* col, T* x, int64_t ld) {
+  if (ld == 0) ld = int64_t(g.p) * g.q;
   const int64_t hw = int64_t(g.h) * g.w;
   const T* in = col;
   for (int c = 0; c < g.c; ++c) {
@@ -55,7 +56,7 @@ void col2im_add(const ConvGeom& g, const T* col, T* x) {
       const int h_off = r * g.dilation_h - g.pad_h;
       int p_lo, p_hi;
       valid_range(h_off, g.stride_h, g.h, g.p, &p_lo, &p_hi);
-      for (int s = 0; s < g.s; ++s, in += pq) {
+      for (int s = 0; s < g.s; ++s, in += ld) {
         const int w_off = s * g.dilation_w - g.pad_w;
         int q_lo, q_hi;
         valid_range(w_off, g.stride_w, g.w, g.q, &q_lo, &q_hi);
@@ -75,9 +76,9 @@ void col2im_add(const ConvGeom& g, const T* col, T* x) {
   }
 }
 
-template void im2col<float>(const ConvGeom&, const float*, float*);
-template void im2col<double>(const ConvGeom&, const double*, double*);
-template void col2im_add<float>(const ConvGeom&, const float*, float*);
-template void col2im_add<double>(const ConvGeom&, const double*, double*);
+template void im2col<float>(const ConvGeom&, const float*, float*, int64_t);
+template void im2col<double>(const ConvGeom&, const double*, double*, int64_t);
+template void col2im_add<float>(const ConvGeom&, const float*, float*, int64_t);
+template void col2im_add<double>(const ConvGeom&, const double*, double*, int64_t);
 
 }  // namespace crema::prim::cpu

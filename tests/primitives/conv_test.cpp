@@ -326,19 +326,24 @@ TEST(ConvReal, RandomRealInputsWithinTolerance) {
   const Reference ref = reference(pb, x, w, dy);
   const Descs ds = descs_of(pb, DataType::kFloat32);
   const auto xf = cast<float>(x), wf = cast<float>(w), dyf = cast<float>(dy);
-  Handle h;
-  for (ConvAlgo algo : {ConvAlgo::kIm2colGemm, ConvAlgo::kDirect}) {
-    SCOPED_TRACE(conv_algo_name(algo));
-    auto y = test::poisoned<float>(sh.y);
-    conv_fwd(h, ds.cd, algo, ds.xd, xf.data(), ds.wd, wf.data(), ds.yd, y.data());
-    EXPECT_TRUE(all_close(y, ref.y, {1e-5, 1e-4}));
-    auto dx = test::poisoned<float>(sh.x);
-    conv_bwd_data(h, ds.cd, algo, ds.wd, wf.data(), ds.yd, dyf.data(), ds.xd, dx.data());
-    EXPECT_TRUE(all_close(dx, ref.dx, {1e-5, 1e-4}));
-    auto dw = test::poisoned<float>(sh.w);
-    conv_bwd_filter(h, ds.cd, algo, ds.xd, xf.data(), ds.yd, dyf.data(), ds.wd, dw.data());
-    EXPECT_TRUE(all_close(dw, ref.dw, {1e-5, 1e-4}));
-  }
+  // im2col runs in chunks of images sized by the workspace budget: the whole batch of 3, a
+  // chunk of 2 then 1, and one image at a time.
+  const size_t per_image = (8 * 3 * 3 + 6) * size_t(sh.p) * sh.q * sizeof(float);
+  for (size_t budget : {size_t(32) << 20, 2 * per_image, size_t(1)})
+    for (ConvAlgo algo : {ConvAlgo::kIm2colGemm, ConvAlgo::kDirect}) {
+      SCOPED_TRACE(::testing::Message() << conv_algo_name(algo) << " budget " << budget);
+      Handle h;
+      h.set_workspace_budget(budget);
+      auto y = test::poisoned<float>(sh.y);
+      conv_fwd(h, ds.cd, algo, ds.xd, xf.data(), ds.wd, wf.data(), ds.yd, y.data());
+      EXPECT_TRUE(all_close(y, ref.y, {1e-5, 1e-4}));
+      auto dx = test::poisoned<float>(sh.x);
+      conv_bwd_data(h, ds.cd, algo, ds.wd, wf.data(), ds.yd, dyf.data(), ds.xd, dx.data());
+      EXPECT_TRUE(all_close(dx, ref.dx, {1e-5, 1e-4}));
+      auto dw = test::poisoned<float>(sh.w);
+      conv_bwd_filter(h, ds.cd, algo, ds.xd, xf.data(), ds.yd, dyf.data(), ds.wd, dw.data());
+      EXPECT_TRUE(all_close(dw, ref.dw, {1e-5, 1e-4}));
+    }
 }
 
 // Strided descriptors: NHWC goes to the direct loops; a channel slice of a wider output (as a
@@ -476,8 +481,10 @@ TEST(ConvCheck, RejectsInconsistentDescriptorsWithPrimError) {
   EXPECT_FALSE(conv_supports(ConvAlgo::kGemm1x1, cd, x, w, y));
   EXPECT_THROW(conv_fwd(h, cd, ConvAlgo::kGemm1x1, x, buf.data(), w, buf.data(), y, buf.data()),
                PrimError);
+  // The patch matrix (C*R*S rows) and the output-side matrix (K rows) of both images side by
+  // side: the batch fits one chunk.
   EXPECT_EQ(conv_workspace_size(h, ConvAlgo::kIm2colGemm, cd, x, w, y),
-            size_t(4 * 3 * 3 * 8 * 8 * sizeof(float)));
+            size_t((4 * 3 * 3 + 6) * 8 * 8 * 2 * sizeof(float)));
   EXPECT_EQ(conv_workspace_size(h, ConvAlgo::kDirect, cd, x, w, y), 0u);
   const FilterDesc w1{f, 6, 4, 1, 1};
   const ConvDesc cd0{};
