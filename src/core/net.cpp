@@ -131,8 +131,11 @@ void Net<Dtype>::append_layer(const LayerParameter& lp, int layer_id,
 template <typename Dtype>
 void Net<Dtype>::append_params(const LayerParameter& lp, int layer_id) {
   Layer<Dtype>& layer = *layers_[layer_id];
+  // The layer's own copy of its parameters: a layer may fix specs during setup (BatchNorm's
+  // statistics always get lr_mult 0).
+  const LayerParameter& lp_final = layer.param();
   for (int k = 0; k < int(layer.blobs().size()); ++k) {
-    const ParamSpec spec = k < lp.param_size() ? lp.param(k) : ParamSpec();
+    const ParamSpec spec = k < lp_final.param_size() ? lp_final.param(k) : ParamSpec();
     const auto& blob = layer.blobs()[k];
     const int param_id = int(params_.size());
     params_.push_back(blob);
@@ -244,6 +247,9 @@ Dtype Net<Dtype>::forward_range(Handle& h, int start, int end) {
   for (int i = start; i <= end; ++i) {
     Layer<Dtype>& layer = *layers_[i];
     try {
+      // As Caffe, every forward first fits the tops to the bottoms: inputs may change shape
+      // between iterations (Filter, data of varying size).
+      layer.reshape(bottom_vecs_[i], top_vecs_[i]);
       layer.forward(h, bottom_vecs_[i], top_vecs_[i]);
     } catch (const std::exception& e) {
       rethrow_in_layer(layer, e);

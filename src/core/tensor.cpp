@@ -162,16 +162,15 @@ void Tensor<Dtype>::from_proto(const BlobProto& proto, bool reshape) {
     CREMA_REQUIRE(same, "stored blob has shape (", probe.shape_string(), ") but (",
                   shape_string(), ") was expected");
   }
+  // The stored values are checked against the shape before anything is allocated: a hostile
+  // file may claim a huge shape with no data behind it.
+  const bool doubles = proto.double_data_size() > 0;
+  const int64_t stored = doubles ? proto.double_data_size() : proto.data_size();
+  CREMA_REQUIRE(stored == count_, "blob holds ", stored, " values for shape (", shape_string(),
+                ")");
   std::vector<Dtype> values(count_);
-  if (proto.double_data_size() > 0) {
-    CREMA_REQUIRE(proto.double_data_size() == count_, "blob holds ", proto.double_data_size(),
-                  " values for shape (", shape_string(), ")");
-    for (int64_t i = 0; i < count_; ++i) values[i] = Dtype(proto.double_data(int(i)));
-  } else {
-    CREMA_REQUIRE(proto.data_size() == count_, "blob holds ", proto.data_size(),
-                  " values for shape (", shape_string(), ")");
-    for (int64_t i = 0; i < count_; ++i) values[i] = Dtype(proto.data(int(i)));
-  }
+  for (int64_t i = 0; i < count_; ++i)
+    values[i] = Dtype(doubles ? proto.double_data(int(i)) : proto.data(int(i)));
   set_data(values);
   if (proto.double_diff_size() == count_ && count_ > 0) {
     for (int64_t i = 0; i < count_; ++i) values[i] = Dtype(proto.double_diff(int(i)));

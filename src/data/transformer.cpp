@@ -85,7 +85,8 @@ void DataTransformer::transform(const float* in, int channels, int height, int w
     y0 = train ? rand_int(height - crop + 1) : (height - crop) / 2;
     x0 = train ? rand_int(width - crop + 1) : (width - crop) / 2;
   }
-  const bool mirror = param_.mirror() && train && rand_int(2) == 1;
+  // Caffe flips in both phases when mirror is set; only the crop offset depends on the phase.
+  const bool mirror = param_.mirror() && rand_int(2) == 1;
   const float scale = param_.scale();
 
   // Where the mean image's window starts: at the data's own pixel when it has the data's size,

@@ -4,7 +4,8 @@
 //
 // where the crop window (y0, x0) of crop_size x crop_size is random in TRAIN and centered in
 // TEST (no crop: the whole image, y0 = x0 = 0), x' = W' - 1 - x when the example is mirrored
-// (a coin flip per example, TRAIN only, when `mirror` is set) and x otherwise, and mean is the
+// (a coin flip per example in either phase, as in Caffe, when `mirror` is set) and x otherwise,
+// and mean is the
 // mean_file image, a mean_value per channel (one value serves all channels), or 0.
 //
 // A mean image as large as the input is indexed at the same pixel as the input, as in Caffe. A

@@ -7,22 +7,51 @@
 #include <utility>
 
 #include "layers/accuracy_layer.h"
+#include "layers/activation_layer.h"
+#include "layers/argmax_layer.h"
+#include "layers/batch_norm_layer.h"
+#include "layers/batch_reindex_layer.h"
+#include "layers/bias_layer.h"
+#include "layers/concat_layer.h"
+#include "layers/contrastive_loss_layer.h"
 #include "layers/convolution_layer.h"
+#include "layers/crop_layer.h"
 #include "layers/data_layer.h"
+#include "layers/deconvolution_layer.h"
 #include "layers/dropout_layer.h"
 #include "layers/dummy_data_layer.h"
+#include "layers/eltwise_layer.h"
+#include "layers/embed_layer.h"
+#include "layers/euclidean_loss_layer.h"
+#include "layers/filter_layer.h"
 #include "layers/flatten_layer.h"
+#include "layers/hinge_loss_layer.h"
+#include "layers/im2col_layer.h"
+#include "layers/image_data_layer.h"
+#include "layers/infogain_loss_layer.h"
 #include "layers/inner_product_layer.h"
 #include "layers/input_layer.h"
 #include "layers/lrn_layer.h"
+#include "layers/memory_data_layer.h"
+#include "layers/multinomial_logistic_loss_layer.h"
+#include "layers/mvn_layer.h"
+#include "layers/parameter_layer.h"
 #include "layers/pooling_layer.h"
+#include "layers/prelu_layer.h"
+#include "layers/reduction_layer.h"
 #include "layers/relu_layer.h"
+#include "layers/reshape_layer.h"
+#include "layers/scale_layer.h"
+#include "layers/sigmoid_cross_entropy_loss_layer.h"
 #include "layers/sigmoid_layer.h"
 #include "layers/silence_layer.h"
+#include "layers/slice_layer.h"
 #include "layers/softmax_layer.h"
 #include "layers/softmax_with_loss_layer.h"
 #include "layers/split_layer.h"
+#include "layers/spp_layer.h"
 #include "layers/tanh_layer.h"
+#include "layers/tile_layer.h"
 
 namespace crema {
 namespace {
@@ -44,23 +73,60 @@ struct Entry {
 // Sorted by type name, so layer_types() and error messages list them in order.
 template <typename Dtype>
 constexpr Entry<Dtype> kTable[] = {
+    {"AbsVal", &make<ActivationLayer, Dtype>},
     {"Accuracy", &make<AccuracyLayer, Dtype>},
+    {"ArgMax", &make<ArgMaxLayer, Dtype>},
+    {"BNLL", &make<ActivationLayer, Dtype>},
+    {"BatchNorm", &make<BatchNormLayer, Dtype>},
+    {"BatchReindex", &make<BatchReindexLayer, Dtype>},
+    {"Bias", &make<BiasLayer, Dtype>},
+    {"Clip", &make<ActivationLayer, Dtype>},
+    {"Concat", &make<ConcatLayer, Dtype>},
+    {"ContrastiveLoss", &make<ContrastiveLossLayer, Dtype>},
     {"Convolution", &make<ConvolutionLayer, Dtype>},
+    {"Crop", &make<CropLayer, Dtype>},
     {"Data", &make<DataLayer, Dtype>},
+    {"Deconvolution", &make<DeconvolutionLayer, Dtype>},
     {"Dropout", &make<DropoutLayer, Dtype>},
     {"DummyData", &make<DummyDataLayer, Dtype>},
+    {"ELU", &make<ActivationLayer, Dtype>},
+    {"Eltwise", &make<EltwiseLayer, Dtype>},
+    {"Embed", &make<EmbedLayer, Dtype>},
+    {"EuclideanLoss", &make<EuclideanLossLayer, Dtype>},
+    {"Exp", &make<ActivationLayer, Dtype>},
+    {"Filter", &make<FilterLayer, Dtype>},
     {"Flatten", &make<FlattenLayer, Dtype>},
+    {"HingeLoss", &make<HingeLossLayer, Dtype>},
+    {"Im2col", &make<Im2colLayer, Dtype>},
+    {"ImageData", &make<ImageDataLayer, Dtype>},
+    {"InfogainLoss", &make<InfogainLossLayer, Dtype>},
     {"InnerProduct", &make<InnerProductLayer, Dtype>},
     {"Input", &make<InputLayer, Dtype>},
     {"LRN", &make<LrnLayer, Dtype>},
+    {"Log", &make<ActivationLayer, Dtype>},
+    {"MVN", &make<MvnLayer, Dtype>},
+    {"MemoryData", &make<MemoryDataLayer, Dtype>},
+    {"MultinomialLogisticLoss", &make<MultinomialLogisticLossLayer, Dtype>},
+    {"PReLU", &make<PreluLayer, Dtype>},
+    {"Parameter", &make<ParameterLayer, Dtype>},
     {"Pooling", &make<PoolingLayer, Dtype>},
+    {"Power", &make<ActivationLayer, Dtype>},
     {"ReLU", &make<ReluLayer, Dtype>},
+    {"Reduction", &make<ReductionLayer, Dtype>},
+    {"Reshape", &make<ReshapeLayer, Dtype>},
+    {"SPP", &make<SppLayer, Dtype>},
+    {"Scale", &make<ScaleLayer, Dtype>},
     {"Sigmoid", &make<SigmoidLayer, Dtype>},
+    {"SigmoidCrossEntropyLoss", &make<SigmoidCrossEntropyLossLayer, Dtype>},
     {"Silence", &make<SilenceLayer, Dtype>},
+    {"Slice", &make<SliceLayer, Dtype>},
     {"Softmax", &make<SoftmaxLayer, Dtype>},
     {"SoftmaxWithLoss", &make<SoftmaxWithLossLayer, Dtype>},
     {"Split", &make<SplitLayer, Dtype>},
+    {"Swish", &make<ActivationLayer, Dtype>},
     {"TanH", &make<TanhLayer, Dtype>},
+    {"Threshold", &make<ActivationLayer, Dtype>},
+    {"Tile", &make<TileLayer, Dtype>},
 };
 
 }  // namespace

@@ -117,7 +117,6 @@ TEST(Transformer, MeanFileOfTheWrongShape) {
 TEST(Transformer, CenterCropInTest) {
   TransformationParameter p;
   p.set_crop_size(3);
-  p.set_mirror(true);  // never applied in TEST
   DataTransformer t(p, TEST, 7);
   EXPECT_EQ(t.output_shape(1, 5, 6), (std::vector<int>{1, 3, 3}));
   // 5 x 6 input: offsets (1, 1).
@@ -125,6 +124,25 @@ TEST(Transformer, CenterCropInTest) {
     EXPECT_EQ(run(t, iota(30), 1, 5, 6), (std::vector<float>{7, 8, 9, 13, 14, 15, 19, 20, 21}));
   EXPECT_NE(error_of([&] { t.output_shape(1, 2, 6); }).find("crop_size 3 is larger"),
             std::string::npos);
+}
+
+// As in Caffe, mirror applies in TEST too: the center crop is fixed, the flip is a coin toss.
+TEST(Transformer, MirrorAppliesInTestWithACenteredCrop) {
+  TransformationParameter p;
+  p.set_crop_size(3);
+  p.set_mirror(true);
+  DataTransformer t(p, TEST, 7);
+  const std::vector<float> plain = {7, 8, 9, 13, 14, 15, 19, 20, 21};
+  const std::vector<float> flipped = {9, 8, 7, 15, 14, 13, 21, 20, 19};
+  int n_plain = 0, n_flipped = 0;
+  for (int rep = 0; rep < 40; ++rep) {
+    const std::vector<float> out = run(t, iota(30), 1, 5, 6);
+    n_plain += out == plain;
+    n_flipped += out == flipped;
+  }
+  EXPECT_EQ(n_plain + n_flipped, 40);
+  EXPECT_GT(n_plain, 5);
+  EXPECT_GT(n_flipped, 5);
 }
 
 TEST(Transformer, CropWithALargerMeanUsesItsCenter) {

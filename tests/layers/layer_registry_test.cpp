@@ -4,10 +4,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
+#include "core/proto_io.h"
+#include "data/image_io.h"
 #include "data/lmdb_db.h"
 #include "gradient_checker.h"
+#include "layers/memory_data_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
@@ -45,6 +49,7 @@ struct Usage {
   int tops = 1;
   bool backward = true;
   std::vector<int64_t> top_shape = {};  // expected shape of top 0
+  int index_range = 0;  // > 0: bottom 0 holds integer indices in [0, index_range) (no gradient)
 };
 
 // A 4-record LMDB of 1x2x2 Datum images with non-zero pixels, made once per test run.
@@ -68,10 +73,113 @@ std::string tiny_lmdb() {
   return path;
 }
 
+// A list file naming one 2x2 colour image twice (ImageData), written once per test run.
+std::string tiny_image_dir() {
+  static const std::string dir = [] {
+    const std::string d = ::testing::TempDir() + "/registry_walk_images";
+    std::filesystem::create_directories(d);
+    if (image_io_available()) {
+      const unsigned char pixels[12] = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120};
+      write_image_file(d + "/img.png", pixels, 3, 2, 2);
+      std::ofstream(d + "/list.txt") << "img.png 1\nimg.png 2\n";
+    }
+    return d;
+  }();
+  return dir;
+}
+
+// A 3x3 identity infogain matrix (InfogainLoss), written once per test run.
+std::string infogain_identity_file() {
+  static const std::string path = [] {
+    const std::string p = ::testing::TempDir() + "/registry_walk_infogain.binaryproto";
+    BlobProto blob;
+    for (int d : {1, 1, 3, 3}) blob.mutable_shape()->add_dim(d);
+    for (int i = 0; i < 9; ++i) blob.add_data(i % 4 == 0 ? 1.0f : 0.0f);
+    write_binary_proto_atomic(blob, p);
+    return p;
+  }();
+  return path;
+}
+
 const std::map<std::string, Usage>& usages() {
   static const std::map<std::string, Usage> table = {
       {"Data",
        {"data_param { source: '" + tiny_lmdb() + "' batch_size: 2 backend: LMDB }",
+        {},
+        false,
+        2,
+        false,
+        {2, 1, 2, 2}}},
+      {"ArgMax", {"argmax_param { top_k: 2 }", {{2, 5}}, false, 1, false, {2, 1, 2}}},
+      {"BatchReindex", {"", {{4, 3}}, true, 1, true, {4, 3}}},
+      {"Concat", {"", {{2, 3}, {2, 2}}, false, 1, true, {2, 5}}},
+      // The reference bottom of Crop never gets a gradient; crop_test checks the backward.
+      {"Crop",
+       {"crop_param { axis: 1 offset: 1 }", {{2, 3, 4}, {2, 2, 2}}, false, 1, false, {2, 2, 2}}},
+      {"Eltwise", {"", {{2, 3}, {2, 3}}, false, 1, true, {2, 3}}},
+      {"Embed",
+       {"embed_param { num_output: 3 input_dim: 4 weight_filler { type: 'gaussian' } }",
+        {{5}},
+        false,
+        1,
+        true,
+        {5, 3},
+        4}},
+      {"Filter", {"", {{4, 3}}, true, 1, true, {4, 3}}},
+      {"Parameter", {"parameter_param { shape { dim: 2 dim: 3 } }", {}, false, 1, true, {2, 3}}},
+      {"Reduction", {"", {{2, 3}}, false, 1, true, {}}},
+      {"Reshape", {"reshape_param { shape { dim: -1 } }", {{2, 3}}, false, 1, true, {6}}},
+      {"Slice", {"", {{2, 4}}, false, 2, true, {2, 2}}},
+      {"Tile", {"tile_param { tiles: 2 }", {{2, 3}}, false, 1, true, {2, 6}}},
+      {"AbsVal", {"", {{10}}, false, 1, true, {10}}},
+      {"BNLL", {"", {{10}}, false, 1, true, {10}}},
+      // BatchNorm's statistics never get a gradient, which the walk's non-zero check would flag;
+      // its backward is checked in batchnorm_test.cpp.
+      {"BatchNorm", {"", {{2, 3, 2, 2}}, false, 1, false, {2, 3, 2, 2}}},
+      {"Bias", {"", {{2, 3, 4}}, false, 1, true, {2, 3, 4}}},
+      {"Clip", {"clip_param { min: -0.5 max: 0.5 }", {{10}}, false, 1, true, {10}}},
+      {"ELU", {"", {{10}}, false, 1, true, {10}}},
+      {"Exp", {"", {{10}}, false, 1, true, {10}}},
+      {"Log", {"log_param { shift: 2 }", {{10}}, false, 1, true, {10}}},
+      {"MVN", {"", {{2, 3, 2, 2}}, false, 1, true, {2, 3, 2, 2}}},
+      {"PReLU", {"", {{2, 3, 2, 2}}, false, 1, true, {2, 3, 2, 2}}},
+      {"Power", {"power_param { power: 2 shift: 2 }", {{10}}, false, 1, true, {10}}},
+      {"Scale", {"scale_param { bias_term: true }", {{2, 3, 4}}, false, 1, true, {2, 3, 4}}},
+      {"Swish", {"", {{10}}, false, 1, true, {10}}},
+      {"Threshold", {"", {{10}}, false, 1, false, {10}}},
+      {"ContrastiveLoss", {"", {{4, 3}, {4, 3}}, true, 1, true, {}}},
+      {"Deconvolution",
+       {"convolution_param { num_output: 2 kernel_size: 3 stride: 2 weight_filler { type: 'xavier' "
+        "} }",
+        {{1, 2, 3, 3}},
+        false,
+        1,
+        true,
+        {1, 2, 7, 7}}},
+      {"EuclideanLoss", {"", {{4, 3}, {4, 3}}, false, 1, true, {}}},
+      {"HingeLoss", {"", {{4, 3}}, true, 1, true, {}}},
+      {"Im2col",
+       {"convolution_param { kernel_size: 2 }", {{1, 2, 3, 3}}, false, 1, true, {1, 8, 2, 2}}},
+      {"InfogainLoss",
+       {"infogain_loss_param { source: '" + infogain_identity_file() + "' }",
+        {{4, 3}},
+        true,
+        1,
+        true,
+        {}}},
+      {"MultinomialLogisticLoss", {"", {{4, 3}}, true, 1, true, {}}},
+      {"SPP", {"spp_param { pyramid_height: 2 }", {{1, 2, 4, 4}}, false, 1, true, {1, 10}}},
+      {"SigmoidCrossEntropyLoss", {"", {{4, 1}}, true, 1, true, {}}},
+      {"ImageData",
+       {"image_data_param { source: '" + tiny_image_dir() + "/list.txt' root_folder: '" +
+            tiny_image_dir() + "/' batch_size: 2 }",
+        {},
+        false,
+        2,
+        false,
+        {2, 3, 2, 2}}},
+      {"MemoryData",
+       {"memory_data_param { batch_size: 2 channels: 1 height: 2 width: 2 }",
         {},
         false,
         2,
@@ -134,9 +242,15 @@ TEST(LayerRegistry, EveryTypeRuns) {
     ASSERT_NE(it, usages().end()) << "registered type " << type
                                   << " has no entry in this test's usage table";
     const Usage& u = it->second;
+    if (type == "ImageData" && !image_io_available()) continue;  // built without OpenCV
     auto layer = make_layer<float>("type: '" + type + "' " + u.params);
     TensorSet<float> bottom, top;
     for (size_t i = 0; i < u.bottoms.size(); ++i) bottom.add(u.bottoms[i], 100 + i);
+    if (u.index_range > 0) {
+      std::vector<float> idx(bottom[0]->count());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = float(i % u.index_range);
+      bottom[0]->set_data(idx);
+    }
     if (u.label) {
       const int64_t n = u.bottoms[0][0], c = u.bottoms[0][1];
       std::vector<float> labels(n);
@@ -145,6 +259,11 @@ TEST(LayerRegistry, EveryTypeRuns) {
     }
     for (int i = 0; i < u.tops; ++i) top.add();
     layer->setup(*bottom, *top);
+    // MemoryData serves what the caller hands it.
+    if (auto* m = dynamic_cast<MemoryDataLayer<float>*>(layer.get())) {
+      std::vector<float> x(8, 1.0f), y{1.0f, 2.0f};
+      m->set_input(x.data(), y.data(), 2);
+    }
     if (u.tops > 0) {
       EXPECT_EQ(top[0]->shape(), u.top_shape);
     }
@@ -154,8 +273,9 @@ TEST(LayerRegistry, EveryTypeRuns) {
       const auto y = top[i]->data_vector();
       ASSERT_GT(y.size(), 0u) << "top " << i;
       for (float v : y) ASSERT_TRUE(std::isfinite(v)) << "top " << i;
-      // Input's tops hold whatever the caller writes: zeros until then.
-      if (type != "Input") {
+      // Input's tops hold whatever the caller writes and Parameter's blob starts at zero (Caffe
+      // has no filler for it): zeros until then.
+      if (type != "Input" && type != "Parameter") {
         EXPECT_GT(abs_sum(y), 0.0) << "top " << i << " is all zeros";
       }
     }
@@ -172,8 +292,8 @@ TEST(LayerRegistry, EveryTypeRuns) {
     for (size_t i = 0; i < u.bottoms.size(); ++i) {
       const auto dx = bottom[i]->diff_vector();
       for (float v : dx) ASSERT_TRUE(std::isfinite(v)) << "bottom " << i;
-      if (type == "Silence") {
-        EXPECT_EQ(abs_sum(dx), 0.0);
+      if (type == "Silence" || (i == 0 && u.index_range > 0)) {
+        EXPECT_EQ(abs_sum(dx), 0.0) << "no gradient reaches bottom " << i;
       } else {
         EXPECT_GT(abs_sum(dx), 0.0) << "bottom " << i << " diff is all zeros";
       }

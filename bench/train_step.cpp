@@ -1,0 +1,68 @@
+// Benchmark of whole training iterations (data, forward, backward, regularization and update),
+// the number a user waits for. Builds the solver from a solver prototxt, runs warm-up steps,
+// times each following step separately and prints the median, mean and fastest milliseconds per
+// iteration plus the peak resident memory of the process.
+//
+//   train_step --solver=models/lenet_fashion/lenet_solver.prototxt [--iterations=200]
+//              [--warmup=20]
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <vector>
+
+#include "core/upgrade_proto.h"
+#include "primitives/handle.h"
+#include "solver/solver.h"
+
+DEFINE_string(solver, "models/lenet_fashion/lenet_solver.prototxt", "solver prototxt");
+DEFINE_int32(iterations, 200, "timed iterations");
+DEFINE_int32(warmup, 20, "untimed iterations first");
+
+int main(int argc, char** argv) {
+  gflags::ParseCommandLineFlags(&argc, &argv, true);
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_minloglevel = 2;  // the solver's own progress lines would disturb the timing
+  try {
+    crema::SolverParameter param = crema::load_solver_param(FLAGS_solver);
+    param.clear_test_interval();
+    param.clear_test_iter();
+    param.clear_test_net();
+    param.clear_test_net_param();
+    param.clear_test_state();
+    param.set_test_initialization(false);
+    param.set_snapshot(0);
+    param.set_snapshot_after_train(false);
+    param.set_display(0);
+    param.set_max_iter(FLAGS_warmup + FLAGS_iterations);
+    crema::prim::Handle handle;
+    auto solver = crema::create_solver<float>(param, crema::Device::kCPU, handle, FLAGS_solver);
+    solver->step(FLAGS_warmup);
+    std::vector<double> ms;
+    for (int i = 0; i < FLAGS_iterations; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      solver->step(1);
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    std::printf("solver %s, %d timed iterations after %d warm-up\n", FLAGS_solver.c_str(),
+                FLAGS_iterations, FLAGS_warmup);
+    std::printf("ms/iter: median %.2f  mean %.2f  min %.2f  (final loss %.4f)\n",
+                sorted[sorted.size() / 2],
+                std::accumulate(ms.begin(), ms.end(), 0.0) / double(ms.size()), sorted.front(),
+                double(solver->last_loss()));
+    std::printf("peak resident memory: %.1f MiB\n", double(usage.ru_maxrss) / 1024.0);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "train_step: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,171 @@
+// Image files -> Datum, through OpenCV when the build has it.
+#include "data/image_io.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/tensor.h"
+
+#ifdef CREMA_WITH_OPENCV
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#endif
+
+namespace crema {
+
+namespace {
+
+// Largest image file read into memory; larger files are certainly not training images.
+constexpr size_t kMaxImageFileBytes = size_t(1) << 30;
+
+std::string lower_extension(const std::string& path) {
+  const size_t dot = path.find_last_of('.');
+  const size_t slash = path.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot + 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return ext == "jpeg" ? "jpg" : ext;
+}
+
+#ifdef CREMA_WITH_OPENCV
+cv::Mat decode(const std::string& bytes, const std::string& path, int flags) {
+  const cv::Mat buf(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
+  cv::Mat img;
+  try {
+    img = cv::imdecode(buf, flags);
+  } catch (const cv::Exception& e) {
+    fail(path, ": cannot decode the image: ", e.what());
+  }
+  if (img.empty())
+    fail(path, ": cannot decode the image (", bytes.size(), " bytes that are not a known format)");
+  if (img.depth() != CV_8U) fail(path, ": only 8-bit images are supported");
+  if (int64_t(img.channels()) * img.rows * img.cols > kMaxTensorElements)
+    fail(path, ": image of ", img.cols, "x", img.rows, " pixels is too large");
+  return img;
+}
+
+std::string encode(const cv::Mat& img, const std::string& type, const std::string& path) {
+  std::vector<uchar> buf;
+  bool ok = false;
+  try {
+    ok = cv::imencode("." + type, img, buf);
+  } catch (const cv::Exception&) {
+    ok = false;
+  }
+  if (!ok) fail(path, ": cannot encode the image as '", type, "' (unsupported encode_type?)");
+  return std::string(buf.begin(), buf.end());
+}
+#endif
+
+}  // namespace
+
+bool image_io_available() {
+#ifdef CREMA_WITH_OPENCV
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) fail(path, ": cannot open: ", std::strerror(errno));
+  const std::streamoff size = in.tellg();
+  if (size < 0) fail(path, ": cannot read (not a regular file?)");
+  if (size_t(size) > kMaxImageFileBytes) fail(path, ": file of ", size, " bytes is too large");
+  std::string bytes(size_t(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size)) fail(path, ": read error");
+  return bytes;
+}
+
+void read_image_to_datum(const std::string& path, int label, const ImageReadOptions& options,
+                         Datum* datum) {
+  if ((options.new_height > 0) != (options.new_width > 0) || options.new_height < 0 ||
+      options.new_width < 0)
+    fail("resize needs both a positive height and a positive width; got ", options.new_height, "x",
+         options.new_width);
+#ifdef CREMA_WITH_OPENCV
+  datum->Clear();
+  const std::string bytes = read_file_bytes(path);
+  const int flags = options.color == ColorMode::kColor  ? cv::IMREAD_COLOR
+                    : options.color == ColorMode::kGray ? cv::IMREAD_GRAYSCALE
+                                                        : cv::IMREAD_ANYCOLOR;
+  cv::Mat img = decode(bytes, path, flags);
+  const bool resize = options.new_height > 0;
+  if (resize && (img.rows != options.new_height || img.cols != options.new_width)) {
+    cv::Mat resized;
+    cv::resize(img, resized, cv::Size(options.new_width, options.new_height), 0, 0,
+               cv::INTER_LINEAR);
+    img = resized;
+  }
+  datum->set_label(label);
+  if (options.encoded) {
+    const std::string ext = lower_extension(path);
+    const std::string type =
+        options.encode_type.empty() ? ext : lower_extension("." + options.encode_type);
+    if (type.empty()) fail(path, ": no file extension to take the encode_type from; set one");
+    // The file's own bytes serve when decoding them gives exactly these pixels.
+    bool as_is = !resize && type == ext && options.color == ColorMode::kNative;
+    if (!resize && type == ext && options.color != ColorMode::kNative)
+      as_is = decode(bytes, path, cv::IMREAD_ANYCOLOR).channels() == img.channels();
+    datum->set_data(as_is ? bytes : encode(img, type, path));
+    datum->set_encoded(true);
+    return;
+  }
+  const int c = img.channels(), h = img.rows, w = img.cols;
+  datum->set_channels(c);
+  datum->set_height(h);
+  datum->set_width(w);
+  std::string* data = datum->mutable_data();
+  data->resize(size_t(c) * h * w);
+  // OpenCV stores H-W-C interleaved; a Datum stores planes.
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* row = img.ptr<uint8_t>(y);
+    for (int x = 0; x < w; ++x)
+      for (int k = 0; k < c; ++k) (*data)[(size_t(k) * h + y) * w + x] = char(row[x * c + k]);
+  }
+#else
+  (void)label;
+  (void)datum;
+  fail(path,
+       ": cannot read images: crema was built without OpenCV (reconfigure with "
+       "-DCREMA_OPENCV=ON)");
+#endif
+}
+
+void write_image_file(const std::string& path, const unsigned char* chw, int channels, int height,
+                      int width) {
+#ifdef CREMA_WITH_OPENCV
+  if (channels != 1 && channels != 3) fail(path, ": only 1 or 3 channels can be written");
+  cv::Mat img(height, width, channels == 1 ? CV_8UC1 : CV_8UC3);
+  for (int y = 0; y < height; ++y) {
+    uint8_t* row = img.ptr<uint8_t>(y);
+    for (int x = 0; x < width; ++x)
+      for (int k = 0; k < channels; ++k)
+        row[x * channels + k] = chw[(size_t(k) * height + y) * width + x];
+  }
+  bool ok = false;
+  try {
+    ok = cv::imwrite(path, img);
+  } catch (const cv::Exception&) {
+    ok = false;
+  }
+  if (!ok) fail(path, ": cannot write the image");
+#else
+  (void)chw;
+  (void)channels;
+  (void)height;
+  (void)width;
+  fail(path, ": cannot write images: crema was built without OpenCV");
+#endif
+}
+
+}  // namespace crema

@@ -1,0 +1,41 @@
+// Reading image files into Datum records, as Caffe's ReadImageToDatum: the one path from an image
+// file to a Datum, shared by the ImageData layer and convert_imageset. The file is decoded with
+// OpenCV (channels in BGR order), forced to 3 channels (color) or 1 (gray), optionally resized
+// with bilinear interpolation, and stored either as raw uint8 pixels in C-H-W order or, encoded,
+// as the original file bytes when they already are what was asked for (same channel count, no
+// resize, same format), else re-encoded. Builds without OpenCV throw a clear error instead.
+#pragma once
+
+#include <string>
+
+#include "crema.pb.h"
+#include "data/datum.h"
+
+namespace crema {
+
+struct ImageReadOptions {
+  ColorMode color = ColorMode::kColor;  // kColor or kGray (kNative keeps the file's channels)
+  int new_height = 0;                   // resize when both are > 0
+  int new_width = 0;
+  bool encoded = false;     // store the encoded image instead of raw pixels
+  std::string encode_type;  // "jpg", "png", ...; empty: the file's own format
+};
+
+// True when this build can decode and encode images.
+bool image_io_available();
+
+// Reads a whole file. Throws crema::Error "<path>: cannot open: <reason>".
+std::string read_file_bytes(const std::string& path);
+
+// Fills *datum (cleared first) with the image at path and label. Throws crema::Error naming the
+// path when the file cannot be read or decoded, when only one of new_height / new_width is set,
+// for an unsupported encode_type, and in a build without OpenCV.
+void read_image_to_datum(const std::string& path, int label, const ImageReadOptions& options,
+                         Datum* datum);
+
+// Writes 8-bit pixels given in C-H-W order (1 or 3 channels, BGR) to an image file whose format
+// the extension names (.jpg, .png, ...). Throws crema::Error naming the path on failure.
+void write_image_file(const std::string& path, const unsigned char* chw, int channels, int height,
+                      int width);
+
+}  // namespace crema

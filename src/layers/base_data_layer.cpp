@@ -1,0 +1,105 @@
+// Prefetching data layers: shape checks, transform, prefetch thread, copy to the device.
+#include "layers/base_data_layer.h"
+
+#include <type_traits>
+
+#include "core/rng.h"
+#include "data/prefetch.h"
+#include "data/transformer.h"
+
+namespace crema {
+
+namespace {
+constexpr uint32_t kMaxPrefetch = 1024;
+}  // namespace
+
+template <typename Dtype>
+BasePrefetchingDataLayer<Dtype>::BasePrefetchingDataLayer(const LayerParameter& param,
+                                                          Device device)
+    : Layer<Dtype>(param, device) {}
+
+template <typename Dtype>
+BasePrefetchingDataLayer<Dtype>::~BasePrefetchingDataLayer() {
+  stop_prefetch();
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::stop_prefetch() {
+  prefetcher_.reset();
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::init_transformer(const TransformationParameter& param) {
+  if (param.force_color() && param.force_gray())
+    fail("transform_param: force_color and force_gray exclude each other");
+  transformer_ = std::make_unique<DataTransformer>(param, this->phase(), thread_rng()());
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::start_prefetch(uint32_t batch_size, const char* batch_field,
+                                                     int channels, int height, int width,
+                                                     const Tensors& top) {
+  if (batch_size == 0) fail(batch_field, " must be positive");
+  if (batch_size > uint32_t(INT32_MAX)) fail(batch_field, " is too large");
+  const uint32_t depth = this->param_.data_param().prefetch();
+  if (depth == 0 || depth > kMaxPrefetch)
+    fail("data_param.prefetch must be between 1 and ", kMaxPrefetch, "; got ", depth);
+  batch_size_ = int(batch_size);
+  channels_ = channels;
+  height_ = height;
+  width_ = width;
+  out_shape_ = transformer_->output_shape(channels, height, width);
+  top[0]->reshape({batch_size_, out_shape_[0], out_shape_[1], out_shape_[2]});
+  if (top.size() > 1) top[1]->reshape({batch_size_});
+  prefetcher_ = std::make_unique<Prefetcher>(
+      depth, [this](HostBatch* batch, const Prefetcher& self) { fill(batch, self); });
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::fill(HostBatch* batch, const Prefetcher& prefetcher) {
+  const size_t example = size_t(out_shape_[0]) * out_shape_[1] * out_shape_[2];
+  batch->data.resize(example * batch_size_);
+  batch->label.resize(batch_size_);
+  for (int i = 0; i < batch_size_; ++i) {
+    if (prefetcher.stopping()) return;
+    const float label = read_example(&image_, &where_);
+    if (image_.channels != channels_ || image_.height != height_ || image_.width != width_)
+      fail(where_, ": shape ", image_.channels, "x", image_.height, "x", image_.width,
+           " differs from the first record's ", channels_, "x", height_, "x", width_, "; ",
+           shape_mismatch_hint());
+    transformer_->transform(image_.data.data(), channels_, height_, width_,
+                            batch->data.data() + example * i);
+    batch->label[i] = label;
+  }
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors& bottom,
+                                              const Tensors& top) {
+  (void)h;
+  (void)bottom;
+  HostBatch* batch = nullptr;
+  try {
+    batch = prefetcher_->next();
+  } catch (const Error& e) {
+    this->error(e.what());
+  }
+  // Copies the host floats to a top on the layer's device, converting first when Dtype is not
+  // float.
+  auto copy = [this](const std::vector<float>& src, Tensor<Dtype>* dst) {
+    const void* host = src.data();
+    if constexpr (!std::is_same_v<Dtype, float>) {
+      staging_.assign(src.begin(), src.end());
+      host = staging_.data();
+    }
+    prim::device_memcpy(dst->mutable_data(), dst->device(), host, Device::kCPU, dst->bytes());
+  };
+  copy(batch->data, top[0]);
+  if (top.size() > 1) copy(batch->label, top[1]);
+  prefetcher_->release(batch);
+}
+
+template class BasePrefetchingDataLayer<float>;
+template class BasePrefetchingDataLayer<double>;
+
+}  // namespace crema

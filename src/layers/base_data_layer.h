@@ -1,0 +1,94 @@
+// Base of the prefetching data layers (Data, ImageData): what they share besides where examples
+// come from. A subclass reads one example at a time (read_example, on the prefetch thread); the
+// base checks that every example has the shape fixed at setup, transforms it with the
+// DataTransformer (transform_param: crop, mirror, mean, scale), fills data_param.prefetch
+// (default 4) host batches ahead of use, and forward() copies the next batch to the layer's
+// device. An error met by the thread (a corrupt record, an unreadable image) is thrown by the
+// forward() that would have used the example, as a layer error naming the example.
+//
+// Tops: top[0] data, batch_size x C x H' x W' (after the crop); top[1] label, batch_size
+// (optional). No bottoms, no backward.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/layer.h"
+#include "data/datum.h"
+
+namespace crema {
+
+class DataTransformer;
+class Prefetcher;
+struct HostBatch;
+
+// Caffe's old nets put the preprocessing fields (scale, mean_file, crop_size, mirror) in the data
+// layer's own parameter; they count where transform_param leaves them unset.
+template <typename LegacyParam>
+TransformationParameter merge_legacy_transform(const TransformationParameter& t0,
+                                               const LegacyParam& legacy) {
+  TransformationParameter t = t0;
+  if (legacy.has_scale() && !t.has_scale()) t.set_scale(legacy.scale());
+  if (legacy.has_mean_file() && !t.has_mean_file()) t.set_mean_file(legacy.mean_file());
+  if (legacy.has_crop_size() && !t.has_crop_size()) t.set_crop_size(legacy.crop_size());
+  if (legacy.has_mirror() && !t.has_mirror()) t.set_mirror(legacy.mirror());
+  return t;
+}
+
+template <typename Dtype>
+class BasePrefetchingDataLayer : public Layer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+
+  BasePrefetchingDataLayer(const LayerParameter& param, Device device);
+  ~BasePrefetchingDataLayer() override;
+
+  // Shapes are fixed at setup.
+  void reshape(const Tensors&, const Tensors&) override {}
+  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
+  void backward(Handle&, const Tensors&, const std::vector<bool>&, const Tensors&) override {}
+
+  int exact_num_bottom() const override { return 0; }
+  int min_num_top() const override { return 1; }
+  int max_num_top() const override { return 2; }
+
+ protected:
+  // Runs on the prefetch thread: reads the next example into *image (C-H-W floats) and returns
+  // its label; *where names the example in error messages. Throws crema::Error on bad data.
+  virtual float read_example(ChwImage* image, std::string* where) = 0;
+  // The end of the error for an example whose shape differs from the first one's.
+  virtual const char* shape_mismatch_hint() const {
+    return "every record must have the same shape";
+  }
+
+  // Creates the transformer, seeded from the calling thread's generator (crema::thread_rng), so
+  // seeded runs repeat their crops and flips. Throws crema::Error (e.g. an unreadable mean file).
+  void init_transformer(const TransformationParameter& param);
+  // Validates batch_size (batch_field names it in errors) and data_param.prefetch, fixes the
+  // example shape c x h x w (checked against the transformer), shapes the tops and starts the
+  // prefetch thread. Throws crema::Error.
+  void start_prefetch(uint32_t batch_size, const char* batch_field, int channels, int height,
+                      int width, const Tensors& top);
+  // Stops and joins the prefetch thread. Subclass destructors call it first, since the thread
+  // calls read_example.
+  void stop_prefetch();
+
+  int batch_size() const { return batch_size_; }
+
+ private:
+  void fill(HostBatch* batch, const Prefetcher& prefetcher);
+
+  int batch_size_ = 0;
+  int channels_ = 0, height_ = 0, width_ = 0;  // of every example
+  std::vector<int> out_shape_;                 // of one transformed example
+  std::unique_ptr<DataTransformer> transformer_;
+  std::vector<Dtype> staging_;  // host conversion when Dtype is not float
+  ChwImage image_;              // prefetch thread's scratch
+  std::string where_;           // prefetch thread's scratch
+  // Declared last so that it is destroyed (its thread joined) before what the thread uses.
+  std::unique_ptr<Prefetcher> prefetcher_;
+};
+
+}  // namespace crema

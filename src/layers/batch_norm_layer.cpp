@@ -1,0 +1,111 @@
+// BatchNorm layer: batch_norm_param, the statistics blobs, Caffe's running-average update and
+// the batchnorm primitives.
+#include "layers/batch_norm_layer.h"
+
+#include "primitives/blas.h"
+#include "primitives/elementwise.h"
+
+namespace crema {
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
+  (void)top;
+  const BatchNormParameter& p = this->param_.batch_norm_param();
+  use_global_stats_ = p.has_use_global_stats() ? p.use_global_stats() : this->phase() == TEST;
+  moving_average_fraction_ = p.moving_average_fraction();
+  bn_.eps = p.eps();
+  if (!(bn_.eps >= 0)) this->error("eps must be >= 0, got ", p.eps());
+  if (!(moving_average_fraction_ >= 0 && moving_average_fraction_ <= 1))
+    this->error("moving_average_fraction must be in [0, 1], got ", p.moving_average_fraction());
+  const Tensor<Dtype>& x = *bottom[0];
+  if (x.num_axes() < 1) this->error("input must have at least 1 axis, got a scalar");
+  channels_ = x.num_axes() == 1 ? 1 : x.shape(1);
+  // The statistics are never learned: Caffe refuses to treat them as parameters, and, as Caffe
+  // does, the layer's own copy of its definition gets the missing specs with lr_mult 0 (and
+  // decay_mult 0, so weight decay cannot shrink them either) for whoever reads param().
+  for (int i = 0; i < this->param_.param_size(); ++i)
+    if (this->param_.param(i).lr_mult() != 0)
+      this->error("param ", i, " has lr_mult ", this->param_.param(i).lr_mult(),
+                  ": the batch statistics cannot be learned (use lr_mult 0 or no param)");
+  while (this->param_.param_size() < 3) {
+    ParamSpec* spec = this->param_.add_param();
+    spec->set_lr_mult(0);
+    spec->set_decay_mult(0);
+  }
+  this->blobs_.clear();
+  this->blobs_.push_back(
+      std::make_shared<Tensor<Dtype>>(std::vector<int64_t>{channels_}, this->device_));
+  this->blobs_.push_back(
+      std::make_shared<Tensor<Dtype>>(std::vector<int64_t>{channels_}, this->device_));
+  this->blobs_.push_back(std::make_shared<Tensor<Dtype>>(std::vector<int64_t>{1}, this->device_));
+  for (auto& b : this->blobs_) b->fill_data(Dtype(0));
+  for (int i = 0; i < 3; ++i) this->set_param_propagate_down(i, false);
+  mean_ = std::make_unique<Tensor<Dtype>>(std::vector<int64_t>{channels_}, this->device_);
+  var_ = std::make_unique<Tensor<Dtype>>(std::vector<int64_t>{channels_}, this->device_);
+  inv_std_ = std::make_unique<Tensor<Dtype>>(std::vector<int64_t>{channels_}, this->device_);
+  x_norm_ = std::make_unique<Tensor<Dtype>>(this->device_);
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
+  const Tensor<Dtype>& x = *bottom[0];
+  const int64_t c = x.num_axes() < 1 ? 0 : x.num_axes() == 1 ? 1 : x.shape(1);
+  if (c != channels_)
+    this->error("input (", x.shape_string(), ") has ", c, " channels but the layer was set up for ",
+                channels_);
+  const int64_t n = x.shape(0), inner = n * c == 0 ? 0 : x.count() / (n * c);
+  desc_ = prim::TensorDesc::nchw(dtype_of<Dtype>(), int(n), int(c), 1, int(inner));
+  if (top[0] != bottom[0]) top[0]->reshape_like(x);
+  if (!use_global_stats_) x_norm_->reshape_like(x);
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
+  const prim::DataType t = dtype_of<Dtype>();
+  const int64_t c = channels_;
+  auto& blobs = this->blobs_;
+  if (use_global_stats_) {
+    // The stored sums are scaled by the running weight blob2; one explicit scalar read.
+    Dtype weight = 0;
+    prim::device_memcpy(&weight, Device::kCPU, blobs[2]->data(), blobs[2]->device(), sizeof(Dtype));
+    const double factor = weight == 0 ? 0.0 : 1.0 / double(weight);
+    prim::axpby(h, t, c, factor, blobs[0]->data(), 0.0, mean_->mutable_data());
+    prim::axpby(h, t, c, factor, blobs[1]->data(), 0.0, var_->mutable_data());
+    prim::batchnorm_fwd_inference(h, bn_, desc_, bottom[0]->data(), desc_, top[0]->mutable_data(),
+                                  mean_->data(), var_->data());
+    return;
+  }
+  prim::batchnorm_fwd_training(h, bn_, desc_, bottom[0]->data(), desc_, top[0]->mutable_data(),
+                               mean_->mutable_data(), var_->mutable_data(),
+                               inv_std_->mutable_data());
+  // Caffe's running averages: the weight counts the (decayed) number of batches averaged.
+  const double f = moving_average_fraction_;
+  const int64_t m = desc_.count() / c;
+  const double unbias = m > 1 ? double(m) / double(m - 1) : 1.0;
+  prim::scal(h, t, 1, f, blobs[2]->mutable_data());
+  prim::elt_add_scalar(h, t, 1, 1.0, blobs[2]->mutable_data());
+  prim::axpby(h, t, c, 1.0, mean_->data(), f, blobs[0]->mutable_data());
+  prim::axpby(h, t, c, unbias, var_->data(), f, blobs[1]->mutable_data());
+  prim::device_memcpy(x_norm_->mutable_data(), x_norm_->device(), top[0]->data(), top[0]->device(),
+                      top[0]->bytes());
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::backward(Handle& h, const Tensors& top,
+                                     const std::vector<bool>& propagate_down,
+                                     const Tensors& bottom) {
+  if (!propagate_down[0]) return;
+  // dx may be dy (in place): the primitives read each channel's dy before writing it.
+  if (use_global_stats_) {
+    prim::batchnorm_bwd_inference(h, bn_, desc_, top[0]->diff(), var_->data(), desc_,
+                                  bottom[0]->mutable_diff());
+  } else {
+    prim::batchnorm_bwd_training(h, bn_, desc_, x_norm_->data(), top[0]->diff(), inv_std_->data(),
+                                 desc_, bottom[0]->mutable_diff());
+  }
+}
+
+template class BatchNormLayer<float>;
+template class BatchNormLayer<double>;
+
+}  // namespace crema

@@ -1,0 +1,56 @@
+// BatchNorm layer (Caffe's BatchNorm): normalizes each channel of an N x C x ... input to zero
+// mean and unit variance, without a learned scale or shift (follow it with a Scale layer).
+// The formulas and gradients are in primitives/batchnorm.h.
+//   training (use_global_stats false): y = (x - mean_batch) / sqrt(var_batch + eps)
+//   global statistics (TEST by default): y = (x - mean_run) / sqrt(var_run + eps)
+// Blobs, as Caffe stores them in a .caffemodel (so weights load unchanged):
+//   0: running mean sum (C)      mean_run = blob0 / blob2   (0 when blob2 is 0)
+//   1: running variance sum (C)  var_run  = blob1 / blob2
+//   2: moving-average scale factor (1)
+// Each training forward updates, with f = moving_average_fraction and m = N * H * W:
+//   blob2 = f * blob2 + 1;  blob0 = f * blob0 + mean_batch;
+//   blob1 = f * blob1 + m / (m - 1) * var_batch  (unbiased; factor 1 when m == 1)
+// The blobs are statistics, not parameters: backward never writes their diffs (they stay zero,
+// so a solver step with lr_mult 0 leaves them alone), a param { lr_mult } other than 0 is
+// refused, and param() lists lr_mult 0 and decay_mult 0 for the specs the definition left out,
+// as Caffe amends its copy. Works in place; the normalized output is kept for backward because a
+// later in-place layer may overwrite the top.
+#pragma once
+
+#include <memory>
+
+#include "core/layer.h"
+#include "primitives/batchnorm.h"
+
+namespace crema {
+
+template <typename Dtype>
+class BatchNormLayer : public Layer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+  using Layer<Dtype>::Layer;
+
+  void layer_setup(const Tensors& bottom, const Tensors& top) override;
+  void reshape(const Tensors& bottom, const Tensors& top) override;
+  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
+  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
+                const Tensors& bottom) override;
+
+  const char* type() const override { return "BatchNorm"; }
+  int exact_num_bottom() const override { return 1; }
+  int exact_num_top() const override { return 1; }
+
+  bool use_global_stats() const { return use_global_stats_; }
+
+ private:
+  prim::BatchNormDesc bn_;
+  prim::TensorDesc desc_;
+  bool use_global_stats_ = false;
+  double moving_average_fraction_ = 0.999;
+  int64_t channels_ = 0;
+  // Per-channel statistics of the last forward (batch or scaled running), 1 / sqrt(var + eps),
+  // and the normalized output of a training forward.
+  std::unique_ptr<Tensor<Dtype>> mean_, var_, inv_std_, x_norm_;
+};
+
+}  // namespace crema

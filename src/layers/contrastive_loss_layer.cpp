@@ -1,0 +1,58 @@
+// ContrastiveLoss layer: margin and legacy form, the pair/label shape checks, the primitives.
+#include "layers/contrastive_loss_layer.h"
+
+#include <cmath>
+
+#include "layers/loss_helpers.h"
+
+namespace crema {
+
+template <typename Dtype>
+void ContrastiveLossLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
+  (void)bottom;
+  (void)top;
+  const ContrastiveLossParameter& p = this->param_.contrastive_loss_param();
+  if (!std::isfinite(p.margin())) this->error("margin must be finite, got ", p.margin());
+  desc_.dtype = dtype_of<Dtype>();
+  desc_.margin = p.margin();
+  desc_.legacy = p.legacy_version();
+}
+
+template <typename Dtype>
+void ContrastiveLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
+  const Tensor<Dtype>& a = *bottom[0];
+  const Tensor<Dtype>& b = *bottom[1];
+  if (a.count() != b.count() || a.num() != b.num() || a.count() == 0)
+    this->error(
+        "the two feature bottoms must have the same non-zero count and first axis, but "
+        "bottom 0 is (",
+        a.shape_string(), ") and bottom 1 is (", b.shape_string(), ")");
+  if (bottom[2]->count() != a.num())
+    this->error("expected one similarity label per pair: the features are (", a.shape_string(),
+                ") but the labels are (", bottom[2]->shape_string(), ")");
+  desc_.num = a.num();
+  desc_.dim = a.count() / a.num();
+  top[0]->reshape({});
+}
+
+template <typename Dtype>
+void ContrastiveLossLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
+  prim::contrastive_loss_fwd(h, desc_, bottom[0]->data(), bottom[1]->data(), bottom[2]->data(),
+                             top[0]->mutable_data());
+}
+
+template <typename Dtype>
+void ContrastiveLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
+                                           const std::vector<bool>& propagate_down,
+                                           const Tensors& bottom) {
+  if (propagate_down[2]) this->error("cannot backpropagate to the similarity label input");
+  Dtype* da = propagate_down[0] ? bottom[0]->mutable_diff() : nullptr;
+  Dtype* db = propagate_down[1] ? bottom[1]->mutable_diff() : nullptr;
+  prim::contrastive_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(), bottom[2]->data(),
+                             loss_weight_of(*top[0]), da, db);
+}
+
+template class ContrastiveLossLayer<float>;
+template class ContrastiveLossLayer<double>;
+
+}  // namespace crema

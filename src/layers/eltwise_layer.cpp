@@ -1,0 +1,78 @@
+// Eltwise layer: parameter checks and the eltwise primitives.
+#include "layers/eltwise_layer.h"
+
+#include "layers/structure_util.h"
+
+namespace crema {
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
+  const EltwiseParameter& p = this->param_.eltwise_param();
+  desc_.dtype = dtype_of<Dtype>();
+  desc_.num_inputs = int(bottom.size());
+  desc_.stable_prod_grad = p.stable_prod_grad();
+  switch (p.operation()) {
+    case EltwiseParameter::SUM:
+      desc_.op = prim::EltwiseOp::kSum;
+      break;
+    case EltwiseParameter::PROD:
+      desc_.op = prim::EltwiseOp::kProd;
+      break;
+    case EltwiseParameter::MAX:
+      desc_.op = prim::EltwiseOp::kMax;
+      break;
+    default:
+      this->error("unknown operation ", int(p.operation()));
+  }
+  if (p.coeff_size() > 0 && desc_.op != prim::EltwiseOp::kSum)
+    this->error("coeff applies to the SUM operation only");
+  if (p.coeff_size() > 0 && p.coeff_size() != int(bottom.size()))
+    this->error(p.coeff_size(), " coeff(s) for ", bottom.size(), " bottoms: give one per bottom");
+  desc_.coeff.assign(p.coeff().begin(), p.coeff().end());
+  for (size_t k = 1; k < bottom.size(); ++k)
+    if (bottom[k] == top[0]) this->error("only bottom 0 may be computed in place");
+  if (bottom[0] == top[0] && desc_.op == prim::EltwiseOp::kProd)
+    this->error("PROD cannot run in place: its gradient needs the inputs");
+}
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
+  const Tensor<Dtype>& x0 = *bottom[0];
+  for (size_t k = 1; k < bottom.size(); ++k)
+    if (bottom[k]->shape() != x0.shape())
+      this->error("bottom ", k, " has shape (", bottom[k]->shape_string(), ") but bottom 0 has (",
+                  x0.shape_string(), "): all bottoms must have the same shape");
+  if (top[0] != bottom[0]) top[0]->reshape_like(x0);
+  desc_.n = x0.count();
+  if (desc_.op == prim::EltwiseOp::kMax) {
+    const size_t bytes = size_t(desc_.n) * sizeof(int32_t);
+    if (!argmax_ || argmax_->bytes() < bytes)
+      argmax_ = std::make_unique<prim::DeviceBuffer>(this->device_, bytes);
+  }
+}
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
+  std::vector<const void*> x;
+  for (Tensor<Dtype>* b : bottom) x.push_back(b->data());
+  int32_t* argmax = argmax_ ? static_cast<int32_t*>(argmax_->get()) : nullptr;
+  prim::eltwise_fwd(h, desc_, x.data(), top[0]->mutable_data(), argmax);
+}
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::backward(Handle& h, const Tensors& top,
+                                   const std::vector<bool>& propagate_down, const Tensors& bottom) {
+  std::vector<const void*> x;
+  for (Tensor<Dtype>* b : bottom) x.push_back(b->data());
+  const int32_t* argmax = argmax_ ? static_cast<const int32_t*>(argmax_->get()) : nullptr;
+  // Last to first: in place, bottom 0's diff is the top's diff, so it is written last.
+  for (int k = int(bottom.size()) - 1; k >= 0; --k)
+    if (propagate_down[size_t(k)])
+      prim::eltwise_bwd(h, desc_, x.data(), top[0]->data(), top[0]->diff(), argmax, k,
+                        bottom[size_t(k)]->mutable_diff());
+}
+
+template class EltwiseLayer<float>;
+template class EltwiseLayer<double>;
+
+}  // namespace crema

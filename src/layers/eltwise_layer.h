@@ -1,0 +1,39 @@
+// Eltwise layer (Caffe's Eltwise): combines K >= 2 bottoms of the same shape element by
+// element with eltwise_param.operation:
+//   SUM:  y = sum_k c_k x_k (coeff: one per bottom, default 1)   dx_k = c_k dy
+//   PROD: y = prod_k x_k                                          dx_k = dy prod_{j != k} x_j
+//         (stable_prod_grad false: dx_k = dy y / x_k, Caffe's faster form, wrong at x_k = 0)
+//   MAX:  y = max_k x_k                                           dx_k = dy where x_k won
+// The winner of MAX (the first maximal bottom) is stored in a device buffer by forward. SUM and
+// MAX may run in place on bottom 0; PROD may not (its gradient reads the inputs).
+#pragma once
+
+#include <memory>
+
+#include "core/layer.h"
+#include "primitives/eltwise.h"
+
+namespace crema {
+
+template <typename Dtype>
+class EltwiseLayer : public Layer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+  using Layer<Dtype>::Layer;
+
+  void layer_setup(const Tensors& bottom, const Tensors& top) override;
+  void reshape(const Tensors& bottom, const Tensors& top) override;
+  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
+  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
+                const Tensors& bottom) override;
+
+  const char* type() const override { return "Eltwise"; }
+  int min_num_bottom() const override { return 2; }
+  int exact_num_top() const override { return 1; }
+
+ private:
+  prim::EltwiseDesc desc_;
+  std::unique_ptr<prim::DeviceBuffer> argmax_;  // MAX: int32 winner per element
+};
+
+}  // namespace crema

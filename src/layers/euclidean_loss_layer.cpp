@@ -1,0 +1,41 @@
+// EuclideanLoss layer: the shape check and the euclidean loss primitives.
+#include "layers/euclidean_loss_layer.h"
+
+#include "layers/loss_helpers.h"
+
+namespace crema {
+
+template <typename Dtype>
+void EuclideanLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
+  const Tensor<Dtype>& a = *bottom[0];
+  const Tensor<Dtype>& b = *bottom[1];
+  if (a.count() != b.count() || a.num() != b.num() || a.count() == 0)
+    this->error(
+        "the two bottoms must have the same non-zero count and first axis, but bottom 0 "
+        "is (",
+        a.shape_string(), ") and bottom 1 is (", b.shape_string(), ")");
+  desc_.dtype = dtype_of<Dtype>();
+  desc_.num = a.num();
+  desc_.dim = a.count() / a.num();
+  top[0]->reshape({});
+}
+
+template <typename Dtype>
+void EuclideanLossLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
+  prim::euclidean_loss_fwd(h, desc_, bottom[0]->data(), bottom[1]->data(), top[0]->mutable_data());
+}
+
+template <typename Dtype>
+void EuclideanLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
+                                         const std::vector<bool>& propagate_down,
+                                         const Tensors& bottom) {
+  Dtype* da = propagate_down[0] ? bottom[0]->mutable_diff() : nullptr;
+  Dtype* db = propagate_down[1] ? bottom[1]->mutable_diff() : nullptr;
+  prim::euclidean_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(), loss_weight_of(*top[0]),
+                           da, db);
+}
+
+template class EuclideanLossLayer<float>;
+template class EuclideanLossLayer<double>;
+
+}  // namespace crema

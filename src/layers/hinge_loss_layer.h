@@ -1,0 +1,37 @@
+// HingeLoss layer (Caffe's HingeLoss): one-vs-all hinge loss of N x D scores x against N integer
+// labels l in [0, D). With s_nj = -1 for j == l_n and +1 otherwise and v_nj = max(0, 1 + s_nj
+// x_nj):
+//   L1 (default): loss = sum v / N,    dx = loss_weight/N * s * [v > 0]
+//   L2:           loss = sum v^2 / N,  dx = loss_weight/N * 2 s v
+// Labels get no gradient.
+#pragma once
+
+#include "core/layer.h"
+#include "primitives/losses.h"
+
+namespace crema {
+
+template <typename Dtype>
+class HingeLossLayer : public Layer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+  using Layer<Dtype>::Layer;
+
+  void layer_setup(const Tensors& bottom, const Tensors& top) override;
+  void reshape(const Tensors& bottom, const Tensors& top) override;
+  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
+  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
+                const Tensors& bottom) override;
+
+  const char* type() const override { return "HingeLoss"; }
+  int exact_num_bottom() const override { return 2; }
+  int exact_num_top() const override { return 1; }
+  bool auto_top_blobs() const override { return true; }
+  bool allow_force_backward(int bottom_index) const override { return bottom_index != 1; }
+  bool is_loss() const override { return true; }
+
+ private:
+  prim::HingeLossDesc desc_;
+};
+
+}  // namespace crema

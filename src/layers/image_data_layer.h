@@ -1,0 +1,60 @@
+// ImageData layer (Caffe's "ImageData"): examples read from image files that a list file names,
+// one "<path> <label>" per line (data/image_list.h), each path prefixed with root_folder as
+// written (Caffe joins them without adding a '/'). Images are decoded with OpenCV as color (3
+// channels, BGR) or, with is_color: false, gray, and resized to new_height x new_width when both
+// are set; they then go through the same transform and prefetch path as the Data layer
+// (BasePrefetchingDataLayer), so ImageData on a list and Data on the LMDB that convert_imageset
+// makes of it give the same batches.
+//
+// Order: the list's order, wrapping around after the last entry; with shuffle, the list is
+// shuffled at setup and again at every wrap. rand_skip skips a random number of entries in
+// [0, rand_skip) at setup. Both draw from a generator seeded from the calling thread's generator
+// (crema::thread_rng, seeded with random_seed), so seeded runs see the same order.
+//
+// Errors name the list file and line and the image path: a missing or undecodable image is thrown
+// by setup (the first image) or by the forward() that would have used it. Without every image
+// of the same size, set new_height and new_width. Builds without OpenCV fail at setup.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "data/image_io.h"
+#include "data/image_list.h"
+#include "layers/base_data_layer.h"
+
+namespace crema {
+
+template <typename Dtype>
+class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+
+  ImageDataLayer(const LayerParameter& param, Device device);
+  // Stops and joins the prefetch thread.
+  ~ImageDataLayer() override;
+
+  // Reads the list, shuffles/skips, shapes the tops from the first image, starts the thread.
+  void layer_setup(const Tensors& bottom, const Tensors& top) override;
+
+  const char* type() const override { return "ImageData"; }
+
+ protected:
+  float read_example(ChwImage* image, std::string* where) override;
+  const char* shape_mismatch_hint() const override {
+    return "images of different sizes need image_data_param new_height and new_width";
+  }
+
+ private:
+  // Reads entry i of the list into *image; *where names it.
+  void read_entry(size_t i, ChwImage* image, std::string* where);
+
+  std::vector<ImageListEntry> entries_;
+  size_t position_ = 0;
+  Rng shuffle_rng_;
+  ImageReadOptions options_;
+  Datum datum_;  // scratch of the thread reading images
+};
+
+}  // namespace crema

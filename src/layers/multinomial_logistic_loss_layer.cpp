@@ -1,0 +1,48 @@
+// MultinomialLogisticLoss layer: the label-count check and the loss primitives.
+#include "layers/multinomial_logistic_loss_layer.h"
+
+#include "layers/loss_helpers.h"
+
+namespace crema {
+
+template <typename Dtype>
+void MultinomialLogisticLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
+  const Tensor<Dtype>& p = *bottom[0];
+  if (p.count() == 0 || bottom[1]->count() != p.num())
+    this->error("expected one label per sample: the probabilities are (", p.shape_string(),
+                ") but the labels are (", bottom[1]->shape_string(), ")");
+  desc_.dtype = dtype_of<Dtype>();
+  desc_.num = p.num();
+  desc_.dim = p.count() / p.num();
+  top[0]->reshape({});
+}
+
+template <typename Dtype>
+void MultinomialLogisticLossLayer<Dtype>::forward(Handle& h, const Tensors& bottom,
+                                                  const Tensors& top) {
+  try {
+    prim::multinomial_logistic_loss_fwd(h, desc_, bottom[0]->data(), bottom[1]->data(),
+                                        top[0]->mutable_data());
+  } catch (const prim::PrimError& e) {
+    this->error(e.what());  // a bad label is user data
+  }
+}
+
+template <typename Dtype>
+void MultinomialLogisticLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
+                                                   const std::vector<bool>& propagate_down,
+                                                   const Tensors& bottom) {
+  if (propagate_down[1]) this->error("cannot backpropagate to the label input");
+  if (!propagate_down[0]) return;
+  try {
+    prim::multinomial_logistic_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(),
+                                        loss_weight_of(*top[0]), bottom[0]->mutable_diff());
+  } catch (const prim::PrimError& e) {
+    this->error(e.what());
+  }
+}
+
+template class MultinomialLogisticLossLayer<float>;
+template class MultinomialLogisticLossLayer<double>;
+
+}  // namespace crema

@@ -1,0 +1,46 @@
+// Scale layer (Caffe's Scale): multiplies bottom[0] by a scale broadcast over it, optionally
+// adding a bias (bias_term). The scale is a learned blob or a second bottom; its shape must equal
+// bottom[0]'s shape over axes [axis, axis + its rank) (see BiasLayer for the view).
+//   y[o, c, i] = x[o, c, i] * s[c] (+ b[c])
+//   dx = dy * s[c]     ds[c] = sum_{o,i} dy * x     db[c] = sum_{o,i} dy
+// scale_param: axis (1), num_axes (1; -1: all remaining, 0: scalar), filler (constant 1) of a
+// learned scale; bias_term (false) with bias_filler (constant 0): the bias has the scale's shape
+// and is the last blob. Works in place: the input is then kept for the scale gradient.
+#pragma once
+
+#include <memory>
+
+#include "core/layer.h"
+#include "primitives/scale_bias.h"
+
+namespace crema {
+
+template <typename Dtype>
+class ScaleLayer : public Layer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+  using Layer<Dtype>::Layer;
+
+  void layer_setup(const Tensors& bottom, const Tensors& top) override;
+  void reshape(const Tensors& bottom, const Tensors& top) override;
+  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
+  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
+                const Tensors& bottom) override;
+
+  const char* type() const override { return "Scale"; }
+  int min_num_bottom() const override { return 1; }
+  int max_num_bottom() const override { return 2; }
+  int exact_num_top() const override { return 1; }
+
+ private:
+  const Tensor<Dtype>& scale(const Tensors& bottom) const {
+    return bottom.size() > 1 ? *bottom[1] : *this->blobs_[0];
+  }
+
+  int axis_ = 1;
+  int bias_index_ = -1;  // blob index of the bias, -1 without bias_term
+  prim::ScaleBiasDesc view_;
+  std::unique_ptr<Tensor<Dtype>> x_copy_;  // the input, when running in place
+};
+
+}  // namespace crema

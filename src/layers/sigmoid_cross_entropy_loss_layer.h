@@ -1,0 +1,39 @@
+// SigmoidCrossEntropyLoss layer (Caffe's SigmoidCrossEntropyLoss): the cross entropy between
+// sigmoid(x) and targets t in [0, 1] of the same count, fused for stability:
+//   loss = sum_{valid i} [max(x_i, 0) - x_i t_i + log(1 + exp(-|x_i|))] / normalizer
+//   dx_i = loss_weight / normalizer * (sigmoid(x_i) - t_i), 0 where t_i == ignore_label
+// normalizer follows loss_param.normalization over N = x's first axis and D = count / N:
+// FULL = N*D, VALID = non-ignored count, BATCH_SIZE = N (the default here, as in Caffe, for
+// compatibility with its older releases), NONE = 1; the legacy normalize maps true to VALID and
+// false to BATCH_SIZE. Targets get no gradient.
+#pragma once
+
+#include "core/layer.h"
+#include "primitives/losses.h"
+
+namespace crema {
+
+template <typename Dtype>
+class SigmoidCrossEntropyLossLayer : public Layer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+  using Layer<Dtype>::Layer;
+
+  void layer_setup(const Tensors& bottom, const Tensors& top) override;
+  void reshape(const Tensors& bottom, const Tensors& top) override;
+  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
+  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
+                const Tensors& bottom) override;
+
+  const char* type() const override { return "SigmoidCrossEntropyLoss"; }
+  int exact_num_bottom() const override { return 2; }
+  int exact_num_top() const override { return 1; }
+  bool auto_top_blobs() const override { return true; }
+  bool allow_force_backward(int bottom_index) const override { return bottom_index != 1; }
+  bool is_loss() const override { return true; }
+
+ private:
+  prim::SigmoidCrossEntropyLossDesc desc_;
+};
+
+}  // namespace crema

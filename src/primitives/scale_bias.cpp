@@ -1,0 +1,65 @@
+// Broadcast scale and bias: descriptor validation and the one device dispatcher.
+#include "primitives/scale_bias.h"
+
+#include <string>
+
+namespace crema::prim {
+
+// The CPU implementation (scale_bias_cpu.cpp) has the public signatures.
+namespace cpu {
+void scale_bias_bwd_bias(Handle& h, const ScaleBiasDesc& sd, const void* dy, void* dbias,
+                         Blend blend);
+void scale_bias_bwd_data(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* scale,
+                         void* dx, Blend blend);
+void scale_bias_bwd_scale(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* x,
+                          void* dscale, Blend blend);
+void scale_bias_fwd(Handle& h, const ScaleBiasDesc& sd, const void* x, const void* scale,
+                    const void* bias, void* y, Blend blend);
+}  // namespace cpu
+
+namespace {
+
+// Returns false when there is nothing to do.
+bool check(const char* op, const ScaleBiasDesc& sd) {
+  if (sd.outer < 0 || sd.channels < 0 || sd.inner < 0)
+    throw PrimError(std::string(op) + ": negative size " + std::to_string(sd.outer) + "x" +
+                    std::to_string(sd.channels) + "x" + std::to_string(sd.inner));
+  return sd.count() > 0;
+}
+
+}  // namespace
+
+void scale_bias_bwd_bias(Handle& h, const ScaleBiasDesc& sd, const void* dy, void* dbias,
+                         Blend blend) {
+  if (!check("scale_bias_bwd_bias", sd)) return;
+  if (!dy || !dbias) throw PrimError("scale_bias_bwd_bias: null dy or dbias");
+  if (h.device() == Device::kCPU) return cpu::scale_bias_bwd_bias(h, sd, dy, dbias, blend);
+  throw PrimError("scale_bias_bwd_bias: CUDA backend not built yet");
+}
+
+void scale_bias_bwd_data(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* scale,
+                         void* dx, Blend blend) {
+  if (!check("scale_bias_bwd_data", sd)) return;
+  if (!dy || !scale || !dx) throw PrimError("scale_bias_bwd_data: null dy, scale or dx");
+  if (h.device() == Device::kCPU) return cpu::scale_bias_bwd_data(h, sd, dy, scale, dx, blend);
+  throw PrimError("scale_bias_bwd_data: CUDA backend not built yet");
+}
+
+void scale_bias_bwd_scale(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* x,
+                          void* dscale, Blend blend) {
+  if (!check("scale_bias_bwd_scale", sd)) return;
+  if (!dy || !x || !dscale) throw PrimError("scale_bias_bwd_scale: null dy, x or dscale");
+  if (h.device() == Device::kCPU) return cpu::scale_bias_bwd_scale(h, sd, dy, x, dscale, blend);
+  throw PrimError("scale_bias_bwd_scale: CUDA backend not built yet");
+}
+
+void scale_bias_fwd(Handle& h, const ScaleBiasDesc& sd, const void* x, const void* scale,
+                    const void* bias, void* y, Blend blend) {
+  if (!check("scale_bias_fwd", sd)) return;
+  if (!x || !y) throw PrimError("scale_bias_fwd: null x or y");
+  if (!scale && !bias) throw PrimError("scale_bias_fwd: neither scale nor bias given");
+  if (h.device() == Device::kCPU) return cpu::scale_bias_fwd(h, sd, x, scale, bias, y, blend);
+  throw PrimError("scale_bias_fwd: CUDA backend not built yet");
+}
+
+}  // namespace crema::prim

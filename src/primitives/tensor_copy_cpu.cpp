@@ -1,0 +1,98 @@
+// CPU implementation of tensor_copy: the views are first coalesced (unit axes dropped, axes that
+// are contiguous in both views merged) so a Concat of packed tensors becomes a few long rows;
+// each row is then one memcpy or one vectorizable loop.
+#include <cstdint>
+#include <cstring>
+
+#include "primitives/types.h"
+#include "primitives/view.h"
+
+namespace crema::prim::cpu {
+namespace {
+
+struct Coalesced {
+  int rank = 0;
+  int64_t size[ViewDesc::kMaxDims];
+  int64_t sx[ViewDesc::kMaxDims];
+  int64_t sy[ViewDesc::kMaxDims];
+};
+
+Coalesced coalesce(const ViewDesc& xd, const ViewDesc& yd) {
+  Coalesced c;
+  for (int i = 0; i < xd.rank; ++i) {
+    if (xd.size[i] == 1) continue;
+    const int p = c.rank - 1;
+    if (p >= 0 && c.sx[p] == xd.size[i] * xd.stride[i] && c.sy[p] == yd.size[i] * yd.stride[i]) {
+      c.size[p] *= xd.size[i];
+      c.sx[p] = xd.stride[i];
+      c.sy[p] = yd.stride[i];
+    } else {
+      c.size[c.rank] = xd.size[i];
+      c.sx[c.rank] = xd.stride[i];
+      c.sy[c.rank] = yd.stride[i];
+      ++c.rank;
+    }
+  }
+  if (c.rank == 0) {  // a single element
+    c.rank = 1;
+    c.size[0] = 1;
+    c.sx[0] = c.sy[0] = 1;
+  }
+  return c;
+}
+
+template <typename T>
+void copy_row(const T* x, int64_t ix, T* y, int64_t iy, int64_t n, T a, T b) {
+  if (b == T(0)) {
+    if (a == T(1) && ix == 1 && iy == 1) {
+      std::memcpy(y, x, size_t(n) * sizeof(T));
+    } else if (ix == 1 && iy == 1) {
+      for (int64_t i = 0; i < n; ++i) y[i] = a * x[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i * iy] = a * x[i * ix];
+    }
+  } else if (b == T(1)) {
+    if (ix == 1 && iy == 1) {
+      for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i * iy] += a * x[i * ix];
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i * iy] = a * x[i * ix] + b * y[i * iy];
+  }
+}
+
+template <typename T>
+void copy_impl(const ViewDesc& xd, const void* xv, const ViewDesc& yd, void* yv, Blend blend) {
+  const Coalesced c = coalesce(xd, yd);
+  const T* x = static_cast<const T*>(xv);
+  T* y = static_cast<T*>(yv);
+  const int last = c.rank - 1;
+  int64_t rows = 1;
+  for (int d = 0; d < last; ++d) rows *= c.size[d];
+  int64_t idx[ViewDesc::kMaxDims] = {};
+  int64_t ox = 0, oy = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    copy_row(x + ox, c.sx[last], y + oy, c.sy[last], c.size[last], T(blend.alpha), T(blend.beta));
+    // Odometer over the outer axes, last one fastest.
+    for (int d = last - 1; d >= 0; --d) {
+      ox += c.sx[d];
+      oy += c.sy[d];
+      if (++idx[d] < c.size[d]) break;
+      ox -= c.sx[d] * c.size[d];
+      oy -= c.sy[d] * c.size[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void tensor_copy(const ViewDesc& xd, const void* x, const ViewDesc& yd, void* y, Blend blend) {
+  if (xd.dtype == DataType::kFloat64)
+    copy_impl<double>(xd, x, yd, y, blend);
+  else
+    copy_impl<float>(xd, x, yd, y, blend);
+}
+
+}  // namespace crema::prim::cpu

@@ -1,0 +1,255 @@
+// Tests of the batchnorm primitives on the CPU against a naive double-precision reference, and
+// of the reference's backward formula against central differences.
+#include "primitives/batchnorm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace crema::prim {
+namespace {
+
+using test::all_close;
+using test::poisoned;
+using test::random_vector;
+using test::Tolerance;
+
+template <typename T>
+DataType dtype_of() {
+  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
+}
+
+template <typename T>
+Tolerance tol() {
+  return sizeof(T) == 8 ? Tolerance{1e-11, 1e-10} : Tolerance{2e-5, 2e-4};
+}
+
+struct Shape {
+  int n, c, h, w;
+};
+// Odd sizes, N = 1, 1x1 planes, and real layer shapes (resnet50:bn2a_branch2a, cifar-sized).
+const Shape kShapes[] = {{2, 3, 4, 5}, {1, 5, 3, 3},  {4, 1, 1, 1},
+                         {3, 7, 1, 1}, {2, 64, 7, 7}, {5, 2, 1, 9}};
+
+// The oracle: per-channel statistics and formulas of batchnorm.h, in double with plain loops.
+struct Ref {
+  std::vector<double> mean, var, inv_std, y;
+};
+
+template <typename T>
+Ref ref_training(const Shape& s, const std::vector<T>& x, double eps) {
+  Ref r;
+  const size_t hw = size_t(s.h) * s.w;
+  const double m = double(s.n) * double(hw);
+  r.y.resize(x.size());
+  for (int c = 0; c < s.c; ++c) {
+    double sum = 0;
+    for (int n = 0; n < s.n; ++n)
+      for (size_t i = 0; i < hw; ++i) sum += double(x[(size_t(n) * s.c + c) * hw + i]);
+    const double mean = sum / m;
+    double sq = 0;
+    for (int n = 0; n < s.n; ++n)
+      for (size_t i = 0; i < hw; ++i) {
+        const double d = double(x[(size_t(n) * s.c + c) * hw + i]) - mean;
+        sq += d * d;
+      }
+    const double var = sq / m;
+    r.mean.push_back(mean);
+    r.var.push_back(var);
+    r.inv_std.push_back(1 / std::sqrt(var + eps));
+    for (int n = 0; n < s.n; ++n)
+      for (size_t i = 0; i < hw; ++i) {
+        const size_t j = (size_t(n) * s.c + c) * hw + i;
+        r.y[j] = (double(x[j]) - mean) / std::sqrt(var + eps);
+      }
+  }
+  return r;
+}
+
+// dx = inv_std * (dy - mean(dy) - y * mean(dy * y)), per channel.
+std::vector<double> ref_bwd_training(const Shape& s, const Ref& r, const std::vector<double>& dy) {
+  const size_t hw = size_t(s.h) * s.w;
+  const double m = double(s.n) * double(hw);
+  std::vector<double> dx(dy.size());
+  for (int c = 0; c < s.c; ++c) {
+    double a = 0, b = 0;
+    for (int n = 0; n < s.n; ++n)
+      for (size_t i = 0; i < hw; ++i) {
+        const size_t j = (size_t(n) * s.c + c) * hw + i;
+        a += dy[j];
+        b += dy[j] * r.y[j];
+      }
+    for (int n = 0; n < s.n; ++n)
+      for (size_t i = 0; i < hw; ++i) {
+        const size_t j = (size_t(n) * s.c + c) * hw + i;
+        dx[j] = r.inv_std[size_t(c)] * (dy[j] - a / m - r.y[j] * b / m);
+      }
+  }
+  return dx;
+}
+
+template <typename T>
+std::vector<double> to_double(const std::vector<T>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+template <typename T>
+class BatchNormTest : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(BatchNormTest, Types);
+
+TYPED_TEST(BatchNormTest, TrainingMatchesReference) {
+  using T = TypeParam;
+  Handle h;
+  const BatchNormDesc bd{1e-3};
+  for (const Shape& s : kShapes) {
+    SCOPED_TRACE(::testing::Message() << s.n << "x" << s.c << "x" << s.h << "x" << s.w);
+    const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+    const size_t n = size_t(d.count());
+    // An offset mean and a spread per channel, so the statistics are not trivially 0 and 1.
+    auto x = random_vector<T>(n, 41, -1.0, 3.0);
+    const auto dy = random_vector<T>(n, 42);
+    const Ref r = ref_training(s, x, bd.eps);
+    auto y = poisoned<T>(n), mean = poisoned<T>(size_t(s.c)), var = poisoned<T>(size_t(s.c)),
+         inv_std = poisoned<T>(size_t(s.c));
+    batchnorm_fwd_training(h, bd, d, x.data(), d, y.data(), mean.data(), var.data(),
+                           inv_std.data());
+    EXPECT_TRUE(all_close(y, r.y, tol<T>()));
+    EXPECT_TRUE(all_close(mean, r.mean, tol<T>()));
+    EXPECT_TRUE(all_close(var, r.var, tol<T>()));
+    EXPECT_TRUE(all_close(inv_std, r.inv_std, tol<T>()));
+    auto dx = poisoned<T>(n);
+    batchnorm_bwd_training(h, bd, d, y.data(), dy.data(), inv_std.data(), d, dx.data());
+    EXPECT_TRUE(all_close(dx, ref_bwd_training(s, r, to_double(dy)), tol<T>()));
+  }
+}
+
+TYPED_TEST(BatchNormTest, InferenceMatchesReference) {
+  using T = TypeParam;
+  Handle h;
+  const BatchNormDesc bd{1e-5};
+  const Shape s{3, 4, 2, 5};
+  const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const size_t n = size_t(d.count()), hw = 10;
+  const auto x = random_vector<T>(n, 51, -2.0, 2.0);
+  const auto dy = random_vector<T>(n, 52);
+  const auto mean = random_vector<T>(4, 53, -0.5, 0.5);
+  const auto var = random_vector<T>(4, 54, 0.1, 2.0);
+  std::vector<double> y_ref(n), dx_ref(n);
+  for (size_t j = 0; j < n; ++j) {
+    const size_t c = (j / hw) % 4;
+    const double sd = std::sqrt(double(var[c]) + bd.eps);
+    y_ref[j] = (double(x[j]) - double(mean[c])) / sd;
+    dx_ref[j] = double(dy[j]) / sd;
+  }
+  auto y = poisoned<T>(n), dx = poisoned<T>(n);
+  batchnorm_fwd_inference(h, bd, d, x.data(), d, y.data(), mean.data(), var.data());
+  EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
+  batchnorm_bwd_inference(h, bd, d, dy.data(), var.data(), d, dx.data());
+  EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
+}
+
+// The backward formula itself, checked against central differences of the reference forward:
+// the oracle must be right too.
+TEST(BatchNormReference, BackwardIsTheGradientOfForward) {
+  const Shape s{3, 2, 2, 3};
+  const size_t n = 36;
+  const auto x = random_vector<double>(n, 61, -1.0, 2.0);
+  const auto w = random_vector<double>(n, 62);
+  const double eps = 1e-4, step = 1e-6;
+  const auto dx = ref_bwd_training(s, ref_training(s, x, eps), w);
+  auto f = [&](const std::vector<double>& v) {
+    const Ref r = ref_training(s, v, eps);
+    double sum = 0;
+    for (size_t j = 0; j < n; ++j) sum += r.y[j] * w[j];
+    return sum;
+  };
+  std::vector<double> numeric(n);
+  for (size_t j = 0; j < n; ++j) {
+    auto p = x, m = x;
+    p[j] += step;
+    m[j] -= step;
+    numeric[j] = (f(p) - f(m)) / (2 * step);
+  }
+  EXPECT_TRUE(all_close(dx, numeric, {1e-7, 1e-6}));
+}
+
+// beta = 1 accumulates; alpha scales the operation only.
+TYPED_TEST(BatchNormTest, BlendAccumulates) {
+  using T = TypeParam;
+  Handle h;
+  const BatchNormDesc bd;
+  const Shape s{2, 3, 3, 2};
+  const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const size_t n = size_t(d.count());
+  const auto x = random_vector<T>(n, 71, -1.0, 2.0);
+  const auto dy = random_vector<T>(n, 72);
+  const auto y0 = random_vector<T>(n, 73), dx0 = random_vector<T>(n, 74);
+  const Ref r = ref_training(s, x, bd.eps);
+  const auto dx_op = ref_bwd_training(s, r, to_double(dy));
+  std::vector<double> y_ref(n), dx_ref(n);
+  for (size_t j = 0; j < n; ++j) {
+    y_ref[j] = 0.5 * r.y[j] + double(y0[j]);
+    dx_ref[j] = 2.0 * dx_op[j] + double(dx0[j]);
+  }
+  std::vector<T> y_exact(r.y.begin(), r.y.end()), inv_std(r.inv_std.begin(), r.inv_std.end());
+  auto y = y0, dx = dx0;
+  batchnorm_fwd_training(h, bd, d, x.data(), d, y.data(), nullptr, nullptr, nullptr, {0.5, 1});
+  EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
+  batchnorm_bwd_training(h, bd, d, y_exact.data(), dy.data(), inv_std.data(), d, dx.data(), {2, 1});
+  EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
+}
+
+// In place: y is x forward, dx is dy backward.
+TYPED_TEST(BatchNormTest, InPlace) {
+  using T = TypeParam;
+  Handle h;
+  const BatchNormDesc bd;
+  const Shape s{4, 3, 2, 2};
+  const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const size_t n = size_t(d.count());
+  const auto x = random_vector<T>(n, 81, -1.0, 2.0);
+  const auto dy = random_vector<T>(n, 82);
+  const Ref r = ref_training(s, x, bd.eps);
+  auto buf = x;
+  std::vector<T> inv_std(3);
+  batchnorm_fwd_training(h, bd, d, buf.data(), d, buf.data(), nullptr, nullptr, inv_std.data());
+  EXPECT_TRUE(all_close(buf, r.y, tol<T>()));
+  auto grad = dy;
+  batchnorm_bwd_training(h, bd, d, buf.data(), grad.data(), inv_std.data(), d, grad.data());
+  EXPECT_TRUE(all_close(grad, ref_bwd_training(s, r, to_double(dy)), tol<T>()));
+}
+
+TEST(BatchNormErrors, BadDescriptorsThrow) {
+  Handle h;
+  std::vector<float> a(24), b(24), m(2), v(2, 1.0f);
+  const TensorDesc x = TensorDesc::nchw(DataType::kFloat32, 2, 2, 3, 2);
+  EXPECT_THROW(batchnorm_fwd_training(h, BatchNormDesc{-1}, x, a.data(), x, b.data(), m.data(),
+                                      v.data(), nullptr),
+               PrimError);
+  EXPECT_THROW(batchnorm_fwd_inference(h, BatchNormDesc{}, x, a.data(),
+                                       TensorDesc::nchw(DataType::kFloat32, 2, 2, 2, 3), b.data(),
+                                       m.data(), v.data()),
+               PrimError);
+  EXPECT_THROW(
+      batchnorm_fwd_inference(h, BatchNormDesc{}, x, a.data(), x, b.data(), nullptr, v.data()),
+      PrimError);
+  TensorDesc strided = x;
+  strided.stride_n = 24;
+  EXPECT_THROW(
+      batchnorm_bwd_inference(h, BatchNormDesc{}, strided, a.data(), v.data(), strided, b.data()),
+      PrimError);
+  try {
+    batchnorm_bwd_training(h, BatchNormDesc{}, x, a.data(), b.data(), nullptr, x, a.data());
+    ADD_FAILURE() << "no error";
+  } catch (const PrimError& e) {
+    EXPECT_NE(std::string(e.what()).find("inv_std"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace crema::prim
