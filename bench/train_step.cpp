@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/upgrade_proto.h"
+#include "primitives/blas_kernels.h"
 #include "primitives/handle.h"
 #include "solver/solver.h"
 
@@ -24,6 +25,7 @@ DEFINE_int32(iterations, 200, "timed iterations");
 DEFINE_int32(warmup, 20, "untimed iterations first");
 
 int main(int argc, char** argv) {
+  crema::prim::ensure_best_blas_kernels(argv);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = 2;  // the solver's own progress lines would disturb the timing

@@ -19,6 +19,7 @@
 #include "core/net.h"
 #include "core/upgrade_proto.h"
 #include "primitives/blas.h"
+#include "primitives/blas_kernels.h"
 #include "primitives/handle.h"
 #include "solver/solver.h"
 
@@ -93,7 +94,8 @@ int train() {
   int device_id = 0;
   const bool wants_gpu = param.has_solver_mode() && param.solver_mode() == SolverParameter::GPU;
   const Device device = pick_device(wants_gpu, &device_id);
-  LOG(INFO) << "Training on the " << device_name(device);
+  LOG(INFO) << "Training on the " << device_name(device)
+            << (device == Device::kCPU ? " with " + prim::blas_description() : "");
   const SolverAction on_int = parse_effect("sigint_effect", FLAGS_sigint_effect);
   const SolverAction on_hup = parse_effect("sighup_effect", FLAGS_sighup_effect);
   std::signal(SIGINT, on_signal);
@@ -239,6 +241,7 @@ int time() {
 
 int device_query() {
   std::printf("CPU threads: %u\n", std::thread::hardware_concurrency());
+  std::printf("BLAS: %s\n", prim::blas_description().c_str());
   const int n = prim::cuda_device_count();
   std::printf("CUDA devices: %d\n", n);
   for (int i = 0; i < n; ++i) std::printf("%s", prim::cuda_device_description(i).c_str());
@@ -255,6 +258,7 @@ const std::map<std::string, std::function<int()>>& commands() {
 }  // namespace crema
 
 int main(int argc, char** argv) {
+  crema::prim::ensure_best_blas_kernels(argv);
   FLAGS_logtostderr = true;
   FLAGS_minloglevel = 0;
   gflags::SetUsageMessage(

@@ -16,8 +16,8 @@ enum class Trans { kNo, kYes };
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
           const void* a, const void* b, double beta, void* c);
 // y = alpha * op(A) * x + beta * y, A is m x n.
-void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a,
-          const void* x, double beta, void* y);
+void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
+          double beta, void* y);
 
 // y = alpha * x + y
 void axpy(Handle& h, DataType t, int64_t n, double alpha, const void* x, void* y);

@@ -251,16 +251,18 @@ ConvAlgo conv_heuristic(Handle&, const ConvDesc& cd, const TensorDesc& xd, const
 size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                            const FilterDesc& wd, const TensorDesc& yd) {
   if (a == ConvAlgo::kAuto) a = conv_heuristic(h, cd, xd, wd, yd);
-  // find may try im2col, the only algorithm that needs a workspace.
+  // find may try every algorithm: plan for the largest.
   if (a == ConvAlgo::kFind)
     a = conv_supports(ConvAlgo::kIm2colGemm, cd, xd, wd, yd) ? ConvAlgo::kIm2colGemm
-                                                             : ConvAlgo::kDirect;
-  if (a != ConvAlgo::kIm2colGemm) return 0;
+                                                             : ConvAlgo::kGemm1x1;
+  if (a != ConvAlgo::kIm2colGemm && a != ConvAlgo::kGemm1x1) return 0;
   const cpu::ConvGeom g{xd.c,          xd.h,     xd.w,        wd.r,        wd.s,
                         cd.pad_h,      cd.pad_w, cd.stride_h, cd.stride_w, cd.dilation_h,
                         cd.dilation_w, yd.h,     yd.w};
-  const int chunk = cpu::im2col_chunk(g, xd.n, wd.k, dtype_size(xd.dtype), h.workspace_budget());
-  return cpu::im2col_workspace_elems(g, chunk, wd.k) * dtype_size(xd.dtype);
+  const cpu::ConvCpuPlan plan =
+      cpu::plan_conv_cpu(g, xd.n, wd.k, wd.count(), dtype_size(xd.dtype), h.workspace_budget(),
+                         h.cpu_threads(), a == ConvAlgo::kIm2colGemm);
+  return plan.total_elems() * dtype_size(xd.dtype);
 }
 
 void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,

@@ -54,16 +54,16 @@ void conv_check(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
 // Whether an algorithm supports a problem, and the one the heuristic picks.
 bool conv_supports(ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
                    const TensorDesc& yd);
-ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd,
-                        const FilterDesc& wd, const TensorDesc& yd);
+ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
+                        const TensorDesc& yd);
 
 // Workspace bytes an algorithm needs (the same for the three passes of one algorithm on the CPU).
 size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                            const FilterDesc& wd, const TensorDesc& yd);
 
 void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
-              const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y,
-              Blend blend = {}, const ConvEpilogue& ep = {});
+              const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y, Blend blend = {},
+              const ConvEpilogue& ep = {});
 void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
                    const void* w, const TensorDesc& dyd, const void* dy, const TensorDesc& dxd,
                    void* dx, Blend blend = {});

@@ -1,4 +1,5 @@
-// CPU convolution: im2col + GEMM (one GEMM per group over a chunk of images side by side),
+// CPU convolution: im2col + GEMM (one GEMM per group over a chunk of images side by side, the
+// batch split over the Handle's threads),
 // the 1x1 GEMM that reads the input in place, and direct loops that handle any strides. The
 // dispatcher in conv.cpp has validated the descriptors and picked a supported algorithm.
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "primitives/blas.h"
 #include "primitives/conv.h"
 #include "primitives/im2col_cpu.h"
+#include "primitives/parallel.h"
 
 namespace crema::prim::cpu {
 namespace {
@@ -73,7 +75,6 @@ class ConvCpu {
     crs_ = int64_t(cg_) * wd.r * wd.s;
     pq_ = int64_t(yd.h) * yd.w;
     hw_ = int64_t(xd.h) * xd.w;
-    chunk_ = im2col_chunk(g_, xd.n, wd.k, sizeof(T), h.workspace_budget());
   }
 
   void fwd(ConvAlgo algo, const T* x, const T* w, T* y, Blend blend, const ConvEpilogue& ep) {
@@ -81,35 +82,39 @@ class ConvCpu {
       fwd_direct(x, w, y, blend, ep);
       return;
     }
-    if (algo == ConvAlgo::kGemm1x1) {
-      // The input image already is the (C x H*W) patch matrix.
-      for (int n = 0; n < xd_.n; ++n) {
-        const T* xn = x + n * xd_.stride_n;
-        T* yn = y + n * yd_.stride_n;
+    T* ws = workspace(algo);
+    for_each_share([&](int t, int n_begin, int n_end) {
+      if (algo == ConvAlgo::kGemm1x1) {
+        // The input image already is the (C x H*W) patch matrix.
+        for (int n = n_begin; n < n_end; ++n) {
+          const T* xn = x + n * xd_.stride_n;
+          T* yn = y + n * yd_.stride_n;
+          for (int gi = 0; gi < groups_; ++gi)
+            gemm(h_, xd_.dtype, Trans::kNo, Trans::kNo, kg_, int(pq_), cg_, blend.alpha,
+                 w + gi * kg_ * crs_, xn + gi * cg_ * hw_, blend.beta, yn + gi * kg_ * pq_);
+          epilogue(yn, ep);
+        }
+        return;
+      }
+      // im2col of a chunk of images side by side, one GEMM per group for the whole chunk into a
+      // K x B*P*Q matrix, then each image's planes are blended into y.
+      T* col = ws + t * plan_.per_thread;
+      for (int n0 = n_begin; n0 < n_end; n0 += plan_.chunk) {
+        const int b = std::min(plan_.chunk, n_end - n0);
+        const int64_t ld = int64_t(b) * pq_;
+        T* out = col + crs_ * groups_ * ld;
+        for (int i = 0; i < b; ++i) im2col(g_, x + (n0 + i) * xd_.stride_n, col + i * pq_, ld);
         for (int gi = 0; gi < groups_; ++gi)
-          gemm(h_, xd_.dtype, Trans::kNo, Trans::kNo, kg_, int(pq_), cg_, blend.alpha,
-               w + gi * kg_ * crs_, xn + gi * cg_ * hw_, blend.beta, yn + gi * kg_ * pq_);
-        epilogue(yn, ep);
+          gemm(h_, xd_.dtype, Trans::kNo, Trans::kNo, kg_, int(ld), int(crs_), 1.0,
+               w + gi * kg_ * crs_, col + gi * crs_ * ld, 0.0, out + gi * kg_ * ld);
+        for (int i = 0; i < b; ++i) {
+          T* yn = y + (n0 + i) * yd_.stride_n;
+          store_plane(yn, pq_, 1, wd_.k, int(pq_), out + i * pq_, ld, T(blend.alpha),
+                      T(blend.beta));
+          epilogue(yn, ep);
+        }
       }
-      return;
-    }
-    // im2col over a chunk of B images side by side, one GEMM per group for the whole chunk into
-    // a K x B*P*Q matrix, then each image's planes are blended into y.
-    for (int n0 = 0; n0 < xd_.n; n0 += chunk_) {
-      const int b = std::min(chunk_, xd_.n - n0);
-      const int64_t ld = int64_t(b) * pq_;
-      T* col = workspace();
-      T* out = col + crs_ * groups_ * ld;
-      for (int i = 0; i < b; ++i) im2col(g_, x + (n0 + i) * xd_.stride_n, col + i * pq_, ld);
-      for (int gi = 0; gi < groups_; ++gi)
-        gemm(h_, xd_.dtype, Trans::kNo, Trans::kNo, kg_, int(ld), int(crs_), 1.0,
-             w + gi * kg_ * crs_, col + gi * crs_ * ld, 0.0, out + gi * kg_ * ld);
-      for (int i = 0; i < b; ++i) {
-        T* yn = y + (n0 + i) * yd_.stride_n;
-        store_plane(yn, pq_, 1, wd_.k, int(pq_), out + i * pq_, ld, T(blend.alpha), T(blend.beta));
-        epilogue(yn, ep);
-      }
-    }
+    });
   }
 
   void bwd_data(ConvAlgo algo, const T* w, const T* dy, T* dx, Blend blend) {
@@ -117,68 +122,98 @@ class ConvCpu {
       bwd_data_direct(w, dy, dx, blend);
       return;
     }
-    if (algo == ConvAlgo::kGemm1x1) {
-      for (int n = 0; n < xd_.n; ++n) {
-        const T* dyn = dy + n * yd_.stride_n;
-        T* dxn = dx + n * xd_.stride_n;
-        for (int gi = 0; gi < groups_; ++gi)
-          gemm(h_, xd_.dtype, Trans::kYes, Trans::kNo, cg_, int(hw_), kg_, blend.alpha,
-               w + gi * kg_ * crs_, dyn + gi * kg_ * pq_, blend.beta, dxn + gi * cg_ * hw_);
-      }
-      return;
-    }
+    T* ws = workspace(algo);
     const int64_t image = int64_t(xd_.c) * hw_;
-    for (int n0 = 0; n0 < xd_.n; n0 += chunk_) {
-      const int b = std::min(chunk_, xd_.n - n0);
-      const int64_t ld = int64_t(b) * pq_;
-      T* col = workspace();
-      T* grad = col + crs_ * groups_ * ld;
-      gather_planes(dy + n0 * yd_.stride_n, b, grad, ld);
-      for (int gi = 0; gi < groups_; ++gi)
-        gemm(h_, xd_.dtype, Trans::kYes, Trans::kNo, int(crs_), int(ld), kg_, blend.alpha,
-             w + gi * kg_ * crs_, grad + gi * kg_ * ld, 0.0, col + gi * crs_ * ld);
-      for (int i = 0; i < b; ++i) {
-        T* dxn = dx + (n0 + i) * xd_.stride_n;
-        pre_scale(dxn, image, T(blend.beta));
-        col2im_add(g_, col + i * pq_, dxn, ld);
+    for_each_share([&](int t, int n_begin, int n_end) {
+      if (algo == ConvAlgo::kGemm1x1) {
+        for (int n = n_begin; n < n_end; ++n) {
+          const T* dyn = dy + n * yd_.stride_n;
+          T* dxn = dx + n * xd_.stride_n;
+          for (int gi = 0; gi < groups_; ++gi)
+            gemm(h_, xd_.dtype, Trans::kYes, Trans::kNo, cg_, int(hw_), kg_, blend.alpha,
+                 w + gi * kg_ * crs_, dyn + gi * kg_ * pq_, blend.beta, dxn + gi * cg_ * hw_);
+        }
+        return;
       }
-    }
+      T* col = ws + t * plan_.per_thread;
+      for (int n0 = n_begin; n0 < n_end; n0 += plan_.chunk) {
+        const int b = std::min(plan_.chunk, n_end - n0);
+        const int64_t ld = int64_t(b) * pq_;
+        T* grad = col + crs_ * groups_ * ld;
+        gather_planes(dy + n0 * yd_.stride_n, b, grad, ld);
+        for (int gi = 0; gi < groups_; ++gi)
+          gemm(h_, xd_.dtype, Trans::kYes, Trans::kNo, int(crs_), int(ld), kg_, blend.alpha,
+               w + gi * kg_ * crs_, grad + gi * kg_ * ld, 0.0, col + gi * crs_ * ld);
+        for (int i = 0; i < b; ++i) {
+          T* dxn = dx + (n0 + i) * xd_.stride_n;
+          pre_scale(dxn, image, T(blend.beta));
+          col2im_add(g_, col + i * pq_, dxn, ld);
+        }
+      }
+    });
   }
 
+  // Each thread sums its images into its own partial gradient; the partials are then blended
+  // into dw in thread order (one thread writes dw directly).
   void bwd_filter(ConvAlgo algo, const T* x, const T* dy, T* dw, Blend blend) {
     if (algo == ConvAlgo::kDirect) {
       bwd_filter_direct(x, dy, dw, blend);
       return;
     }
-    if (algo == ConvAlgo::kGemm1x1) {
-      for (int n = 0; n < xd_.n; ++n) {
-        const T* xn = x + n * xd_.stride_n;
-        const T* dyn = dy + n * yd_.stride_n;
-        // The caller's beta applies once, to the first image; later images accumulate.
-        const double beta = n == 0 ? blend.beta : 1.0;
-        for (int gi = 0; gi < groups_; ++gi)
-          gemm(h_, xd_.dtype, Trans::kNo, Trans::kYes, kg_, cg_, int(pq_), blend.alpha,
-               dyn + gi * kg_ * pq_, xn + gi * cg_ * hw_, beta, dw + gi * kg_ * crs_);
+    T* ws = workspace(algo);
+    const int64_t wcount = wd_.count();
+    T* partials = ws + plan_.threads * plan_.per_thread;
+    const bool direct_out = plan_.threads == 1;
+    for_each_share([&](int t, int n_begin, int n_end) {
+      T* acc = direct_out ? dw : partials + t * wcount;
+      const double alpha = direct_out ? blend.alpha : 1.0;
+      double beta = direct_out ? blend.beta : 0.0;  // applies once, to the first GEMM
+      if (algo == ConvAlgo::kGemm1x1) {
+        for (int n = n_begin; n < n_end; ++n, beta = 1.0) {
+          const T* xn = x + n * xd_.stride_n;
+          const T* dyn = dy + n * yd_.stride_n;
+          for (int gi = 0; gi < groups_; ++gi)
+            gemm(h_, xd_.dtype, Trans::kNo, Trans::kYes, kg_, cg_, int(pq_), alpha,
+                 dyn + gi * kg_ * pq_, xn + gi * cg_ * hw_, beta, acc + gi * kg_ * crs_);
+        }
+        return;
       }
-      return;
-    }
-    for (int n0 = 0; n0 < xd_.n; n0 += chunk_) {
-      const int b = std::min(chunk_, xd_.n - n0);
-      const int64_t ld = int64_t(b) * pq_;
-      T* col = workspace();
-      T* grad = col + crs_ * groups_ * ld;
-      for (int i = 0; i < b; ++i) im2col(g_, x + (n0 + i) * xd_.stride_n, col + i * pq_, ld);
-      gather_planes(dy + n0 * yd_.stride_n, b, grad, ld);
-      const double beta = n0 == 0 ? blend.beta : 1.0;
-      for (int gi = 0; gi < groups_; ++gi)
-        gemm(h_, xd_.dtype, Trans::kNo, Trans::kYes, kg_, int(crs_), int(ld), blend.alpha,
-             grad + gi * kg_ * ld, col + gi * crs_ * ld, beta, dw + gi * kg_ * crs_);
+      T* col = ws + t * plan_.per_thread;
+      for (int n0 = n_begin; n0 < n_end; n0 += plan_.chunk, beta = 1.0) {
+        const int b = std::min(plan_.chunk, n_end - n0);
+        const int64_t ld = int64_t(b) * pq_;
+        T* grad = col + crs_ * groups_ * ld;
+        for (int i = 0; i < b; ++i) im2col(g_, x + (n0 + i) * xd_.stride_n, col + i * pq_, ld);
+        gather_planes(dy + n0 * yd_.stride_n, b, grad, ld);
+        for (int gi = 0; gi < groups_; ++gi)
+          gemm(h_, xd_.dtype, Trans::kNo, Trans::kYes, kg_, int(crs_), int(ld), alpha,
+               grad + gi * kg_ * ld, col + gi * crs_ * ld, beta, acc + gi * kg_ * crs_);
+      }
+    });
+    if (direct_out) return;
+    const T alpha = T(blend.alpha), beta = T(blend.beta);
+    for (int64_t i = 0; i < wcount; ++i) {
+      T sum = partials[i];
+      for (int t = 1; t < plan_.threads; ++t) sum += partials[t * wcount + i];
+      dw[i] = beta == T(0) ? alpha * sum : alpha * sum + beta * dw[i];
     }
   }
 
  private:
-  T* workspace() {
-    return static_cast<T*>(h_.workspace(sizeof(T) * im2col_workspace_elems(g_, chunk_, wd_.k)));
+  T* workspace(ConvAlgo algo) {
+    plan_ = plan_conv_cpu(g_, xd_.n, wd_.k, wd_.count(), sizeof(T), h_.workspace_budget(),
+                          h_.cpu_threads(), algo == ConvAlgo::kIm2colGemm);
+    return static_cast<T*>(h_.workspace(sizeof(T) * plan_.total_elems()));
+  }
+
+  // Runs fn(thread, first image, end image) over the plan's contiguous shares of the batch.
+  template <typename Fn>
+  void for_each_share(const Fn& fn) {
+    parallel_for(plan_.threads, [&](int t) {
+      int begin, end;
+      split_range(xd_.n, plan_.threads, t, &begin, &end);
+      fn(t, begin, end);
+    });
   }
 
   // out[k][i*P*Q + j] = dy[i][k][j] for the b images of a chunk: the K x B*P*Q layout of the
@@ -315,7 +350,8 @@ class ConvCpu {
   const FilterDesc& wd_;
   const TensorDesc& yd_;
   ConvGeom g_;
-  int groups_, kg_, cg_, chunk_;
+  int groups_, kg_, cg_;
+  ConvCpuPlan plan_;
   int64_t crs_, pq_, hw_;
 };
 

@@ -1,16 +1,21 @@
 // Handle and device memory: the one place that branches between CPU and CUDA runtimes.
 #include "primitives/handle.h"
 
+#include <cblas.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include "primitives/cuda_backend.h"
 
 namespace crema::prim {
 namespace {
 
-[[noreturn, maybe_unused]] void no_cuda() { throw PrimError("this build of crema has no CUDA support"); }
+[[noreturn, maybe_unused]] void no_cuda() {
+  throw PrimError("this build of crema has no CUDA support");
+}
 
 }  // namespace
 
@@ -60,8 +65,7 @@ void device_free(Device device, void* p) {
 #endif
 }
 
-void device_memcpy(void* dst, Device dst_device, const void* src, Device src_device,
-                   size_t bytes) {
+void device_memcpy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) {
   if (bytes == 0) return;
   if (dst_device == Device::kCPU && src_device == Device::kCPU) {
     std::memcpy(dst, src, bytes);
@@ -89,7 +93,12 @@ void device_memset_zero(Device device, void* p, size_t bytes) {
 }
 
 Handle::Handle(Device device, int device_id) : device_(device), device_id_(device_id) {
-  if (device_ == Device::kCPU) return;
+  if (device_ == Device::kCPU) {
+    const char* env = std::getenv("CREMA_NUM_THREADS");
+    const int from_env = env ? std::atoi(env) : 0;
+    set_cpu_threads(from_env > 0 ? from_env : int(std::thread::hardware_concurrency()));
+    return;
+  }
 #ifdef CREMA_WITH_CUDA
   if (device_id < 0 || device_id >= cuda::device_count())
     throw PrimError("no CUDA device " + std::to_string(device_id));
@@ -106,6 +115,12 @@ Handle::~Handle() {
   if (blas_) cuda::destroy_blas(blas_);
   if (stream_) cuda::destroy_stream(stream_);
 #endif
+}
+
+void Handle::set_cpu_threads(int n) {
+  cpu_threads_ = n > 0 ? n : 1;
+  // The primitives parallelize around BLAS calls; BLAS's own threads would only compete.
+  if (cpu_threads_ > 1) openblas_set_num_threads(1);
 }
 
 void* Handle::workspace(size_t bytes) {

@@ -32,6 +32,11 @@ class Handle {
   void* workspace(size_t bytes);
   size_t workspace_size() const { return workspace_bytes_; }
 
+  // Threads the CPU primitives split their work over (CREMA_NUM_THREADS, else every core).
+  // While a CPU handle with several threads exists, OpenBLAS runs single-threaded inside them.
+  int cpu_threads() const { return cpu_threads_; }
+  void set_cpu_threads(int n);
+
   // How much workspace algorithms that trade memory for speed may plan for (im2col chunks of
   // several images). Smaller saves memory, larger lets GEMMs grow; 32 MiB by default.
   size_t workspace_budget() const { return workspace_budget_; }
@@ -66,6 +71,7 @@ class Handle {
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
   size_t workspace_budget_ = size_t(32) << 20;
+  int cpu_threads_ = 1;
   std::map<std::string, int> algo_cache_;
   uint64_t seed_ = 0x9E3779B97F4A7C15ull;
   uint64_t counter_ = 0;

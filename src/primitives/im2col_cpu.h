@@ -38,19 +38,32 @@ void im2col(const ConvGeom& g, const T* x, T* col, int64_t ld = 0);
 template <typename T>
 void col2im_add(const ConvGeom& g, const T* col, T* x, int64_t ld = 0);
 
-// Images per im2col chunk: as many as fit the workspace budget holding the patch matrix
-// (C*R*S rows) and the output-side matrix (K rows) of B*P*Q columns each. Wide GEMMs over a
-// chunk run near the BLAS peak where one small GEMM per image (LeNet's conv2: 50x64x500) does
-// not.
-inline int im2col_chunk(const ConvGeom& g, int batch, int k, size_t elem_size, size_t budget) {
-  const size_t per_image = (size_t(g.c) * g.r * g.s + size_t(k)) * size_t(g.p) * g.q * elem_size;
-  const size_t fit = per_image ? budget / per_image : size_t(batch);
-  return int(std::clamp<size_t>(fit, 1, size_t(std::max(batch, 1))));
-}
+// How the CPU convolution splits a batch: `threads` workers each take a contiguous share of the
+// images and run im2col + GEMM over chunks of `chunk` images in their own workspace slice. The
+// patch matrix (C*R*S rows) and the output-side matrix (K rows) of a chunk sit side by side, so
+// one wide GEMM covers it (LeNet's conv2 per image is a 50x64x500 GEMM far below the BLAS peak;
+// a chunk of 32 images is 50x2048x500). Backward filter sums per-thread partial gradients
+// (`filter` elements each) in a fixed order, so results do not depend on timing.
+struct ConvCpuPlan {
+  int threads = 1;
+  int chunk = 1;          // images per GEMM
+  size_t per_thread = 0;  // workspace elements of one thread's chunk matrices
+  size_t filter = 0;      // elements of one partial filter gradient
+  size_t total_elems() const { return size_t(threads) * (per_thread + filter); }
+};
 
-// Workspace elements of a chunk of B images.
-inline size_t im2col_workspace_elems(const ConvGeom& g, int chunk, int k) {
-  return (size_t(g.c) * g.r * g.s + size_t(k)) * size_t(g.p) * g.q * size_t(chunk);
+inline ConvCpuPlan plan_conv_cpu(const ConvGeom& g, int batch, int k, int64_t filter_count,
+                                 size_t elem_size, size_t budget, int threads, bool im2col) {
+  ConvCpuPlan plan;
+  plan.threads = std::max(1, std::min(threads, batch));
+  plan.filter = plan.threads > 1 ? size_t(filter_count) : 0;
+  if (!im2col) return plan;
+  const int share = (batch + plan.threads - 1) / plan.threads;
+  const size_t per_image = (size_t(g.c) * g.r * g.s + size_t(k)) * size_t(g.p) * g.q * elem_size;
+  const size_t fit = per_image ? budget / plan.threads / per_image : size_t(share);
+  plan.chunk = int(std::clamp<size_t>(fit, 1, size_t(std::max(share, 1))));
+  plan.per_thread = (size_t(g.c) * g.r * g.s + size_t(k)) * size_t(g.p) * g.q * size_t(plan.chunk);
+  return plan;
 }
 
 }  // namespace crema::prim::cpu

@@ -11,9 +11,9 @@ namespace crema::prim {
 // calls them; a signature mismatch is a link error.
 namespace cpu {
 void pool_fwd(const PoolDesc& pd, const TensorDesc& xd, const void* x, const TensorDesc& yd,
-              void* y, Blend blend);
+              void* y, Blend blend, int threads);
 void pool_bwd(const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
-              const TensorDesc& xd, const void* x, void* dx, Blend blend);
+              const TensorDesc& xd, const void* x, void* dx, Blend blend, int threads);
 }  // namespace cpu
 
 namespace {
@@ -81,7 +81,7 @@ void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x
   pool_check("pool_fwd", pd, xd, yd);
   if (!x || !y) fail("pool_fwd: null data pointer");
   require_cpu(h, "pool_fwd");
-  cpu::pool_fwd(pd, xd, x, yd, y, blend);
+  cpu::pool_fwd(pd, xd, x, yd, y, blend, h.cpu_threads());
 }
 
 void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
@@ -89,7 +89,7 @@ void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y
   pool_check("pool_bwd", pd, xd, yd);
   if (!dy || !dx || (pd.mode == PoolMode::kMax && (!x || !y))) fail("pool_bwd: null data pointer");
   require_cpu(h, "pool_bwd");
-  cpu::pool_bwd(pd, yd, y, dy, xd, x, dx, blend);
+  cpu::pool_bwd(pd, yd, y, dy, xd, x, dx, blend, h.cpu_threads());
 }
 
 }  // namespace crema::prim

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "primitives/parallel.h"
 #include "primitives/pool.h"
 
 namespace crema::prim::cpu {
@@ -76,7 +77,7 @@ T pool_window(const PoolDesc& pd, Plane<const T> x, const Window& win) {
 
 template <typename T>
 void fwd_impl(const PoolDesc& pd, const TensorDesc& xd, const T* x, const TensorDesc& yd, T* y,
-              Blend blend) {
+              Blend blend, int threads) {
   const int P = yd.h, Q = yd.w;
   const bool is_max = pd.mode == PoolMode::kMax;
   const std::vector<Span> hs = spans(xd.h, pd.kernel_h, pd.pad_h, pd.stride_h, P);
@@ -87,120 +88,131 @@ void fwd_impl(const PoolDesc& pd, const TensorDesc& xd, const T* x, const Tensor
   const int64_t step = pd.stride_w * xd.stride_w;
   const T alpha = T(blend.alpha), beta = T(blend.beta);
   const T full_divisor = T(pd.kernel_h * pd.kernel_w);
-  std::vector<T> row(Q);
-  for (int n = 0; n < xd.n; ++n) {
-    for (int c = 0; c < xd.c; ++c) {
-      const Plane<const T> xp{x + n * xd.stride_n + c * xd.stride_c, xd.stride_h, xd.stride_w};
-      T* yp = y + n * yd.stride_n + c * yd.stride_c;
-      for (int p = 0; p < P; ++p) {
-        const bool inside = p >= p_lo && p < p_hi;
-        for (int q = 0; q < Q; ++q) {
-          if (inside && q == q_lo) q = q_hi;  // the interior run is done below
-          if (q >= Q) break;
-          row[q] = pool_window(pd, xp, window_of(pd, hs[p], ws[q]));
-        }
-        if (inside && q_lo < q_hi) {
-          T* r = row.data() + q_lo;
-          const int len = q_hi - q_lo;
-          const int h0 = p * pd.stride_h - pd.pad_h;
-          const int w0 = q_lo * pd.stride_w - pd.pad_w;
-          for (int i = 0; i < pd.kernel_h; ++i) {
-            for (int j = 0; j < pd.kernel_w; ++j) {
-              const T* src = &xp.at(h0 + i, w0 + j);
-              if (i == 0 && j == 0) {
-                for (int t = 0; t < len; ++t) r[t] = src[t * step];
-              } else if (is_max) {
-                for (int t = 0; t < len; ++t) r[t] = src[t * step] > r[t] ? src[t * step] : r[t];
-              } else {
-                for (int t = 0; t < len; ++t) r[t] += src[t * step];
+  // The images of the batch are split over the threads.
+  const int tasks = std::max(1, std::min(threads, xd.n));
+  parallel_for(tasks, [&](int t) {
+    int n_begin, n_end;
+    split_range(xd.n, tasks, t, &n_begin, &n_end);
+    std::vector<T> row(Q);
+    for (int n = n_begin; n < n_end; ++n) {
+      for (int c = 0; c < xd.c; ++c) {
+        const Plane<const T> xp{x + n * xd.stride_n + c * xd.stride_c, xd.stride_h, xd.stride_w};
+        T* yp = y + n * yd.stride_n + c * yd.stride_c;
+        for (int p = 0; p < P; ++p) {
+          const bool inside = p >= p_lo && p < p_hi;
+          for (int q = 0; q < Q; ++q) {
+            if (inside && q == q_lo) q = q_hi;  // the interior run is done below
+            if (q >= Q) break;
+            row[q] = pool_window(pd, xp, window_of(pd, hs[p], ws[q]));
+          }
+          if (inside && q_lo < q_hi) {
+            T* r = row.data() + q_lo;
+            const int len = q_hi - q_lo;
+            const int h0 = p * pd.stride_h - pd.pad_h;
+            const int w0 = q_lo * pd.stride_w - pd.pad_w;
+            for (int i = 0; i < pd.kernel_h; ++i) {
+              for (int j = 0; j < pd.kernel_w; ++j) {
+                const T* src = &xp.at(h0 + i, w0 + j);
+                if (i == 0 && j == 0) {
+                  for (int t = 0; t < len; ++t) r[t] = src[t * step];
+                } else if (is_max) {
+                  for (int t = 0; t < len; ++t) r[t] = src[t * step] > r[t] ? src[t * step] : r[t];
+                } else {
+                  for (int t = 0; t < len; ++t) r[t] += src[t * step];
+                }
               }
             }
+            if (!is_max)
+              for (int t = 0; t < len; ++t) r[t] /= full_divisor;
           }
-          if (!is_max)
-            for (int t = 0; t < len; ++t) r[t] /= full_divisor;
-        }
-        T* out = yp + p * yd.stride_h;
-        const int64_t osw = yd.stride_w;
-        if (alpha == T(1) && beta == T(0)) {
-          for (int q = 0; q < Q; ++q) out[q * osw] = row[q];
-        } else if (beta == T(0)) {
-          for (int q = 0; q < Q; ++q) out[q * osw] = alpha * row[q];
-        } else {
-          for (int q = 0; q < Q; ++q) out[q * osw] = alpha * row[q] + beta * out[q * osw];
+          T* out = yp + p * yd.stride_h;
+          const int64_t osw = yd.stride_w;
+          if (alpha == T(1) && beta == T(0)) {
+            for (int q = 0; q < Q; ++q) out[q * osw] = row[q];
+          } else if (beta == T(0)) {
+            for (int q = 0; q < Q; ++q) out[q * osw] = alpha * row[q];
+          } else {
+            for (int q = 0; q < Q; ++q) out[q * osw] = alpha * row[q] + beta * out[q * osw];
+          }
         }
       }
     }
-  }
+  });
 }
 
 template <typename T>
 void bwd_impl(const PoolDesc& pd, const TensorDesc& yd, const T* y, const T* dy,
-              const TensorDesc& xd, const T* x, T* dx, Blend blend) {
+              const TensorDesc& xd, const T* x, T* dx, Blend blend, int threads) {
   const T alpha = T(blend.alpha), beta = T(blend.beta);
   const bool is_max = pd.mode == PoolMode::kMax;
   const std::vector<Span> hs = spans(xd.h, pd.kernel_h, pd.pad_h, pd.stride_h, yd.h);
   const std::vector<Span> ws = spans(xd.w, pd.kernel_w, pd.pad_w, pd.stride_w, yd.w);
   const int64_t xsh = xd.stride_h, xsw = xd.stride_w;
-  for (int n = 0; n < xd.n; ++n) {
-    for (int c = 0; c < xd.c; ++c) {
-      T* g = dx + n * xd.stride_n + c * xd.stride_c;
-      const T* xp = is_max ? x + n * xd.stride_n + c * xd.stride_c : nullptr;
-      const T* yp = is_max ? y + n * yd.stride_n + c * yd.stride_c : nullptr;
-      const T* gy = dy + n * yd.stride_n + c * yd.stride_c;
-      // dx is accumulated into (windows overlap), so blend with beta first: 0 clears it without
-      // reading, anything else scales it.
-      if (beta == T(0)) {
-        for (int i = 0; i < xd.h; ++i)
-          for (int j = 0; j < xd.w; ++j) g[i * xsh + j * xsw] = T(0);
-      } else if (beta != T(1)) {
-        for (int i = 0; i < xd.h; ++i)
-          for (int j = 0; j < xd.w; ++j) g[i * xsh + j * xsw] *= beta;
-      }
-      for (int p = 0; p < yd.h; ++p) {
-        for (int q = 0; q < yd.w; ++q) {
-          const Window win = window_of(pd, hs[p], ws[q]);
-          if (win.h0 >= win.h1 || win.w0 >= win.w1) continue;  // empty: pooled to 0
-          const int64_t yi = p * yd.stride_h + q * yd.stride_w;
-          if (is_max) {
-            // The argmax is the first input equal to the pooled maximum in row-major order. A
-            // reverse scan with selects finds it without data-dependent branches.
-            const T m = yp[yi];
-            int64_t at = -1;
-            for (int i = win.h1 - 1; i >= win.h0; --i)
-              for (int j = win.w1 - 1; j >= win.w0; --j) {
-                const int64_t off = i * xsh + j * xsw;
-                at = xp[off] == m ? off : at;
-              }
-            if (at >= 0) g[at] += alpha * gy[yi];
-          } else {
-            const T v = alpha * gy[yi] / T(win.divisor);
-            for (int i = win.h0; i < win.h1; ++i)
-              for (int j = win.w0; j < win.w1; ++j) g[i * xsh + j * xsw] += v;
+  const int tasks = std::max(1, std::min(threads, xd.n));
+  parallel_for(tasks, [&](int t) {
+    int n_begin, n_end;
+    split_range(xd.n, tasks, t, &n_begin, &n_end);
+    for (int n = n_begin; n < n_end; ++n) {
+      for (int c = 0; c < xd.c; ++c) {
+        T* g = dx + n * xd.stride_n + c * xd.stride_c;
+        const T* xp = is_max ? x + n * xd.stride_n + c * xd.stride_c : nullptr;
+        const T* yp = is_max ? y + n * yd.stride_n + c * yd.stride_c : nullptr;
+        const T* gy = dy + n * yd.stride_n + c * yd.stride_c;
+        // dx is accumulated into (windows overlap), so blend with beta first: 0 clears it without
+        // reading, anything else scales it.
+        if (beta == T(0)) {
+          for (int i = 0; i < xd.h; ++i)
+            for (int j = 0; j < xd.w; ++j) g[i * xsh + j * xsw] = T(0);
+        } else if (beta != T(1)) {
+          for (int i = 0; i < xd.h; ++i)
+            for (int j = 0; j < xd.w; ++j) g[i * xsh + j * xsw] *= beta;
+        }
+        for (int p = 0; p < yd.h; ++p) {
+          for (int q = 0; q < yd.w; ++q) {
+            const Window win = window_of(pd, hs[p], ws[q]);
+            if (win.h0 >= win.h1 || win.w0 >= win.w1) continue;  // empty: pooled to 0
+            const int64_t yi = p * yd.stride_h + q * yd.stride_w;
+            if (is_max) {
+              // The argmax is the first input equal to the pooled maximum in row-major order. A
+              // reverse scan with selects finds it without data-dependent branches.
+              const T m = yp[yi];
+              int64_t at = -1;
+              for (int i = win.h1 - 1; i >= win.h0; --i)
+                for (int j = win.w1 - 1; j >= win.w0; --j) {
+                  const int64_t off = i * xsh + j * xsw;
+                  at = xp[off] == m ? off : at;
+                }
+              if (at >= 0) g[at] += alpha * gy[yi];
+            } else {
+              const T v = alpha * gy[yi] / T(win.divisor);
+              for (int i = win.h0; i < win.h1; ++i)
+                for (int j = win.w0; j < win.w1; ++j) g[i * xsh + j * xsw] += v;
+            }
           }
         }
       }
     }
-  }
+  });
 }
 
 }  // namespace
 
 void pool_fwd(const PoolDesc& pd, const TensorDesc& xd, const void* x, const TensorDesc& yd,
-              void* y, Blend blend) {
+              void* y, Blend blend, int threads) {
   if (xd.dtype == DataType::kFloat64)
-    fwd_impl(pd, xd, static_cast<const double*>(x), yd, static_cast<double*>(y), blend);
+    fwd_impl(pd, xd, static_cast<const double*>(x), yd, static_cast<double*>(y), blend, threads);
   else
-    fwd_impl(pd, xd, static_cast<const float*>(x), yd, static_cast<float*>(y), blend);
+    fwd_impl(pd, xd, static_cast<const float*>(x), yd, static_cast<float*>(y), blend, threads);
 }
 
 void pool_bwd(const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
-              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
+              const TensorDesc& xd, const void* x, void* dx, Blend blend, int threads) {
   if (xd.dtype == DataType::kFloat64)
     bwd_impl(pd, yd, static_cast<const double*>(y), static_cast<const double*>(dy), xd,
-             static_cast<const double*>(x), static_cast<double*>(dx), blend);
+             static_cast<const double*>(x), static_cast<double*>(dx), blend, threads);
   else
     bwd_impl(pd, yd, static_cast<const float*>(y), static_cast<const float*>(dy), xd,
-             static_cast<const float*>(x), static_cast<float*>(dx), blend);
+             static_cast<const float*>(x), static_cast<float*>(dx), blend, threads);
 }
 
 }  // namespace crema::prim::cpu

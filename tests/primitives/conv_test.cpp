@@ -326,24 +326,28 @@ TEST(ConvReal, RandomRealInputsWithinTolerance) {
   const Reference ref = reference(pb, x, w, dy);
   const Descs ds = descs_of(pb, DataType::kFloat32);
   const auto xf = cast<float>(x), wf = cast<float>(w), dyf = cast<float>(dy);
-  // im2col runs in chunks of images sized by the workspace budget: the whole batch of 3, a
-  // chunk of 2 then 1, and one image at a time.
+  // im2col runs in chunks of images sized by the workspace budget per thread: the whole share,
+  // chunks of 2 then 1, and one image at a time.
   const size_t per_image = (8 * 3 * 3 + 6) * size_t(sh.p) * sh.q * sizeof(float);
-  for (size_t budget : {size_t(32) << 20, 2 * per_image, size_t(1)})
-    for (ConvAlgo algo : {ConvAlgo::kIm2colGemm, ConvAlgo::kDirect}) {
-      SCOPED_TRACE(::testing::Message() << conv_algo_name(algo) << " budget " << budget);
-      Handle h;
-      h.set_workspace_budget(budget);
-      auto y = test::poisoned<float>(sh.y);
-      conv_fwd(h, ds.cd, algo, ds.xd, xf.data(), ds.wd, wf.data(), ds.yd, y.data());
-      EXPECT_TRUE(all_close(y, ref.y, {1e-5, 1e-4}));
-      auto dx = test::poisoned<float>(sh.x);
-      conv_bwd_data(h, ds.cd, algo, ds.wd, wf.data(), ds.yd, dyf.data(), ds.xd, dx.data());
-      EXPECT_TRUE(all_close(dx, ref.dx, {1e-5, 1e-4}));
-      auto dw = test::poisoned<float>(sh.w);
-      conv_bwd_filter(h, ds.cd, algo, ds.xd, xf.data(), ds.yd, dyf.data(), ds.wd, dw.data());
-      EXPECT_TRUE(all_close(dw, ref.dw, {1e-5, 1e-4}));
-    }
+  // The batch is also split over 1, 2 and 3 threads (3 images: shares of 1 and 2, or 1 each).
+  for (int threads : {1, 2, 3})
+    for (size_t budget : {size_t(32) << 20, 2 * per_image, size_t(1)})
+      for (ConvAlgo algo : {ConvAlgo::kIm2colGemm, ConvAlgo::kDirect}) {
+        SCOPED_TRACE(::testing::Message()
+                     << conv_algo_name(algo) << " budget " << budget << " threads " << threads);
+        Handle h;
+        h.set_cpu_threads(threads);
+        h.set_workspace_budget(budget * threads);
+        auto y = test::poisoned<float>(sh.y);
+        conv_fwd(h, ds.cd, algo, ds.xd, xf.data(), ds.wd, wf.data(), ds.yd, y.data());
+        EXPECT_TRUE(all_close(y, ref.y, {1e-5, 1e-4}));
+        auto dx = test::poisoned<float>(sh.x);
+        conv_bwd_data(h, ds.cd, algo, ds.wd, wf.data(), ds.yd, dyf.data(), ds.xd, dx.data());
+        EXPECT_TRUE(all_close(dx, ref.dx, {1e-5, 1e-4}));
+        auto dw = test::poisoned<float>(sh.w);
+        conv_bwd_filter(h, ds.cd, algo, ds.xd, xf.data(), ds.yd, dyf.data(), ds.wd, dw.data());
+        EXPECT_TRUE(all_close(dw, ref.dw, {1e-5, 1e-4}));
+      }
 }
 
 // Strided descriptors: NHWC goes to the direct loops; a channel slice of a wider output (as a
@@ -477,12 +481,13 @@ TEST(ConvCheck, RejectsInconsistentDescriptorsWithPrimError) {
   EXPECT_THROW(conv_out_dim(4, 3, 0, 0, 1), PrimError);
 
   Handle h;
+  h.set_cpu_threads(1);  // the sizes below are those of one thread
   std::vector<float> buf(4096);
   EXPECT_FALSE(conv_supports(ConvAlgo::kGemm1x1, cd, x, w, y));
   EXPECT_THROW(conv_fwd(h, cd, ConvAlgo::kGemm1x1, x, buf.data(), w, buf.data(), y, buf.data()),
                PrimError);
   // The patch matrix (C*R*S rows) and the output-side matrix (K rows) of both images side by
-  // side: the batch fits one chunk.
+  // side: the batch fits one chunk of one thread.
   EXPECT_EQ(conv_workspace_size(h, ConvAlgo::kIm2colGemm, cd, x, w, y),
             size_t((4 * 3 * 3 + 6) * 8 * 8 * 2 * sizeof(float)));
   EXPECT_EQ(conv_workspace_size(h, ConvAlgo::kDirect, cd, x, w, y), 0u);
@@ -490,6 +495,12 @@ TEST(ConvCheck, RejectsInconsistentDescriptorsWithPrimError) {
   const ConvDesc cd0{};
   EXPECT_EQ(conv_heuristic(h, cd0, x, w1, y), ConvAlgo::kGemm1x1);
   EXPECT_EQ(conv_workspace_size(h, ConvAlgo::kAuto, cd0, x, w1, y), 0u);
+  // Two threads each take one image and keep a partial filter gradient.
+  h.set_cpu_threads(2);
+  EXPECT_EQ(conv_workspace_size(h, ConvAlgo::kIm2colGemm, cd, x, w, y),
+            size_t(2 * ((4 * 3 * 3 + 6) * 8 * 8 + 6 * 4 * 3 * 3) * sizeof(float)));
+  EXPECT_EQ(conv_workspace_size(h, ConvAlgo::kAuto, cd0, x, w1, y),
+            size_t(2 * 6 * 4 * sizeof(float)));
   EXPECT_EQ(conv_heuristic(h, cd, x, w, y), ConvAlgo::kIm2colGemm);
 }
 
