@@ -116,7 +116,7 @@ void Net<Dtype>::append_layer(const LayerParameter& lp, int layer_id,
   for (int j = 0; j < int(top_vecs_.back().size()); ++j) {
     Tensor<Dtype>* top = top_vecs_.back()[j];
     LOG(INFO) << "Top shape: " << top->shape_string();
-    const double weight = j < lp.loss_weight_size() ? lp.loss_weight(j)
+    const double weight = j < lp.loss_weight_size()   ? lp.loss_weight(j)
                           : layer.is_loss() && j == 0 ? 1.0
                                                       : 0.0;
     if (weight != 0) {
@@ -141,8 +141,8 @@ void Net<Dtype>::append_params(const LayerParameter& lp, int layer_id) {
     params_.push_back(blob);
     param_layer_indices_.push_back({layer_id, k});
     layer.set_param_propagate_down(k, spec.lr_mult() != 0);
-    const auto shared = spec.name().empty() ? param_name_index_.end()
-                                            : param_name_index_.find(spec.name());
+    const auto shared =
+        spec.name().empty() ? param_name_index_.end() : param_name_index_.find(spec.name());
     if (shared == param_name_index_.end()) {
       if (!spec.name().empty()) param_name_index_[spec.name()] = param_id;
       param_owners_.push_back(-1);
@@ -155,9 +155,8 @@ void Net<Dtype>::append_params(const LayerParameter& lp, int layer_id) {
     const Tensor<Dtype>& owner = *params_[owner_id];
     const bool strict = spec.share_mode() != ParamSpec::PERMISSIVE;
     const bool same = strict ? owner.shape() == blob->shape() : owner.count() == blob->count();
-    CREMA_REQUIRE(same, "layer ", lp.name(), ": shared parameter \"", spec.name(),
-                  "\" has shape (", blob->shape_string(), ") but its owner has (",
-                  owner.shape_string(), ")");
+    CREMA_REQUIRE(same, "layer ", lp.name(), ": shared parameter \"", spec.name(), "\" has shape (",
+                  blob->shape_string(), ") but its owner has (", owner.shape_string(), ")");
     int learnable_id = 0;
     for (int p = 0; p < owner_id; ++p) learnable_id += param_owners_[p] < 0;
     CREMA_REQUIRE(!spec.has_lr_mult() || spec.lr_mult() == params_lr_[learnable_id], "layer ",
@@ -317,8 +316,9 @@ void Net<Dtype>::copy_trained_layers_from(const NetParameter& trained) {
     }
     LOG(INFO) << "Copying source layer " << src.name();
     auto& blobs = target->blobs();
-    CREMA_REQUIRE(int(blobs.size()) == src.blobs_size(), "layer ", src.name(), ": the weights hold ",
-                  src.blobs_size(), " blobs but the net's layer has ", blobs.size());
+    CREMA_REQUIRE(int(blobs.size()) == src.blobs_size(), "layer ", src.name(),
+                  ": the weights hold ", src.blobs_size(), " blobs but the net's layer has ",
+                  blobs.size());
     for (int k = 0; k < src.blobs_size(); ++k) {
       try {
         blobs[k]->from_proto(src.blobs(k), /*reshape=*/false);

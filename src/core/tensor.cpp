@@ -154,13 +154,13 @@ void Tensor<Dtype>::from_proto(const BlobProto& proto, bool reshape) {
     probe.reshape(shape);
     bool same = probe.count() == count_;
     if (same && proto.has_num()) {
-      same = probe.num() == num() && probe.channels() == channels() &&
-             probe.height() == height() && probe.width() == width();
+      same = probe.num() == num() && probe.channels() == channels() && probe.height() == height() &&
+             probe.width() == width();
     } else if (same) {
       same = shape == shape_;
     }
-    CREMA_REQUIRE(same, "stored blob has shape (", probe.shape_string(), ") but (",
-                  shape_string(), ") was expected");
+    CREMA_REQUIRE(same, "stored blob has shape (", probe.shape_string(), ") but (", shape_string(),
+                  ") was expected");
   }
   // The stored values are checked against the shape before anything is allocated: a hostile
   // file may claim a huge shape with no data behind it.

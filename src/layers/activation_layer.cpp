@@ -22,7 +22,11 @@ void ActivationLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& t
   const std::string& t = p.type();
   prim::ActDesc& a = act_;
   a = prim::ActDesc{};
-  if (t == "ELU") {
+  if (t == "Sigmoid") {
+    a.mode = prim::ActMode::kSigmoid;
+  } else if (t == "TanH") {
+    a.mode = prim::ActMode::kTanh;
+  } else if (t == "ELU") {
     a.mode = prim::ActMode::kElu;
     a.elu_alpha = p.elu_param().alpha();
   } else if (t == "AbsVal") {

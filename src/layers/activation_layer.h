@@ -1,5 +1,7 @@
-// The point-wise activation layers of Caffe's catalogue beyond ReLU, Sigmoid and TanH, as one
-// class whose Caffe type name picks the mode (formulas and gradients in primitives/activation.h):
+// The point-wise activation layers of Caffe's catalogue other than ReLU, as one class whose Caffe
+// type name picks the mode (formulas and gradients in primitives/activation.h):
+//   Sigmoid                                             y = 1 / (1 + exp(-x))
+//   TanH                                                y = tanh(x)
 //   ELU        elu_param.alpha (1)                      y = x > 0 ? x : alpha * (exp(x) - 1)
 //   AbsVal                                              y = |x|
 //   Power      power_param.power, scale, shift (1, 1, 0) y = (shift + scale * x)^power

@@ -43,14 +43,12 @@
 #include "layers/reshape_layer.h"
 #include "layers/scale_layer.h"
 #include "layers/sigmoid_cross_entropy_loss_layer.h"
-#include "layers/sigmoid_layer.h"
 #include "layers/silence_layer.h"
 #include "layers/slice_layer.h"
 #include "layers/softmax_layer.h"
 #include "layers/softmax_with_loss_layer.h"
 #include "layers/split_layer.h"
 #include "layers/spp_layer.h"
-#include "layers/tanh_layer.h"
 #include "layers/tile_layer.h"
 
 namespace crema {
@@ -116,7 +114,7 @@ constexpr Entry<Dtype> kTable[] = {
     {"Reshape", &make<ReshapeLayer, Dtype>},
     {"SPP", &make<SppLayer, Dtype>},
     {"Scale", &make<ScaleLayer, Dtype>},
-    {"Sigmoid", &make<SigmoidLayer, Dtype>},
+    {"Sigmoid", &make<ActivationLayer, Dtype>},
     {"SigmoidCrossEntropyLoss", &make<SigmoidCrossEntropyLossLayer, Dtype>},
     {"Silence", &make<SilenceLayer, Dtype>},
     {"Slice", &make<SliceLayer, Dtype>},
@@ -124,7 +122,7 @@ constexpr Entry<Dtype> kTable[] = {
     {"SoftmaxWithLoss", &make<SoftmaxWithLossLayer, Dtype>},
     {"Split", &make<SplitLayer, Dtype>},
     {"Swish", &make<ActivationLayer, Dtype>},
-    {"TanH", &make<TanhLayer, Dtype>},
+    {"TanH", &make<ActivationLayer, Dtype>},
     {"Threshold", &make<ActivationLayer, Dtype>},
     {"Tile", &make<TileLayer, Dtype>},
 };

@@ -41,8 +41,8 @@ std::string device_description(int device_id) {
   std::string s;
   s += "Device id:                     " + std::to_string(device_id) + "\n";
   s += "Name:                          " + std::string(p.name) + "\n";
-  s += "Compute capability:            " + std::to_string(p.major) + "." +
-       std::to_string(p.minor) + "\n";
+  s += "Compute capability:            " + std::to_string(p.major) + "." + std::to_string(p.minor) +
+       "\n";
   s += "Total global memory (MiB):     " + std::to_string(p.totalGlobalMem >> 20) + "\n";
   s += "Multiprocessors:               " + std::to_string(p.multiProcessorCount) + "\n";
   s += "Shared memory per block (KiB): " + std::to_string(p.sharedMemPerBlock >> 10) + "\n";
