@@ -152,8 +152,7 @@ int test() {
     const double mean = sums[k] / FLAGS_iterations;
     std::ostringstream line;
     line << names[k] << " = " << mean;
-    if (weights[k] != 0)
-      line << " (* " << weights[k] << " = " << weights[k] * mean << " loss)";
+    if (weights[k] != 0) line << " (* " << weights[k] << " = " << weights[k] * mean << " loss)";
     LOG(INFO) << line.str();
   }
   return 0;
@@ -230,8 +229,7 @@ int time() {
   }
   LOG(INFO) << "Average Forward pass: " << fwd_total / FLAGS_iterations << " ms.";
   LOG(INFO) << "Average Backward pass: " << bwd_total / FLAGS_iterations << " ms.";
-  LOG(INFO) << "Average Forward-Backward: " << (fwd_total + bwd_total) / FLAGS_iterations
-            << " ms.";
+  LOG(INFO) << "Average Forward-Backward: " << (fwd_total + bwd_total) / FLAGS_iterations << " ms.";
   LOG(INFO) << "Total Time: " << total << " ms.";
   LOG(INFO) << "*** Benchmark ends ***";
   return 0;
