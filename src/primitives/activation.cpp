@@ -4,15 +4,23 @@
 #include <cmath>
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// The CPU implementation (activation_cpu.cpp) has the public signatures.
+// The implementations (activation_cpu.cpp, activation_cuda.cu) have the public signatures.
 namespace cpu {
 void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, const void* x,
              const TensorDesc& yd, void* y, Blend blend);
 void act_bwd(Handle& h, const ActDesc& ad, const TensorDesc& yd, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend);
 }  // namespace cpu
+namespace cuda {
+void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, const void* x,
+             const TensorDesc& yd, void* y, Blend blend);
+void act_bwd(Handle& h, const ActDesc& ad, const TensorDesc& yd, const void* y, const void* dy,
+             const TensorDesc& xd, const void* x, void* dx, Blend blend);
+}  // namespace cuda
 
 namespace {
 
@@ -87,8 +95,7 @@ void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, const void* x,
   check_pair("act_fwd", ad, xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y) throw PrimError("act_fwd: null x or y");
-  if (h.device() == Device::kCPU) return cpu::act_fwd(h, ad, xd, x, yd, y, blend);
-  throw PrimError("act_fwd: CUDA backend not built yet");
+  CREMA_DISPATCH(h, act_fwd, h, ad, xd, x, yd, y, blend);
 }
 
 void act_bwd(Handle& h, const ActDesc& ad, const TensorDesc& yd, const void* y, const void* dy,
@@ -100,8 +107,7 @@ void act_bwd(Handle& h, const ActDesc& ad, const TensorDesc& yd, const void* y, 
   if (!dy || !dx) throw PrimError("act_bwd: null dy or dx");
   if (act_bwd_reads_x(ad) && !x) throw PrimError("act_bwd: this mode's gradient needs x");
   if (act_bwd_reads_y(ad) && !y) throw PrimError("act_bwd: this mode's gradient needs y");
-  if (h.device() == Device::kCPU) return cpu::act_bwd(h, ad, yd, y, dy, xd, x, dx, blend);
-  throw PrimError("act_bwd: CUDA backend not built yet");
+  CREMA_DISPATCH(h, act_bwd, h, ad, yd, y, dy, xd, x, dx, blend);
 }
 
 }  // namespace crema::prim

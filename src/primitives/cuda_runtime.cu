@@ -83,13 +83,22 @@ void* alloc(size_t bytes) {
 
 void free(void* p) { cudaFree(p); }
 
+// The handle streams are non-blocking, so plain cudaMemcpy/cudaMemset would not wait for their
+// kernels: these wait for the whole device first (and memset after), which makes every
+// device_memcpy/device_memset_zero ordered after all work already queued. They are the host I/O
+// path, not the inner loop.
 void memcpy(void* dst, const void* src, size_t bytes, int kind) {
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   const cudaMemcpyKind k = kind == 0   ? cudaMemcpyHostToDevice
                            : kind == 1 ? cudaMemcpyDeviceToHost
                                        : cudaMemcpyDeviceToDevice;
   check(cudaMemcpy(dst, src, bytes, k), "cudaMemcpy");
 }
 
-void memset_zero(void* p, size_t bytes) { check(cudaMemset(p, 0, bytes), "cudaMemset"); }
+void memset_zero(void* p, size_t bytes) {
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check(cudaMemset(p, 0, bytes), "cudaMemset");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
 
 }  // namespace crema::prim::cuda

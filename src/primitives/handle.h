@@ -78,7 +78,9 @@ class Handle {
 };
 
 // Memory on a device. CPU memory is 64-byte aligned. Copies go through memcpy() with both
-// devices named: there are no implicit transfers.
+// devices named: there are no implicit transfers. Where a GPU is involved, device_memcpy and
+// device_memset_zero first wait for all work queued on the device (any handle's stream), so
+// they are ordered after it; they are for I/O and setup, not the inner loop.
 void* device_alloc(Device device, size_t bytes);
 void device_free(Device device, void* p);
 void device_memcpy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes);

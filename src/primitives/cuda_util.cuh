@@ -1,0 +1,52 @@
+// Internal helpers shared by the CUDA implementations (<op>_cuda.cu): the handle's stream and
+// cuBLAS handle, launch geometry, launch checking and the alpha/beta blend store. Only included
+// by .cu files of the primitives library.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "primitives/handle.h"
+#include "primitives/types.h"
+
+namespace crema::prim::cuda {
+
+inline cudaStream_t stream_of(const Handle& h) { return static_cast<cudaStream_t>(h.stream()); }
+inline cublasHandle_t blas_of(const Handle& h) { return static_cast<cublasHandle_t>(h.blas()); }
+
+inline void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw PrimError(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+inline void check_cublas(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw PrimError(std::string(what) + ": cuBLAS status " + std::to_string(int(s)));
+}
+
+// Checks the launch just made (bad configuration, missing kernel image). Asynchronous faults
+// surface at the next synchronizing call, which checks too.
+inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
+
+inline constexpr int kBlock = 256;
+
+// Blocks for a grid-stride loop over n elements: enough to fill the GPU, never more than needed.
+inline unsigned grid_for(int64_t n, int block = kBlock) {
+  const int64_t blocks = (n + block - 1) / block;
+  return unsigned(blocks < 1 ? 1 : blocks > 65536 ? 65536 : blocks);
+}
+
+// Grid-stride loop index range for element-wise kernels.
+#define CREMA_CUDA_LOOP(i, n)                                                         \
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < int64_t(n); \
+       i += int64_t(blockDim.x) * gridDim.x)
+
+// out = alpha * v + beta * out; beta == 0 never reads out (it may hold NaN poison).
+template <typename T>
+__device__ __forceinline__ void blend_store(T* out, T v, T alpha, T beta) {
+  *out = beta == T(0) ? alpha * v : alpha * v + beta * *out;
+}
+
+}  // namespace crema::prim::cuda
