@@ -1,10 +1,11 @@
 // Benchmark of whole training iterations (data, forward, backward, regularization and update),
 // the number a user waits for. Builds the solver from a solver prototxt, runs warm-up steps,
 // times each following step separately and prints the median, mean and fastest milliseconds per
-// iteration plus the peak resident memory of the process.
+// iteration plus the peak resident memory of the process (and, on a GPU, the peak GPU memory
+// the run allocated).
 //
 //   train_step --solver=models/lenet_fashion/lenet_solver.prototxt [--iterations=200]
-//              [--warmup=20]
+//              [--warmup=20] [--gpu=N]
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <sys/resource.h>
@@ -23,6 +24,7 @@
 DEFINE_string(solver, "models/lenet_fashion/lenet_solver.prototxt", "solver prototxt");
 DEFINE_int32(iterations, 200, "timed iterations");
 DEFINE_int32(warmup, 20, "untimed iterations first");
+DEFINE_int32(gpu, -1, "train on this GPU (default: the CPU)");
 
 int main(int argc, char** argv) {
   crema::prim::ensure_best_blas_kernels(argv);
@@ -41,13 +43,16 @@ int main(int argc, char** argv) {
     param.set_snapshot_after_train(false);
     param.set_display(0);
     param.set_max_iter(FLAGS_warmup + FLAGS_iterations);
-    crema::prim::Handle handle;
-    auto solver = crema::create_solver<float>(param, crema::Device::kCPU, handle, FLAGS_solver);
+    const crema::Device device = FLAGS_gpu >= 0 ? crema::Device::kCUDA : crema::Device::kCPU;
+    crema::prim::Handle handle(device, std::max(FLAGS_gpu, 0));
+    auto solver = crema::create_solver<float>(param, device, handle, FLAGS_solver);
     solver->step(FLAGS_warmup);
+    handle.synchronize();
     std::vector<double> ms;
     for (int i = 0; i < FLAGS_iterations; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       solver->step(1);
+      handle.synchronize();
       ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
@@ -62,6 +67,9 @@ int main(int argc, char** argv) {
                 std::accumulate(ms.begin(), ms.end(), 0.0) / double(ms.size()), sorted.front(),
                 double(solver->last_loss()));
     std::printf("peak resident memory: %.1f MiB\n", double(usage.ru_maxrss) / 1024.0);
+    if (device == crema::Device::kCUDA)
+      std::printf("peak GPU memory allocated: %.1f MiB\n",
+                  double(crema::prim::cuda_peak_allocated_bytes()) / 1048576.0);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "train_step: error: %s\n", e.what());
     return 1;

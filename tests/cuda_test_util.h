@@ -13,8 +13,8 @@
 
 namespace crema::test {
 
-#define CREMA_SKIP_WITHOUT_GPU()                                                  \
-  do {                                                                            \
+#define CREMA_SKIP_WITHOUT_GPU()                                                 \
+  do {                                                                           \
     if (!::crema::prim::cuda_available()) GTEST_SKIP() << "no CUDA GPU visible"; \
   } while (0)
 
@@ -34,8 +34,7 @@ std::vector<T> from_gpu(prim::Handle& h, const prim::DeviceBuffer& b, size_t n) 
   h.synchronize();
   std::vector<T> v(n);
   if (n)
-    prim::device_memcpy(v.data(), prim::Device::kCPU, b.get(), prim::Device::kCUDA,
-                        n * sizeof(T));
+    prim::device_memcpy(v.data(), prim::Device::kCPU, b.get(), prim::Device::kCUDA, n * sizeof(T));
   return v;
 }
 

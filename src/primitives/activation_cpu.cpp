@@ -22,9 +22,8 @@ void blend_store(int64_t n, Blend blend, T* out, F f) {
 
 template <typename T>
 void fwd(const ActDesc& ad, int64_t n, const T* x, T* y, Blend blend) {
-  act_ops::visit<T>(ad, [&](auto op) {
-    blend_store(n, blend, y, [=](int64_t i) { return op.fwd(x[i]); });
-  });
+  act_ops::visit<T>(
+      ad, [&](auto op) { blend_store(n, blend, y, [=](int64_t i) { return op.fwd(x[i]); }); });
 }
 
 // Modes read only what act_bwd_reads_x/y say; the other pointer may be null, so it is replaced

@@ -34,7 +34,7 @@ void bwd(Handle& h, const ActDesc& ad, int64_t n, const T* y, const T* dy, const
   if (!y) y = dy;
   act_ops::visit<T>(ad, [&](auto op) {
     bwd_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(op, n, y, dy, x, dx, T(b.alpha),
-                                                        T(b.beta));
+                                                         T(b.beta));
   });
   check_launch("act_bwd");
 }

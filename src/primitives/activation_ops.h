@@ -44,9 +44,7 @@ struct Elu {
 template <typename T>
 struct AbsVal {
   CREMA_HOST_DEVICE T fwd(T x) const { return std::fabs(x); }
-  CREMA_HOST_DEVICE T bwd(T x, T, T dy) const {
-    return x > T(0) ? dy : x < T(0) ? -dy : T(0);
-  }
+  CREMA_HOST_DEVICE T bwd(T x, T, T dy) const { return x > T(0) ? dy : x < T(0) ? -dy : T(0); }
 };
 
 // Power in three forms so the common exponents avoid pow: affine (1), square (2), general.
@@ -90,9 +88,7 @@ template <typename T>
 struct Log {
   T scale, shift, inv_lb;  // inv_lb = 1 / ln(base)
   CREMA_HOST_DEVICE T fwd(T x) const { return std::log(shift + scale * x) * inv_lb; }
-  CREMA_HOST_DEVICE T bwd(T x, T, T dy) const {
-    return dy * scale * inv_lb / (shift + scale * x);
-  }
+  CREMA_HOST_DEVICE T bwd(T x, T, T dy) const { return dy * scale * inv_lb / (shift + scale * x); }
 };
 
 template <typename T>

@@ -16,6 +16,7 @@ void destroy_blas(void* blas);
 void synchronize(void* stream);
 void* alloc(size_t bytes);
 void free(void* p);
+size_t peak_allocated_bytes();
 // kind: 0 host->device, 1 device->host, 2 device->device.
 void memcpy(void* dst, const void* src, size_t bytes, int kind);
 void memset_zero(void* p, size_t bytes);

@@ -3,7 +3,10 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "primitives/cuda_backend.h"
 #include "primitives/types.h"
@@ -75,13 +78,45 @@ void synchronize(void* stream) {
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
 }
 
+namespace {
+// Bytes held through alloc(), for the peak-memory figure of benchmarks. Allocation happens at
+// setup and on growth, never per iteration, so a mutex is cheap enough.
+std::mutex alloc_mutex;
+std::unordered_map<void*, size_t> alloc_sizes;
+size_t allocated_now = 0, allocated_peak = 0;
+}  // namespace
+
 void* alloc(size_t bytes) {
   void* p = nullptr;
-  check(cudaMalloc(&p, bytes), "cudaMalloc");
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // an out-of-memory is not sticky; clear it
+    size_t free_bytes = 0, total = 0;
+    cudaMemGetInfo(&free_bytes, &total);
+    throw PrimError("cudaMalloc of " + std::to_string(bytes >> 20) + " MiB failed (" +
+                    cudaGetErrorString(e) + "; " + std::to_string(free_bytes >> 20) + " of " +
+                    std::to_string(total >> 20) + " MiB free)");
+  }
+  std::lock_guard<std::mutex> lock(alloc_mutex);
+  alloc_sizes[p] = bytes;
+  allocated_now += bytes;
+  allocated_peak = std::max(allocated_peak, allocated_now);
   return p;
 }
 
-void free(void* p) { cudaFree(p); }
+void free(void* p) {
+  cudaFree(p);
+  std::lock_guard<std::mutex> lock(alloc_mutex);
+  const auto it = alloc_sizes.find(p);
+  if (it == alloc_sizes.end()) return;
+  allocated_now -= it->second;
+  alloc_sizes.erase(it);
+}
+
+size_t peak_allocated_bytes() {
+  std::lock_guard<std::mutex> lock(alloc_mutex);
+  return allocated_peak;
+}
 
 // The handle streams are non-blocking, so plain cudaMemcpy/cudaMemset would not wait for their
 // kernels: these wait for the whole device first (and memset after), which makes every

@@ -39,7 +39,7 @@ inline unsigned grid_for(int64_t n, int block = kBlock) {
 }
 
 // Grid-stride loop index range for element-wise kernels.
-#define CREMA_CUDA_LOOP(i, n)                                                         \
+#define CREMA_CUDA_LOOP(i, n)                                                      \
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < int64_t(n); \
        i += int64_t(blockDim.x) * gridDim.x)
 

@@ -40,6 +40,14 @@ std::string cuda_device_description(int device_id) {
 #endif
 }
 
+size_t cuda_peak_allocated_bytes() {
+#ifdef CREMA_WITH_CUDA
+  return cuda::peak_allocated_bytes();
+#else
+  return 0;
+#endif
+}
+
 void* device_alloc(Device device, size_t bytes) {
   if (bytes == 0) return nullptr;
   if (device == Device::kCPU) {

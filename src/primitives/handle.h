@@ -86,6 +86,10 @@ void device_free(Device device, void* p);
 void device_memcpy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes);
 void device_memset_zero(Device device, void* p, size_t bytes);
 
+// Most bytes of GPU memory held at once through device_alloc since the start (0 without CUDA):
+// the peak-memory figure of benchmarks.
+size_t cuda_peak_allocated_bytes();
+
 // True when this build has CUDA and a GPU is visible.
 bool cuda_available();
 int cuda_device_count();

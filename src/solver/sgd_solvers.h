@@ -31,7 +31,7 @@ class SgdSolver : public Solver<Dtype> {
   const char* type() const override { return "SGD"; }
 
  protected:
-  void compute_update_value(int param_id, Dtype rate) override;
+  void describe_update(prim::SolverUpdateDesc& d) const override;
 };
 
 template <typename Dtype>
@@ -43,7 +43,7 @@ class NesterovSolver : public Solver<Dtype> {
   const char* type() const override { return "Nesterov"; }
 
  protected:
-  void compute_update_value(int param_id, Dtype rate) override;
+  void describe_update(prim::SolverUpdateDesc& d) const override;
 };
 
 template <typename Dtype>
@@ -55,7 +55,7 @@ class AdaGradSolver : public Solver<Dtype> {
   const char* type() const override { return "AdaGrad"; }
 
  protected:
-  void compute_update_value(int param_id, Dtype rate) override;
+  void describe_update(prim::SolverUpdateDesc& d) const override;
 };
 
 template <typename Dtype>
@@ -67,7 +67,7 @@ class RmsPropSolver : public Solver<Dtype> {
   const char* type() const override { return "RMSProp"; }
 
  protected:
-  void compute_update_value(int param_id, Dtype rate) override;
+  void describe_update(prim::SolverUpdateDesc& d) const override;
 };
 
 template <typename Dtype>
@@ -79,10 +79,7 @@ class AdaDeltaSolver : public Solver<Dtype> {
   const char* type() const override { return "AdaDelta"; }
 
  protected:
-  void compute_update_value(int param_id, Dtype rate) override;
-
- private:
-  std::vector<std::unique_ptr<Tensor<Dtype>>> denom_;  // scratch: E[g^2] + delta
+  void describe_update(prim::SolverUpdateDesc& d) const override;
 };
 
 template <typename Dtype>
@@ -94,7 +91,7 @@ class AdamSolver : public Solver<Dtype> {
   const char* type() const override { return "Adam"; }
 
  protected:
-  void compute_update_value(int param_id, Dtype rate) override;
+  void describe_update(prim::SolverUpdateDesc& d) const override;
 };
 
 }  // namespace crema

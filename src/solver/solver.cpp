@@ -14,7 +14,6 @@
 #include "core/rng.h"
 #include "core/upgrade_proto.h"
 #include "primitives/blas.h"
-#include "primitives/elementwise.h"
 #include "solver/lr_policy.h"
 
 namespace crema {
@@ -65,15 +64,12 @@ Solver<Dtype>::Solver(const SolverParameter& param, Device device, Handle& h, in
   load_weights();
   test_scores_.resize(test_nets_.size());
   LOG(INFO) << "Solver scaffolding done.";
-  // History (momentum, squared-gradient averages) starts at zero; temp is scratch space.
+  // History (momentum, squared-gradient averages) starts at zero.
   for (int set = 0; set < history_sets; ++set) {
     for (const Tensor<Dtype>* p : net_->learnable_params()) {
       history_.push_back(std::make_unique<Tensor<Dtype>>(p->shape(), device_));
       history_.back()->fill_data(Dtype(0));
     }
-  }
-  for (const Tensor<Dtype>* p : net_->learnable_params()) {
-    temp_.push_back(std::make_unique<Tensor<Dtype>>(p->shape(), device_));
   }
 }
 
@@ -323,19 +319,23 @@ void Solver<Dtype>::apply_update() {
   if (param_.display() && iter_ % param_.display() == 0)
     LOG(INFO) << "Iteration " << iter_ << ", lr = " << rate;
   clip_gradients();
+  // One fused pass per parameter: mean over iter_size passes (the diffs hold their sum), weight
+  // decay, the rule's step, and w -= step.
+  prim::SolverUpdateDesc d;
+  d.dtype = dtype();
+  d.grad_scale = double(Dtype(1) / Dtype(param_.iter_size()));
   for (int id = 0; id < num_params(); ++id) {
     Tensor<Dtype>& p = param_tensor(id);
-    // The diffs hold the sum over iter_size passes; the update uses their mean.
-    if (param_.iter_size() > 1)
-      prim::scal(h_, dtype(), p.count(), double(Dtype(1) / Dtype(param_.iter_size())),
-                 p.mutable_diff());
-    regularize(id);
-    compute_update_value(id, rate);
-  }
-  // w -= update
-  for (int id = 0; id < num_params(); ++id) {
-    Tensor<Dtype>& p = param_tensor(id);
-    prim::axpy(h_, dtype(), p.count(), -1.0, p.diff(), p.mutable_data());
+    d.count = p.count();
+    d.rate = double(rate * net_->params_lr()[id]);
+    d.decay = double(Dtype(param_.weight_decay()) * net_->params_weight_decay()[id]);
+    d.regularization = d.decay == 0                           ? prim::Regularization::kNone
+                       : param_.regularization_type() == "L2" ? prim::Regularization::kL2
+                                                              : prim::Regularization::kL1;
+    describe_update(d);
+    Tensor<Dtype>* h2 = prim::solver_update_history(d.rule) == 2 ? &history(1, id) : nullptr;
+    prim::solver_update(h_, d, p.mutable_data(), p.mutable_diff(), history(0, id).mutable_data(),
+                        h2 ? h2->mutable_data() : nullptr);
   }
 }
 
@@ -359,21 +359,6 @@ void Solver<Dtype>::clip_gradients() {
       Tensor<Dtype>& p = param_tensor(id);
       prim::scal(h_, dtype(), p.count(), double(scale), p.mutable_diff());
     }
-  }
-}
-
-template <typename Dtype>
-void Solver<Dtype>::regularize(int id) {
-  // Weight decay adds the gradient of decay * (1/2 ||w||^2) (L2) or decay * ||w||_1 (L1).
-  const Dtype decay = Dtype(param_.weight_decay()) * net_->params_weight_decay()[id];
-  if (decay == 0) return;
-  Tensor<Dtype>& p = param_tensor(id);
-  if (param_.regularization_type() == "L2") {
-    prim::axpy(h_, dtype(), p.count(), double(decay), p.data(), p.mutable_diff());
-  } else {
-    Tensor<Dtype>& sign = temp(id);
-    prim::elt_sign(h_, dtype(), p.count(), p.data(), sign.mutable_data());
-    prim::axpy(h_, dtype(), p.count(), double(decay), sign.data(), p.mutable_diff());
   }
 }
 

@@ -27,6 +27,7 @@
 #include "core/tensor.h"
 #include "crema.pb.h"
 #include "primitives/handle.h"
+#include "primitives/solver_update.h"
 
 namespace crema {
 
@@ -94,17 +95,16 @@ class Solver {
   Solver(const SolverParameter& param, Device device, Handle& h, int history_sets,
          const std::string& source_name);
 
-  // Turns the regularized gradient of learnable parameter param_id (in its diff) into the step
-  // that update subtracts from the weights; rate is the policy's learning rate.
-  virtual void compute_update_value(int param_id, Dtype rate) = 0;
+  // Names this solver's rule and sets its coefficients in d (prim/solver_update.h). d arrives
+  // with the common fields set, rate being the local rate (policy rate times lr_mult).
+  virtual void describe_update(prim::SolverUpdateDesc& d) const = 0;
 
   int num_params() const { return int(net_->learnable_params().size()); }
   Tensor<Dtype>& param_tensor(int param_id) { return *net_->learnable_params()[param_id]; }
-  // History tensor `set` of a parameter, and a scratch tensor of the parameter's shape.
+  // History tensor `set` of a parameter.
   Tensor<Dtype>& history(int set, int param_id) {
     return *history_[size_t(set) * num_params() + param_id];
   }
-  Tensor<Dtype>& temp(int param_id) { return *temp_[param_id]; }
   static constexpr prim::DataType dtype() { return dtype_of<Dtype>(); }
 
   SolverParameter param_;
@@ -117,7 +117,6 @@ class Solver {
   void load_weights();
   void apply_update();
   void clip_gradients();
-  void regularize(int param_id);
   void test(int test_net_id);
   void update_smoothed_loss(Dtype loss, int start_iter);
   void log_outputs(const Net<Dtype>& net, const char* kind, const std::vector<Dtype>& values,
@@ -129,7 +128,7 @@ class Solver {
   std::string source_name_;
   std::unique_ptr<Net<Dtype>> net_;
   std::vector<std::unique_ptr<Net<Dtype>>> test_nets_;
-  std::vector<std::unique_ptr<Tensor<Dtype>>> history_, temp_;
+  std::vector<std::unique_ptr<Tensor<Dtype>>> history_;
   std::vector<std::vector<TestScore>> test_scores_;
   std::function<SolverAction()> action_source_;
   int iter_ = 0;

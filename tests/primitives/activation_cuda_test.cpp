@@ -61,8 +61,8 @@ void check_mode(const Case& k, Blend blend, bool in_place) {
   const auto y0 = random_vector<T>(n, 2);  // prior y for beta != 0
   const auto dy = random_vector<T>(n, 3);
   const auto dx0 = random_vector<T>(n, 4);
-  const test::Tolerance tol = sizeof(T) == 8 ? test::Tolerance{1e-12, 1e-11, true}
-                                             : test::Tolerance{1e-6, 1e-5, true};
+  const test::Tolerance tol =
+      sizeof(T) == 8 ? test::Tolerance{1e-12, 1e-11, true} : test::Tolerance{1e-6, 1e-5, true};
   Handle cpu(Device::kCPU), gpu(Device::kCUDA);
 
   // Forward.
@@ -77,8 +77,8 @@ void check_mode(const Case& k, Blend blend, bool in_place) {
   std::vector<T> y(n);
   act_fwd(cpu, k.ad, d, x.data(), d, y.data());
   std::vector<T> dx_ref = in_place ? dy : dx0;
-  act_bwd(cpu, k.ad, d, y.data(), in_place ? dx_ref.data() : dy.data(), d, x.data(),
-          dx_ref.data(), blend);
+  act_bwd(cpu, k.ad, d, y.data(), in_place ? dx_ref.data() : dy.data(), d, x.data(), dx_ref.data(),
+          blend);
   DeviceBuffer g_y = to_gpu(y), g_dy = to_gpu(dy), g_dx = to_gpu(in_place ? dy : dx0);
   act_bwd(gpu, k.ad, d, g_y.get(), in_place ? g_dx.get() : g_dy.get(), d, gx.get(), g_dx.get(),
           blend);

@@ -1,0 +1,40 @@
+// Solver update: descriptor validation and the one device dispatcher.
+#include "primitives/solver_update.h"
+
+#include <cmath>
+#include <string>
+
+#include "primitives/dispatch.h"
+
+namespace crema::prim {
+
+// The implementations (solver_update_cpu.cpp, solver_update_cuda.cu) have the public signature.
+namespace cpu {
+void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g, void* hist, void* hist2);
+}  // namespace cpu
+namespace cuda {
+void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g, void* hist, void* hist2);
+}  // namespace cuda
+
+int solver_update_history(UpdateRule rule) {
+  return rule == UpdateRule::kAdaDelta || rule == UpdateRule::kAdam ? 2 : 1;
+}
+
+void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g, void* hist,
+                   void* hist2) {
+  if (int(d.rule) < int(UpdateRule::kSgd) || int(d.rule) > int(UpdateRule::kAdam))
+    throw PrimError("solver_update: unknown update rule");
+  if (int(d.regularization) < int(Regularization::kNone) ||
+      int(d.regularization) > int(Regularization::kL1))
+    throw PrimError("solver_update: unknown regularization");
+  if (d.count < 0) throw PrimError("solver_update: negative count");
+  for (double v : {d.grad_scale, d.decay, d.rate, d.momentum, d.momentum2, d.rms_decay, d.delta})
+    if (!std::isfinite(v)) throw PrimError("solver_update: coefficients must be finite");
+  if (d.count == 0) return;
+  if (!w || !g || !hist) throw PrimError("solver_update: null weights, gradient or history");
+  if (solver_update_history(d.rule) == 2 && !hist2)
+    throw PrimError("solver_update: this rule needs a second history");
+  CREMA_DISPATCH(h, solver_update, h, d, w, g, hist, hist2);
+}
+
+}  // namespace crema::prim

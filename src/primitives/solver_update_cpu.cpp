@@ -1,0 +1,36 @@
+// Solver update on the CPU: one loop per rule (solver_update_ops.h), split over the handle's
+// threads; every element is independent, so the split does not change the result.
+#include "primitives/parallel.h"
+#include "primitives/solver_update.h"
+#include "primitives/solver_update_ops.h"
+
+namespace crema::prim::cpu {
+namespace {
+
+template <typename T>
+void update(Handle& h, const SolverUpdateDesc& d, T* w, T* g, T* hist, T* hist2) {
+  const update_ops::Coefficients<T> k = update_ops::coefficients<T>(d);
+  update_ops::visit_rule(d.rule, [&](auto rule) {
+    constexpr UpdateRule R = decltype(rule)::value;
+    // Small tensors (biases) are not worth a thread start.
+    const int threads = d.count < (int64_t(1) << 16) ? 1 : h.cpu_threads();
+    parallel_for(threads, [&](int t) {
+      const int64_t begin = d.count * t / threads, end = d.count * (t + 1) / threads;
+      for (int64_t i = begin; i < end; ++i) update_ops::update_one<R>(k, i, w, g, hist, hist2);
+    });
+  });
+}
+
+}  // namespace
+
+void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g, void* hist,
+                   void* hist2) {
+  if (d.dtype == DataType::kFloat64)
+    update(h, d, static_cast<double*>(w), static_cast<double*>(g), static_cast<double*>(hist),
+           static_cast<double*>(hist2));
+  else
+    update(h, d, static_cast<float*>(w), static_cast<float*>(g), static_cast<float*>(hist),
+           static_cast<float*>(hist2));
+}
+
+}  // namespace crema::prim::cpu
