@@ -1,15 +1,19 @@
-// ArgMax: descriptor validation and the device dispatcher. The CPU body lives in
-// argmax_cpu.cpp; the CUDA backend is not built yet.
+// ArgMax: descriptor validation and the one device dispatcher.
 #include "primitives/argmax.h"
 
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// Defined in argmax_cpu.cpp; only this dispatcher calls it.
+// The implementations (argmax_cpu.cpp, argmax_cuda.cu) have the public signature.
 namespace cpu {
-void argmax_fwd(const ArgMaxDesc& ad, const void* x, void* index, void* value);
+void argmax_fwd(Handle& h, const ArgMaxDesc& ad, const void* x, void* index, void* value);
 }  // namespace cpu
+namespace cuda {
+void argmax_fwd(Handle& h, const ArgMaxDesc& ad, const void* x, void* index, void* value);
+}  // namespace cuda
 
 void argmax_fwd(Handle& h, const ArgMaxDesc& ad, const void* x, void* index, void* value) {
   auto fail = [](const std::string& why) { throw PrimError("argmax_fwd: " + why); };
@@ -21,8 +25,7 @@ void argmax_fwd(Handle& h, const ArgMaxDesc& ad, const void* x, void* index, voi
     fail("out_outer_stride is smaller than top_k * inner");
   if (ad.outer == 0 || ad.inner == 0) return;
   if (!x) fail("null input");
-  if (h.device() != Device::kCPU) fail("CUDA backend not built yet");
-  cpu::argmax_fwd(ad, x, index, value);
+  CREMA_DISPATCH(h, argmax_fwd, h, ad, x, index, value);
 }
 
 }  // namespace crema::prim

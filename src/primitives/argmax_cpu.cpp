@@ -44,7 +44,7 @@ void argmax_impl(const ArgMaxDesc& ad, const void* xv, void* iv, void* vv) {
 
 }  // namespace
 
-void argmax_fwd(const ArgMaxDesc& ad, const void* x, void* index, void* value) {
+void argmax_fwd(Handle&, const ArgMaxDesc& ad, const void* x, void* index, void* value) {
   if (ad.dtype == DataType::kFloat64)
     argmax_impl<double>(ad, x, index, value);
   else

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// The CPU implementation (batchnorm_cpu.cpp) has the public signatures.
+// The implementations (batchnorm_cpu.cpp, batchnorm_cuda.cu) have the public signatures.
 namespace cpu {
 void batchnorm_bwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& dyd,
                              const void* dy, const void* var, const TensorDesc& dxd, void* dx,
@@ -21,6 +23,20 @@ void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc
                             const TensorDesc& yd, void* y, void* mean, void* var, void* inv_std,
                             Blend blend);
 }  // namespace cpu
+namespace cuda {
+void batchnorm_bwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& dyd,
+                             const void* dy, const void* var, const TensorDesc& dxd, void* dx,
+                             Blend blend);
+void batchnorm_bwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& yd, const void* y,
+                            const void* dy, const void* inv_std, const TensorDesc& dxd, void* dx,
+                            Blend blend);
+void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd,
+                             const void* x, const TensorDesc& yd, void* y, const void* mean,
+                             const void* var, Blend blend);
+void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd, const void* x,
+                            const TensorDesc& yd, void* y, void* mean, void* var, void* inv_std,
+                            Blend blend);
+}  // namespace cuda
 
 namespace {
 
@@ -51,9 +67,7 @@ void batchnorm_bwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDes
   check("batchnorm_bwd_inference", bd, dyd, dxd);
   if (dyd.count() == 0) return;
   if (!dy || !var || !dx) throw PrimError("batchnorm_bwd_inference: null dy, var or dx");
-  if (h.device() == Device::kCPU)
-    return cpu::batchnorm_bwd_inference(h, bd, dyd, dy, var, dxd, dx, blend);
-  throw PrimError("batchnorm_bwd_inference: CUDA backend not built yet");
+  CREMA_DISPATCH(h, batchnorm_bwd_inference, h, bd, dyd, dy, var, dxd, dx, blend);
 }
 
 void batchnorm_bwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& yd, const void* y,
@@ -63,9 +77,7 @@ void batchnorm_bwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc
   if (yd.count() == 0) return;
   if (!y || !dy || !inv_std || !dx)
     throw PrimError("batchnorm_bwd_training: null y, dy, inv_std or dx");
-  if (h.device() == Device::kCPU)
-    return cpu::batchnorm_bwd_training(h, bd, yd, y, dy, inv_std, dxd, dx, blend);
-  throw PrimError("batchnorm_bwd_training: CUDA backend not built yet");
+  CREMA_DISPATCH(h, batchnorm_bwd_training, h, bd, yd, y, dy, inv_std, dxd, dx, blend);
 }
 
 void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd,
@@ -74,9 +86,7 @@ void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDes
   check("batchnorm_fwd_inference", bd, xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y || !mean || !var) throw PrimError("batchnorm_fwd_inference: null x, y, mean or var");
-  if (h.device() == Device::kCPU)
-    return cpu::batchnorm_fwd_inference(h, bd, xd, x, yd, y, mean, var, blend);
-  throw PrimError("batchnorm_fwd_inference: CUDA backend not built yet");
+  CREMA_DISPATCH(h, batchnorm_fwd_inference, h, bd, xd, x, yd, y, mean, var, blend);
 }
 
 void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd, const void* x,
@@ -85,9 +95,7 @@ void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc
   check("batchnorm_fwd_training", bd, xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y) throw PrimError("batchnorm_fwd_training: null x or y");
-  if (h.device() == Device::kCPU)
-    return cpu::batchnorm_fwd_training(h, bd, xd, x, yd, y, mean, var, inv_std, blend);
-  throw PrimError("batchnorm_fwd_training: CUDA backend not built yet");
+  CREMA_DISPATCH(h, batchnorm_fwd_training, h, bd, xd, x, yd, y, mean, var, inv_std, blend);
 }
 
 }  // namespace crema::prim

@@ -1,35 +1,46 @@
-// BLAS-style primitives: argument validation and the device dispatcher. The CPU bodies live in
-// blas_cpu.cpp; the CUDA backend is not built yet.
+// BLAS-style primitives: argument validation and the one device dispatcher. The bodies live in
+// blas_cpu.cpp (OpenBLAS and loops) and blas_cuda.cu (cuBLAS and kernels).
 #include "primitives/blas.h"
 
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// Defined in blas_cpu.cpp. Declared here rather than in a header because only this dispatcher
-// calls them; a signature mismatch is a link error.
+// Defined in blas_cpu.cpp and blas_cuda.cu with the same signatures. Declared here rather than in
+// a header because only this dispatcher calls them; a signature mismatch is a link error.
 namespace cpu {
-void gemm(DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a,
-          const void* b, double beta, void* c);
-void gemv(DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
+void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
+          const void* a, const void* b, double beta, void* c);
+void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
           double beta, void* y);
-void axpby(DataType t, int64_t n, double alpha, const void* x, double beta, void* y);
-void scal(DataType t, int64_t n, double alpha, void* x);
-void fill(DataType t, int64_t n, double value, void* x);
-double dot(DataType t, int64_t n, const void* x, const void* y);
-double asum(DataType t, int64_t n, const void* x);
-void bias_add(const TensorDesc& yd, void* y, const void* bias, double alpha);
-void bias_bwd(const TensorDesc& dyd, const void* dy, void* db, Blend blend);
+void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double beta, void* y);
+void scal(Handle& h, DataType t, int64_t n, double alpha, void* x);
+void fill(Handle& h, DataType t, int64_t n, double value, void* x);
+double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y);
+double asum(Handle& h, DataType t, int64_t n, const void* x);
+void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha);
+void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend);
 }  // namespace cpu
+namespace cuda {
+void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
+          const void* a, const void* b, double beta, void* c);
+void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
+          double beta, void* y);
+void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double beta, void* y);
+void scal(Handle& h, DataType t, int64_t n, double alpha, void* x);
+void fill(Handle& h, DataType t, int64_t n, double value, void* x);
+double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y);
+double asum(Handle& h, DataType t, int64_t n, const void* x);
+void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha);
+void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend);
+}  // namespace cuda
 
 namespace {
 
 void require(bool ok, const char* op, const std::string& why) {
   if (!ok) throw PrimError(std::string(op) + ": " + why);
-}
-
-void require_cpu(const Handle& h, const char* op) {
-  if (h.device() != Device::kCPU) throw PrimError(std::string(op) + ": CUDA backend not built yet");
 }
 
 void check_length(int64_t n, const char* op) { require(n >= 0, op, "negative length"); }
@@ -43,63 +54,53 @@ void check_bias_desc(const TensorDesc& d, const char* op) {
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
           const void* a, const void* b, double beta, void* c) {
   require(m >= 0 && n >= 0 && k >= 0, "gemm", "negative dimension");
-  require_cpu(h, "gemm");
-  cpu::gemm(t, ta, tb, m, n, k, alpha, a, b, beta, c);
+  CREMA_DISPATCH(h, gemm, h, t, ta, tb, m, n, k, alpha, a, b, beta, c);
 }
 
 void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
           double beta, void* y) {
   require(m >= 0 && n >= 0, "gemv", "negative dimension");
-  require_cpu(h, "gemv");
-  cpu::gemv(t, ta, m, n, alpha, a, x, beta, y);
+  CREMA_DISPATCH(h, gemv, h, t, ta, m, n, alpha, a, x, beta, y);
 }
 
 void axpy(Handle& h, DataType t, int64_t n, double alpha, const void* x, void* y) {
   check_length(n, "axpy");
-  require_cpu(h, "axpy");
-  cpu::axpby(t, n, alpha, x, 1.0, y);
+  CREMA_DISPATCH(h, axpby, h, t, n, alpha, x, 1.0, y);
 }
 
 void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double beta, void* y) {
   check_length(n, "axpby");
-  require_cpu(h, "axpby");
-  cpu::axpby(t, n, alpha, x, beta, y);
+  CREMA_DISPATCH(h, axpby, h, t, n, alpha, x, beta, y);
 }
 
 void scal(Handle& h, DataType t, int64_t n, double alpha, void* x) {
   check_length(n, "scal");
-  require_cpu(h, "scal");
-  cpu::scal(t, n, alpha, x);
+  CREMA_DISPATCH(h, scal, h, t, n, alpha, x);
 }
 
 void fill(Handle& h, DataType t, int64_t n, double value, void* x) {
   check_length(n, "fill");
-  require_cpu(h, "fill");
-  cpu::fill(t, n, value, x);
+  CREMA_DISPATCH(h, fill, h, t, n, value, x);
 }
 
 double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y) {
   check_length(n, "dot");
-  require_cpu(h, "dot");
-  return cpu::dot(t, n, x, y);
+  return CREMA_DISPATCH(h, dot, h, t, n, x, y);
 }
 
 double asum(Handle& h, DataType t, int64_t n, const void* x) {
   check_length(n, "asum");
-  require_cpu(h, "asum");
-  return cpu::asum(t, n, x);
+  return CREMA_DISPATCH(h, asum, h, t, n, x);
 }
 
 void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha) {
   check_bias_desc(yd, "bias_add");
-  require_cpu(h, "bias_add");
-  cpu::bias_add(yd, y, bias, alpha);
+  CREMA_DISPATCH(h, bias_add, h, yd, y, bias, alpha);
 }
 
 void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
   check_bias_desc(dyd, "bias_bwd");
-  require_cpu(h, "bias_bwd");
-  cpu::bias_bwd(dyd, dy, db, blend);
+  CREMA_DISPATCH(h, bias_bwd, h, dyd, dy, db, blend);
 }
 
 }  // namespace crema::prim

@@ -164,7 +164,7 @@ void bias_bwd_impl(const TensorDesc& d, const void* dy, void* db, Blend blend) {
 
 }  // namespace
 
-void gemm(DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a,
+void gemm(Handle&, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a,
           const void* b, double beta, void* c) {
   if (t == DataType::kFloat64)
     gemm_impl<double>(ta, tb, m, n, k, alpha, a, b, beta, c);
@@ -172,7 +172,7 @@ void gemm(DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha, con
     gemm_impl<float>(ta, tb, m, n, k, alpha, a, b, beta, c);
 }
 
-void gemv(DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
+void gemv(Handle&, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
           double beta, void* y) {
   if (t == DataType::kFloat64)
     gemv_impl<double>(ta, m, n, alpha, a, x, beta, y);
@@ -180,43 +180,43 @@ void gemv(DataType t, Trans ta, int m, int n, double alpha, const void* a, const
     gemv_impl<float>(ta, m, n, alpha, a, x, beta, y);
 }
 
-void axpby(DataType t, int64_t n, double alpha, const void* x, double beta, void* y) {
+void axpby(Handle&, DataType t, int64_t n, double alpha, const void* x, double beta, void* y) {
   if (t == DataType::kFloat64)
     axpby_impl<double>(n, alpha, x, beta, y);
   else
     axpby_impl<float>(n, alpha, x, beta, y);
 }
 
-void scal(DataType t, int64_t n, double alpha, void* x) {
+void scal(Handle&, DataType t, int64_t n, double alpha, void* x) {
   if (t == DataType::kFloat64)
     scal_impl<double>(n, alpha, x);
   else
     scal_impl<float>(n, alpha, x);
 }
 
-void fill(DataType t, int64_t n, double value, void* x) {
+void fill(Handle&, DataType t, int64_t n, double value, void* x) {
   if (t == DataType::kFloat64)
     fill_impl<double>(n, value, x);
   else
     fill_impl<float>(n, value, x);
 }
 
-double dot(DataType t, int64_t n, const void* x, const void* y) {
+double dot(Handle&, DataType t, int64_t n, const void* x, const void* y) {
   return t == DataType::kFloat64 ? dot_impl<double>(n, x, y) : dot_impl<float>(n, x, y);
 }
 
-double asum(DataType t, int64_t n, const void* x) {
+double asum(Handle&, DataType t, int64_t n, const void* x) {
   return t == DataType::kFloat64 ? asum_impl<double>(n, x) : asum_impl<float>(n, x);
 }
 
-void bias_add(const TensorDesc& yd, void* y, const void* bias, double alpha) {
+void bias_add(Handle&, const TensorDesc& yd, void* y, const void* bias, double alpha) {
   if (yd.dtype == DataType::kFloat64)
     bias_add_impl<double>(yd, y, bias, alpha);
   else
     bias_add_impl<float>(yd, y, bias, alpha);
 }
 
-void bias_bwd(const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
+void bias_bwd(Handle&, const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
   if (dyd.dtype == DataType::kFloat64)
     bias_bwd_impl<double>(dyd, dy, db, blend);
   else

@@ -1,6 +1,6 @@
 // Convolution: descriptor validation, algorithm support and choice (heuristic and timed find
-// with the Handle's cache), workspace queries, and the one device dispatcher per pass. The CPU
-// bodies live in conv_cpu.cpp; the CUDA backend is not built yet.
+// with the Handle's cache), workspace queries, and the one device dispatcher per pass. The
+// bodies live in conv_cpu.cpp and conv_cuda.cu.
 #include "primitives/conv.h"
 
 #include <chrono>
@@ -12,12 +12,14 @@
 #include <vector>
 
 #include "primitives/blas.h"
+#include "primitives/conv_ops.h"
+#include "primitives/dispatch.h"
 #include "primitives/im2col_cpu.h"
 
 namespace crema::prim {
 
-// Defined in conv_cpu.cpp. Declared here rather than in a header because only this dispatcher
-// calls them; a signature mismatch is a link error.
+// Defined in conv_cpu.cpp and conv_cuda.cu with the same signatures. Declared here rather than in
+// a header because only this dispatcher calls them; a signature mismatch is a link error.
 namespace cpu {
 void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
               const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y, Blend blend,
@@ -29,6 +31,17 @@ void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorD
                      const void* x, const TensorDesc& dyd, const void* dy, const FilterDesc& dwd,
                      void* dw, Blend blend);
 }  // namespace cpu
+namespace cuda {
+void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
+              const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y, Blend blend,
+              const ConvEpilogue& ep);
+void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
+                   const void* w, const TensorDesc& dyd, const void* dy, const TensorDesc& dxd,
+                   void* dx, Blend blend);
+void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
+                     const void* x, const TensorDesc& dyd, const void* dy, const FilterDesc& dwd,
+                     void* dw, Blend blend);
+}  // namespace cuda
 
 namespace {
 
@@ -66,10 +79,6 @@ int64_t span(const TensorDesc& d) {
          int64_t(d.h - 1) * d.stride_h + int64_t(d.w - 1) * d.stride_w + 1;
 }
 
-void require_cpu(const Handle& h, Pass p) {
-  if (h.device() != Device::kCPU) fail(std::string(pass_name(p)) + ": CUDA backend not built yet");
-}
-
 bool verbose() {
   const char* v = std::getenv("CREMA_VERBOSE");
   return v && std::strcmp(v, "1") == 0;
@@ -93,22 +102,22 @@ std::string cache_key(Pass p, const ConvDesc& cd, const TensorDesc& xd, const Fi
 void dispatch(Handle& h, Pass p, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
               const void* x, const FilterDesc& wd, const void* w, const TensorDesc& yd,
               const void* dy, void* out, Blend blend, const ConvEpilogue& ep) {
-  require_cpu(h, p);
   switch (p) {
     case Pass::kFwd:
-      cpu::conv_fwd(h, cd, algo, xd, x, wd, w, yd, out, blend, ep);
+      CREMA_DISPATCH(h, conv_fwd, h, cd, algo, xd, x, wd, w, yd, out, blend, ep);
       break;
     case Pass::kBwdData:
-      cpu::conv_bwd_data(h, cd, algo, wd, w, yd, dy, xd, out, blend);
+      CREMA_DISPATCH(h, conv_bwd_data, h, cd, algo, wd, w, yd, dy, xd, out, blend);
       break;
     case Pass::kBwdFilter:
-      cpu::conv_bwd_filter(h, cd, algo, xd, x, yd, dy, wd, out, blend);
+      CREMA_DISPATCH(h, conv_bwd_filter, h, cd, algo, xd, x, yd, dy, wd, out, blend);
       break;
   }
 }
 
-// Times every supported concrete algorithm once, writing into a scratch output so the caller's
-// output (which may be blended into) is untouched, and caches the fastest.
+// Times every supported concrete algorithm once (on CUDA after an untimed first run, which pays
+// for cuBLAS's lazy initialisation and kernel loading), writing into a scratch output so the
+// caller's output (which may be blended into) is untouched, and caches the fastest.
 ConvAlgo find_algo(Handle& h, Pass p, const ConvDesc& cd, const TensorDesc& xd, const void* x,
                    const FilterDesc& wd, const void* w, const TensorDesc& yd, const void* dy) {
   const std::string key = cache_key(p, cd, xd, wd, yd);
@@ -120,7 +129,6 @@ ConvAlgo find_algo(Handle& h, Pass p, const ConvDesc& cd, const TensorDesc& xd, 
         conv_supports(cached, cd, xd, wd, yd))
       return cached;
   }
-  require_cpu(h, p);
   const TensorDesc& out_desc = p == Pass::kBwdData ? xd : yd;
   const int64_t out_count = p == Pass::kBwdFilter ? wd.count() : span(out_desc);
   DeviceBuffer scratch(h.device(), size_t(out_count) * dtype_size(xd.dtype));
@@ -131,6 +139,9 @@ ConvAlgo find_algo(Handle& h, Pass p, const ConvDesc& cd, const TensorDesc& xd, 
   std::string log;
   for (ConvAlgo a : {ConvAlgo::kGemm1x1, ConvAlgo::kIm2colGemm, ConvAlgo::kDirect}) {
     if (!conv_supports(a, cd, xd, wd, yd)) continue;
+    if (h.device() != Device::kCPU)
+      dispatch(h, p, cd, a, xd, x, wd, w, yd, dy, scratch.get(), Blend{}, ConvEpilogue{});
+    h.synchronize();  // earlier queued work must not count
     const auto t0 = std::chrono::steady_clock::now();
     dispatch(h, p, cd, a, xd, x, wd, w, yd, dy, scratch.get(), Blend{}, ConvEpilogue{});
     h.synchronize();
@@ -241,8 +252,12 @@ bool conv_supports(ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd, const F
   return false;
 }
 
-ConvAlgo conv_heuristic(Handle&, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
+ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
                         const TensorDesc& yd) {
+  // On CUDA a convolution reading one input channel per output (depthwise) is memory-bound: the
+  // direct kernel reads each input once per tap from cache, where im2col would write and read a
+  // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
+  if (h.device() != Device::kCPU && cd.groups > 1 && wd.c == 1) return ConvAlgo::kDirect;
   if (conv_supports(ConvAlgo::kGemm1x1, cd, xd, wd, yd)) return ConvAlgo::kGemm1x1;
   if (conv_supports(ConvAlgo::kIm2colGemm, cd, xd, wd, yd)) return ConvAlgo::kIm2colGemm;
   return ConvAlgo::kDirect;
@@ -256,6 +271,14 @@ size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const Tens
     a = conv_supports(ConvAlgo::kIm2colGemm, cd, xd, wd, yd) ? ConvAlgo::kIm2colGemm
                                                              : ConvAlgo::kGemm1x1;
   if (a != ConvAlgo::kIm2colGemm && a != ConvAlgo::kGemm1x1) return 0;
+  if (h.device() != Device::kCPU) {
+    // CUDA: 1x1 reads the input in place; im2col plans chunks of images (conv_ops.h).
+    if (a == ConvAlgo::kGemm1x1) return 0;
+    return plan_conv_cuda(int64_t(xd.c) * wd.r * wd.s, wd.k, int64_t(yd.h) * yd.w, xd.n,
+                          dtype_size(xd.dtype), h.workspace_budget())
+               .elems *
+           dtype_size(xd.dtype);
+  }
   const cpu::ConvGeom g{xd.c,          xd.h,     xd.w,        wd.r,        wd.s,
                         cd.pad_h,      cd.pad_w, cd.stride_h, cd.stride_w, cd.dilation_h,
                         cd.dilation_w, yd.h,     yd.w};

@@ -118,16 +118,18 @@ size_t peak_allocated_bytes() {
   return allocated_peak;
 }
 
-// The handle streams are non-blocking, so plain cudaMemcpy/cudaMemset would not wait for their
-// kernels: these wait for the whole device first (and memset after), which makes every
-// device_memcpy/device_memset_zero ordered after all work already queued. They are the host I/O
-// path, not the inner loop.
+// The handle streams are non-blocking, so plain cudaMemcpy/cudaMemset would not be ordered with
+// their kernels; and a cudaMemcpy from pageable host memory may return before its DMA has
+// landed. So these wait for the whole device before and after: every device_memcpy and
+// device_memset_zero is complete, and ordered after all work queued before it. They are the
+// host I/O path, not the inner loop.
 void memcpy(void* dst, const void* src, size_t bytes, int kind) {
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   const cudaMemcpyKind k = kind == 0   ? cudaMemcpyHostToDevice
                            : kind == 1 ? cudaMemcpyDeviceToHost
                                        : cudaMemcpyDeviceToDevice;
   check(cudaMemcpy(dst, src, bytes, k), "cudaMemcpy");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 void memset_zero(void* p, size_t bytes) {

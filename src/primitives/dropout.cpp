@@ -3,13 +3,19 @@
 
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// The CPU implementation (dropout_cpu.cpp) has the public signatures.
+// The implementations (dropout_cpu.cpp, dropout_cuda.cu) have the public signatures.
 namespace cpu {
 void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x, void* y, uint8_t* mask);
 void dropout_bwd(Handle& h, const DropoutDesc& dd, const void* dy, const uint8_t* mask, void* dx);
 }  // namespace cpu
+namespace cuda {
+void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x, void* y, uint8_t* mask);
+void dropout_bwd(Handle& h, const DropoutDesc& dd, const void* dy, const uint8_t* mask, void* dx);
+}  // namespace cuda
 
 namespace {
 
@@ -29,16 +35,14 @@ void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x, void* y, uint8
   check("dropout_fwd", dd);
   if (dd.count == 0) return;
   if (!x || !y || !mask) throw PrimError("dropout_fwd: null data pointer");
-  if (h.device() == Device::kCPU) return cpu::dropout_fwd(h, dd, x, y, mask);
-  throw PrimError("dropout_fwd: CUDA backend not built yet");
+  CREMA_DISPATCH(h, dropout_fwd, h, dd, x, y, mask);
 }
 
 void dropout_bwd(Handle& h, const DropoutDesc& dd, const void* dy, const uint8_t* mask, void* dx) {
   check("dropout_bwd", dd);
   if (dd.count == 0) return;
   if (!dy || !mask || !dx) throw PrimError("dropout_bwd: null data pointer");
-  if (h.device() == Device::kCPU) return cpu::dropout_bwd(h, dd, dy, mask, dx);
-  throw PrimError("dropout_bwd: CUDA backend not built yet");
+  CREMA_DISPATCH(h, dropout_bwd, h, dd, dy, mask, dx);
 }
 
 }  // namespace crema::prim

@@ -2,33 +2,33 @@
 #include <cstdint>
 
 #include "primitives/dropout.h"
+#include "primitives/dropout_ops.h"
 #include "primitives/philox.h"
 
 namespace crema::prim::cpu {
 namespace {
 
-double scale_of(const DropoutDesc& dd) { return dd.scale_train ? 1.0 / (1.0 - dd.ratio) : 1.0; }
+using dropout_ops::scale_of;
 
-// Element i of this call owns stream position base + i: 32-bit word (base + i) % 4 of Philox
-// block (base + i) / 4 under the seed's key. Any device computes the same mask from the same
-// (seed, counter), and calls never share a position because the Handle hands out disjoint
-// ranges. An element is kept when its word is at least ratio * 2^32 (probability 1 - ratio).
+// The stream positions and keep rule are dropout_ops.h's. Any device computes the same mask from
+// the same (seed, counter), and calls never share a position because the Handle hands out
+// disjoint ranges.
 void draw_mask(uint64_t seed, uint64_t base, int64_t count, double ratio, uint8_t* mask) {
   const philox::Key key = philox::key_from_seed(seed);
-  const uint64_t threshold = uint64_t(ratio * 4294967296.0);
+  const uint64_t threshold = dropout_ops::threshold_of(ratio);
   const uint64_t end = base + uint64_t(count);
   for (uint64_t b = base >> 2; b <= (end - 1) >> 2; ++b) {
-    const philox::Counter r = philox::philox4x32_10(philox::counter_from_index(b), key);
+    const philox::Counter r = dropout_ops::block_words(key, b);
     for (uint64_t w = 0; w < 4; ++w) {
       const uint64_t p = b * 4 + w;
-      if (p >= base && p < end) mask[p - base] = uint8_t(r.v[w] >= threshold);
+      if (p >= base && p < end) mask[p - base] = dropout_ops::keep(r.v[w], threshold);
     }
   }
 }
 
 template <typename T>
 void apply(int64_t n, const T* in, const uint8_t* mask, T scale, T* out) {
-  for (int64_t i = 0; i < n; ++i) out[i] = in[i] * (T(mask[i]) * scale);
+  for (int64_t i = 0; i < n; ++i) out[i] = dropout_ops::apply(in[i], mask[i], scale);
 }
 
 }  // namespace

@@ -1,52 +1,61 @@
-// Element-wise primitives: argument validation and the device dispatcher. The CPU bodies live in
-// elementwise_cpu.cpp; the CUDA backend is not built yet.
+// Element-wise primitives: argument validation and the one device dispatcher.
 #include "primitives/elementwise.h"
 
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// Defined in elementwise_cpu.cpp; only this dispatcher calls them.
+// The implementations (elementwise_cpu.cpp, elementwise_cuda.cu) have the public signatures.
 namespace cpu {
-void elt_sign(DataType t, int64_t n, const void* x, void* y);
-void elt_mul(DataType t, int64_t n, const void* a, const void* b, void* y);
-void elt_div(DataType t, int64_t n, const void* a, const void* b, void* y);
-void elt_sqrt(DataType t, int64_t n, const void* x, void* y);
-void elt_add_scalar(DataType t, int64_t n, double alpha, void* y);
+void elt_sign(Handle& h, DataType t, int64_t n, const void* x, void* y);
+void elt_mul(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y);
+void elt_div(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y);
+void elt_sqrt(Handle& h, DataType t, int64_t n, const void* x, void* y);
+void elt_add_scalar(Handle& h, DataType t, int64_t n, double alpha, void* y);
 }  // namespace cpu
+namespace cuda {
+void elt_sign(Handle& h, DataType t, int64_t n, const void* x, void* y);
+void elt_mul(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y);
+void elt_div(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y);
+void elt_sqrt(Handle& h, DataType t, int64_t n, const void* x, void* y);
+void elt_add_scalar(Handle& h, DataType t, int64_t n, double alpha, void* y);
+}  // namespace cuda
 
 namespace {
 
-void check(const Handle& h, int64_t n, const char* op) {
+// Returns false when there is nothing to do.
+bool check(int64_t n, const char* op) {
   if (n < 0) throw PrimError(std::string(op) + ": negative length");
-  if (h.device() != Device::kCPU) throw PrimError(std::string(op) + ": CUDA backend not built yet");
+  return n > 0;
 }
 
 }  // namespace
 
 void elt_sign(Handle& h, DataType t, int64_t n, const void* x, void* y) {
-  check(h, n, "elt_sign");
-  cpu::elt_sign(t, n, x, y);
+  if (!check(n, "elt_sign")) return;
+  CREMA_DISPATCH(h, elt_sign, h, t, n, x, y);
 }
 
 void elt_mul(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y) {
-  check(h, n, "elt_mul");
-  cpu::elt_mul(t, n, a, b, y);
+  if (!check(n, "elt_mul")) return;
+  CREMA_DISPATCH(h, elt_mul, h, t, n, a, b, y);
 }
 
 void elt_div(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y) {
-  check(h, n, "elt_div");
-  cpu::elt_div(t, n, a, b, y);
+  if (!check(n, "elt_div")) return;
+  CREMA_DISPATCH(h, elt_div, h, t, n, a, b, y);
 }
 
 void elt_sqrt(Handle& h, DataType t, int64_t n, const void* x, void* y) {
-  check(h, n, "elt_sqrt");
-  cpu::elt_sqrt(t, n, x, y);
+  if (!check(n, "elt_sqrt")) return;
+  CREMA_DISPATCH(h, elt_sqrt, h, t, n, x, y);
 }
 
 void elt_add_scalar(Handle& h, DataType t, int64_t n, double alpha, void* y) {
-  check(h, n, "elt_add_scalar");
-  cpu::elt_add_scalar(t, n, alpha, y);
+  if (!check(n, "elt_add_scalar")) return;
+  CREMA_DISPATCH(h, elt_add_scalar, h, t, n, alpha, y);
 }
 
 }  // namespace crema::prim

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "primitives/handle.h"
 #include "primitives/types.h"
 
 namespace crema::prim::cpu {
@@ -20,7 +21,7 @@ void dispatch(DataType t, F&& f) {
 
 }  // namespace
 
-void elt_sign(DataType t, int64_t n, const void* x, void* y) {
+void elt_sign(Handle&, DataType t, int64_t n, const void* x, void* y) {
   dispatch(t, [&](auto zero) {
     using T = decltype(zero);
     const T* xx = static_cast<const T*>(x);
@@ -30,7 +31,7 @@ void elt_sign(DataType t, int64_t n, const void* x, void* y) {
   });
 }
 
-void elt_mul(DataType t, int64_t n, const void* a, const void* b, void* y) {
+void elt_mul(Handle&, DataType t, int64_t n, const void* a, const void* b, void* y) {
   dispatch(t, [&](auto zero) {
     using T = decltype(zero);
     const T* aa = static_cast<const T*>(a);
@@ -40,7 +41,7 @@ void elt_mul(DataType t, int64_t n, const void* a, const void* b, void* y) {
   });
 }
 
-void elt_div(DataType t, int64_t n, const void* a, const void* b, void* y) {
+void elt_div(Handle&, DataType t, int64_t n, const void* a, const void* b, void* y) {
   dispatch(t, [&](auto zero) {
     using T = decltype(zero);
     const T* aa = static_cast<const T*>(a);
@@ -50,7 +51,7 @@ void elt_div(DataType t, int64_t n, const void* a, const void* b, void* y) {
   });
 }
 
-void elt_sqrt(DataType t, int64_t n, const void* x, void* y) {
+void elt_sqrt(Handle&, DataType t, int64_t n, const void* x, void* y) {
   dispatch(t, [&](auto zero) {
     using T = decltype(zero);
     const T* xx = static_cast<const T*>(x);
@@ -59,7 +60,7 @@ void elt_sqrt(DataType t, int64_t n, const void* x, void* y) {
   });
 }
 
-void elt_add_scalar(DataType t, int64_t n, double alpha, void* y) {
+void elt_add_scalar(Handle&, DataType t, int64_t n, double alpha, void* y) {
   dispatch(t, [&](auto zero) {
     using T = decltype(zero);
     T* yy = static_cast<T*>(y);

@@ -1,18 +1,25 @@
-// Eltwise: descriptor validation and the device dispatcher. The CPU bodies live in
-// eltwise_cpu.cpp; the CUDA backend is not built yet.
+// Eltwise: descriptor validation and the one device dispatcher.
 #include "primitives/eltwise.h"
 
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// Defined in eltwise_cpu.cpp; only this dispatcher calls them.
+// The implementations (eltwise_cpu.cpp, eltwise_cuda.cu) have the public signatures.
 namespace cpu {
-void eltwise_fwd(const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
+void eltwise_fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
                  Blend blend);
-void eltwise_bwd(const EltwiseDesc& ed, const void* const* x, const void* y, const void* dy,
-                 const int32_t* argmax, int input, void* dx, Blend blend);
+void eltwise_bwd(Handle& h, const EltwiseDesc& ed, const void* const* x, const void* y,
+                 const void* dy, const int32_t* argmax, int input, void* dx, Blend blend);
 }  // namespace cpu
+namespace cuda {
+void eltwise_fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
+                 Blend blend);
+void eltwise_bwd(Handle& h, const EltwiseDesc& ed, const void* const* x, const void* y,
+                 const void* dy, const int32_t* argmax, int input, void* dx, Blend blend);
+}  // namespace cuda
 
 namespace {
 
@@ -20,7 +27,7 @@ namespace {
   throw PrimError(std::string(op) + ": " + why);
 }
 
-void check(const char* op, const Handle& h, const EltwiseDesc& ed) {
+void check(const char* op, const EltwiseDesc& ed) {
   if (ed.op != EltwiseOp::kSum && ed.op != EltwiseOp::kProd && ed.op != EltwiseOp::kMax)
     fail(op, "unknown operation");
   if (ed.n < 0) fail(op, "negative length");
@@ -28,7 +35,6 @@ void check(const char* op, const Handle& h, const EltwiseDesc& ed) {
   if (!ed.coeff.empty() && (ed.op != EltwiseOp::kSum || int(ed.coeff.size()) != ed.num_inputs))
     fail(op, "coefficients apply to kSum only, one per input (" + std::to_string(ed.num_inputs) +
                  "), got " + std::to_string(ed.coeff.size()));
-  if (h.device() != Device::kCPU) fail(op, "CUDA backend not built yet");
 }
 
 void check_inputs(const char* op, const EltwiseDesc& ed, const void* const* x) {
@@ -41,16 +47,16 @@ void check_inputs(const char* op, const EltwiseDesc& ed, const void* const* x) {
 
 void eltwise_fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
                  Blend blend) {
-  check("eltwise_fwd", h, ed);
+  check("eltwise_fwd", ed);
   if (ed.n == 0) return;
   check_inputs("eltwise_fwd", ed, x);
   if (!y) fail("eltwise_fwd", "null output");
-  cpu::eltwise_fwd(ed, x, y, argmax, blend);
+  CREMA_DISPATCH(h, eltwise_fwd, h, ed, x, y, argmax, blend);
 }
 
 void eltwise_bwd(Handle& h, const EltwiseDesc& ed, const void* const* x, const void* y,
                  const void* dy, const int32_t* argmax, int input, void* dx, Blend blend) {
-  check("eltwise_bwd", h, ed);
+  check("eltwise_bwd", ed);
   if (input < 0 || input >= ed.num_inputs)
     fail("eltwise_bwd", "input " + std::to_string(input) + " out of range [0, " +
                             std::to_string(ed.num_inputs) + ")");
@@ -60,7 +66,7 @@ void eltwise_bwd(Handle& h, const EltwiseDesc& ed, const void* const* x, const v
   if (ed.op == EltwiseOp::kMax && !argmax) fail("eltwise_bwd", "kMax needs the argmax");
   if (ed.op == EltwiseOp::kProd && !ed.stable_prod_grad && !y)
     fail("eltwise_bwd", "the unstable kProd gradient needs y");
-  cpu::eltwise_bwd(ed, x, y, dy, argmax, input, dx, blend);
+  CREMA_DISPATCH(h, eltwise_bwd, h, ed, x, y, dy, argmax, input, dx, blend);
 }
 
 }  // namespace crema::prim

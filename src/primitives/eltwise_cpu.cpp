@@ -76,7 +76,7 @@ void bwd_impl(const EltwiseDesc& ed, const void* const* xv, const void* yv, cons
 
 }  // namespace
 
-void eltwise_fwd(const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
+void eltwise_fwd(Handle&, const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
                  Blend blend) {
   if (ed.dtype == DataType::kFloat64)
     fwd_impl<double>(ed, x, y, argmax, blend);
@@ -84,8 +84,8 @@ void eltwise_fwd(const EltwiseDesc& ed, const void* const* x, void* y, int32_t* 
     fwd_impl<float>(ed, x, y, argmax, blend);
 }
 
-void eltwise_bwd(const EltwiseDesc& ed, const void* const* x, const void* y, const void* dy,
-                 const int32_t* argmax, int input, void* dx, Blend blend) {
+void eltwise_bwd(Handle&, const EltwiseDesc& ed, const void* const* x, const void* y,
+                 const void* dy, const int32_t* argmax, int input, void* dx, Blend blend) {
   if (ed.dtype == DataType::kFloat64)
     bwd_impl<double>(ed, x, y, dy, argmax, input, dx, blend);
   else

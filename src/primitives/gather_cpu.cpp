@@ -77,7 +77,7 @@ int64_t nonzero_impl(int64_t n, const void* mv, void* iv) {
 
 }  // namespace
 
-void gather_rows(const RowsDesc& rd, const void* table, const void* indices, void* out,
+void gather_rows(Handle&, const RowsDesc& rd, const void* table, const void* indices, void* out,
                  Blend blend) {
   if (rd.dtype == DataType::kFloat64)
     gather_impl<double>(rd, table, indices, out, blend);
@@ -85,15 +85,15 @@ void gather_rows(const RowsDesc& rd, const void* table, const void* indices, voi
     gather_impl<float>(rd, table, indices, out, blend);
 }
 
-void scatter_add_rows(const RowsDesc& rd, const void* src, const void* indices, void* table,
-                      Blend blend) {
+void scatter_add_rows(Handle&, const RowsDesc& rd, const void* src, const void* indices,
+                      void* table, Blend blend) {
   if (rd.dtype == DataType::kFloat64)
     scatter_impl<double>(rd, src, indices, table, blend);
   else
     scatter_impl<float>(rd, src, indices, table, blend);
 }
 
-int64_t nonzero_indices(DataType t, int64_t n, const void* mask, void* indices) {
+int64_t nonzero_indices(Handle&, DataType t, int64_t n, const void* mask, void* indices) {
   return t == DataType::kFloat64 ? nonzero_impl<double>(n, mask, indices)
                                  : nonzero_impl<float>(n, mask, indices);
 }

@@ -1,11 +1,13 @@
-// im2col / col2im primitives: geometry validation, the device dispatcher, and the CPU batch
-// loop over the per-image routines of im2col_cpu.h (shared with the CPU convolution).
+// im2col / col2im primitives: geometry validation, the one device dispatcher, and the CPU batch
+// loop over the per-image routines of im2col_cpu.h (shared with the CPU convolution). The CUDA
+// bodies live in im2col_cuda.cu.
 #include "primitives/im2col.h"
 
 #include <algorithm>
 #include <string>
 
 #include "primitives/conv.h"
+#include "primitives/dispatch.h"
 #include "primitives/im2col_cpu.h"
 
 namespace crema::prim {
@@ -63,15 +65,39 @@ void col2im_batch(Handle& h, const Im2colDesc& d, const TensorDesc& cd, const T*
 }
 
 }  // namespace
+
+void im2col_run(Handle& h, const Im2colDesc& d, const TensorDesc& cd, const void* x, void* col,
+                Blend blend) {
+  if (d.dtype == DataType::kFloat64)
+    im2col_batch(h, d, cd, static_cast<const double*>(x), static_cast<double*>(col), blend);
+  else
+    im2col_batch(h, d, cd, static_cast<const float*>(x), static_cast<float*>(col), blend);
+}
+
+void col2im_run(Handle& h, const Im2colDesc& d, const TensorDesc& cd, const void* col, void* x,
+                Blend blend) {
+  if (d.dtype == DataType::kFloat64)
+    col2im_batch(h, d, cd, static_cast<const double*>(col), static_cast<double*>(x), blend);
+  else
+    col2im_batch(h, d, cd, static_cast<const float*>(col), static_cast<float*>(x), blend);
+}
+
 }  // namespace cpu
+
+// Defined in im2col_cuda.cu with the signatures of the CPU ones above.
+namespace cuda {
+void im2col_run(Handle& h, const Im2colDesc& d, const TensorDesc& cd, const void* x, void* col,
+                Blend blend);
+void col2im_run(Handle& h, const Im2colDesc& d, const TensorDesc& cd, const void* col, void* x,
+                Blend blend);
+}  // namespace cuda
 
 namespace {
 
 [[noreturn]] void fail(const std::string& why) { throw PrimError(why); }
 
-void check(const char* op, const Handle& h, const void* a, const void* b) {
+void check(const char* op, const void* a, const void* b) {
   if (!a || !b) fail(std::string(op) + ": null data pointer");
-  if (h.device() != Device::kCPU) fail(std::string(op) + ": CUDA backend not built yet");
 }
 
 }  // namespace
@@ -91,20 +117,14 @@ TensorDesc im2col_col_desc(const Im2colDesc& d) {
 
 void im2col(Handle& h, const Im2colDesc& d, const void* x, void* col, Blend blend) {
   const TensorDesc cd = im2col_col_desc(d);
-  check("im2col", h, x, col);
-  if (d.dtype == DataType::kFloat64)
-    cpu::im2col_batch(h, d, cd, static_cast<const double*>(x), static_cast<double*>(col), blend);
-  else
-    cpu::im2col_batch(h, d, cd, static_cast<const float*>(x), static_cast<float*>(col), blend);
+  check("im2col", x, col);
+  CREMA_DISPATCH(h, im2col_run, h, d, cd, x, col, blend);
 }
 
 void col2im(Handle& h, const Im2colDesc& d, const void* col, void* x, Blend blend) {
   const TensorDesc cd = im2col_col_desc(d);
-  check("col2im", h, col, x);
-  if (d.dtype == DataType::kFloat64)
-    cpu::col2im_batch(h, d, cd, static_cast<const double*>(col), static_cast<double*>(x), blend);
-  else
-    cpu::col2im_batch(h, d, cd, static_cast<const float*>(col), static_cast<float*>(x), blend);
+  check("col2im", col, x);
+  CREMA_DISPATCH(h, col2im_run, h, d, cd, col, x, blend);
 }
 
 }  // namespace crema::prim

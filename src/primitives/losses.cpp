@@ -1,13 +1,14 @@
-// Loss primitives: descriptor validation and the one device dispatcher per entry point. The CPU
-// bodies live in losses_cpu.cpp; the CUDA backend is not built yet.
+// Loss primitives: descriptor validation and the one device dispatcher per entry point.
 #include "primitives/losses.h"
 
 #include <cmath>
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// Defined in losses_cpu.cpp with the public signatures.
+// The implementations (losses_cpu.cpp, losses_cuda.cu) have the public signatures.
 namespace cpu {
 void contrastive_loss_fwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
                           const void* similar, void* loss);
@@ -35,6 +36,33 @@ void sigmoid_cross_entropy_loss_fwd(Handle& h, const SigmoidCrossEntropyLossDesc
 void sigmoid_cross_entropy_loss_bwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
                                     const void* target, double loss_weight, void* dx);
 }  // namespace cpu
+namespace cuda {
+void contrastive_loss_fwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
+                          const void* similar, void* loss);
+void contrastive_loss_bwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
+                          const void* similar, double loss_weight, void* da, void* db);
+void euclidean_loss_fwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
+                        void* loss);
+void euclidean_loss_bwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
+                        double loss_weight, void* da, void* db);
+void hinge_loss_fwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
+                    void* loss);
+void hinge_loss_bwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
+                    double loss_weight, void* dx);
+void infogain_loss_fwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
+                       const void* infogain, void* loss);
+void infogain_loss_bwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
+                       const void* infogain, double loss_weight, void* dx);
+void multinomial_logistic_loss_fwd(Handle& h, const MultinomialLogisticLossDesc& d,
+                                   const void* prob, const void* label, void* loss);
+void multinomial_logistic_loss_bwd(Handle& h, const MultinomialLogisticLossDesc& d,
+                                   const void* prob, const void* label, double loss_weight,
+                                   void* dx);
+void sigmoid_cross_entropy_loss_fwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
+                                    const void* target, void* loss);
+void sigmoid_cross_entropy_loss_bwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
+                                    const void* target, double loss_weight, void* dx);
+}  // namespace cuda
 
 namespace {
 
@@ -56,10 +84,6 @@ void check_ptrs(const char* op, bool ok) {
   if (!ok) fail(std::string(op) + ": null data pointer");
 }
 
-void require_cpu(const Handle& h, const char* op) {
-  if (h.device() != Device::kCPU) fail(std::string(op) + ": CUDA backend not built yet");
-}
-
 }  // namespace
 
 void contrastive_loss_fwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
@@ -69,8 +93,7 @@ void contrastive_loss_fwd(Handle& h, const ContrastiveLossDesc& d, const void* a
   check_sizes(op, d.num, d.dim);
   if (!std::isfinite(d.margin)) fail(std::string(op) + ": margin must be finite");
   check_ptrs(op, a && b && similar && loss);
-  require_cpu(h, op);
-  cpu::contrastive_loss_fwd(h, d, a, b, similar, loss);
+  CREMA_DISPATCH(h, contrastive_loss_fwd, h, d, a, b, similar, loss);
 }
 
 void contrastive_loss_bwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
@@ -81,8 +104,7 @@ void contrastive_loss_bwd(Handle& h, const ContrastiveLossDesc& d, const void* a
   if (!std::isfinite(d.margin)) fail(std::string(op) + ": margin must be finite");
   check_ptrs(op, a && b && similar);
   if (!da && !db) return;
-  require_cpu(h, op);
-  cpu::contrastive_loss_bwd(h, d, a, b, similar, loss_weight, da, db);
+  CREMA_DISPATCH(h, contrastive_loss_bwd, h, d, a, b, similar, loss_weight, da, db);
 }
 
 void euclidean_loss_fwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
@@ -91,8 +113,7 @@ void euclidean_loss_fwd(Handle& h, const EuclideanLossDesc& d, const void* a, co
   check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, a && b && loss);
-  require_cpu(h, op);
-  cpu::euclidean_loss_fwd(h, d, a, b, loss);
+  CREMA_DISPATCH(h, euclidean_loss_fwd, h, d, a, b, loss);
 }
 
 void euclidean_loss_bwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
@@ -102,8 +123,7 @@ void euclidean_loss_bwd(Handle& h, const EuclideanLossDesc& d, const void* a, co
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, a && b);
   if (!da && !db) return;
-  require_cpu(h, op);
-  cpu::euclidean_loss_bwd(h, d, a, b, loss_weight, da, db);
+  CREMA_DISPATCH(h, euclidean_loss_bwd, h, d, a, b, loss_weight, da, db);
 }
 
 void hinge_loss_fwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
@@ -113,8 +133,7 @@ void hinge_loss_fwd(Handle& h, const HingeLossDesc& d, const void* x, const void
   check_sizes(op, d.num, d.dim);
   if (d.norm != HingeNorm::kL1 && d.norm != HingeNorm::kL2) fail(std::string(op) + ": bad norm");
   check_ptrs(op, x && label && loss);
-  require_cpu(h, op);
-  cpu::hinge_loss_fwd(h, d, x, label, loss);
+  CREMA_DISPATCH(h, hinge_loss_fwd, h, d, x, label, loss);
 }
 
 void hinge_loss_bwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
@@ -124,8 +143,7 @@ void hinge_loss_bwd(Handle& h, const HingeLossDesc& d, const void* x, const void
   check_sizes(op, d.num, d.dim);
   if (d.norm != HingeNorm::kL1 && d.norm != HingeNorm::kL2) fail(std::string(op) + ": bad norm");
   check_ptrs(op, x && label && dx);
-  require_cpu(h, op);
-  cpu::hinge_loss_bwd(h, d, x, label, loss_weight, dx);
+  CREMA_DISPATCH(h, hinge_loss_bwd, h, d, x, label, loss_weight, dx);
 }
 
 void infogain_loss_fwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
@@ -134,8 +152,7 @@ void infogain_loss_fwd(Handle& h, const InfogainLossDesc& d, const void* prob, c
   check_dtype(op, d.dtype);
   check_sizes(op, d.outer * d.inner, d.channels);
   check_ptrs(op, prob && label && infogain && loss);
-  require_cpu(h, op);
-  cpu::infogain_loss_fwd(h, d, prob, label, infogain, loss);
+  CREMA_DISPATCH(h, infogain_loss_fwd, h, d, prob, label, infogain, loss);
 }
 
 void infogain_loss_bwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
@@ -144,8 +161,7 @@ void infogain_loss_bwd(Handle& h, const InfogainLossDesc& d, const void* prob, c
   check_dtype(op, d.dtype);
   check_sizes(op, d.outer * d.inner, d.channels);
   check_ptrs(op, prob && label && infogain && dx);
-  require_cpu(h, op);
-  cpu::infogain_loss_bwd(h, d, prob, label, infogain, loss_weight, dx);
+  CREMA_DISPATCH(h, infogain_loss_bwd, h, d, prob, label, infogain, loss_weight, dx);
 }
 
 void multinomial_logistic_loss_fwd(Handle& h, const MultinomialLogisticLossDesc& d,
@@ -154,8 +170,7 @@ void multinomial_logistic_loss_fwd(Handle& h, const MultinomialLogisticLossDesc&
   check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, prob && label && loss);
-  require_cpu(h, op);
-  cpu::multinomial_logistic_loss_fwd(h, d, prob, label, loss);
+  CREMA_DISPATCH(h, multinomial_logistic_loss_fwd, h, d, prob, label, loss);
 }
 
 void multinomial_logistic_loss_bwd(Handle& h, const MultinomialLogisticLossDesc& d,
@@ -165,8 +180,7 @@ void multinomial_logistic_loss_bwd(Handle& h, const MultinomialLogisticLossDesc&
   check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, prob && label && dx);
-  require_cpu(h, op);
-  cpu::multinomial_logistic_loss_bwd(h, d, prob, label, loss_weight, dx);
+  CREMA_DISPATCH(h, multinomial_logistic_loss_bwd, h, d, prob, label, loss_weight, dx);
 }
 
 void sigmoid_cross_entropy_loss_fwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
@@ -175,8 +189,7 @@ void sigmoid_cross_entropy_loss_fwd(Handle& h, const SigmoidCrossEntropyLossDesc
   check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, x && target && loss);
-  require_cpu(h, op);
-  cpu::sigmoid_cross_entropy_loss_fwd(h, d, x, target, loss);
+  CREMA_DISPATCH(h, sigmoid_cross_entropy_loss_fwd, h, d, x, target, loss);
 }
 
 void sigmoid_cross_entropy_loss_bwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
@@ -185,8 +198,7 @@ void sigmoid_cross_entropy_loss_bwd(Handle& h, const SigmoidCrossEntropyLossDesc
   check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, x && target && dx);
-  require_cpu(h, op);
-  cpu::sigmoid_cross_entropy_loss_bwd(h, d, x, target, loss_weight, dx);
+  CREMA_DISPATCH(h, sigmoid_cross_entropy_loss_bwd, h, d, x, target, loss_weight, dx);
 }
 
 }  // namespace crema::prim

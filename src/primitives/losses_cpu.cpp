@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "primitives/losses.h"
+#include "primitives/losses_ops.h"
 
 namespace crema::prim::cpu {
 namespace {
@@ -41,25 +42,7 @@ std::vector<int64_t> label_classes(const char* op, const T* label, int64_t n, in
   return k;
 }
 
-// Caffe's LossLayer::GetNormalizer, clamped to at least 1 so an all-ignored batch gives 0.
-double normalizer(LossNormalization mode, int64_t num, int64_t per_sample, int64_t valid) {
-  double n = 1;
-  switch (mode) {
-    case LossNormalization::kFull:
-      n = double(num) * double(per_sample);
-      break;
-    case LossNormalization::kValid:
-      n = double(valid);
-      break;
-    case LossNormalization::kBatchSize:
-      n = double(num);
-      break;
-    case LossNormalization::kNone:
-      n = 1;
-      break;
-  }
-  return std::max(1.0, n);
-}
+using loss_ops::normalizer;
 
 // ---- contrastive ------------------------------------------------------------------------------
 
@@ -78,14 +61,7 @@ void contrastive_fwd(const ContrastiveLossDesc& d, const T* a, const T* b, const
   double sum = 0;
   for (int64_t n = 0; n < d.num; ++n) {
     const double dsq = row_dist_sq(a + n * d.dim, b + n * d.dim, d.dim);
-    if (int(sim[n]) != 0) {
-      sum += dsq;
-    } else if (d.legacy) {
-      sum += std::max(d.margin - dsq, 0.0);
-    } else {
-      const double m = std::max(d.margin - std::sqrt(dsq), 0.0);
-      sum += m * m;
-    }
+    sum += loss_ops::contrastive_term(int(sim[n]) != 0, d.legacy, d.margin, dsq);
   }
   loss[0] = T(sum / double(d.num) / 2);
 }
@@ -98,15 +74,9 @@ void contrastive_bwd(const ContrastiveLossDesc& d, const T* a, const T* b, const
     const T* an = a + n * d.dim;
     const T* bn = b + n * d.dim;
     const double dsq = row_dist_sq(an, bn, d.dim);
-    double scale = 0;  // gradient w.r.t. a_n is scale * (a_n - b_n)
-    if (int(sim[n]) != 0) {
-      scale = alpha;
-    } else if (d.legacy) {
-      scale = d.margin - dsq > 0 ? -alpha : 0.0;
-    } else {
-      const double dist = std::sqrt(dsq), m = d.margin - dist;
-      scale = m > 0 ? -alpha * m / (dist + 1e-4) : 0.0;
-    }
+    // The gradient w.r.t. a_n is scale * (a_n - b_n).
+    const double scale =
+        loss_ops::contrastive_scale(int(sim[n]) != 0, d.legacy, d.margin, dsq, alpha);
     for (int64_t j = 0; j < d.dim; ++j) {
       const double g = scale * (double(an[j]) - double(bn[j]));
       if (da) da[n * d.dim + j] = T(g);
@@ -140,11 +110,9 @@ void hinge_fwd(const HingeLossDesc& d, const T* x, const T* label, T* loss) {
   const std::vector<int64_t> k = label_classes("hinge_loss_fwd", label, d.num, d.dim);
   double sum = 0;
   for (int64_t n = 0; n < d.num; ++n)
-    for (int64_t j = 0; j < d.dim; ++j) {
-      const double s = j == k[n] ? -1.0 : 1.0;
-      const double v = std::max(0.0, 1.0 + s * double(x[n * d.dim + j]));
-      sum += d.norm == HingeNorm::kL1 ? v : v * v;
-    }
+    for (int64_t j = 0; j < d.dim; ++j)
+      sum += loss_ops::hinge_term(d.norm == HingeNorm::kL2,
+                                  loss_ops::hinge_margin(j == k[n], double(x[n * d.dim + j])));
   loss[0] = T(sum / double(d.num));
 }
 
@@ -154,10 +122,8 @@ void hinge_bwd(const HingeLossDesc& d, const T* x, const T* label, double loss_w
   const double alpha = loss_weight / double(d.num);
   for (int64_t n = 0; n < d.num; ++n)
     for (int64_t j = 0; j < d.dim; ++j) {
-      const double s = j == k[n] ? -1.0 : 1.0;
-      const double v = std::max(0.0, 1.0 + s * double(x[n * d.dim + j]));
-      const double g = d.norm == HingeNorm::kL1 ? (v > 0 ? 1.0 : 0.0) : 2 * v;
-      dx[n * d.dim + j] = T(alpha * s * g);
+      const double v = loss_ops::hinge_margin(j == k[n], double(x[n * d.dim + j]));
+      dx[n * d.dim + j] = T(alpha * loss_ops::hinge_grad(d.norm == HingeNorm::kL2, j == k[n], v));
     }
 }
 
@@ -175,7 +141,7 @@ void infogain_fwd(const InfogainLossDesc& d, const T* prob, const T* label, cons
     const T* pp = prob + (p / I) * C * I + p % I;
     const T* row = H + k[p] * C;
     for (int64_t c = 0; c < C; ++c)
-      sum -= double(row[c]) * std::log(std::max(double(pp[c * I]), kLogThreshold));
+      sum += double(row[c]) * loss_ops::neg_log_clamped(double(pp[c * I]), kLogThreshold);
     ++valid;
   }
   loss[0] = T(sum / normalizer(d.normalization, d.outer, I, valid));
@@ -211,7 +177,7 @@ void mlogistic_fwd(const MultinomialLogisticLossDesc& d, const T* prob, const T*
       label_classes("multinomial_logistic_loss_fwd", label, d.num, d.dim);
   double sum = 0;
   for (int64_t n = 0; n < d.num; ++n)
-    sum -= std::log(std::max(double(prob[n * d.dim + k[n]]), kLogThreshold));
+    sum += loss_ops::neg_log_clamped(double(prob[n * d.dim + k[n]]), kLogThreshold);
   loss[0] = T(sum / double(d.num));
 }
 
@@ -241,9 +207,7 @@ void sce_fwd(const SigmoidCrossEntropyLossDesc& d, const T* x, const T* t, T* lo
   int64_t valid = 0;
   for (int64_t i = 0; i < d.num * d.dim; ++i) {
     if (sce_ignored(d, t[i])) continue;
-    const double v = double(x[i]);
-    // log(1 + exp(v)) - v t, written so exp never overflows.
-    sum += std::max(v, 0.0) - v * double(t[i]) + std::log1p(std::exp(-std::fabs(v)));
+    sum += loss_ops::sce_term(double(x[i]), double(t[i]));
     ++valid;
   }
   loss[0] = T(sum / normalizer(d.normalization, d.num, d.dim, valid));
@@ -261,10 +225,7 @@ void sce_bwd(const SigmoidCrossEntropyLossDesc& d, const T* x, const T* t, doubl
       dx[i] = T(0);
       continue;
     }
-    const double v = double(x[i]);
-    const double e = std::exp(-std::fabs(v));  // sigmoid without overflow on either side
-    const double sig = v >= 0 ? 1 / (1 + e) : e / (1 + e);
-    dx[i] = T(alpha * (sig - double(t[i])));
+    dx[i] = T(alpha * (loss_ops::sce_sigmoid(double(x[i])) - double(t[i])));
   }
 }
 

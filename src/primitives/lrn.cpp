@@ -5,15 +5,23 @@
 #include <cstdint>
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// The CPU implementation (lrn_cpu.cpp) has the public signatures.
+// The implementations (lrn_cpu.cpp, lrn_cuda.cu) have the public signatures.
 namespace cpu {
 void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
              const TensorDesc& yd, void* y, Blend blend);
 void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend);
 }  // namespace cpu
+namespace cuda {
+void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
+             const TensorDesc& yd, void* y, Blend blend);
+void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, const void* dy,
+             const TensorDesc& xd, const void* x, void* dx, Blend blend);
+}  // namespace cuda
 
 namespace {
 
@@ -65,8 +73,7 @@ void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
   if (!x || !y) throw PrimError("lrn_fwd: null x or y");
   const size_t bytes = size_t(xd.count()) * dtype_size(xd.dtype);
   if (overlap(x, y, bytes)) throw PrimError("lrn_fwd: y overlaps x (no in-place LRN)");
-  if (h.device() == Device::kCPU) return cpu::lrn_fwd(h, ld, xd, x, yd, y, blend);
-  throw PrimError("lrn_fwd: CUDA backend not built yet");
+  CREMA_DISPATCH(h, lrn_fwd, h, ld, xd, x, yd, y, blend);
 }
 
 void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, const void* dy,
@@ -80,8 +87,7 @@ void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, 
   // window of dy * y / scale is kept in the workspace); any other overlap is not.
   if (overlap(dx, x, bytes) || overlap(dx, y, bytes) || (dx != dy && overlap(dx, dy, bytes)))
     throw PrimError("lrn_bwd: dx overlaps x, y or part of dy");
-  if (h.device() == Device::kCPU) return cpu::lrn_bwd(h, ld, yd, y, dy, xd, x, dx, blend);
-  throw PrimError("lrn_bwd: CUDA backend not built yet");
+  CREMA_DISPATCH(h, lrn_bwd, h, ld, yd, y, dy, xd, x, dx, blend);
 }
 
 }  // namespace crema::prim

@@ -8,29 +8,16 @@
 #include <cstdint>
 
 #include "primitives/lrn.h"
+#include "primitives/lrn_ops.h"
 
 namespace crema::prim::cpu {
 namespace {
 
-// Calls f with a functor s -> s^-beta. Common exponents use sqrt and division instead of pow
-// (CaffeNet's 0.75 is 1 / (sqrt(s) * sqrt(sqrt(s))), several times faster and as exact); the
-// choice is made once per call so the inner loops stay branch-free. GCC vectorizes sqrt only
-// under -fno-math-errno (otherwise each call keeps its errno path).
+// Calls f with a functor s -> s^-beta (lrn_ops.h). GCC vectorizes sqrt only under
+// -fno-math-errno (otherwise each call keeps its errno path).
 template <typename T, typename F>
 void with_neg_pow(double beta, F&& f) {
-  if (beta == 0.75) {
-    f([](T s) {
-      const T r = std::sqrt(s);
-      return T(1) / (r * std::sqrt(r));
-    });
-  } else if (beta == 0.5) {
-    f([](T s) { return T(1) / std::sqrt(s); });
-  } else if (beta == 1.0) {
-    f([](T s) { return T(1) / s; });
-  } else {
-    const T nb = T(-beta);
-    f([nb](T s) { return std::pow(s, nb); });
-  }
+  lrn_ops::visit_neg_pow<T>(beta, f);
 }
 
 // out[i] = alpha * v(i) + beta * out[i]; with beta == 0 out is never read, since it may hold
@@ -111,10 +98,8 @@ void across_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* x, T
       T* yn = y + n * image;
       slide_channels<true>(C, r, hw, xn, acc, [&](int c) {
         const T* xc = xn + c * hw;
-        // The running sum may drift a few ulps below zero after subtractions; clamp so that a
-        // window of zeros gives exactly k.
         blend_row(hw, blend, yn + c * hw,
-                  [&](int64_t i) { return xc[i] * neg_pow(k + a * std::max(acc[i], T(0))); });
+                  [&](int64_t i) { return xc[i] * neg_pow(lrn_ops::scale_of(k, a, acc[i])); });
       });
     }
   });
@@ -140,7 +125,7 @@ void across_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* y, c
         T* Pc = P + c * hw;
         T* Rc = R + c * hw;
         for (int64_t i = 0; i < hw; ++i) {
-          const T s = k + a * std::max(acc[i], T(0));
+          const T s = lrn_ops::scale_of(k, a, acc[i]);
           Pc[i] = neg_pow(s);
           Rc[i] = dy[o + i] * y[o + i] / s;
         }

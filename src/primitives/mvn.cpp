@@ -4,15 +4,23 @@
 #include <cmath>
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// The CPU implementation (mvn_cpu.cpp) has the public signatures.
+// The implementations (mvn_cpu.cpp, mvn_cuda.cu) have the public signatures.
 namespace cpu {
 void mvn_bwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x, const void* dy,
              const TensorDesc& dxd, void* dx, Blend blend);
 void mvn_fwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x,
              const TensorDesc& yd, void* y, Blend blend);
 }  // namespace cpu
+namespace cuda {
+void mvn_bwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x, const void* dy,
+             const TensorDesc& dxd, void* dx, Blend blend);
+void mvn_fwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x,
+             const TensorDesc& yd, void* y, Blend blend);
+}  // namespace cuda
 
 namespace {
 
@@ -41,8 +49,7 @@ void mvn_bwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x, 
   check("mvn_bwd", md, xd, dxd);
   if (xd.count() == 0) return;
   if (!x || !dy || !dx) throw PrimError("mvn_bwd: null x, dy or dx");
-  if (h.device() == Device::kCPU) return cpu::mvn_bwd(h, md, xd, x, dy, dxd, dx, blend);
-  throw PrimError("mvn_bwd: CUDA backend not built yet");
+  CREMA_DISPATCH(h, mvn_bwd, h, md, xd, x, dy, dxd, dx, blend);
 }
 
 void mvn_fwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x,
@@ -50,8 +57,7 @@ void mvn_fwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x,
   check("mvn_fwd", md, xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y) throw PrimError("mvn_fwd: null x or y");
-  if (h.device() == Device::kCPU) return cpu::mvn_fwd(h, md, xd, x, yd, y, blend);
-  throw PrimError("mvn_fwd: CUDA backend not built yet");
+  CREMA_DISPATCH(h, mvn_fwd, h, md, xd, x, yd, y, blend);
 }
 
 }  // namespace crema::prim

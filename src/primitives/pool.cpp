@@ -1,20 +1,28 @@
-// Pooling: output-size rule, descriptor validation and the device dispatcher. The CPU bodies
-// live in pool_cpu.cpp; the CUDA backend is not built yet.
+// Pooling: output-size rule, descriptor validation and the one device dispatcher.
 #include "primitives/pool.h"
 
 #include <cstdint>
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// Defined in pool_cpu.cpp. Declared here rather than in a header because only this dispatcher
-// calls them; a signature mismatch is a link error.
+// The implementations (pool_cpu.cpp, pool_cuda.cu) have the public signatures. Declared here
+// rather than in a header because only this dispatcher calls them; a signature mismatch is a
+// link error.
 namespace cpu {
-void pool_fwd(const PoolDesc& pd, const TensorDesc& xd, const void* x, const TensorDesc& yd,
-              void* y, Blend blend, int threads);
-void pool_bwd(const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
-              const TensorDesc& xd, const void* x, void* dx, Blend blend, int threads);
+void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
+              const TensorDesc& yd, void* y, Blend blend);
+void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
+              const TensorDesc& xd, const void* x, void* dx, Blend blend);
 }  // namespace cpu
+namespace cuda {
+void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
+              const TensorDesc& yd, void* y, Blend blend);
+void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
+              const TensorDesc& xd, const void* x, void* dx, Blend blend);
+}  // namespace cuda
 
 namespace {
 
@@ -51,10 +59,6 @@ void pool_check(const char* op, const PoolDesc& pd, const TensorDesc& xd, const 
   check_out_dim(op, "width", xd.w, pd.kernel_w, pd.pad_w, pd.stride_w, yd.w);
 }
 
-void require_cpu(const Handle& h, const char* op) {
-  if (h.device() != Device::kCPU) fail(std::string(op) + ": CUDA backend not built yet");
-}
-
 }  // namespace
 
 int pool_out_dim(int in, int kernel, int pad, int stride, bool ceil_mode) {
@@ -80,16 +84,14 @@ void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x
               const TensorDesc& yd, void* y, Blend blend) {
   pool_check("pool_fwd", pd, xd, yd);
   if (!x || !y) fail("pool_fwd: null data pointer");
-  require_cpu(h, "pool_fwd");
-  cpu::pool_fwd(pd, xd, x, yd, y, blend, h.cpu_threads());
+  CREMA_DISPATCH(h, pool_fwd, h, pd, xd, x, yd, y, blend);
 }
 
 void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
               const TensorDesc& xd, const void* x, void* dx, Blend blend) {
   pool_check("pool_bwd", pd, xd, yd);
   if (!dy || !dx || (pd.mode == PoolMode::kMax && (!x || !y))) fail("pool_bwd: null data pointer");
-  require_cpu(h, "pool_bwd");
-  cpu::pool_bwd(pd, yd, y, dy, xd, x, dx, blend, h.cpu_threads());
+  CREMA_DISPATCH(h, pool_bwd, h, pd, yd, y, dy, xd, x, dx, blend);
 }
 
 }  // namespace crema::prim

@@ -9,6 +9,7 @@
 
 #include "primitives/parallel.h"
 #include "primitives/pool.h"
+#include "primitives/pool_ops.h"
 
 namespace crema::prim::cpu {
 namespace {
@@ -27,27 +28,17 @@ struct Window {
   int divisor;
 };
 
-// One axis of the windows of output o: the range clipped to the input, [lo, hi), and the
-// extent clipped to the padded input, which Caffe's average counts (pad cells included).
-struct Span {
-  int lo, hi, padded;
-};
+using pool_ops::Span;
 
 // Computed once per call so the per-output loops do no clipping arithmetic.
 std::vector<Span> spans(int in, int kernel, int pad, int stride, int out) {
   std::vector<Span> v(out);
-  for (int o = 0; o < out; ++o) {
-    const int start = o * stride - pad;
-    const int end = std::min(start + kernel, in + pad);
-    v[o] = Span{std::max(start, 0), std::min(end, in), end - start};
-  }
+  for (int o = 0; o < out; ++o) v[o] = pool_ops::span_of(o, in, kernel, pad, stride);
   return v;
 }
 
 Window window_of(const PoolDesc& pd, const Span& a, const Span& b) {
-  const int divisor =
-      pd.mode == PoolMode::kAverageExcludePad ? (a.hi - a.lo) * (b.hi - b.lo) : a.padded * b.padded;
-  return Window{a.lo, a.hi, b.lo, b.hi, divisor};
+  return Window{a.lo, a.hi, b.lo, b.hi, pool_ops::divisor_of(pd.mode, a, b)};
 }
 
 // A 2-d plane view with element strides.
@@ -197,16 +188,18 @@ void bwd_impl(const PoolDesc& pd, const TensorDesc& yd, const T* y, const T* dy,
 
 }  // namespace
 
-void pool_fwd(const PoolDesc& pd, const TensorDesc& xd, const void* x, const TensorDesc& yd,
-              void* y, Blend blend, int threads) {
+void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
+              const TensorDesc& yd, void* y, Blend blend) {
+  const int threads = h.cpu_threads();
   if (xd.dtype == DataType::kFloat64)
     fwd_impl(pd, xd, static_cast<const double*>(x), yd, static_cast<double*>(y), blend, threads);
   else
     fwd_impl(pd, xd, static_cast<const float*>(x), yd, static_cast<float*>(y), blend, threads);
 }
 
-void pool_bwd(const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
-              const TensorDesc& xd, const void* x, void* dx, Blend blend, int threads) {
+void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
+              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
+  const int threads = h.cpu_threads();
   if (xd.dtype == DataType::kFloat64)
     bwd_impl(pd, yd, static_cast<const double*>(y), static_cast<const double*>(dy), xd,
              static_cast<const double*>(x), static_cast<double*>(dx), blend, threads);

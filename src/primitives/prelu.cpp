@@ -3,15 +3,23 @@
 
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// The CPU implementation (prelu_cpu.cpp) has the public signatures.
+// The implementations (prelu_cpu.cpp, prelu_cuda.cu) have the public signatures.
 namespace cpu {
 void prelu_bwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x, const void* dy,
                const void* slope, void* dx, void* dslope, Blend dx_blend, Blend dslope_blend);
 void prelu_fwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x,
                const void* slope, const TensorDesc& yd, void* y, Blend blend);
 }  // namespace cpu
+namespace cuda {
+void prelu_bwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x, const void* dy,
+               const void* slope, void* dx, void* dslope, Blend dx_blend, Blend dslope_blend);
+void prelu_fwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x,
+               const void* slope, const TensorDesc& yd, void* y, Blend blend);
+}  // namespace cuda
 
 namespace {
 
@@ -33,9 +41,7 @@ void prelu_bwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void*
   if (xd.count() == 0) return;
   if (!x || !dy || !slope) throw PrimError("prelu_bwd: null x, dy or slope");
   if (!dx && !dslope) throw PrimError("prelu_bwd: neither dx nor dslope requested");
-  if (h.device() == Device::kCPU)
-    return cpu::prelu_bwd(h, pd, xd, x, dy, slope, dx, dslope, dx_blend, dslope_blend);
-  throw PrimError("prelu_bwd: CUDA backend not built yet");
+  CREMA_DISPATCH(h, prelu_bwd, h, pd, xd, x, dy, slope, dx, dslope, dx_blend, dslope_blend);
 }
 
 void prelu_fwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x,
@@ -47,8 +53,7 @@ void prelu_fwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void*
                     " but y is " + dtype_name(yd.dtype) + " " + dims(yd));
   if (xd.count() == 0) return;
   if (!x || !slope || !y) throw PrimError("prelu_fwd: null x, slope or y");
-  if (h.device() == Device::kCPU) return cpu::prelu_fwd(h, pd, xd, x, slope, yd, y, blend);
-  throw PrimError("prelu_fwd: CUDA backend not built yet");
+  CREMA_DISPATCH(h, prelu_fwd, h, pd, xd, x, slope, yd, y, blend);
 }
 
 }  // namespace crema::prim

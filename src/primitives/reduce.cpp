@@ -1,18 +1,25 @@
-// Reductions: view validation and the device dispatcher. The CPU bodies live in reduce_cpu.cpp;
-// the CUDA backend is not built yet.
+// Reductions: view validation and the one device dispatcher.
 #include "primitives/reduce.h"
 
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// Defined in reduce_cpu.cpp; only this dispatcher calls them.
+// The implementations (reduce_cpu.cpp, reduce_cuda.cu) have the public signatures.
 namespace cpu {
-void reduce_fwd(const ReduceDesc& rd, const ViewDesc& xd, const void* x, const ViewDesc& yd,
-                void* y, Blend blend);
-void reduce_bwd(const ReduceDesc& rd, const ViewDesc& xd, const void* x, const ViewDesc& dyd,
-                const void* dy, const ViewDesc& dxd, void* dx, Blend blend);
+void reduce_fwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
+                const ViewDesc& yd, void* y, Blend blend);
+void reduce_bwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
+                const ViewDesc& dyd, const void* dy, const ViewDesc& dxd, void* dx, Blend blend);
 }  // namespace cpu
+namespace cuda {
+void reduce_fwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
+                const ViewDesc& yd, void* y, Blend blend);
+void reduce_bwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
+                const ViewDesc& dyd, const void* dy, const ViewDesc& dxd, void* dx, Blend blend);
+}  // namespace cuda
 
 namespace {
 
@@ -46,10 +53,6 @@ void check_op(const char* op, const ReduceDesc& rd) {
     fail(op, "unknown reduction");
 }
 
-void require_cpu(const Handle& h, const char* op) {
-  if (h.device() != Device::kCPU) fail(op, "CUDA backend not built yet");
-}
-
 }  // namespace
 
 void reduce_fwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
@@ -57,11 +60,11 @@ void reduce_fwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void*
   check_op("reduce_fwd", rd);
   check_reduced("reduce_fwd", xd, yd);
   for (int i = 0; i < yd.rank; ++i)
-    if (yd.stride[i] == 0 && yd.size[i] > 1) fail("reduce_fwd", "y repeats elements (stride 0)");
+    if (yd.stride[i] == 0 && yd.size[i] > 1 && yd.count() > 0)
+      fail("reduce_fwd", "y repeats elements (stride 0)");
   if (yd.count() == 0) return;
   if (!y || (xd.count() > 0 && !x)) fail("reduce_fwd", "null data pointer");
-  require_cpu(h, "reduce_fwd");
-  cpu::reduce_fwd(rd, xd, x, yd, y, blend);
+  CREMA_DISPATCH(h, reduce_fwd, h, rd, xd, x, yd, y, blend);
 }
 
 void reduce_bwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
@@ -74,12 +77,12 @@ void reduce_bwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void*
   if (!same)
     fail("reduce_bwd", "dx " + dxd.sizes_string() + " differs from x " + xd.sizes_string());
   for (int i = 0; i < dxd.rank; ++i)
-    if (dxd.stride[i] == 0 && dxd.size[i] > 1) fail("reduce_bwd", "dx repeats elements (stride 0)");
+    if (dxd.stride[i] == 0 && dxd.size[i] > 1 && dxd.count() > 0)
+      fail("reduce_bwd", "dx repeats elements (stride 0)");
   if (xd.count() == 0) return;
   const bool needs_x = rd.op == ReduceOp::kAsum || rd.op == ReduceOp::kSumSq;
   if (!dy || !dx || (needs_x && !x)) fail("reduce_bwd", "null data pointer");
-  require_cpu(h, "reduce_bwd");
-  cpu::reduce_bwd(rd, xd, x, dyd, dy, dxd, dx, blend);
+  CREMA_DISPATCH(h, reduce_bwd, h, rd, xd, x, dyd, dy, dxd, dx, blend);
 }
 
 }  // namespace crema::prim

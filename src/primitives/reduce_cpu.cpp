@@ -108,16 +108,16 @@ void bwd_impl(const ReduceDesc& rd, const ViewDesc& xd, const void* xv, const Vi
 
 }  // namespace
 
-void reduce_fwd(const ReduceDesc& rd, const ViewDesc& xd, const void* x, const ViewDesc& yd,
-                void* y, Blend blend) {
+void reduce_fwd(Handle&, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
+                const ViewDesc& yd, void* y, Blend blend) {
   if (xd.dtype == DataType::kFloat64)
     fwd_impl<double>(rd, xd, x, yd, y, blend);
   else
     fwd_impl<float>(rd, xd, x, yd, y, blend);
 }
 
-void reduce_bwd(const ReduceDesc& rd, const ViewDesc& xd, const void* x, const ViewDesc& dyd,
-                const void* dy, const ViewDesc& dxd, void* dx, Blend blend) {
+void reduce_bwd(Handle&, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
+                const ViewDesc& dyd, const void* dy, const ViewDesc& dxd, void* dx, Blend blend) {
   if (xd.dtype == DataType::kFloat64)
     bwd_impl<double>(rd, xd, x, dyd, dy, dxd, dx, blend);
   else

@@ -3,9 +3,11 @@
 
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// The CPU implementation (scale_bias_cpu.cpp) has the public signatures.
+// The implementations (scale_bias_cpu.cpp, scale_bias_cuda.cu) have the public signatures.
 namespace cpu {
 void scale_bias_bwd_bias(Handle& h, const ScaleBiasDesc& sd, const void* dy, void* dbias,
                          Blend blend);
@@ -16,6 +18,16 @@ void scale_bias_bwd_scale(Handle& h, const ScaleBiasDesc& sd, const void* dy, co
 void scale_bias_fwd(Handle& h, const ScaleBiasDesc& sd, const void* x, const void* scale,
                     const void* bias, void* y, Blend blend);
 }  // namespace cpu
+namespace cuda {
+void scale_bias_bwd_bias(Handle& h, const ScaleBiasDesc& sd, const void* dy, void* dbias,
+                         Blend blend);
+void scale_bias_bwd_data(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* scale,
+                         void* dx, Blend blend);
+void scale_bias_bwd_scale(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* x,
+                          void* dscale, Blend blend);
+void scale_bias_fwd(Handle& h, const ScaleBiasDesc& sd, const void* x, const void* scale,
+                    const void* bias, void* y, Blend blend);
+}  // namespace cuda
 
 namespace {
 
@@ -33,24 +45,21 @@ void scale_bias_bwd_bias(Handle& h, const ScaleBiasDesc& sd, const void* dy, voi
                          Blend blend) {
   if (!check("scale_bias_bwd_bias", sd)) return;
   if (!dy || !dbias) throw PrimError("scale_bias_bwd_bias: null dy or dbias");
-  if (h.device() == Device::kCPU) return cpu::scale_bias_bwd_bias(h, sd, dy, dbias, blend);
-  throw PrimError("scale_bias_bwd_bias: CUDA backend not built yet");
+  CREMA_DISPATCH(h, scale_bias_bwd_bias, h, sd, dy, dbias, blend);
 }
 
 void scale_bias_bwd_data(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* scale,
                          void* dx, Blend blend) {
   if (!check("scale_bias_bwd_data", sd)) return;
   if (!dy || !scale || !dx) throw PrimError("scale_bias_bwd_data: null dy, scale or dx");
-  if (h.device() == Device::kCPU) return cpu::scale_bias_bwd_data(h, sd, dy, scale, dx, blend);
-  throw PrimError("scale_bias_bwd_data: CUDA backend not built yet");
+  CREMA_DISPATCH(h, scale_bias_bwd_data, h, sd, dy, scale, dx, blend);
 }
 
 void scale_bias_bwd_scale(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* x,
                           void* dscale, Blend blend) {
   if (!check("scale_bias_bwd_scale", sd)) return;
   if (!dy || !x || !dscale) throw PrimError("scale_bias_bwd_scale: null dy, x or dscale");
-  if (h.device() == Device::kCPU) return cpu::scale_bias_bwd_scale(h, sd, dy, x, dscale, blend);
-  throw PrimError("scale_bias_bwd_scale: CUDA backend not built yet");
+  CREMA_DISPATCH(h, scale_bias_bwd_scale, h, sd, dy, x, dscale, blend);
 }
 
 void scale_bias_fwd(Handle& h, const ScaleBiasDesc& sd, const void* x, const void* scale,
@@ -58,8 +67,7 @@ void scale_bias_fwd(Handle& h, const ScaleBiasDesc& sd, const void* x, const voi
   if (!check("scale_bias_fwd", sd)) return;
   if (!x || !y) throw PrimError("scale_bias_fwd: null x or y");
   if (!scale && !bias) throw PrimError("scale_bias_fwd: neither scale nor bias given");
-  if (h.device() == Device::kCPU) return cpu::scale_bias_fwd(h, sd, x, scale, bias, y, blend);
-  throw PrimError("scale_bias_fwd: CUDA backend not built yet");
+  CREMA_DISPATCH(h, scale_bias_fwd, h, sd, x, scale, bias, y, blend);
 }
 
 }  // namespace crema::prim

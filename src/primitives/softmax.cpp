@@ -4,9 +4,11 @@
 
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// The CPU implementation (softmax_cpu.cpp) has the public signatures.
+// The implementations (softmax_cpu.cpp, softmax_cuda.cu) have the public signatures.
 namespace cpu {
 void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend blend);
 void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
@@ -18,6 +20,17 @@ void softmax_loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, co
 void accuracy_fwd(Handle& h, const AccuracyDesc& ad, const void* scores, const void* label,
                   void* accuracy, void* per_class);
 }  // namespace cpu
+namespace cuda {
+void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend blend);
+void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
+                 Blend blend);
+void softmax_loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
+                      void* loss);
+void softmax_loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
+                      double loss_weight, void* dx);
+void accuracy_fwd(Handle& h, const AccuracyDesc& ad, const void* scores, const void* label,
+                  void* accuracy, void* per_class);
+}  // namespace cuda
 
 namespace {
 
@@ -39,18 +52,13 @@ void check_ptrs(const char* op, bool ok) {
   if (!ok) throw PrimError(std::string(op) + ": null data pointer");
 }
 
-[[noreturn]] void no_cuda(const char* op) {
-  throw PrimError(std::string(op) + ": CUDA backend not built yet");
-}
-
 }  // namespace
 
 void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend blend) {
   check_shape("softmax_fwd", sd, false);
   if (sd.outer * sd.channels * sd.inner == 0) return;
   check_ptrs("softmax_fwd", x && y);
-  if (h.device() == Device::kCPU) return cpu::softmax_fwd(h, sd, x, y, blend);
-  no_cuda("softmax_fwd");
+  CREMA_DISPATCH(h, softmax_fwd, h, sd, x, y, blend);
 }
 
 void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
@@ -58,8 +66,7 @@ void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy
   check_shape("softmax_bwd", sd, false);
   if (sd.outer * sd.channels * sd.inner == 0) return;
   check_ptrs("softmax_bwd", y && dy && dx);
-  if (h.device() == Device::kCPU) return cpu::softmax_bwd(h, sd, y, dy, dx, blend);
-  no_cuda("softmax_bwd");
+  CREMA_DISPATCH(h, softmax_bwd, h, sd, y, dy, dx, blend);
 }
 
 void softmax_loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
@@ -67,8 +74,7 @@ void softmax_loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, co
   check_shape("softmax_loss_fwd", ld, true);
   // The loss is written even for an empty batch (as 0), so only its pointer is always needed.
   check_ptrs("softmax_loss_fwd", loss && (ld.outer * ld.inner == 0 || (prob && label)));
-  if (h.device() == Device::kCPU) return cpu::softmax_loss_fwd(h, ld, prob, label, loss);
-  no_cuda("softmax_loss_fwd");
+  CREMA_DISPATCH(h, softmax_loss_fwd, h, ld, prob, label, loss);
 }
 
 void softmax_loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
@@ -76,8 +82,7 @@ void softmax_loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, co
   check_shape("softmax_loss_bwd", ld, true);
   if (ld.outer * ld.inner == 0) return;
   check_ptrs("softmax_loss_bwd", prob && label && dx);
-  if (h.device() == Device::kCPU) return cpu::softmax_loss_bwd(h, ld, prob, label, loss_weight, dx);
-  no_cuda("softmax_loss_bwd");
+  CREMA_DISPATCH(h, softmax_loss_bwd, h, ld, prob, label, loss_weight, dx);
 }
 
 void accuracy_fwd(Handle& h, const AccuracyDesc& ad, const void* scores, const void* label,
@@ -88,9 +93,7 @@ void accuracy_fwd(Handle& h, const AccuracyDesc& ad, const void* scores, const v
     throw PrimError("accuracy_fwd: top_k " + std::to_string(ad.top_k) + " is not in [1, " +
                     std::to_string(ad.channels) + "]");
   check_ptrs("accuracy_fwd", accuracy && (ad.outer * ad.inner == 0 || (scores && label)));
-  if (h.device() == Device::kCPU)
-    return cpu::accuracy_fwd(h, ad, scores, label, accuracy, per_class);
-  no_cuda("accuracy_fwd");
+  CREMA_DISPATCH(h, accuracy_fwd, h, ad, scores, label, accuracy, per_class);
 }
 
 }  // namespace crema::prim

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "primitives/softmax.h"
+#include "primitives/softmax_ops.h"
 
 namespace crema::prim::cpu {
 namespace {
@@ -136,41 +137,19 @@ void bwd(Handle& h, const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, Blend
   }
 }
 
-// Labels are stored in the data type, as Caffe stores them. Returns the class, or -1 for the
-// ignore label; anything else is a user error that must name the label and where it is.
+// The class of a stored label, or -1 for the ignore label; anything else is a user error that
+// names the label and where it is.
 template <typename T>
 int64_t label_class(const char* op, T label, int64_t pos, int64_t inner, int64_t channels,
                     bool has_ignore, int ignore) {
-  if (has_ignore && label == T(ignore)) return -1;
-  if (!(label >= T(0) && label < T(channels) && std::floor(label) == label)) {
-    throw PrimError(std::string(op) + ": label " + std::to_string(double(label)) + " at position " +
-                    std::to_string(pos) + " (outer " + std::to_string(pos / inner) + ", inner " +
-                    std::to_string(pos % inner) + ") is not an integer in [0, " +
-                    std::to_string(channels) + ")" +
-                    (has_ignore ? " nor the ignore label " + std::to_string(ignore) : ""));
-  }
-  return int64_t(label);
+  const int64_t k = softmax_ops::label_class(label, channels, has_ignore, ignore);
+  if (k == softmax_ops::kInvalid)
+    softmax_ops::throw_bad_label(op, double(label), pos, inner, channels, has_ignore, ignore);
+  return k;
 }
 
-// Caffe's LossLayer::GetNormalizer, including its clamp to at least 1 so an all-ignored batch
-// gives loss 0 rather than 0/0.
 double normalizer(const SoftmaxLossDesc& ld, int64_t valid) {
-  double n = 1;
-  switch (ld.normalization) {
-    case LossNormalization::kFull:
-      n = double(ld.outer * ld.inner);
-      break;
-    case LossNormalization::kValid:
-      n = double(valid);
-      break;
-    case LossNormalization::kBatchSize:
-      n = double(ld.outer);
-      break;
-    case LossNormalization::kNone:
-      n = 1;
-      break;
-  }
-  return std::max(1.0, n);
+  return softmax_ops::normalizer(ld.normalization, ld.outer, ld.inner, valid);
 }
 
 template <typename T>
@@ -183,7 +162,7 @@ void loss_fwd(const SoftmaxLossDesc& ld, const T* prob, const T* label, T* loss)
         label_class("softmax_loss_fwd", label[p], p, I, C, ld.has_ignore_label, ld.ignore_label);
     if (k < 0) continue;
     const T pk = prob[(p / I) * C * I + k * I + p % I];
-    sum -= std::log(std::max(double(pk), double(FLT_MIN)));
+    sum += softmax_ops::loss_term(double(pk));
     ++valid;
   }
   loss[0] = T(sum / normalizer(ld, valid));
@@ -222,13 +201,14 @@ void accuracy(const AccuracyDesc& ad, const T* scores, const T* label, T* acc, T
     if (k < 0) continue;
     const T* col = scores + (p / I) * C * I + p % I;
     const T ref = col[k * I];
-    // The label is in the top k when fewer than k other classes score at least as high (a tie
-    // counts against the label, as in Caffe); stop counting once it cannot be.
-    int64_t better = -1;  // the label's own score is counted by the loop
-    for (int64_t c = 0; c < C && better < ad.top_k; ++c) better += col[c * I] >= ref;
+    // Count the classes scoring at least the label's (itself included); stop once the label
+    // cannot be in the top k.
+    int64_t at_least = 0;
+    for (int64_t c = 0; c < C && softmax_ops::in_top_k(at_least, ad.top_k); ++c)
+      at_least += col[c * I] >= ref;
     ++valid;
     ++seen[size_t(k)];
-    if (better < ad.top_k) {
+    if (softmax_ops::in_top_k(at_least, ad.top_k)) {
       ++correct;
       ++hit[size_t(k)];
     }

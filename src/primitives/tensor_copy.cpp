@@ -1,15 +1,21 @@
-// tensor_copy: view validation and the device dispatcher. The CPU body lives in
-// tensor_copy_cpu.cpp; the CUDA backend is not built yet.
+// tensor_copy: view validation and the one device dispatcher.
 #include "primitives/tensor_copy.h"
 
 #include <string>
 
+#include "primitives/dispatch.h"
+
 namespace crema::prim {
 
-// Defined in tensor_copy_cpu.cpp; only this dispatcher calls it.
+// The implementations (tensor_copy_cpu.cpp, tensor_copy_cuda.cu) have the public signature.
 namespace cpu {
-void tensor_copy(const ViewDesc& xd, const void* x, const ViewDesc& yd, void* y, Blend blend);
+void tensor_copy(Handle& h, const ViewDesc& xd, const void* x, const ViewDesc& yd, void* y,
+                 Blend blend);
 }  // namespace cpu
+namespace cuda {
+void tensor_copy(Handle& h, const ViewDesc& xd, const void* x, const ViewDesc& yd, void* y,
+                 Blend blend);
+}  // namespace cuda
 
 namespace {
 
@@ -41,8 +47,7 @@ void tensor_copy(Handle& h, const ViewDesc& xd, const void* x, const ViewDesc& y
   }
   if (xd.count() == 0) return;
   if (!x || !y) fail("null data pointer");
-  if (h.device() != Device::kCPU) fail("CUDA backend not built yet");
-  cpu::tensor_copy(xd, x, yd, y, blend);
+  CREMA_DISPATCH(h, tensor_copy, h, xd, x, yd, y, blend);
 }
 
 }  // namespace crema::prim

@@ -1,45 +1,19 @@
-// CPU implementation of tensor_copy: the views are first coalesced (unit axes dropped, axes that
-// are contiguous in both views merged) so a Concat of packed tensors becomes a few long rows;
-// each row is then one memcpy or one vectorizable loop.
+// CPU implementation of tensor_copy: the views are first coalesced (tensor_copy_ops.h) so a
+// Concat of packed tensors becomes a few long rows; each row is then one memcpy or one
+// vectorizable loop.
 #include <cstdint>
 #include <cstring>
 
+#include "primitives/handle.h"
+#include "primitives/tensor_copy_ops.h"
 #include "primitives/types.h"
 #include "primitives/view.h"
 
 namespace crema::prim::cpu {
 namespace {
 
-struct Coalesced {
-  int rank = 0;
-  int64_t size[ViewDesc::kMaxDims];
-  int64_t sx[ViewDesc::kMaxDims];
-  int64_t sy[ViewDesc::kMaxDims];
-};
-
-Coalesced coalesce(const ViewDesc& xd, const ViewDesc& yd) {
-  Coalesced c;
-  for (int i = 0; i < xd.rank; ++i) {
-    if (xd.size[i] == 1) continue;
-    const int p = c.rank - 1;
-    if (p >= 0 && c.sx[p] == xd.size[i] * xd.stride[i] && c.sy[p] == yd.size[i] * yd.stride[i]) {
-      c.size[p] *= xd.size[i];
-      c.sx[p] = xd.stride[i];
-      c.sy[p] = yd.stride[i];
-    } else {
-      c.size[c.rank] = xd.size[i];
-      c.sx[c.rank] = xd.stride[i];
-      c.sy[c.rank] = yd.stride[i];
-      ++c.rank;
-    }
-  }
-  if (c.rank == 0) {  // a single element
-    c.rank = 1;
-    c.size[0] = 1;
-    c.sx[0] = c.sy[0] = 1;
-  }
-  return c;
-}
+using copy_ops::coalesce;
+using copy_ops::Coalesced;
 
 template <typename T>
 void copy_row(const T* x, int64_t ix, T* y, int64_t iy, int64_t n, T a, T b) {
@@ -88,7 +62,8 @@ void copy_impl(const ViewDesc& xd, const void* xv, const ViewDesc& yd, void* yv,
 
 }  // namespace
 
-void tensor_copy(const ViewDesc& xd, const void* x, const ViewDesc& yd, void* y, Blend blend) {
+void tensor_copy(Handle&, const ViewDesc& xd, const void* x, const ViewDesc& yd, void* y,
+                 Blend blend) {
   if (xd.dtype == DataType::kFloat64)
     copy_impl<double>(xd, x, yd, y, blend);
   else

@@ -36,8 +36,11 @@ void check_rule(UpdateRule rule, Regularization reg) {
   Handle cpu(Device::kCPU), gpu(Device::kCUDA);
   std::vector<T> w = random_vector<T>(n, 1), h(n, T(0)), h2(n, T(0));
   DeviceBuffer gw = to_gpu(w), gh = to_gpu(h), gh2 = to_gpu(h2);
+  // CUDA contracts a * b + c into one FMA, the CPU build does not: where an update nearly
+  // cancels (g + decay * w close to 0) the relative difference can exceed 1e-5, so the absolute
+  // bound is scaled to the O(0.1) step sizes.
   const test::Tolerance tol =
-      sizeof(T) == 8 ? test::Tolerance{1e-12, 1e-10} : test::Tolerance{1e-6, 1e-5};
+      sizeof(T) == 8 ? test::Tolerance{1e-12, 1e-10} : test::Tolerance{1e-5, 1e-5};
   for (int step = 0; step < 3; ++step) {
     std::vector<T> g = random_vector<T>(n, 10 + step);
     DeviceBuffer gg = to_gpu(g);

@@ -1,0 +1,216 @@
+// Batch normalization on CUDA. Training statistics are deterministic per-channel sums in double
+// (cuda_reduce.cuh: blocks over pieces of each channel, partials added in order), two passes
+// for the variance as on the CPU; then one element-wise pass writes y. Bytes per element:
+// forward training 3 reads + 1 write (4 * sizeof(T)), inference 2 * sizeof(T); backward
+// training 2 reads twice + 1 write (5 * sizeof(T)), inference 2 * sizeof(T).
+#include <cmath>
+
+#include "primitives/batchnorm.h"
+#include "primitives/cuda_reduce.cuh"
+#include "primitives/cuda_util.cuh"
+
+namespace crema::prim::cuda {
+namespace {
+
+struct Shape {
+  int64_t N, C, hw;
+  explicit Shape(const TensorDesc& d) : N(d.n), C(d.c), hw(int64_t(d.h) * d.w) {}
+  double m() const { return double(N) * double(hw); }
+};
+
+template <typename T>
+struct SumTerm {
+  const T* x;
+  __device__ void operator()(int64_t j, int64_t, double (&v)[1]) const { v[0] += double(x[j]); }
+};
+
+template <typename T>
+struct CentredSqTerm {
+  const T* x;
+  const double* mean;
+  __device__ void operator()(int64_t j, int64_t c, double (&v)[1]) const {
+    const double d = double(x[j]) - mean[c];
+    v[0] += d * d;
+  }
+};
+
+struct MeanFin {
+  double* mean;
+  double inv_m;
+  __device__ void operator()(int64_t c, const double (&v)[1]) const { mean[c] = v[0] * inv_m; }
+};
+
+template <typename T>
+struct VarFin {
+  const double* mean;
+  double inv_m, eps;
+  T *mean_out, *var_out, *inv_std_out, *shift, *scale;
+  __device__ void operator()(int64_t c, const double (&v)[1]) const {
+    const double var = v[0] * inv_m;
+    const double inv_std = 1.0 / sqrt(var + eps);
+    if (mean_out) mean_out[c] = T(mean[c]);
+    if (var_out) var_out[c] = T(var);
+    if (inv_std_out) inv_std_out[c] = T(inv_std);
+    shift[c] = T(mean[c]);
+    scale[c] = T(inv_std);
+  }
+};
+
+// (x - shift[c]) * scale[c]: the normalization of both forward modes.
+template <typename T>
+struct Normalize {
+  const T *x, *shift, *scale;
+  __device__ T operator()(int64_t i, int64_t c) const { return (x[i] - shift[c]) * scale[c]; }
+};
+
+template <typename T>
+__global__ void inference_params_kernel(int64_t C, const T* mean, const T* var, double eps,
+                                        T* shift, T* scale) {
+  CREMA_CUDA_LOOP(c, C) {
+    if (mean) shift[c] = mean[c];
+    scale[c] = T(1.0 / sqrt(double(var[c]) + eps));
+  }
+}
+
+template <typename T>
+struct DyScale {
+  const T *dy, *scale;
+  __device__ T operator()(int64_t i, int64_t c) const { return dy[i] * scale[c]; }
+};
+
+template <typename T>
+struct DyTerms {
+  const T *y, *dy;
+  __device__ void operator()(int64_t j, int64_t, double (&v)[2]) const {
+    v[0] += double(dy[j]);
+    v[1] += double(dy[j]) * double(y[j]);
+  }
+};
+
+template <typename T>
+struct DyMeansFin {
+  double inv_m;
+  T *mean_dy, *mean_dy_y;
+  __device__ void operator()(int64_t c, const double (&v)[2]) const {
+    mean_dy[c] = T(v[0] * inv_m);
+    mean_dy_y[c] = T(v[1] * inv_m);
+  }
+};
+
+template <typename T>
+struct TrainingGrad {
+  const T *y, *dy, *inv_std, *mean_dy, *mean_dy_y;
+  __device__ T operator()(int64_t i, int64_t c) const {
+    return inv_std[c] * (dy[i] - mean_dy[c] - y[i] * mean_dy_y[c]);
+  }
+};
+
+template <typename T>
+void fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& d, const T* x, T* y,
+                  T* mean_out, T* var_out, T* inv_std_out, Blend b) {
+  const Shape L(d);
+  const ChanPlan plan = plan_channels(L.N, L.C, L.hw);
+  const size_t C = size_t(L.C);
+  Carver cv(h.workspace(Carver::bytes<double>(plan.scratch_doubles(1)) + Carver::bytes<double>(C) +
+                        2 * Carver::bytes<T>(C)));
+  double* partial = cv.take<double>(plan.scratch_doubles(1));
+  double* mean = cv.take<double>(C);
+  T* shift = cv.take<T>(C);
+  T* scale = cv.take<T>(C);
+  const double inv_m = 1.0 / L.m();
+  channel_sums<1>(h, plan, partial, SumTerm<T>{x}, MeanFin{mean, inv_m}, "batchnorm_fwd_training");
+  channel_sums<1>(h, plan, partial, CentredSqTerm<T>{x, mean},
+                  VarFin<T>{mean, inv_m, bd.eps, mean_out, var_out, inv_std_out, shift, scale},
+                  "batchnorm_fwd_training");
+  chan_map(h, L.N, L.C, L.hw, Normalize<T>{x, shift, scale}, y, b, "batchnorm_fwd_training");
+}
+
+template <typename T>
+void fwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& d, const T* x, T* y,
+                   const T* mean, const T* var, Blend b) {
+  const Shape L(d);
+  Carver cv(h.workspace(2 * Carver::bytes<T>(size_t(L.C))));
+  T* shift = cv.take<T>(size_t(L.C));
+  T* scale = cv.take<T>(size_t(L.C));
+  inference_params_kernel<T>
+      <<<grid_for(L.C), kBlock, 0, stream_of(h)>>>(L.C, mean, var, bd.eps, shift, scale);
+  check_launch("batchnorm_fwd_inference");
+  chan_map(h, L.N, L.C, L.hw, Normalize<T>{x, shift, scale}, y, b, "batchnorm_fwd_inference");
+}
+
+template <typename T>
+void bwd_training(Handle& h, const TensorDesc& d, const T* y, const T* dy, const T* inv_std, T* dx,
+                  Blend b) {
+  const Shape L(d);
+  const ChanPlan plan = plan_channels(L.N, L.C, L.hw);
+  const size_t C = size_t(L.C);
+  Carver cv(h.workspace(Carver::bytes<double>(plan.scratch_doubles(2)) + 2 * Carver::bytes<T>(C)));
+  double* partial = cv.take<double>(plan.scratch_doubles(2));
+  T* mean_dy = cv.take<T>(C);
+  T* mean_dy_y = cv.take<T>(C);
+  channel_sums<2>(h, plan, partial, DyTerms<T>{y, dy},
+                  DyMeansFin<T>{1.0 / L.m(), mean_dy, mean_dy_y}, "batchnorm_bwd_training");
+  chan_map(h, L.N, L.C, L.hw, TrainingGrad<T>{y, dy, inv_std, mean_dy, mean_dy_y}, dx, b,
+           "batchnorm_bwd_training");
+}
+
+template <typename T>
+void bwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& d, const T* dy,
+                   const T* var, T* dx, Blend b) {
+  const Shape L(d);
+  T* scale = static_cast<T*>(h.workspace(Carver::bytes<T>(size_t(L.C))));
+  inference_params_kernel<T><<<grid_for(L.C), kBlock, 0, stream_of(h)>>>(
+      L.C, static_cast<const T*>(nullptr), var, bd.eps, static_cast<T*>(nullptr), scale);
+  check_launch("batchnorm_bwd_inference");
+  chan_map(h, L.N, L.C, L.hw, DyScale<T>{dy, scale}, dx, b, "batchnorm_bwd_inference");
+}
+
+}  // namespace
+
+void batchnorm_bwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& dyd,
+                             const void* dy, const void* var, const TensorDesc&, void* dx,
+                             Blend blend) {
+  if (dyd.dtype == DataType::kFloat64)
+    bwd_inference(h, bd, dyd, static_cast<const double*>(dy), static_cast<const double*>(var),
+                  static_cast<double*>(dx), blend);
+  else
+    bwd_inference(h, bd, dyd, static_cast<const float*>(dy), static_cast<const float*>(var),
+                  static_cast<float*>(dx), blend);
+}
+
+void batchnorm_bwd_training(Handle& h, const BatchNormDesc&, const TensorDesc& yd, const void* y,
+                            const void* dy, const void* inv_std, const TensorDesc&, void* dx,
+                            Blend blend) {
+  if (yd.dtype == DataType::kFloat64)
+    bwd_training(h, yd, static_cast<const double*>(y), static_cast<const double*>(dy),
+                 static_cast<const double*>(inv_std), static_cast<double*>(dx), blend);
+  else
+    bwd_training(h, yd, static_cast<const float*>(y), static_cast<const float*>(dy),
+                 static_cast<const float*>(inv_std), static_cast<float*>(dx), blend);
+}
+
+void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd,
+                             const void* x, const TensorDesc&, void* y, const void* mean,
+                             const void* var, Blend blend) {
+  if (xd.dtype == DataType::kFloat64)
+    fwd_inference(h, bd, xd, static_cast<const double*>(x), static_cast<double*>(y),
+                  static_cast<const double*>(mean), static_cast<const double*>(var), blend);
+  else
+    fwd_inference(h, bd, xd, static_cast<const float*>(x), static_cast<float*>(y),
+                  static_cast<const float*>(mean), static_cast<const float*>(var), blend);
+}
+
+void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd, const void* x,
+                            const TensorDesc&, void* y, void* mean, void* var, void* inv_std,
+                            Blend blend) {
+  if (xd.dtype == DataType::kFloat64)
+    fwd_training(h, bd, xd, static_cast<const double*>(x), static_cast<double*>(y),
+                 static_cast<double*>(mean), static_cast<double*>(var),
+                 static_cast<double*>(inv_std), blend);
+  else
+    fwd_training(h, bd, xd, static_cast<const float*>(x), static_cast<float*>(y),
+                 static_cast<float*>(mean), static_cast<float*>(var), static_cast<float*>(inv_std),
+                 blend);
+}
+
+}  // namespace crema::prim::cuda

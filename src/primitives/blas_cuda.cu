@@ -1,0 +1,264 @@
+// BLAS-style primitives on CUDA: GEMM/GEMV through cuBLAS (strict fp32/fp64, no TF32), the
+// level-1 operations as grid-stride kernels, dot/asum as a deterministic two-pass reduction in
+// double, and the per-channel bias add/reduce of conv layers.
+#include <algorithm>
+
+#include "primitives/blas.h"
+#include "primitives/cuda_index.cuh"
+#include "primitives/cuda_util.cuh"
+
+namespace crema::prim::cuda {
+namespace {
+
+// The row-major matrices of blas.h are the column-major transposes cuBLAS sees, so
+// C = op(A) op(B) (row-major) is C^T = op(B)^T op(A)^T (column-major): swap the operands and
+// m/n, keep the transpose flags.
+cublasOperation_t to_cublas(Trans t) { return t == Trans::kYes ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+cublasStatus_t gemm_call(cublasHandle_t b, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                         int k, const float* alpha, const float* a, int lda, const float* bb,
+                         int ldb, const float* beta, float* c, int ldc) {
+  return cublasSgemm(b, ta, tb, m, n, k, alpha, a, lda, bb, ldb, beta, c, ldc);
+}
+cublasStatus_t gemm_call(cublasHandle_t b, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                         int k, const double* alpha, const double* a, int lda, const double* bb,
+                         int ldb, const double* beta, double* c, int ldc) {
+  return cublasDgemm(b, ta, tb, m, n, k, alpha, a, lda, bb, ldb, beta, c, ldc);
+}
+cublasStatus_t gemv_call(cublasHandle_t b, cublasOperation_t t, int m, int n, const float* alpha,
+                         const float* a, int lda, const float* x, const float* beta, float* y) {
+  return cublasSgemv(b, t, m, n, alpha, a, lda, x, 1, beta, y, 1);
+}
+cublasStatus_t gemv_call(cublasHandle_t b, cublasOperation_t t, int m, int n, const double* alpha,
+                         const double* a, int lda, const double* x, const double* beta, double* y) {
+  return cublasDgemv(b, t, m, n, alpha, a, lda, x, 1, beta, y, 1);
+}
+
+// The scalars are host values; strict IEEE math so that results match the CPU's precision.
+void prepare(cublasHandle_t b) {
+  check_cublas(cublasSetPointerMode(b, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
+  check_cublas(cublasSetMathMode(b, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+}
+
+// x = beta * x; beta == 0 writes zeros without reading (NaN poison must not survive).
+template <typename T>
+__global__ void scale_kernel(int64_t n, T beta, T* x) {
+  CREMA_CUDA_LOOP(i, n) x[i] = beta == T(0) ? T(0) : beta * x[i];
+}
+
+template <typename T>
+void scale_or_zero(Handle& h, int64_t n, T beta, T* x) {
+  if (n == 0 || beta == T(1)) return;
+  scale_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(n, beta, x);
+  check_launch("scale_kernel");
+}
+
+template <typename T>
+void gemm_impl(Handle& h, Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a,
+               const void* b, double beta, void* c) {
+  T* cc = static_cast<T*>(c);
+  if (m == 0 || n == 0) return;
+  if (k == 0 || alpha == 0.0) {
+    scale_or_zero<T>(h, int64_t(m) * n, T(beta), cc);
+    return;
+  }
+  const int lda = ta == Trans::kNo ? k : m;
+  const int ldb = tb == Trans::kNo ? n : k;
+  const T al = T(alpha), be = T(beta);
+  cublasHandle_t bh = blas_of(h);
+  prepare(bh);
+  check_cublas(gemm_call(bh, to_cublas(tb), to_cublas(ta), n, m, k, &al, static_cast<const T*>(b),
+                         ldb, static_cast<const T*>(a), lda, &be, cc, n),
+               "cublas gemm");
+}
+
+// Row-major A (m x n) is column-major A^T (n x m, ld n): A x is (A^T)^T x, A^T x is (A^T) x.
+template <typename T>
+void gemv_impl(Handle& h, Trans ta, int m, int n, double alpha, const void* a, const void* x,
+               double beta, void* y) {
+  const int ylen = ta == Trans::kNo ? m : n;
+  const int xlen = ta == Trans::kNo ? n : m;
+  T* yy = static_cast<T*>(y);
+  if (ylen == 0) return;
+  if (xlen == 0 || alpha == 0.0) {
+    scale_or_zero<T>(h, ylen, T(beta), yy);
+    return;
+  }
+  const T al = T(alpha), be = T(beta);
+  cublasHandle_t bh = blas_of(h);
+  prepare(bh);
+  check_cublas(gemv_call(bh, ta == Trans::kNo ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, &al,
+                         static_cast<const T*>(a), n, static_cast<const T*>(x), &be, yy),
+               "cublas gemv");
+}
+
+template <typename T>
+__global__ void axpby_kernel(int64_t n, T alpha, const T* x, T beta, T* y) {
+  // The CPU computes a*x + b*y with two rounded products; no fused multiply-add, so the results
+  // agree bit for bit.
+  CREMA_CUDA_LOOP(i, n) {
+    const T ax = mul_rn(alpha, x[i]);
+    y[i] = beta == T(0) ? ax : beta == T(1) ? add_rn(y[i], ax) : add_rn(ax, mul_rn(beta, y[i]));
+  }
+}
+
+template <typename T>
+__global__ void fill_kernel(int64_t n, T v, T* x) {
+  CREMA_CUDA_LOOP(i, n) x[i] = v;
+}
+
+// Two-pass reduction in double with a fixed block count and tree order: the result depends only
+// on n, never on timing. Pass one writes one partial per block, pass two sums them.
+constexpr int kReduceBlocks = 1024;
+
+template <int kThreads>
+__device__ double block_sum(double v) {
+  __shared__ double buf[kThreads];
+  buf[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) buf[threadIdx.x] += buf[threadIdx.x + s];
+    __syncthreads();
+  }
+  return buf[0];
+}
+
+template <typename T, bool kDot>
+__global__ void reduce_partials(int64_t n, const T* x, const T* y, double* partial) {
+  double s = 0;
+  CREMA_CUDA_LOOP(i, n) s += kDot ? double(x[i]) * double(y[i]) : fabs(double(x[i]));
+  const double total = block_sum<kBlock>(s);
+  if (threadIdx.x == 0) partial[blockIdx.x] = total;
+}
+
+__global__ void reduce_final(int count, double* partial) {
+  double s = 0;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) s += partial[i];
+  const double total = block_sum<kBlock>(s);
+  if (threadIdx.x == 0) partial[count] = total;
+}
+
+template <typename T, bool kDot>
+double reduce(Handle& h, int64_t n, const void* x, const void* y) {
+  if (n == 0) return 0.0;
+  const unsigned blocks = std::min<unsigned>(grid_for(n), kReduceBlocks);
+  double* partial = static_cast<double*>(h.workspace(sizeof(double) * (blocks + 1)));
+  cudaStream_t st = stream_of(h);
+  reduce_partials<T, kDot>
+      <<<blocks, kBlock, 0, st>>>(n, static_cast<const T*>(x), static_cast<const T*>(y), partial);
+  check_launch("reduce_partials");
+  reduce_final<<<1, kBlock, 0, st>>>(int(blocks), partial);
+  check_launch("reduce_final");
+  double result = 0;
+  check_cuda(cudaMemcpyAsync(&result, partial + blocks, sizeof(double), cudaMemcpyDeviceToHost, st),
+             "dot/asum result copy");
+  check_cuda(cudaStreamSynchronize(st), "dot/asum synchronize");
+  return result;
+}
+
+template <typename T>
+__global__ void bias_add_kernel(StridedIndex ix, T alpha, const T* bias, T* y) {
+  CREMA_CUDA_LOOP(i, ix.count) {
+    int c;
+    const int64_t off = ix.offset(i, &c);
+    y[off] += mul_rn(alpha, bias[c]);
+  }
+}
+
+// One block per channel sums its N*H*W elements in double, tree-reduced in a fixed order, so the
+// result is deterministic; the blend is applied in double as on the CPU.
+template <typename T>
+__global__ void bias_bwd_kernel(StridedIndex ix, const T* dy, T* db, double alpha, double beta) {
+  const int c = blockIdx.x;
+  const int64_t per_channel = int64_t(ix.n) * ix.h * ix.w;
+  double s = 0;
+  for (int64_t j = threadIdx.x; j < per_channel; j += blockDim.x)
+    s += double(dy[ix.channel_offset(c, j)]);
+  const double total = block_sum<kBlock>(s);
+  if (threadIdx.x == 0) {
+    const double v = alpha * total;
+    db[c] = beta == 0.0 ? T(v) : T(v + beta * double(db[c]));
+  }
+}
+
+}  // namespace
+
+void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
+          const void* a, const void* b, double beta, void* c) {
+  if (t == DataType::kFloat64)
+    gemm_impl<double>(h, ta, tb, m, n, k, alpha, a, b, beta, c);
+  else
+    gemm_impl<float>(h, ta, tb, m, n, k, alpha, a, b, beta, c);
+}
+
+void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
+          double beta, void* y) {
+  if (t == DataType::kFloat64)
+    gemv_impl<double>(h, ta, m, n, alpha, a, x, beta, y);
+  else
+    gemv_impl<float>(h, ta, m, n, alpha, a, x, beta, y);
+}
+
+void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double beta, void* y) {
+  if (n == 0) return;
+  if (t == DataType::kFloat64)
+    axpby_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(n, alpha, static_cast<const double*>(x),
+                                                           beta, static_cast<double*>(y));
+  else
+    axpby_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(
+        n, float(alpha), static_cast<const float*>(x), float(beta), static_cast<float*>(y));
+  check_launch("axpby_kernel");
+}
+
+void scal(Handle& h, DataType t, int64_t n, double alpha, void* x) {
+  if (t == DataType::kFloat64)
+    scale_or_zero<double>(h, n, alpha, static_cast<double*>(x));
+  else
+    scale_or_zero<float>(h, n, float(alpha), static_cast<float*>(x));
+}
+
+void fill(Handle& h, DataType t, int64_t n, double value, void* x) {
+  if (n == 0) return;
+  if (t == DataType::kFloat64)
+    fill_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(n, value, static_cast<double*>(x));
+  else
+    fill_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(n, float(value), static_cast<float*>(x));
+  check_launch("fill_kernel");
+}
+
+double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y) {
+  return t == DataType::kFloat64 ? reduce<double, true>(h, n, x, y)
+                                 : reduce<float, true>(h, n, x, y);
+}
+
+double asum(Handle& h, DataType t, int64_t n, const void* x) {
+  return t == DataType::kFloat64 ? reduce<double, false>(h, n, x, x)
+                                 : reduce<float, false>(h, n, x, x);
+}
+
+void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha) {
+  const StridedIndex ix(yd);
+  if (ix.count == 0) return;
+  if (yd.dtype == DataType::kFloat64)
+    bias_add_kernel<<<grid_for(ix.count), kBlock, 0, stream_of(h)>>>(
+        ix, alpha, static_cast<const double*>(bias), static_cast<double*>(y));
+  else
+    bias_add_kernel<<<grid_for(ix.count), kBlock, 0, stream_of(h)>>>(
+        ix, float(alpha), static_cast<const float*>(bias), static_cast<float*>(y));
+  check_launch("bias_add_kernel");
+}
+
+void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
+  if (dyd.c == 0) return;
+  // An empty reduction still writes alpha * 0 + beta * db, as the CPU does.
+  const StridedIndex ix(dyd);
+  if (dyd.dtype == DataType::kFloat64)
+    bias_bwd_kernel<<<unsigned(dyd.c), kBlock, 0, stream_of(h)>>>(
+        ix, static_cast<const double*>(dy), static_cast<double*>(db), blend.alpha, blend.beta);
+  else
+    bias_bwd_kernel<<<unsigned(dyd.c), kBlock, 0, stream_of(h)>>>(
+        ix, static_cast<const float*>(dy), static_cast<float*>(db), blend.alpha, blend.beta);
+  check_launch("bias_bwd_kernel");
+}
+
+}  // namespace crema::prim::cuda

@@ -1,0 +1,388 @@
+// Convolution on CUDA. im2col + cuBLAS: a chunk of images is unfolded into the workspace and one
+// strided-batched GEMM per group covers the chunk, writing (and blending) straight into y / the
+// patch gradient; 1x1 stride-1 unpadded convolutions use the input as the patch matrix (no
+// workspace); direct kernels handle any strides and are the fast path for depthwise
+// convolutions (one input channel per output channel). The dispatcher in conv.cpp has validated
+// the descriptors and picked a supported algorithm. Epilogue and blend semantics as the CPU:
+//   y = act(alpha * conv + beta * y + bias[k]).
+#include <algorithm>
+
+#include "primitives/conv.h"
+#include "primitives/conv_ops.h"
+#include "primitives/im2col_cuda.cuh"
+
+namespace crema::prim::cuda {
+namespace {
+
+cublasStatus_t gemm_batched(cublasHandle_t b, cublasOperation_t ta, cublasOperation_t tb, int m,
+                            int n, int k, const float* alpha, const float* a, int lda, long long sa,
+                            const float* bb, int ldb, long long sb, const float* beta, float* c,
+                            int ldc, long long sc, int batch) {
+  return cublasSgemmStridedBatched(b, ta, tb, m, n, k, alpha, a, lda, sa, bb, ldb, sb, beta, c, ldc,
+                                   sc, batch);
+}
+cublasStatus_t gemm_batched(cublasHandle_t b, cublasOperation_t ta, cublasOperation_t tb, int m,
+                            int n, int k, const double* alpha, const double* a, int lda,
+                            long long sa, const double* bb, int ldb, long long sb,
+                            const double* beta, double* c, int ldc, long long sc, int batch) {
+  return cublasDgemmStridedBatched(b, ta, tb, m, n, k, alpha, a, lda, sa, bb, ldb, sb, beta, c, ldc,
+                                   sc, batch);
+}
+
+// One row-major operand of a batched GEMM: base pointer, leading dimension, batch stride, and
+// whether it is used transposed.
+template <typename T>
+struct Mat {
+  const T* p;
+  int ld;
+  int64_t stride;
+  bool trans = false;
+};
+
+// Row-major C_i (m x n) = alpha * op(A_i) op(B_i) + beta * C_i for i < batch, through the
+// column-major cuBLAS as C^T = op(B)^T op(A)^T. beta == 0 never reads C (cuBLAS contract).
+template <typename T>
+void gemm_rm(Handle& h, int m, int n, int k, T alpha, Mat<T> a, Mat<T> b, T beta, T* c, int ldc,
+             int64_t stride_c, int batch) {
+  cublasHandle_t bh = blas_of(h);
+  check_cublas(cublasSetPointerMode(bh, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
+  check_cublas(cublasSetMathMode(bh, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  check_cublas(gemm_batched(bh, b.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b.p, b.ld,
+                            b.stride, a.p, a.ld, a.stride, &beta, c, ldc, stride_c, batch),
+               "cublas gemm strided batched");
+}
+
+// y = act(y + bias[k]) after the blended convolution, any strides.
+template <typename T>
+__global__ void epilogue_kernel(StridedIndex ix, const T* bias, bool relu, T* y) {
+  CREMA_CUDA_LOOP(i, ix.count) {
+    int k;
+    const int64_t off = ix.offset(i, &k);
+    T v = y[off];
+    if (bias) v = add_rn(v, bias[k]);
+    if (relu) v = v > T(0) ? v : T(0);
+    y[off] = v;
+  }
+}
+
+// The problem as the kernels see it (sizes and strides by value).
+struct Prob {
+  int n, c, h, w;  // input
+  int k, p, q;     // output
+  int cg, kg, r, s;
+  int pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
+  int64_t xsn, xsc, xsh, xsw;
+  int64_t ysn, ysc, ysh, ysw;
+};
+
+// Direct forward: one thread per output element, summing its taps in the CPU direct loops'
+// order (c, r, s) with the same roundings; then blend and epilogue. For a depthwise layer (cg ==
+// 1) a thread does R*S multiply-adds on cached neighbours: the memory-bound ideal.
+template <typename T>
+__global__ void fwd_direct_kernel(Prob pb, const T* __restrict__ x, const T* __restrict__ w, T* y,
+                                  T alpha, T beta, const T* bias, bool relu) {
+  const int64_t total = int64_t(pb.n) * pb.k * pb.p * pb.q;
+  CREMA_CUDA_LOOP(i, total) {
+    const int q = int(i % pb.q);
+    int64_t t = i / pb.q;
+    const int p = int(t % pb.p);
+    t /= pb.p;
+    const int k = int(t % pb.k);
+    const int n = int(t / pb.k);
+    const int gi = k / pb.kg;
+    T acc = T(0);
+    for (int c = 0; c < pb.cg; ++c) {
+      const T* xp = x + n * pb.xsn + int64_t(gi * pb.cg + c) * pb.xsc;
+      const T* wk = w + (int64_t(k) * pb.cg + c) * pb.r * pb.s;
+      for (int r = 0; r < pb.r; ++r) {
+        const int hh = p * pb.stride_h - pb.pad_h + r * pb.dil_h;
+        if (hh < 0 || hh >= pb.h) continue;
+        for (int s = 0; s < pb.s; ++s) {
+          const int ww = q * pb.stride_w - pb.pad_w + s * pb.dil_w;
+          if (ww < 0 || ww >= pb.w) continue;
+          acc = add_rn(acc, mul_rn(wk[r * pb.s + s], xp[hh * pb.xsh + ww * pb.xsw]));
+        }
+      }
+    }
+    T* out = y + n * pb.ysn + k * pb.ysc + p * pb.ysh + q * pb.ysw;
+    T v = blend_rn(acc, alpha, beta, out);
+    if (bias) v = add_rn(v, bias[k]);
+    if (relu) v = v > T(0) ? v : T(0);
+    *out = v;
+  }
+}
+
+// Direct backward data: one thread per input-gradient element gathers from the output gradients
+// of its group in the CPU's (k, r, s) order; every element written once, no atomics.
+template <typename T>
+__global__ void bwd_data_direct_kernel(Prob pb, const T* __restrict__ w, const T* __restrict__ dy,
+                                       T* dx, T alpha, T beta) {
+  const int64_t total = int64_t(pb.n) * pb.c * pb.h * pb.w;
+  CREMA_CUDA_LOOP(i, total) {
+    const int ww = int(i % pb.w);
+    int64_t t = i / pb.w;
+    const int hh = int(t % pb.h);
+    t /= pb.h;
+    const int c = int(t % pb.c);
+    const int n = int(t / pb.c);
+    const int gi = c / pb.cg, cl = c % pb.cg;
+    T acc = T(0);
+    for (int k = gi * pb.kg; k < (gi + 1) * pb.kg; ++k) {
+      const T* dyp = dy + n * pb.ysn + k * pb.ysc;
+      const T* wk = w + (int64_t(k) * pb.cg + cl) * pb.r * pb.s;
+      for (int r = 0; r < pb.r; ++r) {
+        const int hn = hh + pb.pad_h - r * pb.dil_h;
+        if (hn < 0) break;  // decreases with r
+        if (hn % pb.stride_h != 0) continue;
+        const int p = hn / pb.stride_h;
+        if (p >= pb.p) continue;
+        for (int s = 0; s < pb.s; ++s) {
+          const int wn = ww + pb.pad_w - s * pb.dil_w;
+          if (wn < 0) break;
+          if (wn % pb.stride_w != 0) continue;
+          const int q = wn / pb.stride_w;
+          if (q >= pb.q) continue;
+          acc = add_rn(acc, mul_rn(wk[r * pb.s + s], dyp[p * pb.ysh + q * pb.ysw]));
+        }
+      }
+    }
+    T* out = dx + n * pb.xsn + c * pb.xsc + hh * pb.xsh + ww * pb.xsw;
+    *out = blend_rn(acc, alpha, beta, out);
+  }
+}
+
+// Direct backward filter: one block per filter element reduces its N*P*Q products, per-thread
+// partial sums then a fixed-order tree, so the result is deterministic.
+constexpr int kFilterThreads = 128;
+
+template <typename T>
+__global__ void bwd_filter_direct_kernel(Prob pb, const T* __restrict__ x, const T* __restrict__ dy,
+                                         T* dw, T alpha, T beta) {
+  const int64_t wi = blockIdx.x;
+  const int s = int(wi % pb.s);
+  int64_t t = wi / pb.s;
+  const int r = int(t % pb.r);
+  t /= pb.r;
+  const int c = int(t % pb.cg);
+  const int k = int(t / pb.cg);
+  const int ch = k / pb.kg * pb.cg + c;
+  const int64_t per = int64_t(pb.n) * pb.p * pb.q;
+  T sum = T(0);
+  for (int64_t j = threadIdx.x; j < per; j += blockDim.x) {
+    const int q = int(j % pb.q);
+    const int64_t t2 = j / pb.q;
+    const int p = int(t2 % pb.p);
+    const int n = int(t2 / pb.p);
+    const int hh = p * pb.stride_h - pb.pad_h + r * pb.dil_h;
+    const int ww = q * pb.stride_w - pb.pad_w + s * pb.dil_w;
+    if (hh < 0 || hh >= pb.h || ww < 0 || ww >= pb.w) continue;
+    sum = add_rn(sum, mul_rn(dy[n * pb.ysn + k * pb.ysc + p * pb.ysh + q * pb.ysw],
+                             x[n * pb.xsn + ch * pb.xsc + hh * pb.xsh + ww * pb.xsw]));
+  }
+  __shared__ T buf[kFilterThreads];
+  buf[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = kFilterThreads / 2; half > 0; half >>= 1) {
+    if (threadIdx.x < half) buf[threadIdx.x] = add_rn(buf[threadIdx.x], buf[threadIdx.x + half]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) dw[wi] = blend_rn(buf[0], alpha, beta, dw + wi);
+}
+
+// out[k][i*P*Q + j] = dy[n0 + i][k][j]: the K x B*P*Q layout of a chunk's filter GEMM.
+template <typename T>
+__global__ void gather_planes_kernel(int b, int k, int64_t pq, const T* __restrict__ dy,
+                                     int64_t dy_image, T* out) {
+  const int64_t ld = int64_t(b) * pq;
+  const int64_t total = int64_t(k) * ld;
+  CREMA_CUDA_LOOP(i, total) {
+    const int64_t j = i % pq;
+    const int64_t t = i / pq;
+    const int64_t img = t % b;
+    const int64_t kk = t / b;
+    out[i] = dy[img * dy_image + kk * pq + j];
+  }
+}
+
+template <typename T>
+class ConvCuda {
+ public:
+  ConvCuda(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
+           const TensorDesc& yd)
+      : h_(h), xd_(xd), wd_(wd), yd_(yd), st_(stream_of(h)) {
+    g_ = ConvGeom{xd.c,        xd.h,        xd.w,          wd.r,          wd.s, cd.pad_h, cd.pad_w,
+                  cd.stride_h, cd.stride_w, cd.dilation_h, cd.dilation_w, yd.h, yd.w};
+    groups_ = cd.groups;
+    kg_ = wd.k / groups_;
+    cg_ = wd.c;
+    crs_ = int64_t(cg_) * wd.r * wd.s;
+    pq_ = int64_t(yd.h) * yd.w;
+    hw_ = int64_t(xd.h) * xd.w;
+    pb_ = Prob{xd.n,          xd.c,          xd.h,        xd.w,        wd.k,
+               yd.h,          yd.w,          cg_,         kg_,         wd.r,
+               wd.s,          cd.pad_h,      cd.pad_w,    cd.stride_h, cd.stride_w,
+               cd.dilation_h, cd.dilation_w, xd.stride_n, xd.stride_c, xd.stride_h,
+               xd.stride_w,   yd.stride_n,   yd.stride_c, yd.stride_h, yd.stride_w};
+  }
+
+  void fwd(ConvAlgo algo, const T* x, const T* w, T* y, Blend blend, const ConvEpilogue& ep) {
+    const T alpha = T(blend.alpha), beta = T(blend.beta);
+    const T* bias = static_cast<const T*>(ep.bias);
+    if (algo == ConvAlgo::kDirect) {
+      const int64_t total = yd_.count();
+      fwd_direct_kernel<<<grid_for(total), kBlock, 0, st_>>>(pb_, x, w, y, alpha, beta, bias,
+                                                             ep.relu);
+      check_launch("fwd_direct_kernel");
+      return;
+    }
+    if (algo == ConvAlgo::kGemm1x1) {
+      // The input image already is the (C x H*W) patch matrix.
+      for (int gi = 0; gi < groups_; ++gi)
+        gemm_rm<T>(h_, kg_, int(pq_), cg_, alpha, {w + gi * kg_ * crs_, cg_, 0},
+                   {x + gi * cg_ * hw_, int(hw_), xd_.stride_n}, beta, y + gi * kg_ * pq_, int(pq_),
+                   yd_.stride_n, xd_.n);
+    } else {
+      T* col = workspace();
+      const int64_t col_image = crs_ * groups_ * pq_;
+      for (int n0 = 0; n0 < xd_.n; n0 += plan_.chunk) {
+        const int b = std::min(plan_.chunk, xd_.n - n0);
+        launch_im2col(st_, g_, b, x + n0 * xd_.stride_n, xd_.stride_n, col, col_image, pq_);
+        for (int gi = 0; gi < groups_; ++gi)
+          gemm_rm<T>(h_, kg_, int(pq_), int(crs_), alpha, {w + gi * kg_ * crs_, int(crs_), 0},
+                     {col + gi * crs_ * pq_, int(pq_), col_image}, beta,
+                     y + n0 * yd_.stride_n + gi * kg_ * pq_, int(pq_), yd_.stride_n, b);
+      }
+    }
+    if (bias || ep.relu) {
+      const StridedIndex ix(yd_);
+      epilogue_kernel<<<grid_for(ix.count), kBlock, 0, st_>>>(ix, bias, ep.relu, y);
+      check_launch("epilogue_kernel");
+    }
+  }
+
+  void bwd_data(ConvAlgo algo, const T* w, const T* dy, T* dx, Blend blend) {
+    const T alpha = T(blend.alpha), beta = T(blend.beta);
+    if (algo == ConvAlgo::kDirect) {
+      const int64_t total = xd_.count();
+      bwd_data_direct_kernel<<<grid_for(total), kBlock, 0, st_>>>(pb_, w, dy, dx, alpha, beta);
+      check_launch("bwd_data_direct_kernel");
+      return;
+    }
+    if (algo == ConvAlgo::kGemm1x1) {
+      for (int gi = 0; gi < groups_; ++gi)
+        gemm_rm<T>(h_, cg_, int(hw_), kg_, alpha, {w + gi * kg_ * crs_, cg_, 0, true},
+                   {dy + gi * kg_ * pq_, int(pq_), yd_.stride_n}, beta, dx + gi * cg_ * hw_,
+                   int(hw_), xd_.stride_n, xd_.n);
+      return;
+    }
+    // The patch gradient alpha * W^T dy per image, then the gather back into dx blends beta.
+    T* col = workspace();
+    const int64_t col_image = crs_ * groups_ * pq_;
+    for (int n0 = 0; n0 < xd_.n; n0 += plan_.chunk) {
+      const int b = std::min(plan_.chunk, xd_.n - n0);
+      for (int gi = 0; gi < groups_; ++gi)
+        gemm_rm<T>(h_, int(crs_), int(pq_), kg_, alpha, {w + gi * kg_ * crs_, int(crs_), 0, true},
+                   {dy + n0 * yd_.stride_n + gi * kg_ * pq_, int(pq_), yd_.stride_n}, T(0),
+                   col + gi * crs_ * pq_, int(pq_), col_image, b);
+      launch_col2im(st_, g_, b, col, col_image, pq_, dx + n0 * xd_.stride_n, xd_.stride_n, T(1),
+                    beta);
+    }
+  }
+
+  void bwd_filter(ConvAlgo algo, const T* x, const T* dy, T* dw, Blend blend) {
+    const T alpha = T(blend.alpha);
+    T beta = T(blend.beta);  // applies once, to the first GEMM into dw
+    if (algo == ConvAlgo::kDirect) {
+      bwd_filter_direct_kernel<<<unsigned(wd_.count()), kFilterThreads, 0, st_>>>(pb_, x, dy, dw,
+                                                                                  alpha, beta);
+      check_launch("bwd_filter_direct_kernel");
+      return;
+    }
+    if (algo == ConvAlgo::kGemm1x1) {
+      for (int n = 0; n < xd_.n; ++n, beta = T(1))
+        for (int gi = 0; gi < groups_; ++gi)
+          gemm_rm<T>(h_, kg_, cg_, int(hw_), alpha,
+                     {dy + n * yd_.stride_n + gi * kg_ * pq_, int(pq_), 0},
+                     {x + n * xd_.stride_n + gi * cg_ * hw_, int(hw_), 0, true}, beta,
+                     dw + gi * kg_ * crs_, int(crs_), 0, 1);
+      return;
+    }
+    // A chunk's patch matrices and output gradients side by side (B*P*Q columns), so one GEMM
+    // per group reduces over the whole chunk.
+    T* col = workspace();
+    for (int n0 = 0; n0 < xd_.n; n0 += plan_.chunk, beta = T(1)) {
+      const int b = std::min(plan_.chunk, xd_.n - n0);
+      const int64_t ld = int64_t(b) * pq_;
+      T* grad = col + crs_ * groups_ * ld;
+      launch_im2col(st_, g_, b, x + n0 * xd_.stride_n, xd_.stride_n, col, pq_, ld);
+      gather_planes_kernel<<<grid_for(int64_t(wd_.k) * ld), kBlock, 0, st_>>>(
+          b, wd_.k, pq_, dy + n0 * yd_.stride_n, yd_.stride_n, grad);
+      check_launch("gather_planes_kernel");
+      for (int gi = 0; gi < groups_; ++gi)
+        gemm_rm<T>(h_, kg_, int(crs_), int(ld), alpha, {grad + gi * kg_ * ld, int(ld), 0},
+                   {col + gi * crs_ * ld, int(ld), 0, true}, beta, dw + gi * kg_ * crs_, int(crs_),
+                   0, 1);
+    }
+  }
+
+ private:
+  T* workspace() {
+    plan_ = plan_conv_cuda(crs_ * groups_, wd_.k, pq_, xd_.n, sizeof(T), h_.workspace_budget());
+    return static_cast<T*>(h_.workspace(sizeof(T) * plan_.elems));
+  }
+
+  Handle& h_;
+  const TensorDesc& xd_;
+  const FilterDesc& wd_;
+  const TensorDesc& yd_;
+  cudaStream_t st_;
+  ConvGeom g_;
+  Prob pb_;
+  int groups_, kg_, cg_;
+  int64_t crs_, pq_, hw_;
+  ConvCudaPlan plan_;
+};
+
+}  // namespace
+
+void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
+              const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y, Blend blend,
+              const ConvEpilogue& ep) {
+  if (xd.dtype == DataType::kFloat64)
+    ConvCuda<double>(h, cd, xd, wd, yd)
+        .fwd(algo, static_cast<const double*>(x), static_cast<const double*>(w),
+             static_cast<double*>(y), blend, ep);
+  else
+    ConvCuda<float>(h, cd, xd, wd, yd)
+        .fwd(algo, static_cast<const float*>(x), static_cast<const float*>(w),
+             static_cast<float*>(y), blend, ep);
+}
+
+void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
+                   const void* w, const TensorDesc& dyd, const void* dy, const TensorDesc& dxd,
+                   void* dx, Blend blend) {
+  if (dxd.dtype == DataType::kFloat64)
+    ConvCuda<double>(h, cd, dxd, wd, dyd)
+        .bwd_data(algo, static_cast<const double*>(w), static_cast<const double*>(dy),
+                  static_cast<double*>(dx), blend);
+  else
+    ConvCuda<float>(h, cd, dxd, wd, dyd)
+        .bwd_data(algo, static_cast<const float*>(w), static_cast<const float*>(dy),
+                  static_cast<float*>(dx), blend);
+}
+
+void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
+                     const void* x, const TensorDesc& dyd, const void* dy, const FilterDesc& dwd,
+                     void* dw, Blend blend) {
+  if (xd.dtype == DataType::kFloat64)
+    ConvCuda<double>(h, cd, xd, dwd, dyd)
+        .bwd_filter(algo, static_cast<const double*>(x), static_cast<const double*>(dy),
+                    static_cast<double*>(dw), blend);
+  else
+    ConvCuda<float>(h, cd, xd, dwd, dyd)
+        .bwd_filter(algo, static_cast<const float*>(x), static_cast<const float*>(dy),
+                    static_cast<float*>(dw), blend);
+}
+
+}  // namespace crema::prim::cuda

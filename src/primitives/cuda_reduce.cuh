@@ -1,0 +1,232 @@
+// Deterministic reductions shared by the CUDA implementations: a block-wide sum of a few
+// doubles (warp shuffles, then one warp over the warps' partials: a fixed order for a fixed
+// block size, so results repeat bit for bit), and two-stage per-channel and global sums built on
+// it. No float atomics anywhere: partial sums go to scratch memory and are added in index order.
+#pragma once
+
+#include <cstdint>
+
+#include "primitives/cuda_util.cuh"
+
+namespace crema::prim::cuda {
+
+// Sums v[0..N) over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the
+// totals. Every thread of the block must call it.
+template <int N>
+__device__ __forceinline__ void block_sum(double (&v)[N]) {
+  __shared__ double part[N][32];
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  for (int k = 0; k < N; ++k)
+    for (int off = 16; off > 0; off >>= 1) v[k] += __shfl_down_sync(0xffffffffu, v[k], off);
+  __syncthreads();  // an earlier call's readers are done with part
+  if (lane == 0)
+    for (int k = 0; k < N; ++k) part[k][warp] = v[k];
+  __syncthreads();
+  if (warp == 0) {
+    const unsigned warps = (blockDim.x + 31) / 32;
+    for (int k = 0; k < N; ++k) {
+      double t = lane < warps ? part[k][lane] : 0.0;
+      for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
+      if (lane == 0) part[k][0] = t;
+    }
+  }
+  __syncthreads();
+  for (int k = 0; k < N; ++k) v[k] = part[k][0];
+}
+
+// ---- per-channel sums over a packed (outer, C, inner) layout ---------------------------------
+// term(offset, c, v) adds channel c's terms of the element at offset into v[0..N); fin(c, v)
+// receives the channel's totals. Stage 1 splits each channel's outer * inner elements into
+// `parts` contiguous pieces, one block each (grid C x parts), and writes one partial per piece;
+// stage 2 adds a channel's partials in order. Where inner is short and there are many channels,
+// one thread per channel walks its elements instead (adjacent threads read adjacent channels).
+
+struct ChanPlan {
+  int64_t outer, C, inner;
+  int parts;        // pieces per channel (block path)
+  bool per_thread;  // thread-per-channel path
+  size_t scratch_doubles(int n) const { return per_thread ? 0 : size_t(n) * size_t(C) * parts; }
+};
+
+inline ChanPlan plan_channels(int64_t outer, int64_t C, int64_t inner) {
+  ChanPlan p{outer, C, inner, 1, false};
+  const int64_t m = outer * inner;
+  if (inner < 32 && C >= 2048) {
+    p.per_thread = true;
+    return p;
+  }
+  // Enough blocks to fill the GPU (~2 per SM on the largest parts), each with >= 4096 elements.
+  int64_t parts = (m + 4095) / 4096;
+  const int64_t want = (512 + C - 1) / C;
+  if (parts > want) parts = want;
+  if (parts < 1) parts = 1;
+  if (parts > 65535) parts = 65535;
+  p.parts = int(parts);
+  return p;
+}
+
+template <int N, typename Term>
+__global__ void chan_partial_kernel(Term term, int64_t C, int64_t inner, int64_t m, int parts,
+                                    double* partial) {
+  const int64_t c = blockIdx.x;
+  const int p = blockIdx.y;
+  const int64_t per = (m + parts - 1) / parts;
+  const int64_t begin = p * per, end = begin + per < m ? begin + per : m;
+  double v[N];
+  for (int k = 0; k < N; ++k) v[k] = 0.0;
+  // Walk j = begin + tid, step blockDim, keeping (o, i) = divmod(j, inner) incrementally.
+  int64_t j = begin + threadIdx.x;
+  int64_t o = j / inner, i = j - o * inner;
+  const int64_t step_o = blockDim.x / inner, step_i = blockDim.x - step_o * inner;
+  for (; j < end; j += blockDim.x) {
+    term((o * C + c) * inner + i, c, v);
+    o += step_o;
+    i += step_i;
+    if (i >= inner) {
+      i -= inner;
+      ++o;
+    }
+  }
+  block_sum<N>(v);
+  if (threadIdx.x == 0)
+    for (int k = 0; k < N; ++k) partial[(k * C + c) * parts + p] = v[k];
+}
+
+template <int N, typename Fin>
+__global__ void chan_finish_kernel(Fin fin, int64_t C, int parts, const double* partial) {
+  CREMA_CUDA_LOOP(c, C) {
+    double v[N];
+    for (int k = 0; k < N; ++k) {
+      double s = 0.0;
+      for (int p = 0; p < parts; ++p) s += partial[(k * C + c) * parts + p];
+      v[k] = s;
+    }
+    fin(c, v);
+  }
+}
+
+template <int N, typename Term, typename Fin>
+__global__ void chan_thread_kernel(Term term, Fin fin, int64_t outer, int64_t C, int64_t inner) {
+  CREMA_CUDA_LOOP(c, C) {
+    double v[N];
+    for (int k = 0; k < N; ++k) v[k] = 0.0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) term((o * C + c) * inner + i, c, v);
+    fin(c, v);
+  }
+}
+
+// scratch: plan.scratch_doubles(N) doubles of device memory.
+template <int N, typename Term, typename Fin>
+void channel_sums(Handle& h, const ChanPlan& plan, double* scratch, Term term, Fin fin,
+                  const char* name) {
+  if (plan.C == 0) return;
+  cudaStream_t s = stream_of(h);
+  if (plan.per_thread) {
+    chan_thread_kernel<N>
+        <<<grid_for(plan.C), kBlock, 0, s>>>(term, fin, plan.outer, plan.C, plan.inner);
+    check_launch(name);
+    return;
+  }
+  const int64_t m = plan.outer * plan.inner;
+  if (m == 0) {  // empty channels: every total is 0
+    check_cuda(cudaMemsetAsync(scratch, 0, sizeof(double) * N * plan.C, s), name);
+    chan_finish_kernel<N><<<grid_for(plan.C), kBlock, 0, s>>>(fin, plan.C, 1, scratch);
+    check_launch(name);
+    return;
+  }
+  const dim3 grid(unsigned(plan.C), unsigned(plan.parts));
+  chan_partial_kernel<N><<<grid, kBlock, 0, s>>>(term, plan.C, plan.inner, m, plan.parts, scratch);
+  check_launch(name);
+  chan_finish_kernel<N><<<grid_for(plan.C), kBlock, 0, s>>>(fin, plan.C, plan.parts, scratch);
+  check_launch(name);
+}
+
+// ---- global sums over n items ----------------------------------------------------------------
+// term(j, v) adds item j's terms into v; fin(v) runs once (one thread) with the totals.
+
+inline int global_parts(int64_t n) {
+  const int64_t p = (n + 8191) / 8192;
+  return int(p < 1 ? 1 : p > 1024 ? 1024 : p);
+}
+
+template <int N, typename Term>
+__global__ void global_partial_kernel(Term term, int64_t n, int parts, double* partial) {
+  const int64_t per = (n + parts - 1) / parts;
+  const int64_t begin = int64_t(blockIdx.x) * per;
+  const int64_t end = begin + per < n ? begin + per : n;
+  double v[N];
+  for (int k = 0; k < N; ++k) v[k] = 0.0;
+  for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) term(j, v);
+  block_sum<N>(v);
+  if (threadIdx.x == 0)
+    for (int k = 0; k < N; ++k) partial[k * parts + blockIdx.x] = v[k];
+}
+
+template <int N, typename Fin>
+__global__ void global_finish_kernel(Fin fin, int parts, const double* partial) {
+  double v[N];
+  for (int k = 0; k < N; ++k) v[k] = 0.0;
+  for (int p = threadIdx.x; p < parts; p += blockDim.x)
+    for (int k = 0; k < N; ++k) v[k] += partial[k * parts + p];
+  block_sum<N>(v);
+  if (threadIdx.x == 0) fin(v);
+}
+
+// scratch: N * global_parts(n) doubles of device memory.
+template <int N, typename Term, typename Fin>
+void global_sums(Handle& h, int64_t n, double* scratch, Term term, Fin fin, const char* name) {
+  cudaStream_t s = stream_of(h);
+  const int parts = global_parts(n);
+  global_partial_kernel<N><<<parts, kBlock, 0, s>>>(term, n, parts, scratch);
+  check_launch(name);
+  global_finish_kernel<N><<<1, kBlock, 0, s>>>(fin, parts, scratch);
+  check_launch(name);
+}
+
+// ---- per-channel element-wise maps over a packed (outer, C, inner) layout --------------------
+// out[i] = alpha * f(i, c) + beta * out[i] with c = (i / inner) % C; 32-bit index math where the
+// count allows (i + grid stride stays below 2^32).
+
+template <typename T, typename I, typename F>
+__global__ void chan_map_kernel(F f, I n, I C, I inner, T* out, T alpha, T beta) {
+  for (I i = I(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += I(blockDim.x) * gridDim.x)
+    blend_store(out + i, f(int64_t(i), int64_t((i / inner) % C)), alpha, beta);
+}
+
+template <typename T, typename F>
+void chan_map(Handle& h, int64_t outer, int64_t C, int64_t inner, F f, T* out, Blend b,
+              const char* name) {
+  const int64_t n = outer * C * inner;
+  if (n == 0) return;
+  if (n < (int64_t(1) << 31))
+    chan_map_kernel<T, uint32_t><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
+        f, uint32_t(n), uint32_t(C), uint32_t(inner), out, T(b.alpha), T(b.beta));
+  else
+    chan_map_kernel<T, uint64_t><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
+        f, uint64_t(n), uint64_t(C), uint64_t(inner), out, T(b.alpha), T(b.beta));
+  check_launch(name);
+}
+
+// Carves aligned pieces out of one workspace allocation (a primitive asks for its workspace
+// once: a second workspace() call may move the first).
+class Carver {
+ public:
+  explicit Carver(void* base) : base_(static_cast<char*>(base)) {}
+  template <typename T>
+  T* take(size_t count) {
+    T* p = reinterpret_cast<T*>(base_ + used_);
+    used_ += (count * sizeof(T) + 255) / 256 * 256;
+    return p;
+  }
+  template <typename T>
+  static size_t bytes(size_t count) {
+    return (count * sizeof(T) + 255) / 256 * 256;
+  }
+
+ private:
+  char* base_;
+  size_t used_ = 0;
+};
+
+}  // namespace crema::prim::cuda

@@ -1,0 +1,40 @@
+// The window arithmetic of pooling, written once for both backends: where output o's window lies
+// along one axis (clipped to the input, and its extent within the padded input), and the divisor
+// average pooling uses. Rules: pool.h.
+#pragma once
+
+#include "primitives/philox.h"  // CREMA_HOST_DEVICE
+#include "primitives/pool.h"
+
+namespace crema::prim::pool_ops {
+
+// One axis of output o's window: the input range [lo, hi) it covers (empty when the window lies
+// past the input) and its extent clipped to the padded input, which Caffe's average counts.
+struct Span {
+  int lo, hi, padded;
+};
+
+CREMA_HOST_DEVICE inline Span span_of(int o, int in, int kernel, int pad, int stride) {
+  const int start = o * stride - pad;
+  const int end = start + kernel < in + pad ? start + kernel : in + pad;
+  return Span{start > 0 ? start : 0, end < in ? end : in, end - start};
+}
+
+// The divisor of an average window: the padded-window area (Caffe), or the input cells alone
+// (kAverageExcludePad).
+CREMA_HOST_DEVICE inline int divisor_of(PoolMode mode, const Span& a, const Span& b) {
+  return mode == PoolMode::kAverageExcludePad ? (a.hi - a.lo) * (b.hi - b.lo) : a.padded * b.padded;
+}
+
+// The outputs whose windows cover input index i along one axis: [*lo, *hi), clipped to
+// [0, out). Window o covers o * stride - pad + [0, kernel).
+CREMA_HOST_DEVICE inline void covering(int i, int kernel, int pad, int stride, int out, int* lo,
+                                       int* hi) {
+  const int first = i + pad - kernel + 1;  // the smallest window start that still covers i
+  const int l = first <= 0 ? 0 : (first + stride - 1) / stride;
+  const int u = (i + pad) / stride + 1;
+  *lo = l;
+  *hi = u < out ? u : out;
+}
+
+}  // namespace crema::prim::pool_ops

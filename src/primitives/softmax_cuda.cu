@@ -1,0 +1,503 @@
+// Softmax, log-softmax, softmax loss and accuracy on CUDA; the label rules come from
+// softmax_ops.h, shared with the CPU. Softmax has two kernel shapes, as on the CPU: inner == 1
+// (classifier rows) gives each row a warp (a 256-thread block for rows over 1024 channels) that
+// reduces with shuffles; inner > 1 gives each (outer, inner) position a thread that walks the
+// channels, coalesced over inner. Numerically stable (max subtracted). Forward reads the row
+// three times (max, sum, write; the re-reads hit cache) and writes once; backward reads y and dy
+// twice and writes dx.
+// The loss and accuracy reduce per block and then in one block, in a fixed order, so results do
+// not depend on scheduling. Like the CPU they refuse an invalid label with PrimError before
+// writing any output; that needs the label check's result on the host, so these three entry
+// points synchronize with the stream once (they are called once per batch).
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "primitives/cuda_util.cuh"
+#include "primitives/softmax.h"
+#include "primitives/softmax_ops.h"
+
+namespace crema::prim::cuda {
+namespace {
+
+// ---- softmax --------------------------------------------------------------------------------
+
+// Rows of more channels than this get a whole block instead of a warp.
+constexpr int64_t kWarpRowMax = 1024;
+
+template <typename T>
+struct MaxOp {
+  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+};
+template <typename T>
+struct SumOp {
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+
+// Combines v over the TPR threads of one row (TPR 32: a warp; else the whole block, which then
+// must call this uniformly). Every thread gets the result. smem holds one value per warp.
+template <int TPR, typename T, typename Op>
+__device__ __forceinline__ T row_reduce(T v, Op op, T* smem) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  if constexpr (TPR > 32) {
+    const int warp = threadIdx.x / 32;
+    if ((threadIdx.x & 31) == 0) smem[warp] = v;
+    __syncthreads();
+    v = smem[0];
+    for (int w = 1; w < TPR / 32; ++w) v = op(v, smem[w]);
+    __syncthreads();  // smem is reused by the next reduction
+  }
+  return v;
+}
+
+// y may alias x: every read of the row happens before the reductions complete, and the final
+// pass reads and writes the same index in the same thread.
+template <int TPR, typename T>
+__global__ void fwd_rows_kernel(int64_t rows, int64_t C, bool log, const T* x, T* y, T alpha,
+                                T beta) {
+  __shared__ T smem[kBlock / 32];
+  constexpr int kRowsPerBlock = kBlock / TPR;
+  const int t = threadIdx.x % TPR;
+  for (int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / TPR; row < rows;
+       row += int64_t(gridDim.x) * kRowsPerBlock) {
+    const T* xs = x + row * C;
+    T* ys = y + row * C;
+    T m = std::numeric_limits<T>::lowest();
+    for (int64_t c = t; c < C; c += TPR) m = xs[c] > m ? xs[c] : m;
+    m = row_reduce<TPR>(m, MaxOp<T>{}, smem);
+    T s = T(0);
+    for (int64_t c = t; c < C; c += TPR) s += std::exp(xs[c] - m);
+    s = row_reduce<TPR>(s, SumOp<T>{}, smem);
+    if (log) {
+      const T ls = std::log(s);
+      for (int64_t c = t; c < C; c += TPR) blend_store(ys + c, (xs[c] - m) - ls, alpha, beta);
+    } else {
+      const T inv = T(1) / s;
+      for (int64_t c = t; c < C; c += TPR)
+        blend_store(ys + c, std::exp(xs[c] - m) * inv, alpha, beta);
+    }
+  }
+}
+
+// One thread per (outer, inner) position, channels in order as on the CPU.
+template <typename T>
+__global__ void fwd_spatial_kernel(int64_t positions, int64_t C, int64_t I, bool log, const T* x,
+                                   T* y, T alpha, T beta) {
+  CREMA_CUDA_LOOP(pos, positions) {
+    const int64_t o = pos / I, i = pos - o * I;
+    const T* xs = x + o * C * I + i;
+    T* ys = y + o * C * I + i;
+    T m = xs[0];
+    for (int64_t c = 1; c < C; ++c) m = xs[c * I] > m ? xs[c * I] : m;
+    T s = T(0);
+    for (int64_t c = 0; c < C; ++c) s += std::exp(xs[c * I] - m);
+    if (log) {
+      const T ls = std::log(s);
+      for (int64_t c = 0; c < C; ++c) blend_store(ys + c * I, (xs[c * I] - m) - ls, alpha, beta);
+    } else {
+      const T inv = T(1) / s;
+      for (int64_t c = 0; c < C; ++c)
+        blend_store(ys + c * I, std::exp(xs[c * I] - m) * inv, alpha, beta);
+    }
+  }
+}
+
+// dx may alias dy, as in forward.
+template <int TPR, typename T>
+__global__ void bwd_rows_kernel(int64_t rows, int64_t C, bool log, const T* y, const T* dy, T* dx,
+                                T alpha, T beta) {
+  __shared__ T smem[kBlock / 32];
+  constexpr int kRowsPerBlock = kBlock / TPR;
+  const int t = threadIdx.x % TPR;
+  for (int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / TPR; row < rows;
+       row += int64_t(gridDim.x) * kRowsPerBlock) {
+    const T* ys = y + row * C;
+    const T* gs = dy + row * C;
+    T* out = dx + row * C;
+    T s = T(0);
+    for (int64_t c = t; c < C; c += TPR) s += log ? gs[c] : gs[c] * ys[c];
+    s = row_reduce<TPR>(s, SumOp<T>{}, smem);
+    for (int64_t c = t; c < C; c += TPR) {
+      const T v = log ? gs[c] - std::exp(ys[c]) * s : ys[c] * (gs[c] - s);
+      blend_store(out + c, v, alpha, beta);
+    }
+  }
+}
+
+template <typename T>
+__global__ void bwd_spatial_kernel(int64_t positions, int64_t C, int64_t I, bool log, const T* y,
+                                   const T* dy, T* dx, T alpha, T beta) {
+  CREMA_CUDA_LOOP(pos, positions) {
+    const int64_t o = pos / I, i = pos - o * I;
+    const int64_t base = o * C * I + i;
+    T s = T(0);
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t j = base + c * I;
+      s += log ? dy[j] : dy[j] * y[j];
+    }
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t j = base + c * I;
+      const T v = log ? dy[j] - std::exp(y[j]) * s : y[j] * (dy[j] - s);
+      blend_store(dx + j, v, alpha, beta);
+    }
+  }
+}
+
+unsigned row_grid(int64_t rows, int rows_per_block) {
+  const int64_t b = (rows + rows_per_block - 1) / rows_per_block;
+  return unsigned(b < 1 ? 1 : b > 65536 ? 65536 : b);
+}
+
+template <typename T>
+void fwd(Handle& h, const SoftmaxDesc& sd, const T* x, T* y, Blend b) {
+  const T alpha = T(b.alpha), beta = T(b.beta);
+  cudaStream_t s = stream_of(h);
+  if (sd.inner == 1) {
+    if (sd.channels <= kWarpRowMax)
+      fwd_rows_kernel<32, T><<<row_grid(sd.outer, kBlock / 32), kBlock, 0, s>>>(
+          sd.outer, sd.channels, sd.log, x, y, alpha, beta);
+    else
+      fwd_rows_kernel<kBlock, T><<<row_grid(sd.outer, 1), kBlock, 0, s>>>(
+          sd.outer, sd.channels, sd.log, x, y, alpha, beta);
+  } else {
+    const int64_t positions = sd.outer * sd.inner;
+    fwd_spatial_kernel<T><<<grid_for(positions), kBlock, 0, s>>>(positions, sd.channels, sd.inner,
+                                                                 sd.log, x, y, alpha, beta);
+  }
+  check_launch("softmax_fwd");
+}
+
+template <typename T>
+void bwd(Handle& h, const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, Blend b) {
+  const T alpha = T(b.alpha), beta = T(b.beta);
+  cudaStream_t s = stream_of(h);
+  if (sd.inner == 1) {
+    if (sd.channels <= kWarpRowMax)
+      bwd_rows_kernel<32, T><<<row_grid(sd.outer, kBlock / 32), kBlock, 0, s>>>(
+          sd.outer, sd.channels, sd.log, y, dy, dx, alpha, beta);
+    else
+      bwd_rows_kernel<kBlock, T><<<row_grid(sd.outer, 1), kBlock, 0, s>>>(
+          sd.outer, sd.channels, sd.log, y, dy, dx, alpha, beta);
+  } else {
+    const int64_t positions = sd.outer * sd.inner;
+    bwd_spatial_kernel<T><<<grid_for(positions), kBlock, 0, s>>>(positions, sd.channels, sd.inner,
+                                                                 sd.log, y, dy, dx, alpha, beta);
+  }
+  check_launch("softmax_bwd");
+}
+
+// ---- labels: loss and accuracy ------------------------------------------------------------
+
+// Blocks of the label reductions: enough to fill the GPU; each block leaves one partial.
+constexpr int kLabelBlocks = 512;
+
+// What the label pass reports to the host: the first invalid label's position (or ~0) and,
+// for the loss, the valid count.
+struct LabelScan {
+  unsigned long long bad;
+  long long valid;
+};
+
+// Block-wide sum (kBlock threads) in a fixed order; every thread gets the result.
+template <typename V>
+__device__ V block_sum(V v, V* smem) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if ((threadIdx.x & 31) == 0) smem[threadIdx.x / 32] = v;
+  __syncthreads();
+  V s = smem[0];
+  for (int w = 1; w < kBlock / 32; ++w) s += smem[w];
+  __syncthreads();
+  return s;
+}
+
+// Per block: the sum of the loss terms (double, as the CPU) and the valid count; the smallest
+// invalid position goes to scan->bad.
+template <typename T>
+__global__ void loss_partial_kernel(SoftmaxLossDesc ld, const T* prob, const T* label,
+                                    double* part_sum, long long* part_valid, LabelScan* scan) {
+  __shared__ double ssum[kBlock / 32];
+  __shared__ long long svalid[kBlock / 32];
+  const int64_t C = ld.channels, I = ld.inner, positions = ld.outer * ld.inner;
+  double sum = 0;
+  long long valid = 0;
+  CREMA_CUDA_LOOP(p, positions) {
+    const int64_t k = softmax_ops::label_class(label[p], C, ld.has_ignore_label, ld.ignore_label);
+    if (k == softmax_ops::kInvalid) {
+      atomicMin(&scan->bad, (unsigned long long)p);
+    } else if (k >= 0) {
+      sum += softmax_ops::loss_term(double(prob[(p / I) * C * I + k * I + p % I]));
+      ++valid;
+    }
+  }
+  sum = block_sum(sum, ssum);
+  valid = block_sum(valid, svalid);
+  if (threadIdx.x == 0) {
+    part_sum[blockIdx.x] = sum;
+    part_valid[blockIdx.x] = valid;
+  }
+}
+
+// One block: adds the partials in block order, writes the valid count and, with loss, the
+// normalized loss.
+template <typename T>
+__global__ void loss_final_kernel(SoftmaxLossDesc ld, int parts, const double* part_sum,
+                                  const long long* part_valid, LabelScan* scan, T* loss) {
+  __shared__ double ssum[kBlock / 32];
+  __shared__ long long svalid[kBlock / 32];
+  double sum = 0;
+  long long valid = 0;
+  for (int i = threadIdx.x; i < parts; i += blockDim.x) {
+    sum += part_sum[i];
+    valid += part_valid[i];
+  }
+  sum = block_sum(sum, ssum);
+  valid = block_sum(valid, svalid);
+  if (threadIdx.x == 0) {
+    scan->valid = valid;
+    if (loss)
+      loss[0] = T(sum / softmax_ops::normalizer(ld.normalization, ld.outer, ld.inner, valid));
+  }
+}
+
+// The label pass of the loss: partials, then their total; returns the scan on the host.
+// Workspace: kLabelBlocks partials and the scan.
+template <typename T>
+LabelScan scan_loss_labels(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* label,
+                           double** part_sum, long long** part_valid, LabelScan** scan_dev) {
+  const int64_t positions = ld.outer * ld.inner;
+  const int blocks = int(std::min<int64_t>(grid_for(positions), kLabelBlocks));
+  char* ws = static_cast<char*>(
+      h.workspace(kLabelBlocks * (sizeof(double) + sizeof(long long)) + sizeof(LabelScan)));
+  *part_sum = reinterpret_cast<double*>(ws);
+  *part_valid = reinterpret_cast<long long*>(ws + kLabelBlocks * sizeof(double));
+  *scan_dev =
+      reinterpret_cast<LabelScan*>(ws + kLabelBlocks * (sizeof(double) + sizeof(long long)));
+  cudaStream_t s = stream_of(h);
+  check_cuda(cudaMemsetAsync(*scan_dev, 0xff, sizeof(LabelScan), s), "softmax_loss memset");
+  loss_partial_kernel<T>
+      <<<blocks, kBlock, 0, s>>>(ld, prob, label, *part_sum, *part_valid, *scan_dev);
+  check_launch("softmax_loss partial");
+  loss_final_kernel<T><<<1, kBlock, 0, s>>>(ld, blocks, *part_sum, *part_valid, *scan_dev,
+                                            static_cast<T*>(nullptr));
+  check_launch("softmax_loss final");
+  LabelScan scan;
+  check_cuda(cudaMemcpyAsync(&scan, *scan_dev, sizeof(scan), cudaMemcpyDeviceToHost, s),
+             "softmax_loss copy");
+  check_cuda(cudaStreamSynchronize(s), "softmax_loss sync");
+  return scan;
+}
+
+// Throws the CPU's error for the invalid label at position bad, reading its value back.
+template <typename T>
+[[noreturn]] void throw_label(Handle& h, const char* op, const T* label, unsigned long long bad,
+                              int64_t inner, int64_t channels, bool has_ignore, int ignore) {
+  T v;
+  check_cuda(cudaMemcpyAsync(&v, label + bad, sizeof(T), cudaMemcpyDeviceToHost, stream_of(h)), op);
+  check_cuda(cudaStreamSynchronize(stream_of(h)), op);
+  softmax_ops::throw_bad_label(op, double(v), int64_t(bad), inner, channels, has_ignore, ignore);
+}
+
+template <typename T>
+void loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* label, T* loss) {
+  if (ld.outer * ld.inner == 0) {  // nothing to scan: loss 0 (all-zero bits), as the CPU
+    check_cuda(cudaMemsetAsync(loss, 0, sizeof(T), stream_of(h)), "softmax_loss_fwd");
+    return;
+  }
+  double* part_sum;
+  long long* part_valid;
+  LabelScan* scan_dev;
+  const LabelScan scan = scan_loss_labels(h, ld, prob, label, &part_sum, &part_valid, &scan_dev);
+  if (scan.bad != ~0ull)
+    throw_label(h, "softmax_loss_fwd", label, scan.bad, ld.inner, ld.channels, ld.has_ignore_label,
+                ld.ignore_label);
+  // The labels are valid: total the partials again, now writing the loss.
+  const int blocks = int(std::min<int64_t>(grid_for(ld.outer * ld.inner), kLabelBlocks));
+  loss_final_kernel<T>
+      <<<1, kBlock, 0, stream_of(h)>>>(ld, blocks, part_sum, part_valid, scan_dev, loss);
+  check_launch("softmax_loss_fwd");
+}
+
+// a * b rounded once, never fused with a following add (the CPU multiplies, then subtracts).
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+
+template <typename T>
+__global__ void loss_bwd_kernel(int64_t n, int64_t C, int64_t I, bool has_ignore, int ignore,
+                                T scale, const T* prob, const T* label, T* dx) {
+  CREMA_CUDA_LOOP(j, n) {
+    const int64_t o = j / (C * I), rem = j - o * C * I, c = rem / I;
+    const T l = label[o * I + (rem - c * I)];
+    T v = T(0);
+    if (!(has_ignore && l == T(ignore))) {
+      v = mul_rn(scale, prob[j]);
+      if (c == int64_t(l)) v -= scale;
+    }
+    dx[j] = v;
+  }
+}
+
+template <typename T>
+void loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* label,
+              double loss_weight, T* dx) {
+  double* part_sum;
+  long long* part_valid;
+  LabelScan* scan_dev;
+  const LabelScan scan = scan_loss_labels(h, ld, prob, label, &part_sum, &part_valid, &scan_dev);
+  if (scan.bad != ~0ull)
+    throw_label(h, "softmax_loss_bwd", label, scan.bad, ld.inner, ld.channels, ld.has_ignore_label,
+                ld.ignore_label);
+  const T scale =
+      T(loss_weight / softmax_ops::normalizer(ld.normalization, ld.outer, ld.inner, scan.valid));
+  const int64_t n = ld.outer * ld.channels * ld.inner;
+  loss_bwd_kernel<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
+      n, ld.channels, ld.inner, ld.has_ignore_label, ld.ignore_label, scale, prob, label, dx);
+  check_launch("softmax_loss_bwd");
+}
+
+// Accuracy counters in the workspace: integers, so atomic adds are exact and order-free.
+struct AccCounts {
+  unsigned long long bad, valid, correct;
+};
+
+// One warp per position (rows of contiguous channels, inner == 1) or one thread per position
+// (inner > 1, coalesced over inner): counts the classes scoring at least the label's score.
+template <bool kWarp, typename T>
+__global__ void accuracy_kernel(AccuracyDesc ad, const T* scores, const T* label, AccCounts* cnt,
+                                unsigned long long* seen, unsigned long long* hit) {
+  __shared__ unsigned long long svalid[kBlock / 32], scorrect[kBlock / 32];
+  const int64_t C = ad.channels, I = ad.inner, positions = ad.outer * ad.inner;
+  const int lane = threadIdx.x & 31;
+  const int per_block = kWarp ? kBlock / 32 : kBlock;
+  unsigned long long valid = 0, correct = 0;
+  // The loop bound is uniform per warp in the warp form, so its shuffles see all lanes.
+  const int64_t first = int64_t(blockIdx.x) * per_block + (kWarp ? threadIdx.x / 32 : threadIdx.x);
+  const int64_t step = int64_t(gridDim.x) * per_block;
+  for (int64_t p = first; p < positions; p += step) {
+    const int64_t k = softmax_ops::label_class(label[p], C, ad.has_ignore_label, ad.ignore_label);
+    if (k == softmax_ops::kIgnored) continue;
+    if (k == softmax_ops::kInvalid) {
+      if (!kWarp || lane == 0) atomicMin(&cnt->bad, (unsigned long long)p);
+      continue;
+    }
+    const T* col = scores + (p / I) * C * I + p % I;
+    const T ref = col[k * I];
+    int64_t at_least = 0;
+    if (kWarp) {
+      for (int64_t c = lane; c < C; c += 32) at_least += col[c] >= ref;
+      for (int o = 16; o > 0; o >>= 1) at_least += __shfl_xor_sync(0xffffffffu, at_least, o);
+    } else {
+      for (int64_t c = 0; c < C && softmax_ops::in_top_k(at_least, ad.top_k); ++c)
+        at_least += col[c * I] >= ref;
+    }
+    if (kWarp && lane != 0) continue;
+    const bool ok = softmax_ops::in_top_k(at_least, ad.top_k);
+    ++valid;
+    correct += ok;
+    if (seen) {
+      atomicAdd(seen + k, 1ull);
+      if (ok) atomicAdd(hit + k, 1ull);
+    }
+  }
+  valid = block_sum(valid, svalid);
+  correct = block_sum(correct, scorrect);
+  if (threadIdx.x == 0 && valid) {
+    atomicAdd(&cnt->valid, valid);
+    atomicAdd(&cnt->correct, correct);
+  }
+}
+
+template <typename T>
+__global__ void accuracy_final_kernel(int64_t C, const AccCounts* cnt,
+                                      const unsigned long long* seen, const unsigned long long* hit,
+                                      T* acc, T* per_class) {
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    acc[0] = cnt->valid ? T(double(cnt->correct) / double(cnt->valid)) : T(0);
+  if (!per_class) return;
+  CREMA_CUDA_LOOP(c, C)
+  per_class[c] = seen[c] ? T(double(hit[c]) / double(seen[c])) : T(0);
+}
+
+template <typename T>
+void accuracy(Handle& h, const AccuracyDesc& ad, const T* scores, const T* label, T* acc,
+              T* per_class) {
+  const int64_t C = ad.channels, positions = ad.outer * ad.inner;
+  cudaStream_t s = stream_of(h);
+  const size_t bytes = sizeof(AccCounts) + (per_class ? 2 * size_t(C) : 0) * sizeof(long long);
+  char* ws = static_cast<char*>(h.workspace(bytes));
+  AccCounts* cnt = reinterpret_cast<AccCounts*>(ws);
+  unsigned long long* seen =
+      per_class ? reinterpret_cast<unsigned long long*>(ws + sizeof(AccCounts)) : nullptr;
+  unsigned long long* hit = per_class ? seen + C : nullptr;
+  check_cuda(cudaMemsetAsync(ws, 0, bytes, s), "accuracy_fwd memset");
+  check_cuda(cudaMemsetAsync(&cnt->bad, 0xff, sizeof(cnt->bad), s), "accuracy_fwd memset");
+  if (positions > 0) {
+    if (ad.inner == 1) {
+      const unsigned blocks = unsigned(std::min<int64_t>(row_grid(positions, kBlock / 32), 4096));
+      accuracy_kernel<true, T><<<blocks, kBlock, 0, s>>>(ad, scores, label, cnt, seen, hit);
+    } else {
+      const unsigned blocks = unsigned(std::min<int64_t>(grid_for(positions), 4096));
+      accuracy_kernel<false, T><<<blocks, kBlock, 0, s>>>(ad, scores, label, cnt, seen, hit);
+    }
+    check_launch("accuracy_fwd");
+    unsigned long long bad;
+    check_cuda(cudaMemcpyAsync(&bad, &cnt->bad, sizeof(bad), cudaMemcpyDeviceToHost, s),
+               "accuracy_fwd copy");
+    check_cuda(cudaStreamSynchronize(s), "accuracy_fwd sync");
+    if (bad != ~0ull)
+      throw_label(h, "accuracy_fwd", label, bad, ad.inner, C, ad.has_ignore_label, ad.ignore_label);
+  }
+  accuracy_final_kernel<T>
+      <<<per_class ? grid_for(C) : 1, kBlock, 0, s>>>(C, cnt, seen, hit, acc, per_class);
+  check_launch("accuracy_fwd final");
+}
+
+}  // namespace
+
+void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend blend) {
+  if (sd.dtype == DataType::kFloat64)
+    fwd(h, sd, static_cast<const double*>(x), static_cast<double*>(y), blend);
+  else
+    fwd(h, sd, static_cast<const float*>(x), static_cast<float*>(y), blend);
+}
+
+void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
+                 Blend blend) {
+  if (sd.dtype == DataType::kFloat64)
+    bwd(h, sd, static_cast<const double*>(y), static_cast<const double*>(dy),
+        static_cast<double*>(dx), blend);
+  else
+    bwd(h, sd, static_cast<const float*>(y), static_cast<const float*>(dy), static_cast<float*>(dx),
+        blend);
+}
+
+void softmax_loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
+                      void* loss) {
+  if (ld.dtype == DataType::kFloat64)
+    loss_fwd(h, ld, static_cast<const double*>(prob), static_cast<const double*>(label),
+             static_cast<double*>(loss));
+  else
+    loss_fwd(h, ld, static_cast<const float*>(prob), static_cast<const float*>(label),
+             static_cast<float*>(loss));
+}
+
+void softmax_loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
+                      double loss_weight, void* dx) {
+  if (ld.dtype == DataType::kFloat64)
+    loss_bwd(h, ld, static_cast<const double*>(prob), static_cast<const double*>(label),
+             loss_weight, static_cast<double*>(dx));
+  else
+    loss_bwd(h, ld, static_cast<const float*>(prob), static_cast<const float*>(label), loss_weight,
+             static_cast<float*>(dx));
+}
+
+void accuracy_fwd(Handle& h, const AccuracyDesc& ad, const void* scores, const void* label,
+                  void* accuracy_out, void* per_class) {
+  if (ad.dtype == DataType::kFloat64)
+    accuracy(h, ad, static_cast<const double*>(scores), static_cast<const double*>(label),
+             static_cast<double*>(accuracy_out), static_cast<double*>(per_class));
+  else
+    accuracy(h, ad, static_cast<const float*>(scores), static_cast<const float*>(label),
+             static_cast<float*>(accuracy_out), static_cast<float*>(per_class));
+}
+
+}  // namespace crema::prim::cuda

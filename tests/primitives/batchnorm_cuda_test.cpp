@@ -1,0 +1,122 @@
+// Batch normalization on CUDA against the CPU implementation: training and inference, forward
+// and backward, both blends, in place, f32 and f64, on the CPU tests' shapes and ResNet-50's
+// BatchNorm sizes (batch cut to 2). The statistics outputs are compared too; the inputs have a
+// mean far from 0 so a one-pass variance would fail.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda_test_util.h"
+#include "primitives/batchnorm.h"
+
+namespace crema::prim {
+namespace {
+
+using test::all_close;
+using test::from_gpu;
+using test::random_vector;
+using test::to_gpu;
+
+struct Shape {
+  const char* name;
+  int n, c, h, w;
+};
+
+const Shape kShapes[] = {
+    {"2x3x4x5", 2, 3, 4, 5},
+    {"1x5x3x3", 1, 5, 3, 3},
+    {"4x1x1x1", 4, 1, 1, 1},
+    {"3x7x1x1", 3, 7, 1, 1},
+    {"2x64x7x7", 2, 64, 7, 7},
+    {"5x2x1x9", 5, 2, 1, 9},
+    {"resnet50:bn_conv1", 2, 64, 112, 112},
+    {"resnet50:bn2a_branch2c", 2, 256, 56, 56},
+    {"resnet50:bn3a_branch2a", 2, 128, 28, 28},
+    {"resnet50:bn4a_branch1", 2, 1024, 14, 14},
+    {"resnet50:bn5c_branch2c", 2, 2048, 7, 7},
+    {"one_channel_long", 8, 1, 150, 151},
+};
+
+template <typename T>
+void check(const Shape& s, Blend blend, bool in_place) {
+  SCOPED_TRACE(std::string(s.name) + " beta " + std::to_string(blend.beta) +
+               (in_place ? " in place" : "") + (sizeof(T) == 8 ? " f64" : " f32"));
+  const TensorDesc d = TensorDesc::nchw(sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32,
+                                        s.n, s.c, s.h, s.w);
+  const size_t n = size_t(d.count()), C = size_t(s.c);
+  const test::Tolerance tol =
+      sizeof(T) == 8 ? test::Tolerance{1e-11, 1e-10, true} : test::Tolerance{2e-5, 2e-4, true};
+  const BatchNormDesc bd{1e-5};
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+  const auto x = random_vector<T>(n, 1, 2.0, 4.0), dy = random_vector<T>(n, 2);
+  auto prior = [&](size_t len, uint64_t seed) {
+    return blend.beta == 0 ? test::poisoned<T>(len) : random_vector<T>(len, seed);
+  };
+
+  // Training forward, with the statistics.
+  std::vector<T> y = in_place ? x : prior(n, 3), mean(C), var(C), inv_std(C);
+  DeviceBuffer gx = to_gpu(x), gy = to_gpu(y), gm = to_gpu(test::poisoned<T>(C)),
+               gv = to_gpu(test::poisoned<T>(C)), gi = to_gpu(test::poisoned<T>(C));
+  batchnorm_fwd_training(cpu, bd, d, in_place ? y.data() : x.data(), d, y.data(), mean.data(),
+                         var.data(), inv_std.data(), blend);
+  batchnorm_fwd_training(gpu, bd, d, in_place ? gy.get() : gx.get(), d, gy.get(), gm.get(),
+                         gv.get(), gi.get(), blend);
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gy, n), y, tol)) << "fwd_training y";
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gm, C), mean, tol)) << "mean";
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gv, C), var, tol)) << "var";
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gi, C), inv_std, tol)) << "inv_std";
+
+  // Training backward from a plain forward's y.
+  std::vector<T> yp(n);
+  batchnorm_fwd_training(cpu, bd, d, x.data(), d, yp.data(), nullptr, nullptr, inv_std.data());
+  const DeviceBuffer gyp = to_gpu(yp), ginv = to_gpu(inv_std);
+  std::vector<T> dx = in_place ? dy : prior(n, 4);
+  DeviceBuffer gdx = to_gpu(dx), gdy = to_gpu(dy);
+  batchnorm_bwd_training(cpu, bd, d, yp.data(), in_place ? dx.data() : dy.data(), inv_std.data(), d,
+                         dx.data(), blend);
+  batchnorm_bwd_training(gpu, bd, d, gyp.get(), in_place ? gdx.get() : gdy.get(), ginv.get(), d,
+                         gdx.get(), blend);
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gdx, n), dx, tol)) << "bwd_training";
+
+  // Inference with given statistics.
+  const auto rmean = random_vector<T>(C, 5, 2.0, 4.0), rvar = random_vector<T>(C, 6, 0.1, 2.0);
+  const DeviceBuffer grm = to_gpu(rmean), grv = to_gpu(rvar);
+  std::vector<T> yi = prior(n, 7);
+  DeviceBuffer gyi = to_gpu(yi);
+  batchnorm_fwd_inference(cpu, bd, d, x.data(), d, yi.data(), rmean.data(), rvar.data(), blend);
+  batchnorm_fwd_inference(gpu, bd, d, gx.get(), d, gyi.get(), grm.get(), grv.get(), blend);
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gyi, n), yi, tol)) << "fwd_inference";
+  std::vector<T> dxi = prior(n, 8);
+  DeviceBuffer gdxi = to_gpu(dxi);
+  batchnorm_bwd_inference(cpu, bd, d, dy.data(), rvar.data(), d, dxi.data(), blend);
+  batchnorm_bwd_inference(gpu, bd, d, gdy.get(), grv.get(), d, gdxi.get(), blend);
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gdxi, n), dxi, tol)) << "bwd_inference";
+}
+
+TEST(BatchNormCuda, MatchesCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (const Shape& s : kShapes)
+    for (Blend b : {Blend{}, Blend{0.5, -1.5}})
+      for (bool in_place : {false, true}) {
+        if (in_place && b.beta != 0) continue;  // in place means the prior y is x itself
+        check<float>(s, b, in_place);
+        check<double>(s, b, in_place);
+      }
+}
+
+// Statistics outputs are optional.
+TEST(BatchNormCuda, NullStatisticsOutputs) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const TensorDesc d = TensorDesc::nchw(DataType::kFloat32, 3, 4, 5, 6);
+  const auto x = random_vector<float>(360, 1);
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+  std::vector<float> y(360);
+  batchnorm_fwd_training(cpu, BatchNormDesc{}, d, x.data(), d, y.data(), nullptr, nullptr, nullptr);
+  DeviceBuffer gx = to_gpu(x), gy(Device::kCUDA, 360 * 4);
+  batchnorm_fwd_training(gpu, BatchNormDesc{}, d, gx.get(), d, gy.get(), nullptr, nullptr, nullptr);
+  EXPECT_TRUE(all_close(from_gpu<float>(gpu, gy, 360), y, {2e-5, 2e-4}));
+}
+
+}  // namespace
+}  // namespace crema::prim

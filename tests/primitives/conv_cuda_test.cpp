@@ -1,0 +1,421 @@
+// Convolution on CUDA against the CPU implementation: every algorithm that supports a problem
+// (plus auto and find), forward plain / blended with bias and ReLU / with bias, backward data
+// and filter plain and blended, backward bias, f32 and f64, on hand-picked corner cases, random
+// shapes and the named real layers; NHWC and channel-slice views; image chunking by workspace
+// budget; the workspace query; find's cache. Integer data makes every sum exact in float, so
+// results must match the CPU exactly whatever the summation order; one real-valued problem checks
+// rounding within a tolerance.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <deque>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda_test_util.h"
+#include "primitives/conv.h"
+#include "problems.h"
+
+namespace crema::prim {
+namespace {
+
+using test::all_close;
+using test::ConvProblem;
+using test::from_gpu;
+using test::to_gpu;
+using test::Tolerance;
+
+constexpr Tolerance kExact{0.0, 0.0, true};
+
+struct Descs {
+  ConvDesc cd;
+  TensorDesc xd, yd;
+  FilterDesc wd;
+};
+
+Descs descs_of(const ConvProblem& pb, DataType t) {
+  Descs d;
+  d.cd = ConvDesc{pb.pad_h,      pb.pad_w,      pb.stride_h, pb.stride_w,
+                  pb.dilation_h, pb.dilation_w, pb.groups};
+  const int p = conv_out_dim(pb.h, pb.r, pb.pad_h, pb.stride_h, pb.dilation_h);
+  const int q = conv_out_dim(pb.w, pb.s, pb.pad_w, pb.stride_w, pb.dilation_w);
+  d.xd = TensorDesc::nchw(t, pb.n, pb.c, pb.h, pb.w);
+  d.yd = TensorDesc::nchw(t, pb.n, pb.k, p, q);
+  d.wd = FilterDesc{t, pb.k, pb.c / pb.groups, pb.r, pb.s};
+  return d;
+}
+
+template <typename T>
+constexpr DataType dtype_of() {
+  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
+}
+
+template <typename T>
+struct Data {
+  std::vector<T> x, w, dy, bias, y0, dx0, dw0, db0;
+};
+
+template <typename T>
+Data<T> make_data(const Descs& ds, uint64_t seed, bool integer) {
+  auto gen = [&](int64_t n, uint64_t s) {
+    return integer ? test::random_int_vector<T>(size_t(n), seed + s)
+                   : test::random_vector<T>(size_t(n), seed + s);
+  };
+  Data<T> d;
+  d.x = gen(ds.xd.count(), 1);
+  d.w = gen(ds.wd.count(), 2);
+  d.dy = gen(ds.yd.count(), 3);
+  d.bias = gen(ds.wd.k, 4);
+  d.y0 = gen(ds.yd.count(), 5);
+  d.dx0 = gen(ds.xd.count(), 6);
+  d.dw0 = gen(ds.wd.count(), 7);
+  d.db0 = gen(ds.wd.k, 8);
+  return d;
+}
+
+// The GPU copies of a problem's inputs.
+struct GpuData {
+  DeviceBuffer x, w, dy, bias;
+};
+
+enum class Op {
+  kFwd,
+  kFwdBlendBiasRelu,
+  kFwdBias,
+  kBwdData,
+  kBwdDataBlend,
+  kBwdFilter,
+  kBwdFilterBlend
+};
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::kFwd:
+      return "forward";
+    case Op::kFwdBlendBiasRelu:
+      return "forward blend + bias + relu";
+    case Op::kFwdBias:
+      return "forward + bias";
+    case Op::kBwdData:
+      return "backward data";
+    case Op::kBwdDataBlend:
+      return "backward data blend";
+    case Op::kBwdFilter:
+      return "backward filter";
+    case Op::kBwdFilterBlend:
+      return "backward filter blend";
+  }
+  return "?";
+}
+
+// Runs one operation on the CPU (host pointers) and returns the output.
+template <typename T>
+std::vector<T> run_cpu(Handle& h, Op op, const Descs& ds, const Data<T>& d) {
+  switch (op) {
+    case Op::kFwd:
+    case Op::kFwdBias:
+    case Op::kFwdBlendBiasRelu: {
+      const bool blend = op == Op::kFwdBlendBiasRelu;
+      std::vector<T> y = blend ? d.y0 : test::poisoned<T>(d.y0.size());
+      conv_fwd(h, ds.cd, ConvAlgo::kAuto, ds.xd, d.x.data(), ds.wd, d.w.data(), ds.yd, y.data(),
+               blend ? Blend{2.0, 1.0} : Blend{},
+               op == Op::kFwd ? ConvEpilogue{} : ConvEpilogue{d.bias.data(), blend});
+      return y;
+    }
+    case Op::kBwdData:
+    case Op::kBwdDataBlend: {
+      const bool blend = op == Op::kBwdDataBlend;
+      std::vector<T> dx = blend ? d.dx0 : test::poisoned<T>(d.dx0.size());
+      conv_bwd_data(h, ds.cd, ConvAlgo::kAuto, ds.wd, d.w.data(), ds.yd, d.dy.data(), ds.xd,
+                    dx.data(), blend ? Blend{2.0, 3.0} : Blend{});
+      return dx;
+    }
+    case Op::kBwdFilter:
+    case Op::kBwdFilterBlend: {
+      const bool blend = op == Op::kBwdFilterBlend;
+      std::vector<T> dw = blend ? d.dw0 : test::poisoned<T>(d.dw0.size());
+      conv_bwd_filter(h, ds.cd, ConvAlgo::kAuto, ds.xd, d.x.data(), ds.yd, d.dy.data(), ds.wd,
+                      dw.data(), blend ? Blend{-2.0, 3.0} : Blend{});
+      return dw;
+    }
+  }
+  return {};
+}
+
+// The same operation on the GPU with a given algorithm.
+template <typename T>
+std::vector<T> run_gpu(Handle& h, Op op, ConvAlgo algo, const Descs& ds, const Data<T>& d,
+                       const GpuData& g) {
+  switch (op) {
+    case Op::kFwd:
+    case Op::kFwdBias:
+    case Op::kFwdBlendBiasRelu: {
+      const bool blend = op == Op::kFwdBlendBiasRelu;
+      DeviceBuffer y = to_gpu(blend ? d.y0 : test::poisoned<T>(d.y0.size()));
+      conv_fwd(h, ds.cd, algo, ds.xd, g.x.get(), ds.wd, g.w.get(), ds.yd, y.get(),
+               blend ? Blend{2.0, 1.0} : Blend{},
+               op == Op::kFwd ? ConvEpilogue{} : ConvEpilogue{g.bias.get(), blend});
+      return from_gpu<T>(h, y, d.y0.size());
+    }
+    case Op::kBwdData:
+    case Op::kBwdDataBlend: {
+      const bool blend = op == Op::kBwdDataBlend;
+      DeviceBuffer dx = to_gpu(blend ? d.dx0 : test::poisoned<T>(d.dx0.size()));
+      conv_bwd_data(h, ds.cd, algo, ds.wd, g.w.get(), ds.yd, g.dy.get(), ds.xd, dx.get(),
+                    blend ? Blend{2.0, 3.0} : Blend{});
+      return from_gpu<T>(h, dx, d.dx0.size());
+    }
+    case Op::kBwdFilter:
+    case Op::kBwdFilterBlend: {
+      const bool blend = op == Op::kBwdFilterBlend;
+      DeviceBuffer dw = to_gpu(blend ? d.dw0 : test::poisoned<T>(d.dw0.size()));
+      conv_bwd_filter(h, ds.cd, algo, ds.xd, g.x.get(), ds.yd, g.dy.get(), ds.wd, dw.get(),
+                      blend ? Blend{-2.0, 3.0} : Blend{});
+      return from_gpu<T>(h, dw, d.dw0.size());
+    }
+  }
+  return {};
+}
+
+template <typename T>
+void check_problem(const ConvProblem& pb, bool integer, Tolerance tol, size_t budget = 0) {
+  SCOPED_TRACE(::testing::Message()
+               << pb.name << (sizeof(T) == 8 ? " f64" : " f32") << (integer ? " int" : " real"));
+  const Descs ds = descs_of(pb, dtype_of<T>());
+  const Data<T> d = make_data<T>(ds, 1234, integer);
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+  if (budget) gpu.set_workspace_budget(budget);
+  const GpuData g{to_gpu(d.x), to_gpu(d.w), to_gpu(d.dy), to_gpu(d.bias)};
+  for (Op op : {Op::kFwd, Op::kFwdBlendBiasRelu, Op::kFwdBias, Op::kBwdData, Op::kBwdDataBlend,
+                Op::kBwdFilter, Op::kBwdFilterBlend}) {
+    const std::vector<T> want = run_cpu(cpu, op, ds, d);
+    for (ConvAlgo algo : {ConvAlgo::kIm2colGemm, ConvAlgo::kGemm1x1, ConvAlgo::kDirect,
+                          ConvAlgo::kAuto, ConvAlgo::kFind}) {
+      if (!conv_supports(algo, ds.cd, ds.xd, ds.wd, ds.yd)) continue;
+      EXPECT_TRUE(all_close(run_gpu(gpu, op, algo, ds, d, g), want, tol))
+          << op_name(op) << " with " << conv_algo_name(algo);
+    }
+  }
+  for (Blend blend : {Blend{}, Blend{2.0, -1.0}}) {
+    std::vector<T> db = blend.beta == 0 ? test::poisoned<T>(size_t(pb.k)) : d.db0;
+    DeviceBuffer gdb = to_gpu(db);
+    conv_bwd_bias(cpu, ds.yd, d.dy.data(), db.data(), blend);
+    conv_bwd_bias(gpu, ds.yd, g.dy.get(), gdb.get(), blend);
+    EXPECT_TRUE(all_close(from_gpu<T>(gpu, gdb, db.size()), db, integer ? kExact : tol))
+        << "backward bias beta " << blend.beta;
+  }
+}
+
+std::vector<ConvProblem> unit_problems() {
+  return {
+      {"unit_1x1", 2, 6, 5, 7, 4, 1, 1, 0, 0, 1, 1},
+      {"unit_1x1_stride2", 2, 6, 5, 7, 4, 1, 1, 0, 0, 2, 2},
+      {"unit_1x1_pad", 1, 3, 4, 4, 5, 1, 1, 1, 1, 1, 1},
+      {"unit_1x1_groups", 3, 6, 5, 5, 4, 1, 1, 0, 0, 1, 1, 1, 1, 2},
+      {"unit_n1_odd", 1, 3, 7, 9, 5, 3, 3, 1, 1, 2, 2},
+      {"unit_dilation", 2, 4, 11, 10, 3, 3, 3, 2, 2, 1, 1, 2, 2},
+      {"unit_depthwise", 2, 6, 9, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6},
+      {"unit_depthwise_x2", 1, 4, 7, 7, 8, 3, 3, 1, 1, 2, 2, 1, 1, 4},
+      {"unit_groups3", 2, 6, 8, 8, 9, 3, 3, 1, 1, 1, 1, 1, 1, 3},
+      {"unit_asymmetric", 2, 3, 9, 12, 4, 2, 5, 1, 0, 2, 1, 1, 2},
+      {"unit_kernel_is_input", 3, 2, 5, 5, 4, 5, 5, 0, 0, 1, 1},
+      {"unit_pad_exceeds_kernel", 1, 2, 3, 4, 3, 2, 2, 3, 2, 1, 1},
+      {"unit_stride_gt_kernel", 2, 3, 10, 11, 2, 2, 2, 0, 1, 3, 3},
+      {"unit_1x1_input", 4, 5, 1, 1, 3, 1, 1, 0, 0, 1, 1},
+      {"unit_wide_batch", 37, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1},
+  };
+}
+
+std::vector<ConvProblem> random_problems(int count, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+  static std::deque<std::string> names;  // ConvProblem holds a const char*
+  std::vector<ConvProblem> out;
+  while (int(out.size()) < count) {
+    ConvProblem pb{};
+    pb.groups = pick(0, 3) == 0 ? pick(2, 4) : 1;
+    const bool depthwise = pick(0, 5) == 0;
+    pb.c = depthwise ? pick(2, 6) : pb.groups * pick(1, 4);
+    if (depthwise) pb.groups = pb.c;
+    pb.k = pb.groups * pick(1, 3);
+    pb.n = pick(1, 3);
+    pb.h = pick(1, 13);
+    pb.w = pick(1, 13);
+    pb.r = pick(1, 4);
+    pb.s = pick(1, 4);
+    pb.pad_h = pick(0, 2);
+    pb.pad_w = pick(0, 2);
+    pb.stride_h = pick(1, 3);
+    pb.stride_w = pick(1, 3);
+    pb.dilation_h = pick(0, 3) == 0 ? 2 : 1;
+    pb.dilation_w = pick(0, 3) == 0 ? 2 : 1;
+    if (pb.dilation_h * (pb.r - 1) + 1 > pb.h + 2 * pb.pad_h ||
+        pb.dilation_w * (pb.s - 1) + 1 > pb.w + 2 * pb.pad_w)
+      continue;
+    names.push_back("random_" + std::to_string(out.size()));
+    pb.name = names.back().c_str();
+    out.push_back(pb);
+  }
+  return out;
+}
+
+std::string param_name(const ::testing::TestParamInfo<ConvProblem>& info) {
+  std::string s = info.param.name;
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+class ConvCudaProblem : public ::testing::TestWithParam<ConvProblem> {};
+
+TEST_P(ConvCudaProblem, EveryAlgorithmMatchesCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  check_problem<float>(GetParam(), true, kExact);
+  check_problem<double>(GetParam(), true, kExact);
+}
+
+INSTANTIATE_TEST_SUITE_P(Unit, ConvCudaProblem, ::testing::ValuesIn(unit_problems()), param_name);
+INSTANTIATE_TEST_SUITE_P(Random, ConvCudaProblem, ::testing::ValuesIn(random_problems(30, 17)),
+                         param_name);
+INSTANTIATE_TEST_SUITE_P(Named, ConvCudaProblem, ::testing::ValuesIn(test::named_conv_problems()),
+                         param_name);
+
+// Real-valued data: the GEMMs round differently from OpenBLAS, so compare within a tolerance.
+TEST(ConvCuda, RealInputsWithinTolerance) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const ConvProblem grouped{"real_grouped", 3, 8, 11, 13, 6, 3, 3, 1, 1, 1, 2, 1, 1, 2};
+  check_problem<float>(grouped, false, {1e-5, 1e-5, true});
+  check_problem<double>(grouped, false, {1e-12, 1e-10, true});
+  // Sums of thousands of terms of magnitude up to tens: absolute rounding differences of float
+  // sums in different orders reach about 1e-4.
+  for (const ConvProblem& pb : test::named_conv_problems()) {
+    const std::string name = pb.name;
+    if (name.rfind("lenet", 0) == 0 || name.rfind("mobilenet", 0) == 0)
+      check_problem<float>(pb, false, {1e-3, 1e-4, true});
+  }
+}
+
+// Workspace budgets that force chunks of several images, then one image at a time.
+TEST(ConvCuda, ChunkedByWorkspaceBudget) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const ConvProblem pb{"lenet:conv2", 64, 20, 12, 12, 50, 5, 5, 0, 0, 1, 1};
+  const size_t per_image = (20 * 25 + 50) * 8 * 8 * sizeof(float);
+  for (size_t budget : {5 * per_image, size_t(1)}) {
+    SCOPED_TRACE(::testing::Message() << "budget " << budget);
+    check_problem<float>(pb, true, kExact, budget);
+  }
+}
+
+TEST(ConvCuda, WorkspaceSizeCoversTheChunk) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const ConvProblem pb{"lenet:conv2", 64, 20, 12, 12, 50, 5, 5, 0, 0, 1, 1};
+  const Descs ds = descs_of(pb, DataType::kFloat32);
+  Handle gpu(Device::kCUDA);
+  const size_t per_image = (20 * 25 + 50) * 8 * 8 * sizeof(float);
+  gpu.set_workspace_budget(5 * per_image);
+  EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kIm2colGemm, ds.cd, ds.xd, ds.wd, ds.yd),
+            5 * per_image);
+  gpu.set_workspace_budget(size_t(1) << 30);
+  EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kIm2colGemm, ds.cd, ds.xd, ds.wd, ds.yd),
+            64 * per_image);
+  EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kDirect, ds.cd, ds.xd, ds.wd, ds.yd), 0u);
+  const Descs one = descs_of({"1x1", 2, 8, 5, 5, 4, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
+  EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kGemm1x1, one.cd, one.xd, one.wd, one.yd), 0u);
+  // Depthwise goes to the direct kernel on CUDA.
+  const Descs dw = descs_of(test::named_conv_problems().back(), DataType::kFloat32);
+  EXPECT_EQ(conv_heuristic(gpu, dw.cd, dw.xd, dw.wd, dw.yd), ConvAlgo::kDirect);
+}
+
+// NHWC views go to the direct kernels; a channel slice of a wider output keeps the GEMM
+// algorithms and leaves the other channels untouched.
+TEST(ConvCuda, NhwcAndChannelSliceViews) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const ConvProblem pb{"strided", 2, 4, 7, 6, 5, 3, 3, 1, 1, 1, 1};
+  const Descs ds = descs_of(pb, DataType::kFloat32);
+  const Data<float> d = make_data<float>(ds, 99, true);
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+  auto nhwc = [](TensorDesc t) {
+    t.stride_c = 1;
+    t.stride_w = t.c;
+    t.stride_h = int64_t(t.w) * t.c;
+    t.stride_n = int64_t(t.h) * t.w * t.c;
+    return t;
+  };
+  const TensorDesc xn = nhwc(ds.xd), yn = nhwc(ds.yd);
+  // The same buffers read as NHWC: only the index map changes, which both sides share.
+  const size_t ny = size_t(ds.yd.count()), nx = size_t(ds.xd.count());
+  DeviceBuffer gx = to_gpu(d.x), gw = to_gpu(d.w), gdy = to_gpu(d.dy);
+  std::vector<float> y(ny);
+  conv_fwd(cpu, ds.cd, ConvAlgo::kAuto, xn, d.x.data(), ds.wd, d.w.data(), yn, y.data());
+  DeviceBuffer gy = to_gpu(test::poisoned<float>(ny));
+  conv_fwd(gpu, ds.cd, ConvAlgo::kAuto, xn, gx.get(), ds.wd, gw.get(), yn, gy.get());
+  EXPECT_TRUE(all_close(from_gpu<float>(gpu, gy, ny), y, kExact)) << "nhwc forward";
+  std::vector<float> dx = d.dx0;
+  conv_bwd_data(cpu, ds.cd, ConvAlgo::kAuto, ds.wd, d.w.data(), yn, d.dy.data(), xn, dx.data(),
+                {2.0, 3.0});
+  DeviceBuffer gdx = to_gpu(d.dx0);
+  conv_bwd_data(gpu, ds.cd, ConvAlgo::kAuto, ds.wd, gw.get(), yn, gdy.get(), xn, gdx.get(),
+                {2.0, 3.0});
+  EXPECT_TRUE(all_close(from_gpu<float>(gpu, gdx, nx), dx, kExact)) << "nhwc backward data";
+  std::vector<float> dw(size_t(ds.wd.count()));
+  conv_bwd_filter(cpu, ds.cd, ConvAlgo::kAuto, xn, d.x.data(), yn, d.dy.data(), ds.wd, dw.data());
+  DeviceBuffer gdw = to_gpu(test::poisoned<float>(dw.size()));
+  conv_bwd_filter(gpu, ds.cd, ConvAlgo::kAuto, xn, gx.get(), yn, gdy.get(), ds.wd, gdw.get());
+  EXPECT_TRUE(all_close(from_gpu<float>(gpu, gdw, dw.size()), dw, kExact)) << "nhwc filter";
+  std::vector<float> db(size_t(pb.k));
+  conv_bwd_bias(cpu, yn, d.dy.data(), db.data());
+  DeviceBuffer gdb = to_gpu(test::poisoned<float>(db.size()));
+  conv_bwd_bias(gpu, yn, gdy.get(), gdb.get());
+  EXPECT_TRUE(all_close(from_gpu<float>(gpu, gdb, db.size()), db, kExact)) << "nhwc bias";
+
+  // Output channels [k, 2k) of a 2k-channel tensor, and the matching input-gradient slice.
+  TensorDesc slice = ds.yd;
+  slice.stride_n *= 2;
+  TensorDesc xslice = ds.xd;
+  xslice.stride_n *= 2;
+  const int64_t plane = int64_t(pb.k) * ds.yd.h * ds.yd.w, xplane = int64_t(pb.c) * pb.h * pb.w;
+  for (ConvAlgo algo : {ConvAlgo::kIm2colGemm, ConvAlgo::kDirect}) {
+    SCOPED_TRACE(conv_algo_name(algo));
+    std::vector<float> wide(2 * ny, 7.0f);
+    conv_fwd(cpu, ds.cd, algo, ds.xd, d.x.data(), ds.wd, d.w.data(), slice, wide.data() + plane, {},
+             {d.bias.data(), true});
+    DeviceBuffer gwide = to_gpu(std::vector<float>(2 * ny, 7.0f)), gb = to_gpu(d.bias);
+    conv_fwd(gpu, ds.cd, algo, ds.xd, gx.get(), ds.wd, gw.get(), slice,
+             static_cast<float*>(gwide.get()) + plane, {}, {gb.get(), true});
+    EXPECT_TRUE(all_close(from_gpu<float>(gpu, gwide, wide.size()), wide, kExact))
+        << "slice forward";
+    std::vector<float> xwide(2 * nx, 7.0f);
+    conv_bwd_data(cpu, ds.cd, algo, ds.wd, d.w.data(), ds.yd, d.dy.data(), xslice,
+                  xwide.data() + xplane);
+    DeviceBuffer gxwide = to_gpu(std::vector<float>(2 * nx, 7.0f));
+    conv_bwd_data(gpu, ds.cd, algo, ds.wd, gw.get(), ds.yd, gdy.get(), xslice,
+                  static_cast<float*>(gxwide.get()) + xplane);
+    EXPECT_TRUE(all_close(from_gpu<float>(gpu, gxwide, xwide.size()), xwide, kExact))
+        << "slice backward data";
+  }
+}
+
+TEST(ConvCuda, FindCachesOneEntryPerPassAndReusesIt) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const ConvProblem pb{"find", 4, 8, 10, 10, 16, 3, 3, 1, 1, 1, 1};
+  const Descs ds = descs_of(pb, DataType::kFloat32);
+  const Data<float> d = make_data<float>(ds, 5, true);
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+  const GpuData g{to_gpu(d.x), to_gpu(d.w), to_gpu(d.dy), to_gpu(d.bias)};
+  const auto want = run_cpu(cpu, Op::kFwd, ds, d);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(all_close(run_gpu(gpu, Op::kFwd, ConvAlgo::kFind, ds, d, g), want, kExact));
+    EXPECT_EQ(gpu.algo_cache().size(), 1u);
+  }
+  const ConvAlgo chosen = static_cast<ConvAlgo>(gpu.algo_cache().begin()->second);
+  EXPECT_TRUE(conv_supports(chosen, ds.cd, ds.xd, ds.wd, ds.yd));
+  EXPECT_NE(chosen, ConvAlgo::kAuto);
+  EXPECT_NE(chosen, ConvAlgo::kFind);
+  run_gpu(gpu, Op::kBwdFilter, ConvAlgo::kFind, ds, d, g);
+  EXPECT_EQ(gpu.algo_cache().size(), 2u);
+}
+
+}  // namespace
+}  // namespace crema::prim

@@ -1,0 +1,102 @@
+// lrn_fwd/lrn_bwd on CUDA against the CPU implementation: both modes, the CPU tests' shapes and
+// local sizes, CaffeNet's and GoogLeNet's LRN layer shapes, both blends, f32 and f64, and the
+// in-place gradient (dx == dy).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda_test_util.h"
+#include "primitives/lrn.h"
+
+namespace crema::prim {
+namespace {
+
+using test::all_close;
+using test::from_gpu;
+using test::random_vector;
+using test::to_gpu;
+
+struct Shape {
+  int n, c, h, w;
+};
+
+template <typename T>
+void check_case(const LrnDesc& ld, const Shape& s, Blend blend, bool in_place) {
+  SCOPED_TRACE(::testing::Message()
+               << (ld.mode == LrnMode::kAcrossChannels ? "across" : "within") << " n"
+               << ld.local_size << " beta " << ld.beta << " " << s.n << "x" << s.c << "x" << s.h
+               << "x" << s.w << (blend.beta != 0 ? " blend" : "") << (in_place ? " in place" : "")
+               << (sizeof(T) == 8 ? " f64" : " f32"));
+  constexpr DataType t = sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
+  const TensorDesc d = TensorDesc::nchw(t, s.n, s.c, s.h, s.w);
+  const size_t n = size_t(d.count());
+  const auto x = random_vector<T>(n, 21, -2, 2);
+  const auto dy = random_vector<T>(n, 22);
+  const test::Tolerance tol =
+      sizeof(T) == 8 ? test::Tolerance{1e-12, 1e-10} : test::Tolerance{2e-6, 2e-5};
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+
+  const auto y0 = blend.beta != 0 ? random_vector<T>(n, 23) : test::poisoned<T>(n);
+  std::vector<T> y_ref = y0;
+  lrn_fwd(cpu, ld, d, x.data(), d, y_ref.data(), blend);
+  DeviceBuffer gx = to_gpu(x), gy = to_gpu(y0);
+  lrn_fwd(gpu, ld, d, gx.get(), d, gy.get(), blend);
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gy, n), y_ref, tol)) << "forward";
+
+  std::vector<T> y(n);
+  lrn_fwd(cpu, ld, d, x.data(), d, y.data());
+  // In place, dx starts as dy; otherwise as the prior gradient (or poison for beta 0).
+  const auto dx0 = in_place ? dy : blend.beta != 0 ? random_vector<T>(n, 24) : test::poisoned<T>(n);
+  std::vector<T> dx_ref = dx0;
+  lrn_bwd(cpu, ld, d, y.data(), in_place ? dx_ref.data() : dy.data(), d, x.data(), dx_ref.data(),
+          blend);
+  DeviceBuffer g_y = to_gpu(y), g_dy = to_gpu(dy), g_dx = to_gpu(dx0);
+  lrn_bwd(gpu, ld, d, g_y.get(), in_place ? g_dx.get() : g_dy.get(), d, gx.get(), g_dx.get(),
+          blend);
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_dx, n), dx_ref, tol)) << "backward";
+}
+
+template <typename T>
+void check_all_blends(const LrnDesc& ld, const Shape& s) {
+  for (Blend blend : {Blend{}, Blend{0.5, -1.5}})
+    for (bool in_place : {false, true}) check_case<T>(ld, s, blend, in_place);
+}
+
+const Shape kShapes[] = {{1, 1, 1, 1}, {1, 3, 5, 7},  {2, 7, 3, 1},
+                         {1, 6, 4, 4}, {3, 2, 9, 11}, {2, 9, 1, 5}};
+
+TEST(LrnCuda, UnitShapesMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (LrnMode mode : {LrnMode::kAcrossChannels, LrnMode::kWithinChannel})
+    for (const Shape& s : kShapes)
+      for (int local_size : {1, 3, 5})
+        for (double beta : {0.75, 0.5, 1.0, 0.6}) {
+          const LrnDesc ld{mode, local_size, 1.5, beta, 2.0};
+          check_all_blends<float>(ld, s);
+          check_all_blends<double>(ld, s);
+        }
+  // A window wider than the channels and the image.
+  for (LrnMode mode : {LrnMode::kAcrossChannels, LrnMode::kWithinChannel}) {
+    check_all_blends<float>({mode, 7, 2.0, 0.75, 1.0}, {2, 3, 2, 4});
+    check_all_blends<double>({mode, 7, 2.0, 0.75, 1.0}, {2, 3, 2, 4});
+  }
+}
+
+// CaffeNet's norm1/norm2 (after pool1/pool2), GoogLeNet's pool1/norm1 and norm2, and
+// cifar10_full's within-channel norm1.
+TEST(LrnCuda, LayerShapesMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const LrnDesc caffenet{LrnMode::kAcrossChannels, 5, 1e-4, 0.75, 1.0};
+  const LrnDesc cifar{LrnMode::kWithinChannel, 3, 5e-5, 0.75, 1.0};
+  for (const Shape& s :
+       {Shape{2, 96, 27, 27}, Shape{2, 256, 13, 13}, Shape{1, 64, 56, 56}, Shape{1, 192, 56, 56}}) {
+    check_all_blends<float>(caffenet, s);
+    check_all_blends<double>(caffenet, s);
+  }
+  check_all_blends<float>(cifar, {4, 32, 16, 16});
+  check_all_blends<double>(cifar, {4, 32, 16, 16});
+}
+
+}  // namespace
+}  // namespace crema::prim

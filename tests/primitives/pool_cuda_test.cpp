@@ -1,0 +1,149 @@
+// pool_fwd/pool_bwd on CUDA against the CPU implementation: the CPU tests' unit shapes, the named
+// layer shapes of problems.h, every mode, CEIL and FLOOR shapes, an NHWC view, both blends, f32
+// and f64. Integer-valued inputs make max pooling (and its argmax routing) exact and the average
+// sums exact; only the average's division rounds.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda_test_util.h"
+#include "primitives/pool.h"
+#include "problems.h"
+
+namespace crema::prim {
+namespace {
+
+using test::all_close;
+using test::from_gpu;
+using test::to_gpu;
+
+struct Case {
+  std::string name;
+  PoolMode mode;
+  int n, c, h, w, kh, kw, ph, pw, sh, sw;
+  bool ceil_mode;
+  bool nhwc = false;
+};
+
+TensorDesc make_desc(DataType t, int n, int c, int h, int w, bool nhwc) {
+  TensorDesc d = TensorDesc::nchw(t, n, c, h, w);
+  if (nhwc) {
+    d.stride_c = 1;
+    d.stride_w = c;
+    d.stride_h = int64_t(w) * c;
+    d.stride_n = int64_t(h) * w * c;
+  }
+  return d;
+}
+
+template <typename T>
+void check_case(const Case& k, Blend blend) {
+  SCOPED_TRACE(k.name + (blend.beta != 0 ? " beta" : "") + (sizeof(T) == 8 ? " f64" : " f32"));
+  constexpr DataType t = sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
+  const int P = pool_out_dim(k.h, k.kh, k.ph, k.sh, k.ceil_mode);
+  const int Q = pool_out_dim(k.w, k.kw, k.pw, k.sw, k.ceil_mode);
+  const TensorDesc xd = make_desc(t, k.n, k.c, k.h, k.w, k.nhwc);
+  const TensorDesc yd = make_desc(t, k.n, k.c, P, Q, k.nhwc);
+  const PoolDesc pd{k.mode, k.kh, k.kw, k.ph, k.pw, k.sh, k.sw};
+  const size_t nx = size_t(xd.count()), ny = size_t(yd.count());
+  // Small integers: ties are common, which exercises the first-maximum rule.
+  const auto x = test::random_int_vector<T>(nx, 11, -4, 4);
+  const auto dy = test::random_int_vector<T>(ny, 12, -4, 4);
+  const bool is_max = k.mode == PoolMode::kMax;
+  // Max and all blends of integers are exact; the average divides once (f64 also sums exactly).
+  const test::Tolerance exact{0, 0, true};
+  const test::Tolerance tol = is_max           ? exact
+                              : sizeof(T) == 8 ? test::Tolerance{1e-14, 1e-13, true}
+                                               : test::Tolerance{1e-6, 1e-5, true};
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+
+  // Forward: y0 is the prior output for beta != 0, NaN poison for beta 0.
+  const auto y0 =
+      blend.beta != 0 ? test::random_int_vector<T>(ny, 13, -4, 4) : test::poisoned<T>(ny);
+  std::vector<T> y_ref = y0;
+  pool_fwd(cpu, pd, xd, x.data(), yd, y_ref.data(), blend);
+  DeviceBuffer gx = to_gpu(x), gy = to_gpu(y0);
+  pool_fwd(gpu, pd, xd, gx.get(), yd, gy.get(), blend);
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gy, ny), y_ref, tol)) << "forward";
+
+  // Backward from a plain forward result (the argmax comes from comparing x with it).
+  std::vector<T> y(ny);
+  pool_fwd(cpu, pd, xd, x.data(), yd, y.data());
+  const auto dx0 =
+      blend.beta != 0 ? test::random_int_vector<T>(nx, 14, -4, 4) : test::poisoned<T>(nx);
+  std::vector<T> dx_ref = dx0;
+  pool_bwd(cpu, pd, yd, y.data(), dy.data(), xd, x.data(), dx_ref.data(), blend);
+  DeviceBuffer g_y = to_gpu(y), g_dy = to_gpu(dy), g_dx = to_gpu(dx0);
+  pool_bwd(gpu, pd, yd, g_y.get(), g_dy.get(), xd, gx.get(), g_dx.get(), blend);
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_dx, nx), dx_ref, tol)) << "backward";
+}
+
+void check_all(const Case& k) {
+  for (Blend blend : {Blend{}, Blend{0.5, -1.5}}) {
+    check_case<float>(k, blend);
+    check_case<double>(k, blend);
+  }
+}
+
+const std::vector<PoolMode> kAllModes = {PoolMode::kMax, PoolMode::kAverage,
+                                         PoolMode::kAverageExcludePad};
+
+std::vector<Case> expand(const std::string& name, int n, int c, int h, int w, int kh, int kw,
+                         int ph, int pw, int sh, int sw, const std::vector<PoolMode>& modes,
+                         bool floor_too = true) {
+  std::vector<Case> out;
+  for (PoolMode m : modes)
+    for (bool ceil_mode : {true, false}) {
+      if (!ceil_mode && !floor_too) continue;
+      const char* mode_name = m == PoolMode::kMax       ? "max"
+                              : m == PoolMode::kAverage ? "avg"
+                                                        : "avg_excl";
+      out.push_back({name + "_" + mode_name + (ceil_mode ? "_ceil" : "_floor"), m, n, c, h, w, kh,
+                     kw, ph, pw, sh, sw, ceil_mode});
+    }
+  return out;
+}
+
+TEST(PoolCuda, UnitShapesMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  std::vector<Case> all;
+  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
+  add(expand("k2s2_even", 2, 3, 8, 8, 2, 2, 0, 0, 2, 2, kAllModes));
+  add(expand("k3s2_odd", 2, 3, 9, 10, 3, 3, 0, 0, 2, 2, kAllModes));
+  add(expand("k3s2_ceil_partial", 1, 2, 8, 7, 3, 3, 0, 0, 2, 2, kAllModes));
+  add(expand("pad1_s2_clip", 2, 2, 5, 6, 2, 2, 1, 1, 2, 2, kAllModes));
+  add(expand("pad1_k3s1", 1, 3, 7, 5, 3, 3, 1, 1, 1, 1, kAllModes));
+  add(expand("pad2_k3s3", 2, 2, 10, 9, 3, 3, 2, 2, 3, 3, kAllModes));
+  add(expand("asymmetric", 1, 2, 7, 9, 3, 2, 1, 0, 2, 1, kAllModes));
+  add(expand("global", 2, 4, 5, 7, 5, 7, 0, 0, 1, 1, kAllModes));
+  add(expand("global_s2", 1, 3, 6, 6, 6, 6, 0, 0, 2, 2, kAllModes));
+  add(expand("n1_1x1", 1, 2, 3, 5, 1, 1, 0, 0, 1, 1, kAllModes));
+  add(expand("stride_gt_kernel", 2, 2, 11, 11, 2, 2, 0, 0, 3, 3, kAllModes));
+  add(expand("single_row", 3, 2, 1, 9, 1, 3, 0, 1, 1, 2, kAllModes));
+  // Windows of 64 cells and more take the warp-per-output kernels.
+  add(expand("global_14x14", 2, 5, 14, 14, 14, 14, 0, 0, 1, 1, kAllModes, false));
+  add(expand("big_window_pad", 1, 3, 20, 17, 9, 8, 2, 3, 4, 3, kAllModes));
+  for (const Case& k : all) check_all(k);
+}
+
+TEST(PoolCuda, NhwcViewMatchesCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (Case k : expand("nhwc", 2, 3, 7, 6, 3, 3, 1, 1, 2, 2, kAllModes)) {
+    k.nhwc = true;
+    check_all(k);
+  }
+}
+
+TEST(PoolCuda, NamedLayerShapesMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (const test::PoolProblem& pb : test::named_pool_problems()) {
+    const PoolMode m = pb.kind == test::PoolKind::kMax ? PoolMode::kMax : PoolMode::kAverage;
+    for (const Case& k : expand(pb.name, pb.n, pb.c, pb.h, pb.w, pb.kernel_h, pb.kernel_w, pb.pad_h,
+                                pb.pad_w, pb.stride_h, pb.stride_w, {m}, false))
+      check_all(k);
+  }
+}
+
+}  // namespace
+}  // namespace crema::prim

@@ -1,0 +1,264 @@
+// softmax_fwd/bwd, softmax_loss_fwd/bwd and accuracy_fwd on CUDA against the CPU implementation:
+// the CPU tests' shapes plus classifier and spatial layer shapes (rows of up to 3000 classes take
+// the block-per-row kernel), softmax and log-softmax, both blends, in place, f32 and f64; every
+// loss normalization with and without an ignore label; invalid labels refused naming the
+// position; accuracy with ties (integer scores, exact), top_k, ignore label and per-class.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cuda_test_util.h"
+#include "primitives/softmax.h"
+
+namespace crema::prim {
+namespace {
+
+using test::all_close;
+using test::from_gpu;
+using test::random_int_vector;
+using test::random_vector;
+using test::to_gpu;
+
+struct Shape {
+  int64_t outer, channels, inner;
+  size_t count() const { return size_t(outer * channels * inner); }
+};
+
+const Shape kShapes[] = {{1, 10, 1},   {3, 7, 1},    {2, 5, 9},   {1, 3, 13},
+                         {4, 1, 3},    {2, 1000, 1}, {64, 10, 1}, {5, 3000, 1},
+                         {2, 21, 100}, {3, 1025, 1}, {70, 33, 1}};
+
+template <typename T>
+constexpr DataType dtype_of() {
+  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
+}
+
+template <typename T>
+test::Tolerance tol() {
+  // The absolute bound covers blends that cancel (alpha * log-softmax + beta * y near 0, with
+  // log-softmax values near -8 at 3000 classes).
+  return sizeof(T) == 8 ? test::Tolerance{1e-13, 1e-11, true} : test::Tolerance{1e-5, 1e-5, true};
+}
+
+template <typename T>
+void check_softmax(const Shape& s, bool log, Blend blend, bool in_place) {
+  SCOPED_TRACE(::testing::Message()
+               << s.outer << "x" << s.channels << "x" << s.inner << (log ? " log" : "")
+               << (blend.beta != 0 ? " blend" : "") << (in_place ? " in place" : "")
+               << (sizeof(T) == 8 ? " f64" : " f32"));
+  const SoftmaxDesc sd{dtype_of<T>(), s.outer, s.channels, s.inner, log};
+  const size_t n = s.count();
+  const auto x = random_vector<T>(n, 31, -8, 8);
+  const auto dy = random_vector<T>(n, 32);
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+
+  const auto y0 = in_place ? x : blend.beta != 0 ? random_vector<T>(n, 33) : test::poisoned<T>(n);
+  std::vector<T> y_ref = y0;
+  softmax_fwd(cpu, sd, in_place ? y_ref.data() : x.data(), y_ref.data(), blend);
+  DeviceBuffer gx = to_gpu(x), gy = to_gpu(y0);
+  softmax_fwd(gpu, sd, in_place ? gy.get() : gx.get(), gy.get(), blend);
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gy, n), y_ref, tol<T>())) << "forward";
+
+  std::vector<T> y(n);
+  softmax_fwd(cpu, sd, x.data(), y.data());
+  const auto dx0 = in_place ? dy : blend.beta != 0 ? random_vector<T>(n, 34) : test::poisoned<T>(n);
+  std::vector<T> dx_ref = dx0;
+  softmax_bwd(cpu, sd, y.data(), in_place ? dx_ref.data() : dy.data(), dx_ref.data(), blend);
+  DeviceBuffer g_y = to_gpu(y), g_dy = to_gpu(dy), g_dx = to_gpu(dx0);
+  softmax_bwd(gpu, sd, g_y.get(), in_place ? g_dx.get() : g_dy.get(), g_dx.get(), blend);
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_dx, n), dx_ref, tol<T>())) << "backward";
+}
+
+TEST(SoftmaxCuda, ForwardAndBackwardMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (const Shape& s : kShapes)
+    for (bool log : {false, true})
+      for (Blend blend : {Blend{}, Blend{0.5, -1.5}})
+        for (bool in_place : {false, true}) {
+          check_softmax<float>(s, log, blend, in_place);
+          check_softmax<double>(s, log, blend, in_place);
+        }
+}
+
+// Inputs far from zero: the max subtraction keeps exp finite.
+TEST(SoftmaxCuda, StableForLargeInputs) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (const Shape& s : {Shape{2, 9, 1}, Shape{2, 9, 5}})
+    for (bool log : {false, true}) {
+      const SoftmaxDesc sd{DataType::kFloat32, s.outer, s.channels, s.inner, log};
+      auto x = random_vector<float>(s.count(), 35, 900, 1000);
+      std::vector<float> ref(s.count());
+      Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+      softmax_fwd(cpu, sd, x.data(), ref.data());
+      DeviceBuffer gx = to_gpu(x), gy = to_gpu(test::poisoned<float>(s.count()));
+      softmax_fwd(gpu, sd, gx.get(), gy.get());
+      EXPECT_TRUE(all_close(from_gpu<float>(gpu, gy, s.count()), ref, {1e-6, 1e-5, true}));
+    }
+}
+
+SoftmaxLossDesc loss_desc(DataType t, const Shape& s, LossNormalization norm, bool has_ignore,
+                          int ignore) {
+  SoftmaxLossDesc ld;
+  ld.dtype = t;
+  ld.outer = s.outer;
+  ld.channels = s.channels;
+  ld.inner = s.inner;
+  ld.normalization = norm;
+  ld.has_ignore_label = has_ignore;
+  ld.ignore_label = ignore;
+  return ld;
+}
+
+// Valid labels, with every fifth position from the second on the ignore label when there is one.
+template <typename T>
+std::vector<T> make_labels(const Shape& s, bool has_ignore, int ignore, uint64_t seed) {
+  auto l = random_int_vector<T>(size_t(s.outer * s.inner), seed, 0, int(s.channels) - 1);
+  if (has_ignore)
+    for (size_t p = 1; p < l.size(); p += 5) l[p] = T(ignore);
+  return l;
+}
+
+template <typename T>
+void check_loss(const Shape& s, LossNormalization norm, bool has_ignore) {
+  SCOPED_TRACE(::testing::Message()
+               << s.outer << "x" << s.channels << "x" << s.inner << " norm " << int(norm)
+               << (has_ignore ? " ignore" : "") << (sizeof(T) == 8 ? " f64" : " f32"));
+  const SoftmaxLossDesc ld = loss_desc(dtype_of<T>(), s, norm, has_ignore, 255);
+  const size_t n = s.count();
+  std::vector<T> prob(n);
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+  const SoftmaxDesc sd{dtype_of<T>(), s.outer, s.channels, s.inner, false};
+  softmax_fwd(cpu, sd, random_vector<T>(n, 41, -3, 3).data(), prob.data());
+  const auto label = make_labels<T>(s, has_ignore, 255, 42);
+  DeviceBuffer g_prob = to_gpu(prob), g_label = to_gpu(label);
+
+  T loss_ref = 0;
+  softmax_loss_fwd(cpu, ld, prob.data(), label.data(), &loss_ref);
+  DeviceBuffer g_loss = to_gpu(test::poisoned<T>(1));
+  softmax_loss_fwd(gpu, ld, g_prob.get(), g_label.get(), g_loss.get());
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_loss, 1), std::vector<T>{loss_ref}, tol<T>())) << "loss";
+
+  for (double weight : {1.0, 0.3}) {
+    std::vector<T> dx_ref(n);
+    softmax_loss_bwd(cpu, ld, prob.data(), label.data(), weight, dx_ref.data());
+    DeviceBuffer g_dx = to_gpu(test::poisoned<T>(n));
+    softmax_loss_bwd(gpu, ld, g_prob.get(), g_label.get(), weight, g_dx.get());
+    // scale * prob - scale is formed as on the CPU: exact agreement.
+    EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_dx, n), dx_ref, {0, 0, true})) << "weight " << weight;
+  }
+}
+
+TEST(SoftmaxLossCuda, EachNormalizationWithAndWithoutIgnoreMatchesCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (const Shape& s : {Shape{1, 5, 1}, Shape{6, 10, 1}, Shape{3, 7, 5}, Shape{64, 10, 1},
+                         Shape{2, 1000, 1}, Shape{2, 21, 400}})
+    for (LossNormalization norm : {LossNormalization::kFull, LossNormalization::kValid,
+                                   LossNormalization::kBatchSize, LossNormalization::kNone})
+      for (bool has_ignore : {false, true}) {
+        check_loss<float>(s, norm, has_ignore);
+        check_loss<double>(s, norm, has_ignore);
+      }
+}
+
+TEST(SoftmaxLossCuda, AllIgnoredAndEmptyGiveZero) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle gpu(Device::kCUDA);
+  const Shape s{2, 3, 1};
+  const auto ld = loss_desc(DataType::kFloat32, s, LossNormalization::kValid, true, -1);
+  DeviceBuffer g_prob = to_gpu(std::vector<float>{0, 0.5f, 0.5f, 0.25f, 0.25f, 0.5f});
+  DeviceBuffer g_label = to_gpu(std::vector<float>{-1, -1});
+  DeviceBuffer g_loss = to_gpu(test::poisoned<float>(1));
+  softmax_loss_fwd(gpu, ld, g_prob.get(), g_label.get(), g_loss.get());
+  EXPECT_EQ(from_gpu<float>(gpu, g_loss, 1)[0], 0.0f);
+  DeviceBuffer g_dx = to_gpu(test::poisoned<float>(6));
+  softmax_loss_bwd(gpu, ld, g_prob.get(), g_label.get(), 1.0, g_dx.get());
+  for (float v : from_gpu<float>(gpu, g_dx, 6)) EXPECT_EQ(v, 0.0f);
+  // An empty batch writes loss 0.
+  const auto empty = loss_desc(DataType::kFloat32, {0, 3, 1}, LossNormalization::kValid, false, 0);
+  DeviceBuffer g_loss2 = to_gpu(test::poisoned<float>(1));
+  softmax_loss_fwd(gpu, empty, nullptr, nullptr, g_loss2.get());
+  EXPECT_EQ(from_gpu<float>(gpu, g_loss2, 1)[0], 0.0f);
+}
+
+TEST(SoftmaxLossCuda, BadLabelThrowsNamingItAndWritesNothing) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle gpu(Device::kCUDA);
+  const Shape s{2, 4, 3};
+  const auto ld = loss_desc(DataType::kFloat32, s, LossNormalization::kValid, true, -1);
+  DeviceBuffer g_prob = to_gpu(std::vector<float>(24, 0.25f));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (float bad : {4.0f, 1.5f, -2.0f, nan}) {
+    std::vector<float> label = {0, 1, 2, 3, 0, 1};
+    label[4] = bad;
+    label[5] = bad;  // the first invalid position is named
+    DeviceBuffer g_label = to_gpu(label);
+    for (int op = 0; op < 3; ++op) {
+      SCOPED_TRACE(::testing::Message() << "label " << bad << " op " << op);
+      DeviceBuffer out = to_gpu(std::vector<float>(24, 7.0f));
+      try {
+        if (op == 0) {
+          softmax_loss_fwd(gpu, ld, g_prob.get(), g_label.get(), out.get());
+        } else if (op == 1) {
+          softmax_loss_bwd(gpu, ld, g_prob.get(), g_label.get(), 1.0, out.get());
+        } else {
+          AccuracyDesc ad;
+          ad.outer = s.outer, ad.channels = s.channels, ad.inner = s.inner;
+          ad.has_ignore_label = true, ad.ignore_label = -1;
+          accuracy_fwd(gpu, ad, g_prob.get(), g_label.get(), out.get(), nullptr);
+        }
+        ADD_FAILURE() << "no PrimError";
+      } catch (const PrimError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("position 4"), std::string::npos) << what;
+        EXPECT_NE(what.find("label " + std::to_string(double(bad))), std::string::npos) << what;
+      }
+      for (float v : from_gpu<float>(gpu, out, 24)) EXPECT_EQ(v, 7.0f);
+    }
+  }
+}
+
+template <typename T>
+void check_accuracy(const Shape& s, int top_k, bool has_ignore, bool per_class) {
+  SCOPED_TRACE(::testing::Message()
+               << s.outer << "x" << s.channels << "x" << s.inner << " top " << top_k
+               << (has_ignore ? " ignore" : "") << (per_class ? " per class" : "")
+               << (sizeof(T) == 8 ? " f64" : " f32"));
+  AccuracyDesc ad;
+  ad.dtype = dtype_of<T>();
+  ad.outer = s.outer, ad.channels = s.channels, ad.inner = s.inner;
+  ad.top_k = top_k;
+  ad.has_ignore_label = has_ignore, ad.ignore_label = 3;
+  // Few distinct scores: ties are common, and they count against the label.
+  const auto scores = random_int_vector<T>(s.count(), 51, 0, 4);
+  const auto label = make_labels<T>(s, has_ignore, 3, 52);
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+  const size_t C = size_t(s.channels);
+  std::vector<T> acc_ref(1), pc_ref(C);
+  accuracy_fwd(cpu, ad, scores.data(), label.data(), acc_ref.data(),
+               per_class ? pc_ref.data() : nullptr);
+  DeviceBuffer g_scores = to_gpu(scores), g_label = to_gpu(label);
+  DeviceBuffer g_acc = to_gpu(test::poisoned<T>(1)), g_pc = to_gpu(test::poisoned<T>(C));
+  accuracy_fwd(gpu, ad, g_scores.get(), g_label.get(), g_acc.get(),
+               per_class ? g_pc.get() : nullptr);
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_acc, 1), acc_ref, {0, 0, true})) << "accuracy";
+  if (per_class) {
+    EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_pc, C), pc_ref, {0, 0, true})) << "per class";
+  }
+}
+
+TEST(AccuracyCuda, TopKIgnoreAndPerClassMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (const Shape& s :
+       {Shape{50, 10, 1}, Shape{7, 6, 9}, Shape{4, 4, 1}, Shape{100, 1000, 1}, Shape{3, 21, 500}})
+    for (int top_k : {1, 3})
+      for (bool has_ignore : {false, true})
+        for (bool per_class : {false, true}) {
+          check_accuracy<float>(s, top_k, has_ignore, per_class);
+          check_accuracy<double>(s, top_k, has_ignore, per_class);
+        }
+}
+
+}  // namespace
+}  // namespace crema::prim

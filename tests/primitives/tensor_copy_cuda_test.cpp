@@ -1,0 +1,131 @@
+// tensor_copy on CUDA against the CPU implementation: the CPU tests' views (concat and slice
+// windows, crop, tile broadcast, a 6-d permutation, a scalar) plus real layer sizes (GoogLeNet's
+// inception concat, an NCHW -> NHWC transpose of a ResNet-50 activation, a packed copy), every
+// blend, f32 and f64. A copy and integer blends are exact, so the comparison is too; the
+// elements of y outside the view must be left alone.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda_test_util.h"
+#include "primitives/tensor_copy.h"
+
+namespace crema::prim {
+namespace {
+
+using test::all_close;
+using test::from_gpu;
+using test::random_int_vector;
+using test::to_gpu;
+
+struct Case {
+  std::string name;
+  ViewDesc x, y;
+  int64_t xlen, ylen, yoff;  // buffer lengths; y's view starts at yoff
+};
+
+std::vector<Case> cases(DataType t) {
+  std::vector<Case> c;
+  {
+    ViewDesc y = ViewDesc::packed(t, {2, 3, 5});
+    y.stride[0] = 7 * 5;
+    c.push_back({"concat_window", ViewDesc::packed(t, {2, 3, 5}), y, 30, 70, 4 * 5});
+  }
+  {
+    ViewDesc x = ViewDesc::packed(t, {1, 4, 1});
+    x.stride[0] = 9;
+    c.push_back({"slice_window", x, ViewDesc::packed(t, {1, 4, 1}), 9, 4, 0});
+  }
+  {
+    ViewDesc x = ViewDesc::packed(t, {2, 3, 4});
+    x.stride[0] = 35;
+    x.stride[1] = 7;
+    c.push_back({"crop_window", x, ViewDesc::packed(t, {2, 3, 4}), 70 - (7 + 2), 24, 0});
+  }
+  {
+    ViewDesc x = ViewDesc::packed(t, {3, 4, 6});
+    x.stride[0] = 6;
+    x.stride[1] = 0;
+    c.push_back({"tile_broadcast", x, ViewDesc::packed(t, {3, 4, 6}), 18, 72, 0});
+  }
+  {
+    ViewDesc x = ViewDesc::packed(t, {2, 3, 1, 5, 2, 3});
+    ViewDesc y = x;
+    const int64_t s[6] = {3 * 1 * 5 * 2 * 3, 1, 1, 2 * 3 * 3, 3 * 3, 3};
+    for (int i = 0; i < 6; ++i) y.stride[i] = s[i];
+    c.push_back({"permute_6d", x, y, x.count(), x.count(), 0});
+  }
+  c.push_back({"scalar", ViewDesc::packed(t, {}), ViewDesc::packed(t, {}), 1, 1, 0});
+  // googlenet:inception_3a/output: the 3x3 branch (2, 128, 28, 28) into the 256-channel top at
+  // channel 64.
+  {
+    ViewDesc y = ViewDesc::packed(t, {2, 128, 28 * 28});
+    y.stride[0] = 256 * 28 * 28;
+    c.push_back({"googlenet:inception_3a/concat", ViewDesc::packed(t, {2, 128, 28 * 28}), y,
+                 2 * 128 * 784, 2 * 256 * 784, 64 * 784});
+  }
+  // resnet50:res2 activation (4, 64, 56, 56) NCHW -> NHWC.
+  {
+    ViewDesc x = ViewDesc::packed(t, {4, 64, 56, 56});
+    ViewDesc y = x;
+    y.stride[0] = 64 * 56 * 56;
+    y.stride[1] = 1;
+    y.stride[2] = 56 * 64;
+    y.stride[3] = 64;
+    c.push_back({"resnet50:res2_nhwc", x, y, x.count(), x.count(), 0});
+  }
+  c.push_back({"packed_large", ViewDesc::packed(t, {3, 1000003}), ViewDesc::packed(t, {3, 1000003}),
+               3000009, 3000009, 0});
+  return c;
+}
+
+template <typename T>
+void check_all() {
+  const DataType t = sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
+  const Blend blends[] = {{1, 0}, {-0.5, 0}, {1, 1}, {2, -0.25}};
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+  int seed = 1;
+  for (const Case& k : cases(t))
+    for (const Blend& b : blends) {
+      SCOPED_TRACE(k.name + " alpha " + std::to_string(b.alpha) + " beta " +
+                   std::to_string(b.beta) + (sizeof(T) == 8 ? " f64" : " f32"));
+      const auto x = random_int_vector<T>(size_t(k.xlen), seed++, -100, 100);
+      const auto y0 = random_int_vector<T>(size_t(k.ylen), seed++, -100, 100);
+      std::vector<T> ref = y0;
+      tensor_copy(cpu, k.x, x.data(), k.y, ref.data() + k.yoff, b);
+      DeviceBuffer gx = to_gpu(x), gy = to_gpu(y0);
+      tensor_copy(gpu, k.x, gx.get(), k.y, static_cast<T*>(gy.get()) + k.yoff, b);
+      EXPECT_TRUE(all_close(from_gpu<T>(gpu, gy, size_t(k.ylen)), ref, {0, 0, true}));
+    }
+}
+
+TEST(TensorCopyCuda, MatchesCpuF32) {
+  CREMA_SKIP_WITHOUT_GPU();
+  check_all<float>();
+}
+
+TEST(TensorCopyCuda, MatchesCpuF64) {
+  CREMA_SKIP_WITHOUT_GPU();
+  check_all<double>();
+}
+
+// beta 0 never reads y: a NaN-poisoned y is fully overwritten.
+TEST(TensorCopyCuda, BetaZeroOverwritesPoison) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle gpu(Device::kCUDA);
+  ViewDesc x = ViewDesc::packed(DataType::kFloat32, {5, 7, 9});
+  ViewDesc y = x;  // a transpose of the last two axes
+  y.stride[1] = 1;
+  y.stride[2] = 7;
+  const auto xv = random_int_vector<float>(315, 3, 1, 9);
+  std::vector<float> ref(315);
+  Handle cpu(Device::kCPU);
+  tensor_copy(cpu, x, xv.data(), y, ref.data(), {3, 0});
+  DeviceBuffer gx = to_gpu(xv), gy = to_gpu(test::poisoned<float>(315));
+  tensor_copy(gpu, x, gx.get(), y, gy.get(), {3, 0});
+  EXPECT_TRUE(all_close(from_gpu<float>(gpu, gy, 315), ref, {0, 0}));
+}
+
+}  // namespace
+}  // namespace crema::prim
