@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
     const crema::Device device = FLAGS_gpu >= 0 ? crema::Device::kCUDA : crema::Device::kCPU;
     crema::prim::Handle handle(device, std::max(FLAGS_gpu, 0));
     auto solver = crema::create_solver<float>(param, device, handle, FLAGS_solver);
+    solver->net().fill_inputs_uniform(1234);  // nets fed by Input layers would see zeros
     solver->step(FLAGS_warmup);
     handle.synchronize();
     std::vector<double> ms;

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <functional>
 #include <map>
-#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -162,19 +161,6 @@ int test() {
 
 // Fills the outputs of Input layers with uniform random values: timings on zeros flatter
 // data-dependent layers such as max pooling.
-void randomize_inputs(Net<float>& net) {
-  std::mt19937 gen(1234);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (int i = 0; i < net.num_layers(); ++i) {
-    if (std::string(net.layers()[i]->type()) != "Input") continue;
-    for (Tensor<float>* top : net.top_vecs()[i]) {
-      std::vector<float> v(top->count());
-      for (auto& x : v) x = dist(gen);
-      top->set_data(v);
-    }
-  }
-}
-
 int time() {
   CREMA_REQUIRE(!FLAGS_model.empty(), "time needs --model=<net.prototxt>");
   CREMA_REQUIRE(FLAGS_iterations > 0, "--iterations must be positive");
@@ -184,7 +170,7 @@ int time() {
   const Device device = pick_device(false, &device_id);
   prim::Handle handle(device, device_id);
   Net<float> net(load_net_param_text(FLAGS_model), FLAGS_phase == "TEST" ? TEST : TRAIN, device);
-  randomize_inputs(net);
+  net.fill_inputs_uniform(1234);
   using Clock = std::chrono::steady_clock;
   const auto ms_since = [&](Clock::time_point t) {
     handle.synchronize();

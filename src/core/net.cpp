@@ -3,6 +3,7 @@
 
 #include <glog/logging.h>
 
+#include <random>
 #include <set>
 
 #include "core/errors.h"
@@ -238,6 +239,20 @@ void Net<Dtype>::decide_backward(const NetParameter& param) {
 template <typename Dtype>
 Dtype Net<Dtype>::forward(Handle& h) {
   return forward_range(h, 0, num_layers() - 1);
+}
+
+template <typename Dtype>
+void Net<Dtype>::fill_inputs_uniform(uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (int i = 0; i < num_layers(); ++i) {
+    if (std::string(layers_[i]->type()) != "Input") continue;
+    for (Tensor<Dtype>* top : top_vecs_[i]) {
+      std::vector<Dtype> v(size_t(top->count()));
+      for (auto& x : v) x = Dtype(dist(gen));
+      top->set_data(v);
+    }
+  }
 }
 
 template <typename Dtype>

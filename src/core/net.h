@@ -28,6 +28,9 @@ class Net {
 
   // Runs every layer's forward and returns the weighted sum of the losses.
   Dtype forward(Handle& h);
+  // Fills the tops of Input layers with uniform values in [-1, 1) from the seed: benchmarks run
+  // on random data, never zeros (max pooling and GEMMs are faster on zeros).
+  void fill_inputs_uniform(uint32_t seed);
   Dtype forward_range(Handle& h, int start, int end);
   // Backward through the layers that need it, from the last to the first.
   void backward(Handle& h);

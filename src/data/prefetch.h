@@ -15,11 +15,19 @@
 #include <thread>
 #include <vector>
 
+#include "primitives/handle.h"
+
 namespace crema {
 
 struct HostBatch {
-  std::vector<float> data;
-  std::vector<float> label;
+  // Pinned where a GPU is visible, so that uploads can run asynchronously.
+  std::vector<float, prim::PinnedAllocator<float>> data;
+  std::vector<float, prim::PinnedAllocator<float>> label;
+  // For layers on a GPU: the batch's device copy, uploaded on the prefetch thread's stream
+  // (`uploaded` marks its end), and `consumed` marking the end of the copy into the layer's tops,
+  // after which the batch may be refilled.
+  prim::DeviceBuffer device_data, device_label;
+  prim::Event uploaded, consumed;
 };
 
 class Prefetcher {

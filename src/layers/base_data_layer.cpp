@@ -51,12 +51,19 @@ void BasePrefetchingDataLayer<Dtype>::start_prefetch(uint32_t batch_size, const 
   out_shape_ = transformer_->output_shape(channels, height, width);
   top[0]->reshape({batch_size_, out_shape_[0], out_shape_[1], out_shape_[2]});
   if (top.size() > 1) top[1]->reshape({batch_size_});
+  if constexpr (std::is_same_v<Dtype, float>) {
+    // The Net is built after its Handle, which made the handle's GPU the thread's current one.
+    if (this->device() == Device::kCUDA)
+      upload_ = std::make_unique<Handle>(Device::kCUDA, prim::cuda_current_device());
+  }
   prefetcher_ = std::make_unique<Prefetcher>(
       depth, [this](HostBatch* batch, const Prefetcher& self) { fill(batch, self); });
 }
 
 template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::fill(HostBatch* batch, const Prefetcher& prefetcher) {
+  // The batch's buffers may still feed the copy of its previous use into the tops.
+  if (upload_) batch->consumed.synchronize();
   const size_t example = size_t(out_shape_[0]) * out_shape_[1] * out_shape_[2];
   batch->data.resize(example * batch_size_);
   batch->label.resize(batch_size_);
@@ -71,12 +78,24 @@ void BasePrefetchingDataLayer<Dtype>::fill(HostBatch* batch, const Prefetcher& p
                             batch->data.data() + example * i);
     batch->label[i] = label;
   }
+  if (upload_) upload(batch);
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::upload(HostBatch* batch) {
+  const auto send = [this](const auto& host, prim::DeviceBuffer* device) {
+    const size_t bytes = host.size() * sizeof(float);
+    if (device->bytes() < bytes) *device = prim::DeviceBuffer(Device::kCUDA, bytes);
+    prim::memcpy_async(*upload_, device->get(), Device::kCUDA, host.data(), Device::kCPU, bytes);
+  };
+  send(batch->data, &batch->device_data);
+  send(batch->label, &batch->device_label);
+  batch->uploaded.record(*upload_);
 }
 
 template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors& bottom,
                                               const Tensors& top) {
-  (void)h;
   (void)bottom;
   HostBatch* batch = nullptr;
   try {
@@ -84,9 +103,20 @@ void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors& bottom,
   } catch (const Error& e) {
     this->error(e.what());
   }
+  if (upload_) {
+    batch->uploaded.wait(h);
+    prim::memcpy_async(h, top[0]->mutable_data(), Device::kCUDA, batch->device_data.get(),
+                       Device::kCUDA, top[0]->bytes());
+    if (top.size() > 1)
+      prim::memcpy_async(h, top[1]->mutable_data(), Device::kCUDA, batch->device_label.get(),
+                         Device::kCUDA, top[1]->bytes());
+    batch->consumed.record(h);
+    prefetcher_->release(batch);
+    return;
+  }
   // Copies the host floats to a top on the layer's device, converting first when Dtype is not
   // float.
-  auto copy = [this](const std::vector<float>& src, Tensor<Dtype>* dst) {
+  auto copy = [this](const auto& src, Tensor<Dtype>* dst) {
     const void* host = src.data();
     if constexpr (!std::is_same_v<Dtype, float>) {
       staging_.assign(src.begin(), src.end());

@@ -3,8 +3,11 @@
 // base checks that every example has the shape fixed at setup, transforms it with the
 // DataTransformer (transform_param: crop, mirror, mean, scale), fills data_param.prefetch
 // (default 4) host batches ahead of use, and forward() copies the next batch to the layer's
-// device. An error met by the thread (a corrupt record, an unreadable image) is thrown by the
-// forward() that would have used the example, as a layer error naming the example.
+// device. On a GPU the prefetch thread also uploads each batch from pinned memory on its own
+// stream, so the upload overlaps the previous iteration's kernels; forward() only queues a
+// device-to-device copy behind it, without blocking the host. An error met by the thread (a corrupt
+// record, an unreadable image) is thrown by the forward() that would have used the example, as a
+// layer error naming the example.
 //
 // Tops: top[0] data, batch_size x C x H' x W' (after the crop); top[1] label, batch_size
 // (optional). No bottoms, no backward.
@@ -79,6 +82,7 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
 
  private:
   void fill(HostBatch* batch, const Prefetcher& prefetcher);
+  void upload(HostBatch* batch);
 
   int batch_size_ = 0;
   int channels_ = 0, height_ = 0, width_ = 0;  // of every example
@@ -87,6 +91,8 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   std::vector<Dtype> staging_;  // host conversion when Dtype is not float
   ChwImage image_;              // prefetch thread's scratch
   std::string where_;           // prefetch thread's scratch
+  // The prefetch thread's stream for uploads (GPU layers with float data only).
+  std::unique_ptr<Handle> upload_;
   // Declared last so that it is destroyed (its thread joined) before what the thread uses.
   std::unique_ptr<Prefetcher> prefetcher_;
 };

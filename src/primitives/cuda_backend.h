@@ -8,6 +8,7 @@
 #ifdef CREMA_WITH_CUDA
 namespace crema::prim::cuda {
 int device_count();
+int current_device();
 std::string device_description(int device_id);
 void* create_stream(int device_id);
 void destroy_stream(void* stream);
@@ -20,5 +21,13 @@ size_t peak_allocated_bytes();
 // kind: 0 host->device, 1 device->host, 2 device->device.
 void memcpy(void* dst, const void* src, size_t bytes, int kind);
 void memset_zero(void* p, size_t bytes);
+void* host_alloc(size_t bytes);
+void host_free(void* p);
+void memcpy_async(void* dst, const void* src, size_t bytes, int kind, void* stream);
+void* event_create();
+void event_destroy(void* event);
+void event_record(void* event, void* stream);
+void event_wait(void* event, void* stream);
+void event_synchronize(void* event);
 }  // namespace crema::prim::cuda
 #endif

@@ -34,6 +34,12 @@ int device_count() {
   return n;
 }
 
+int current_device() {
+  int d = 0;
+  check(cudaGetDevice(&d), "cudaGetDevice");
+  return d;
+}
+
 std::string device_description(int device_id) {
   cudaDeviceProp p{};
   check(cudaGetDeviceProperties(&p, device_id), "cudaGetDeviceProperties");
@@ -136,6 +142,43 @@ void memset_zero(void* p, size_t bytes) {
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   check(cudaMemset(p, 0, bytes), "cudaMemset");
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+void* host_alloc(size_t bytes) {
+  void* p = nullptr;
+  check(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), "cudaHostAlloc");
+  return p;
+}
+
+void host_free(void* p) { cudaFreeHost(p); }
+
+void memcpy_async(void* dst, const void* src, size_t bytes, int kind, void* stream) {
+  const cudaMemcpyKind k = kind == 0   ? cudaMemcpyHostToDevice
+                           : kind == 1 ? cudaMemcpyDeviceToHost
+                                       : cudaMemcpyDeviceToDevice;
+  check(cudaMemcpyAsync(dst, src, bytes, k, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync");
+}
+
+void* event_create() {
+  cudaEvent_t e = nullptr;
+  check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  return e;
+}
+
+void event_destroy(void* event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
+
+void event_record(void* event, void* stream) {
+  check(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
+        "cudaEventRecord");
+}
+
+void event_wait(void* event, void* stream) {
+  check(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0),
+        "cudaStreamWaitEvent");
+}
+
+void event_synchronize(void* event) {
+  check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
 }
 
 }  // namespace crema::prim::cuda

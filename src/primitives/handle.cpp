@@ -29,6 +29,14 @@ int cuda_device_count() {
 #endif
 }
 
+int cuda_current_device() {
+#ifdef CREMA_WITH_CUDA
+  return cuda::current_device();
+#else
+  no_cuda();
+#endif
+}
+
 std::string cuda_device_description(int device_id) {
 #ifdef CREMA_WITH_CUDA
   if (device_id < 0 || device_id >= cuda::device_count())
@@ -140,6 +148,73 @@ void* Handle::workspace(size_t bytes) {
     workspace_bytes_ = bytes;
   }
   return workspace_;
+}
+
+namespace {
+// Pinning is decided once: host_free_pinned must free with the allocator that allocated.
+bool pin_host_memory() {
+  static const bool pin = cuda_available();
+  return pin;
+}
+}  // namespace
+
+void* host_alloc_pinned(size_t bytes) {
+  if (bytes == 0) return nullptr;
+#ifdef CREMA_WITH_CUDA
+  if (pin_host_memory()) return cuda::host_alloc(bytes);
+#endif
+  return device_alloc(Device::kCPU, bytes);
+}
+
+void host_free_pinned(void* p) {
+  if (!p) return;
+#ifdef CREMA_WITH_CUDA
+  if (pin_host_memory()) return cuda::host_free(p);
+#endif
+  device_free(Device::kCPU, p);
+}
+
+void memcpy_async(Handle& h, void* dst, Device dst_device, const void* src, Device src_device,
+                  size_t bytes) {
+  if (bytes == 0) return;
+  if (h.device() == Device::kCPU) {
+    if (dst_device != Device::kCPU || src_device != Device::kCPU)
+      throw PrimError("memcpy_async: a CPU handle cannot copy to or from a GPU");
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#ifdef CREMA_WITH_CUDA
+  const int kind = src_device == Device::kCPU ? 0 : dst_device == Device::kCPU ? 1 : 2;
+  cuda::memcpy_async(dst, src, bytes, kind, h.stream());
+#endif
+}
+
+Event::~Event() {
+#ifdef CREMA_WITH_CUDA
+  if (event_) cuda::event_destroy(event_);
+#endif
+}
+
+void Event::record(Handle& h) {
+  if (h.device() == Device::kCPU) return;
+#ifdef CREMA_WITH_CUDA
+  if (!event_) event_ = cuda::event_create();
+  cuda::event_record(event_, h.stream());
+#endif
+}
+
+void Event::wait(Handle& h) const {
+#ifdef CREMA_WITH_CUDA
+  if (event_ && h.device() == Device::kCUDA) cuda::event_wait(event_, h.stream());
+#else
+  (void)h;
+#endif
+}
+
+void Event::synchronize() const {
+#ifdef CREMA_WITH_CUDA
+  if (event_) cuda::event_synchronize(event_);
+#endif
 }
 
 void Handle::synchronize() {

@@ -86,6 +86,47 @@ void device_free(Device device, void* p);
 void device_memcpy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes);
 void device_memset_zero(Device device, void* p, size_t bytes);
 
+// Page-locked host memory where a GPU is visible (ordinary memory otherwise): what asynchronous
+// copies between host and GPU need to overlap with kernels.
+void* host_alloc_pinned(size_t bytes);
+void host_free_pinned(void* p);
+
+// std::vector<T, PinnedAllocator<T>>: a host array that can be the source of memcpy_async.
+template <typename T>
+struct PinnedAllocator {
+  using value_type = T;
+  PinnedAllocator() = default;
+  template <typename U>
+  PinnedAllocator(const PinnedAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(host_alloc_pinned(n * sizeof(T))); }
+  void deallocate(T* p, size_t) { host_free_pinned(p); }
+  friend bool operator==(const PinnedAllocator&, const PinnedAllocator&) { return true; }
+};
+
+// A copy queued on h's stream, ordered with the primitives queued there; on a CUDA handle it
+// returns at once. Host memory involved must be pinned and left alone until the copy is done
+// (an Event recorded after it says when). On a CPU handle it is a plain, finished copy.
+void memcpy_async(Handle& h, void* dst, Device dst_device, const void* src, Device src_device,
+                  size_t bytes);
+
+// A point in a handle's stream. record(h) marks the work queued on h so far; wait(h) makes h's
+// stream wait for the marked work without blocking the host (how a copy on one stream feeds
+// kernels on another); synchronize() blocks the host until it is done. Unrecorded events are
+// done. On the CPU every call has finished when it returns, so all three do nothing.
+class Event {
+ public:
+  Event() = default;
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(Handle& h);
+  void wait(Handle& h) const;
+  void synchronize() const;
+
+ private:
+  void* event_ = nullptr;  // cudaEvent_t, created at the first record on a CUDA handle
+};
+
 // Most bytes of GPU memory held at once through device_alloc since the start (0 without CUDA):
 // the peak-memory figure of benchmarks.
 size_t cuda_peak_allocated_bytes();
@@ -93,6 +134,8 @@ size_t cuda_peak_allocated_bytes();
 // True when this build has CUDA and a GPU is visible.
 bool cuda_available();
 int cuda_device_count();
+// The calling thread's current GPU: the one its last CUDA Handle was created on (0 by default).
+int cuda_current_device();
 // One line per property of a CUDA device (name, compute capability, memory, SMs, clocks).
 std::string cuda_device_description(int device_id);
 

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The benchmark nets of bench/models/ in PyTorch, and a timer of whole training steps.
+
+The nets match the Caffe prototxts layer for layer (NCHW, float32): LeNet, CaffeNet (grouped
+conv2/4/5, LRN, dropout) and ResNet-50 as Caffe defines it (the stride of a down-sampling block
+in its first 1x1 convolution, max pooling without padding in ceil mode), so both frameworks do
+the same arithmetic. Inputs and labels are random tensors made once on the GPU; each step is
+zero_grad, forward, cross-entropy, backward and an SGD step (momentum 0.9, weight decay 5e-4).
+
+  torch_nets.py --net=resnet50 --batch=128 --mode=fp32 [--iterations=50] [--warmup=10]
+
+prints one line "RESULT net=... batch=... mode=... ms=<median> peak_mib=<peak allocated>";
+the peak covers the whole run (warm-up and cuDNN's algorithm search included).
+"""
+import argparse
+import statistics
+
+import torch
+import torchvision
+from torch import nn
+
+
+def lenet():
+    return nn.Sequential(
+        nn.Conv2d(1, 20, 5), nn.MaxPool2d(2, 2),
+        nn.Conv2d(20, 50, 5), nn.MaxPool2d(2, 2),
+        nn.Flatten(), nn.Linear(50 * 4 * 4, 500), nn.ReLU(inplace=True), nn.Linear(500, 10))
+
+
+def caffenet():
+    # Caffe pools in ceil mode; at 227x227 the sizes (55, 27, 13, 6) equal floor mode's anyway.
+    def pool():
+        return nn.MaxPool2d(3, 2, ceil_mode=True)
+
+    def lrn():
+        # PyTorch, like Caffe, divides alpha by the window size.
+        return nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0)
+
+    def relu():
+        return nn.ReLU(inplace=True)
+
+    return nn.Sequential(
+        nn.Conv2d(3, 96, 11, stride=4), relu(), pool(), lrn(),
+        nn.Conv2d(96, 256, 5, padding=2, groups=2), relu(), pool(), lrn(),
+        nn.Conv2d(256, 384, 3, padding=1), relu(),
+        nn.Conv2d(384, 384, 3, padding=1, groups=2), relu(),
+        nn.Conv2d(384, 256, 3, padding=1, groups=2), relu(), pool(),
+        nn.Flatten(),
+        nn.Linear(256 * 6 * 6, 4096), relu(), nn.Dropout(0.5),
+        nn.Linear(4096, 4096), relu(), nn.Dropout(0.5),
+        nn.Linear(4096, 1000))
+
+
+def resnet50():
+    # torchvision strides the 3x3 convolution of a down-sampling block ("v1.5"); the Caffe
+    # model strides the first 1x1 instead (about 6% fewer FLOPs). Move the stride back.
+    m = torchvision.models.resnet50(weights=None)
+    for stage in (m.layer2, m.layer3, m.layer4):
+        stage[0].conv1.stride = (2, 2)
+        stage[0].conv2.stride = (1, 1)
+    m.maxpool = nn.MaxPool2d(3, 2, ceil_mode=True)  # Caffe's pool1: no padding, 112 -> 56
+    return m
+
+
+NETS = {"lenet": (lenet, (1, 28, 28), 10), "caffenet": (caffenet, (3, 227, 227), 1000),
+        "resnet50": (resnet50, (3, 224, 224), 1000)}
+
+
+def time_training(net, batch, tf32, iterations, warmup):
+    """Median milliseconds per training step and peak allocated MiB over the whole run."""
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    dev = torch.device("cuda")
+    torch.cuda.init()  # the allocator's statistics exist only once CUDA is initialized
+    torch.cuda.reset_peak_memory_stats(dev)
+    make, chw, classes = NETS[net]
+    torch.manual_seed(0)
+    model = make().to(dev).train()
+    x = torch.randn(batch, *chw, device=dev)
+    y = torch.randint(0, classes, (batch,), device=dev)
+    loss_fn = nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    ms = []
+    for _ in range(iterations):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        step()
+        end.record()
+        end.synchronize()
+        ms.append(start.elapsed_time(end))
+    return statistics.median(ms), torch.cuda.max_memory_allocated(dev) / 2**20
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--net", choices=sorted(NETS), required=True)
+    p.add_argument("--batch", type=int, required=True)
+    p.add_argument("--mode", choices=["fp32", "tf32"], default="fp32")
+    p.add_argument("--iterations", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=10)
+    a = p.parse_args()
+    ms, mib = time_training(a.net, a.batch, a.mode == "tf32", a.iterations, a.warmup)
+    print(f"RESULT net={a.net} batch={a.batch} mode={a.mode} ms={ms:.3f} peak_mib={mib:.1f}")
+
+
+if __name__ == "__main__":
+    main()

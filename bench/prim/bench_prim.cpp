@@ -1,0 +1,130 @@
+// bench_prim: each crema CUDA primitive against cuDNN's C API on identical random inputs, on the
+// layer shapes of LeNet, CaffeNet, GoogLeNet and ResNet-50 at training batch sizes. Every row
+// first checks that both produce the same output (conv within 1e-3 relative, a different
+// summation order; the others within 1e-5), then times both with CUDA events on one stream
+// (warm-up, median of the repeats, buffers rotated where a row would fit in L2) and prints a
+// markdown table; the last line is the device-to-device copy ceiling measured the same way.
+//
+// cuDNN is never linked by the library, only by this program. Build it by pointing CMake at a
+// cuDNN 9 install, e.g. the one in PyTorch's wheels:
+//   NV=$(python3 -c 'import os, torch; print(os.path.realpath(os.path.join(
+//        os.path.dirname(torch.__file__), "..", "nvidia")))')
+//   cmake -S . -B build -DCREMA_CUDNN_ROOT=$NV/cudnn && cmake --build build --target bench_prim
+//   export LD_LIBRARY_PATH=$NV/cudnn/lib:$NV/cublas/lib:$LD_LIBRARY_PATH
+//   NVIDIA_TF32_OVERRIDE=0 build/bench/prim/bench_prim [--filter=SUBSTRING] [--repeats=30]
+//       [--batch=N] [--crema-algo=auto]
+// NVIDIA_TF32_OVERRIDE=0 keeps every library in strict fp32 (the program also sets it when it
+// is unset, before any CUDA library starts); cuDNN's convolutions are also set to
+// CUDNN_FMA_MATH. --filter keeps the rows whose "op layer pass" contains the substring (e.g.
+// "conv caffenet:conv2", "bwd filter", "pool"); --batch replaces every net's batch size;
+// --crema-algo picks crema's convolution algorithm: auto (the heuristic the layers use), find,
+// im2col_gemm, gemm_1x1 or direct.
+#include "bench_prim.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+using namespace crema;
+
+bool parse(int argc, char** argv, bench::Options& o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* flag, std::string& out) {
+      const std::string prefix = std::string(flag) + "=";
+      if (a.rfind(prefix, 0) != 0) return false;
+      out = a.substr(prefix.size());
+      return true;
+    };
+    std::string v;
+    if (value("--filter", v)) {
+      o.filter = v;
+    } else if (value("--repeats", v)) {
+      o.repeats = std::max(1, std::atoi(v.c_str()));
+    } else if (value("--batch", v)) {
+      o.batch = std::max(0, std::atoi(v.c_str()));
+    } else if (value("--crema-algo", v)) {
+      o.crema_algo = v;
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--filter=SUBSTRING] [--repeats=N] [--batch=N] "
+                   "[--crema-algo=auto|find|im2col_gemm|gemm_1x1|direct]\n",
+                   argv[0]);
+      return false;
+    }
+  }
+  return true;
+}
+
+class CudnnHandle {
+ public:
+  explicit CudnnHandle(cudaStream_t s) {
+    BENCH_CUDNN(cudnnCreate(&h_));
+    BENCH_CUDNN(cudnnSetStream(h_, s));
+  }
+  ~CudnnHandle() { cudnnDestroy(h_); }
+  CudnnHandle(const CudnnHandle&) = delete;
+  CudnnHandle& operator=(const CudnnHandle&) = delete;
+  cudnnHandle_t get() const { return h_; }
+
+ private:
+  cudnnHandle_t h_ = nullptr;
+};
+
+// The bandwidth ceiling: a 1 GiB device-to-device copy, timed as the rows are; it reads and
+// writes every byte, so 2 GiB move per copy.
+void copy_ceiling(cudaStream_t s, int repeats) {
+  const size_t bytes = size_t(1) << 30;
+  prim::DeviceBuffer src(prim::Device::kCUDA, bytes), dst(prim::Device::kCUDA, bytes);
+  BENCH_CUDA(cudaMemset(src.get(), 0x3C, bytes));
+  const double ms = bench::median_ms(s, repeats, [&](int) {
+    BENCH_CUDA(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, s));
+  });
+  std::printf(
+      "\nCopy ceiling: cudaMemcpyAsync device to device of 1 GiB: %.3f ms, %.0f GB/s "
+      "(bytes read + written)\n",
+      ms, 2.0 * double(bytes) / (ms * 1e-3) / 1e9);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before any CUDA library reads it; an explicit setting in the environment wins.
+  setenv("NVIDIA_TF32_OVERRIDE", "0", 0);
+  bench::Options opt;
+  if (!parse(argc, argv, opt)) return 2;
+  try {
+    if (!prim::cuda_available()) {
+      std::fprintf(stderr, "bench_prim: no CUDA GPU visible\n");
+      return 1;
+    }
+    prim::Handle h(prim::Device::kCUDA, 0);
+    const auto stream = static_cast<cudaStream_t>(h.stream());
+    CudnnHandle dnn(stream);
+    int l2 = 0;
+    BENCH_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, h.device_id()));
+
+    std::printf("%s", prim::cuda_device_description(h.device_id()).c_str());
+    std::printf("cuDNN library %zu (headers %d), NVIDIA_TF32_OVERRIDE=%s\n", cudnnGetVersion(),
+                int(CUDNN_VERSION), std::getenv("NVIDIA_TF32_OVERRIDE"));
+    std::printf("repeats %d, batch %s, crema conv algo %s, crema workspace budget %zu MiB\n\n",
+                opt.repeats, opt.batch > 0 ? std::to_string(opt.batch).c_str() : "per net",
+                opt.crema_algo.c_str(), h.workspace_budget() >> 20);
+
+    bench::Context c{h, dnn.get(), stream, opt, size_t(l2)};
+    bench::print_header();
+    bench::run_conv(c);
+    bench::run_pool(c);
+    bench::run_lrn(c);
+    bench::run_softmax(c);
+    bench::run_relu(c);
+    copy_ceiling(stream, opt.repeats);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_prim: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,153 @@
+// Shared machinery of bench_prim (crema primitives against cuDNN): options, cuDNN error checks
+// and RAII descriptors, random device buffers, output comparison, CUDA-event timing with
+// L2-defeating buffer rotation, and the markdown table rows.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "primitives/handle.h"
+#include "primitives/types.h"
+
+namespace crema::bench {
+
+struct Options {
+  std::string filter;  // run only rows whose "op layer pass" contains this
+  int repeats = 30;    // timed samples per row (median reported)
+  int batch = 0;       // > 0: this batch size for every problem instead of the defaults
+  std::string crema_algo = "auto";  // conv: auto (what the layers use), find, or an algo name
+};
+
+// Everything a row needs: both libraries on one stream, so events time both the same way.
+struct Context {
+  prim::Handle& h;
+  cudnnHandle_t dnn;
+  cudaStream_t stream;
+  Options opt;
+  size_t l2_bytes;
+};
+
+// ---- errors -------------------------------------------------------------------------------
+
+void check_cuda(cudaError_t e, const char* what);
+void check_cudnn(cudnnStatus_t s, const char* what);
+#define BENCH_CUDA(call) ::crema::bench::check_cuda((call), #call)
+#define BENCH_CUDNN(call) ::crema::bench::check_cudnn((call), #call)
+
+// ---- cuDNN descriptors ----------------------------------------------------------------------
+
+class TensorD {
+ public:
+  TensorD(int n, int c, int h, int w);  // packed NCHW float
+  ~TensorD() { cudnnDestroyTensorDescriptor(d_); }
+  TensorD(const TensorD&) = delete;
+  TensorD& operator=(const TensorD&) = delete;
+  cudnnTensorDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnTensorDescriptor_t d_ = nullptr;
+};
+
+class FilterD {
+ public:
+  FilterD(int k, int c, int r, int s);  // packed KCRS float
+  ~FilterD() { cudnnDestroyFilterDescriptor(d_); }
+  FilterD(const FilterD&) = delete;
+  FilterD& operator=(const FilterD&) = delete;
+  cudnnFilterDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnFilterDescriptor_t d_ = nullptr;
+};
+
+// ---- buffers ------------------------------------------------------------------------------
+
+// count floats uniform in (-1, 1), never exactly 0 (a hash of seed and index, so reproducible),
+// copied to the GPU. distinct_plane > 1: the values of each run of that many floats (an image
+// plane) are all different, so max pooling sees no ties.
+prim::DeviceBuffer random_buffer(int64_t count, uint64_t seed, int64_t distinct_plane = 0);
+// count floats on the GPU, filled with NaN so an output that is never written fails the check.
+prim::DeviceBuffer nan_buffer(int64_t count);
+// The first count floats of a device buffer, after the stream has finished.
+std::vector<float> to_host(cudaStream_t s, const void* p, int64_t count);
+
+inline float* f32(const prim::DeviceBuffer& b) { return static_cast<float*>(b.get()); }
+
+// Largest |a - ref| / max(|ref|, mean |ref|) over the elements: relative where values are of
+// typical size, absolute against the typical size where cancellation makes ref tiny (a
+// different summation order moves such values by much more than their own magnitude). NaN or
+// infinity anywhere gives infinity.
+double max_rel_err(const std::vector<float>& a, const std::vector<float>& ref);
+
+// ---- timing -------------------------------------------------------------------------------
+
+// Extra copies of a row's buffers so that consecutive timed calls touch different memory when a
+// row's working set would otherwise stay in L2 (the layers of a real net do not find their
+// inputs in L2). Copy 0 is the original; the others start as device copies of it.
+class Rotation {
+ public:
+  // bufs: (pointer, bytes) of every input and output a call touches.
+  Rotation(const std::vector<std::pair<void*, size_t>>& bufs, size_t l2_bytes);
+  int copies() const { return copies_; }
+  // Buffer b of copy i % copies().
+  float* at(int b, int i) const;
+
+ private:
+  int copies_ = 1;
+  std::vector<void*> base_;
+  std::vector<prim::DeviceBuffer> extra_;  // copy j >= 1 of buffer b at (j - 1) * nbufs + b
+};
+
+// Median milliseconds of one call of f(i), i counting calls, all queued on the stream: a few
+// warm-up calls, then `repeats` samples, each timed with CUDA events around enough calls to
+// last about a millisecond.
+double median_ms(cudaStream_t s, int repeats, const std::function<void(int)>& f);
+
+// ---- table --------------------------------------------------------------------------------
+
+struct Row {
+  Row(std::string op_, std::string layer_, std::string pass_, std::string crema_algo_ = "",
+      std::string cudnn_algo_ = "")
+      : op(std::move(op_)),
+        layer(std::move(layer_)),
+        pass(std::move(pass_)),
+        crema_algo(std::move(crema_algo_)),
+        cudnn_algo(std::move(cudnn_algo_)) {}
+  std::string op, layer, pass;
+  std::string crema_algo, cudnn_algo;
+  double crema_ms = 0, cudnn_ms = 0;
+  double flops = 0;  // > 0: compute-bound, rate in TFLOP/s
+  double bytes = 0;  // otherwise: memory-bound, rate in GB/s
+  double err = 0;
+};
+
+bool selected(const Options& o, const std::string& op, const std::string& layer,
+              const std::string& pass);
+void print_header();
+void print_row(const Row& r);
+void print_failed(const std::string& op, const std::string& layer, const std::string& pass,
+                  const std::string& why);
+
+// Realistic training batch of a problem's net (LeNet 64, CaffeNet 256, GoogLeNet and ResNet-50
+// 128, ...), or the --batch override.
+int batch_for(const Options& o, const std::string& name);
+
+// Throws when err exceeds tol, naming the row; the caller turns it into a failed row.
+void require_close(double err, double tol, const char* what);
+
+// Rows of each op family.
+void run_conv(Context& c);
+void run_pool(Context& c);
+void run_lrn(Context& c);
+void run_softmax(Context& c);
+void run_relu(Context& c);
+
+}  // namespace crema::bench

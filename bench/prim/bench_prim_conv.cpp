@@ -1,0 +1,329 @@
+// bench_prim's convolution rows: crema's conv_fwd / conv_bwd_data / conv_bwd_filter against
+// cudnnConvolutionForward / BackwardData / BackwardFilter on the same input buffers, for the
+// named layers of problems.h plus more layers of the same nets, at training batch sizes.
+// cuDNN runs its fastest algorithm by cudnnFind*AlgorithmEx with a large workspace, in strict
+// fp32 (CUDNN_FMA_MATH: no TF32 tensor cores), as crema's cuBLAS GEMMs do.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench_prim.h"
+#include "primitives/conv.h"
+#include "problems.h"
+
+namespace crema::bench {
+namespace {
+
+using prim::ConvAlgo;
+using test::ConvProblem;
+constexpr prim::DataType kF32 = prim::DataType::kFloat32;
+
+// Layers of the benchmarked nets beyond the shared list (which stays short to keep the tests
+// fast). Batch sizes here are placeholders: batch_for sets them.
+const std::vector<ConvProblem>& extra_conv_problems() {
+  static const std::vector<ConvProblem> list = {
+      {"caffenet:conv4", 1, 384, 13, 13, 384, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+      {"caffenet:conv5", 1, 384, 13, 13, 256, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+      {"googlenet:conv1/7x7_s2", 1, 3, 224, 224, 64, 7, 7, 3, 3, 2, 2},
+      {"googlenet:conv2/3x3_reduce", 1, 64, 56, 56, 64, 1, 1, 0, 0, 1, 1},
+      {"googlenet:conv2/3x3", 1, 64, 56, 56, 192, 3, 3, 1, 1, 1, 1},
+      {"googlenet:inception_3a/1x1", 1, 192, 28, 28, 64, 1, 1, 0, 0, 1, 1},
+      {"googlenet:inception_3a/3x3", 1, 96, 28, 28, 128, 3, 3, 1, 1, 1, 1},
+      {"googlenet:inception_4a/3x3", 1, 96, 14, 14, 208, 3, 3, 1, 1, 1, 1},
+      {"resnet50:conv1", 1, 3, 224, 224, 64, 7, 7, 3, 3, 2, 2},
+      {"resnet50:res2a_branch2b", 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1},
+      {"resnet50:res2a_branch2c", 1, 64, 56, 56, 256, 1, 1, 0, 0, 1, 1},
+      {"resnet50:res3a_branch2a", 1, 256, 56, 56, 128, 1, 1, 0, 0, 2, 2},
+      {"resnet50:res3b_branch2b", 1, 128, 28, 28, 128, 3, 3, 1, 1, 1, 1},
+      {"resnet50:res4b_branch2b", 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1},
+      {"resnet50:res5b_branch2b", 1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1},
+      {"resnet50:res5a_branch2c", 1, 512, 7, 7, 2048, 1, 1, 0, 0, 1, 1},
+  };
+  return list;
+}
+
+// cuDNN's algorithm enums by value (the same values in cuDNN 7 to 9).
+const char* cudnn_algo_name(int pass, int algo) {
+  static const char* const fwd[] = {
+      "implicit_gemm", "implicit_precomp_gemm", "gemm", "direct", "fft", "fft_tiling",
+      "winograd",      "winograd_nonfused"};
+  static const char* const data[] = {"algo_0",     "algo_1",   "fft",
+                                     "fft_tiling", "winograd", "winograd_nonfused"};
+  static const char* const filter[] = {
+      "algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"};
+  const char* const* names[] = {fwd, data, filter};
+  const int counts[] = {8, 6, 7};
+  return algo >= 0 && algo < counts[pass] ? names[pass][algo] : "unknown";
+}
+
+class ConvD {
+ public:
+  explicit ConvD(const prim::ConvDesc& cd) {
+    BENCH_CUDNN(cudnnCreateConvolutionDescriptor(&d_));
+    BENCH_CUDNN(cudnnSetConvolution2dDescriptor(d_, cd.pad_h, cd.pad_w, cd.stride_h, cd.stride_w,
+                                                cd.dilation_h, cd.dilation_w,
+                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    BENCH_CUDNN(cudnnSetConvolutionGroupCount(d_, cd.groups));
+    // Plain fp32 FMAs only: TF32 tensor cores would win by precision, not by the algorithm.
+    BENCH_CUDNN(cudnnSetConvolutionMathType(d_, CUDNN_FMA_MATH));
+  }
+  ~ConvD() { cudnnDestroyConvolutionDescriptor(d_); }
+  ConvD(const ConvD&) = delete;
+  ConvD& operator=(const ConvD&) = delete;
+  cudnnConvolutionDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnConvolutionDescriptor_t d_ = nullptr;
+};
+
+// The fastest successful fp32 result of a Find call (results come sorted by time).
+template <typename Perf>
+const Perf& fastest(const Perf* perf, int returned, const char* what) {
+  for (int i = 0; i < returned; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
+        perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+      return perf[i];
+  throw std::runtime_error(std::string(what) + ": no fp32 algorithm succeeded");
+}
+
+std::string with_ws(const std::string& name, size_t bytes) {
+  if (bytes == 0) return name;
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), " (ws %.0f MiB)", double(bytes) / (1 << 20));
+  return name + buf;
+}
+
+// One problem's shared state: descriptors of both libraries and the input buffers.
+struct ConvCase {
+  std::string layer;
+  prim::ConvDesc cd;
+  prim::TensorDesc xd, yd;
+  prim::FilterDesc wd;
+  const TensorD& xD;
+  const TensorD& yD;
+  const FilterD& wD;
+  const ConvD& convD;
+  const prim::DeviceBuffer& x;
+  const prim::DeviceBuffer& w;
+  const prim::DeviceBuffer& dy;
+  void* ws;  // cuDNN workspace
+  size_t ws_bytes;
+  double flops;
+};
+
+enum Pass { kFwd = 0, kBwdData = 1, kBwdFilter = 2 };
+const char* const kPassName[] = {"fwd", "bwd data", "bwd filter"};
+
+// Runs crema's pass with a concrete (or kFind) algorithm on inputs a, b into out.
+void crema_pass(Context& c, const ConvCase& k, Pass p, ConvAlgo algo, const float* a,
+                const float* b, float* out) {
+  switch (p) {
+    case kFwd:
+      prim::conv_fwd(c.h, k.cd, algo, k.xd, a, k.wd, b, k.yd, out);
+      break;
+    case kBwdData:
+      prim::conv_bwd_data(c.h, k.cd, algo, k.wd, a, k.yd, b, k.xd, out);
+      break;
+    case kBwdFilter:
+      prim::conv_bwd_filter(c.h, k.cd, algo, k.xd, a, k.yd, b, k.wd, out);
+      break;
+  }
+}
+
+void cudnn_pass(Context& c, const ConvCase& k, Pass p, int algo, const float* a, const float* b,
+                float* out) {
+  const float one = 1, zero = 0;
+  switch (p) {
+    case kFwd:
+      BENCH_CUDNN(cudnnConvolutionForward(c.dnn, &one, k.xD.get(), a, k.wD.get(), b, k.convD.get(),
+                                          cudnnConvolutionFwdAlgo_t(algo), k.ws, k.ws_bytes, &zero,
+                                          k.yD.get(), out));
+      break;
+    case kBwdData:
+      BENCH_CUDNN(cudnnConvolutionBackwardData(c.dnn, &one, k.wD.get(), a, k.yD.get(), b,
+                                               k.convD.get(), cudnnConvolutionBwdDataAlgo_t(algo),
+                                               k.ws, k.ws_bytes, &zero, k.xD.get(), out));
+      break;
+    case kBwdFilter:
+      BENCH_CUDNN(cudnnConvolutionBackwardFilter(
+          c.dnn, &one, k.xD.get(), a, k.yD.get(), b, k.convD.get(),
+          cudnnConvolutionBwdFilterAlgo_t(algo), k.ws, k.ws_bytes, &zero, k.wD.get(), out));
+      break;
+  }
+}
+
+// cuDNN's fastest algorithm for the pass (Find writes into out) and its workspace bytes.
+std::pair<int, size_t> cudnn_find(Context& c, const ConvCase& k, Pass p, const float* a,
+                                  const float* b, float* out) {
+  switch (p) {
+    case kFwd: {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      int n = 0;
+      BENCH_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
+          c.dnn, k.xD.get(), a, k.wD.get(), b, k.convD.get(), k.yD.get(), out,
+          CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
+      const auto& best = fastest(perf, n, "cudnnFindConvolutionForwardAlgorithmEx");
+      return {int(best.algo), best.memory};
+    }
+    case kBwdData: {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      int n = 0;
+      BENCH_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(
+          c.dnn, k.wD.get(), a, k.yD.get(), b, k.convD.get(), k.xD.get(), out,
+          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
+      const auto& best = fastest(perf, n, "cudnnFindConvolutionBackwardDataAlgorithmEx");
+      return {int(best.algo), best.memory};
+    }
+    case kBwdFilter: {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      int n = 0;
+      BENCH_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+          c.dnn, k.xD.get(), a, k.yD.get(), b, k.convD.get(), k.wD.get(), out,
+          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
+      const auto& best = fastest(perf, n, "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+      return {int(best.algo), best.memory};
+    }
+  }
+  return {0, 0};
+}
+
+// crema's algorithm for the pass as --crema-algo asks: the heuristic the layers use (auto),
+// the timed choice of find (read back from the Handle's cache, which holds only this pass's
+// entry), or a named algorithm. find writes into out.
+ConvAlgo crema_choice(Context& c, const ConvCase& k, Pass p, const float* a, const float* b,
+                      float* out, std::string& label) {
+  const ConvAlgo heur = prim::conv_heuristic(c.h, k.cd, k.xd, k.wd, k.yd);
+  ConvAlgo algo = heur;
+  if (c.opt.crema_algo == "find") {
+    c.h.algo_cache().clear();
+    crema_pass(c, k, p, ConvAlgo::kFind, a, b, out);
+    if (c.h.algo_cache().size() != 1)
+      throw std::runtime_error("crema find left " + std::to_string(c.h.algo_cache().size()) +
+                               " cache entries, expected 1");
+    algo = static_cast<ConvAlgo>(c.h.algo_cache().begin()->second);
+  } else if (c.opt.crema_algo != "auto") {
+    bool known = false;
+    for (ConvAlgo a2 : {ConvAlgo::kIm2colGemm, ConvAlgo::kGemm1x1, ConvAlgo::kDirect})
+      if (c.opt.crema_algo == prim::conv_algo_name(a2)) {
+        known = true;
+        algo = a2;
+      }
+    if (!known) throw std::runtime_error("unknown --crema-algo " + c.opt.crema_algo);
+    if (!prim::conv_supports(algo, k.cd, k.xd, k.wd, k.yd))
+      throw std::runtime_error(c.opt.crema_algo + " does not support this layer");
+  }
+  label = with_ws(prim::conv_algo_name(algo),
+                  prim::conv_workspace_size(c.h, algo, k.cd, k.xd, k.wd, k.yd));
+  if (algo != heur) label += std::string(", auto: ") + prim::conv_algo_name(heur);
+  return algo;
+}
+
+void bench_pass(Context& c, const ConvCase& k, Pass p) {
+  // Inputs (a, b) and output of each pass: fwd (x, w) -> y, bwd data (w, dy) -> dx,
+  // bwd filter (x, dy) -> dw.
+  const prim::DeviceBuffer& in_a = p == kBwdData ? k.w : k.x;
+  const prim::DeviceBuffer& in_b = p == kFwd ? k.w : k.dy;
+  const int64_t out_count = p == kFwd ? k.yd.count() : p == kBwdData ? k.xd.count() : k.wd.count();
+  prim::DeviceBuffer out_crema = nan_buffer(out_count), out_dnn = nan_buffer(out_count);
+  const float* a = f32(in_a);
+  const float* b = f32(in_b);
+
+  Row row{"conv", k.layer, kPassName[p]};
+  const ConvAlgo algo = crema_choice(c, k, p, a, b, f32(out_crema), row.crema_algo);
+  const auto [dnn_algo, dnn_ws] = cudnn_find(c, k, p, a, b, f32(out_dnn));
+  row.cudnn_algo = with_ws(cudnn_algo_name(p, dnn_algo), dnn_ws);
+
+  crema_pass(c, k, p, algo, a, b, f32(out_crema));
+  cudnn_pass(c, k, p, dnn_algo, a, b, f32(out_dnn));
+  row.err = max_rel_err(to_host(c.stream, out_crema.get(), out_count),
+                        to_host(c.stream, out_dnn.get(), out_count));
+  require_close(row.err, 1e-3, "outputs");
+
+  const size_t fb = sizeof(float);
+  Rotation rot({{in_a.get(), in_a.bytes()},
+                {in_b.get(), in_b.bytes()},
+                {out_crema.get(), size_t(out_count) * fb},
+                {out_dnn.get(), size_t(out_count) * fb}},
+               c.l2_bytes);
+  row.crema_ms = median_ms(c.stream, c.opt.repeats, [&](int i) {
+    crema_pass(c, k, p, algo, rot.at(0, i), rot.at(1, i), rot.at(2, i));
+  });
+  row.cudnn_ms = median_ms(c.stream, c.opt.repeats, [&](int i) {
+    cudnn_pass(c, k, p, dnn_algo, rot.at(0, i), rot.at(1, i), rot.at(3, i));
+  });
+  row.flops = k.flops;
+  print_row(row);
+}
+
+// cuDNN's workspace: up to 4 GiB, leaving room for crema's workspace and the rotation copies.
+size_t cudnn_workspace_bytes() {
+  size_t free = 0, total = 0;
+  BENCH_CUDA(cudaMemGetInfo(&free, &total));
+  const size_t reserve = size_t(2) << 30;
+  return std::min(size_t(4) << 30, free > 2 * reserve ? free - reserve : free / 4);
+}
+
+void bench_problem(Context& c, const ConvProblem& p0) {
+  const std::string layer = p0.name;
+  bool want[3], any = false;
+  for (int p = 0; p < 3; ++p) any |= want[p] = selected(c.opt, "conv", layer, kPassName[p]);
+  if (!any) return;
+
+  const int n = batch_for(c.opt, layer);
+  prim::ConvDesc cd;
+  cd.pad_h = p0.pad_h;
+  cd.pad_w = p0.pad_w;
+  cd.stride_h = p0.stride_h;
+  cd.stride_w = p0.stride_w;
+  cd.dilation_h = p0.dilation_h;
+  cd.dilation_w = p0.dilation_w;
+  cd.groups = p0.groups;
+  const prim::TensorDesc xd = prim::TensorDesc::nchw(kF32, n, p0.c, p0.h, p0.w);
+  const prim::FilterDesc wd{kF32, p0.k, p0.c / p0.groups, p0.r, p0.s};
+  const int P = prim::conv_out_dim(p0.h, p0.r, p0.pad_h, p0.stride_h, p0.dilation_h);
+  const int Q = prim::conv_out_dim(p0.w, p0.s, p0.pad_w, p0.stride_w, p0.dilation_w);
+  const prim::TensorDesc yd = prim::TensorDesc::nchw(kF32, n, p0.k, P, Q);
+  prim::conv_check(cd, xd, wd, yd);
+
+  const TensorD xD(n, p0.c, p0.h, p0.w), yD(n, p0.k, P, Q);
+  const FilterD wD(wd.k, wd.c, wd.r, wd.s);
+  const ConvD convD(cd);
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  BENCH_CUDNN(
+      cudnnGetConvolution2dForwardOutputDim(convD.get(), xD.get(), wD.get(), &on, &oc, &oh, &ow));
+  if (on != n || oc != p0.k || oh != P || ow != Q)
+    throw std::runtime_error("cuDNN's output shape differs from crema's");
+
+  const prim::DeviceBuffer x = random_buffer(xd.count(), 1);
+  const prim::DeviceBuffer w = random_buffer(wd.count(), 2);
+  const prim::DeviceBuffer dy = random_buffer(yd.count(), 3);
+  const size_t ws_bytes = cudnn_workspace_bytes();
+  const prim::DeviceBuffer ws(prim::Device::kCUDA, ws_bytes);
+  const double flops = 2.0 * n * p0.k * double(wd.c) * p0.r * p0.s * double(P) * double(Q);
+  const ConvCase k{layer, cd, xd, yd, wd, xD, yD, wD, convD, x, w, dy, ws.get(), ws_bytes, flops};
+  for (int p = 0; p < 3; ++p) {
+    if (!want[p]) continue;
+    try {
+      bench_pass(c, k, Pass(p));
+    } catch (const std::exception& e) {
+      print_failed("conv", layer, kPassName[p], e.what());
+    }
+  }
+}
+
+}  // namespace
+
+void run_conv(Context& c) {
+  std::vector<ConvProblem> all = test::named_conv_problems();
+  all.insert(all.end(), extra_conv_problems().begin(), extra_conv_problems().end());
+  for (const ConvProblem& p : all) {
+    try {
+      bench_problem(c, p);
+    } catch (const std::exception& e) {
+      print_failed("conv", p.name, "setup", e.what());
+    }
+  }
+}
+
+}  // namespace crema::bench

@@ -1,0 +1,395 @@
+// bench_prim's memory-bound rows: pooling, LRN, softmax and ReLU, forward and backward, crema
+// against cudnnPoolingForward/Backward, cudnnLRNCrossChannelForward/Backward,
+// cudnnSoftmaxForward/Backward and cudnnActivationForward/Backward on the same input buffers.
+// Their rate is GB/s of the bytes the operation must move: its inputs read and output written
+// once.
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_prim.h"
+#include "primitives/activation.h"
+#include "primitives/lrn.h"
+#include "primitives/pool.h"
+#include "primitives/softmax.h"
+#include "problems.h"
+
+namespace crema::bench {
+namespace {
+
+constexpr prim::DataType kF32 = prim::DataType::kFloat32;
+constexpr double kTol = 1e-5;
+const float kOne = 1, kZero = 0;
+
+// Runs an op's two implementations on inputs `in` into an output of out_count floats.
+using Impl = std::function<void(float* const* in, float* out)>;
+constexpr int kMaxInputs = 4;
+
+// Runs crema and cuDNN once on the inputs, compares their outputs (cuDNN's is the reference),
+// and, when `timed`, times both over rotated copies of the buffers and prints the row.
+// Returns crema's output, the input of a backward row.
+prim::DeviceBuffer bench_row(Context& c, Row row, bool timed,
+                             const std::vector<const prim::DeviceBuffer*>& in, int64_t out_count,
+                             const Impl& crema, const Impl& cudnn) {
+  if (in.size() > size_t(kMaxInputs)) throw std::runtime_error("bench_row: too many inputs");
+  prim::DeviceBuffer out_crema = nan_buffer(out_count), out_dnn = nan_buffer(out_count);
+  std::vector<float*> p;
+  for (const prim::DeviceBuffer* b : in) p.push_back(f32(*b));
+  crema(p.data(), f32(out_crema));
+  cudnn(p.data(), f32(out_dnn));
+  row.err = max_rel_err(to_host(c.stream, out_crema.get(), out_count),
+                        to_host(c.stream, out_dnn.get(), out_count));
+  require_close(row.err, kTol, "outputs");
+  if (!timed) return out_crema;
+
+  std::vector<std::pair<void*, size_t>> bufs;
+  for (const prim::DeviceBuffer* b : in) bufs.push_back({b->get(), b->bytes()});
+  bufs.push_back({out_crema.get(), out_crema.bytes()});
+  bufs.push_back({out_dnn.get(), out_dnn.bytes()});
+  const Rotation rot(bufs, c.l2_bytes);
+  const int n_in = int(in.size());
+  auto timed_run = [&](const Impl& f, int out_slot) {
+    return median_ms(c.stream, c.opt.repeats, [&](int i) {
+      float* q[kMaxInputs];
+      for (int j = 0; j < n_in; ++j) q[j] = rot.at(j, i);
+      f(q, rot.at(out_slot, i));
+    });
+  };
+  row.crema_ms = timed_run(crema, n_in);
+  row.cudnn_ms = timed_run(cudnn, n_in + 1);
+  print_row(row);
+  return out_crema;
+}
+
+double bytes_of(std::initializer_list<int64_t> counts) {
+  double s = 0;
+  for (int64_t n : counts) s += double(n) * sizeof(float);
+  return s;
+}
+
+// Runs fn, printing a failed row for each selected pass when it throws.
+void guarded(const std::string& op, const std::string& layer, bool want_fwd, bool want_bwd,
+             const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    if (want_fwd) print_failed(op, layer, "fwd", e.what());
+    if (want_bwd) print_failed(op, layer, "bwd", e.what());
+  }
+}
+
+// ---- pooling ------------------------------------------------------------------------------
+
+class PoolD {
+ public:
+  explicit PoolD(const prim::PoolDesc& pd) {
+    BENCH_CUDNN(cudnnCreatePoolingDescriptor(&d_));
+    const cudnnPoolingMode_t mode = pd.mode == prim::PoolMode::kMax
+                                        ? CUDNN_POOLING_MAX
+                                        : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+    BENCH_CUDNN(cudnnSetPooling2dDescriptor(d_, mode, CUDNN_NOT_PROPAGATE_NAN, pd.kernel_h,
+                                            pd.kernel_w, pd.pad_h, pd.pad_w, pd.stride_h,
+                                            pd.stride_w));
+  }
+  ~PoolD() { cudnnDestroyPoolingDescriptor(d_); }
+  PoolD(const PoolD&) = delete;
+  PoolD& operator=(const PoolD&) = delete;
+  cudnnPoolingDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnPoolingDescriptor_t d_ = nullptr;
+};
+
+// Pooling layers of the benchmarked nets beyond the shared list.
+const std::vector<test::PoolProblem>& extra_pool_problems() {
+  using test::PoolKind;
+  static const std::vector<test::PoolProblem> list = {
+      {"caffenet:pool2", PoolKind::kMax, 1, 256, 27, 27, 3, 3, 0, 0, 2, 2},
+      {"googlenet:pool2/3x3_s2", PoolKind::kMax, 1, 192, 56, 56, 3, 3, 0, 0, 2, 2},
+      {"googlenet:pool3/3x3_s2", PoolKind::kMax, 1, 480, 28, 28, 3, 3, 0, 0, 2, 2},
+      {"googlenet:inception_4a/pool", PoolKind::kMax, 1, 480, 14, 14, 3, 3, 1, 1, 1, 1},
+      {"googlenet:pool4/3x3_s2", PoolKind::kMax, 1, 832, 14, 14, 3, 3, 0, 0, 2, 2},
+  };
+  return list;
+}
+
+void bench_pool(Context& c, const test::PoolProblem& pp) {
+  const std::string layer = pp.name;
+  const char* op = pp.kind == test::PoolKind::kMax ? "pool max" : "pool avg";
+  const bool want_fwd = selected(c.opt, op, layer, "fwd");
+  const bool want_bwd = selected(c.opt, op, layer, "bwd");
+  if (!want_fwd && !want_bwd) return;
+  guarded(op, layer, want_fwd, want_bwd, [&] {
+    prim::PoolDesc pd;
+    pd.mode = pp.kind == test::PoolKind::kMax ? prim::PoolMode::kMax : prim::PoolMode::kAverage;
+    pd.kernel_h = pp.kernel_h;
+    pd.kernel_w = pp.kernel_w;
+    pd.pad_h = pp.pad_h;
+    pd.pad_w = pp.pad_w;
+    pd.stride_h = pp.stride_h;
+    pd.stride_w = pp.stride_w;
+    const int n = batch_for(c.opt, layer);
+    const prim::TensorDesc xd = prim::TensorDesc::nchw(kF32, n, pp.c, pp.h, pp.w);
+    // Distinct values in each plane: no tied maximum whose gradient the two could route apart.
+    const prim::DeviceBuffer x = random_buffer(xd.count(), 11, int64_t(pp.h) * pp.w);
+    const TensorD xD(n, pp.c, pp.h, pp.w);
+    const PoolD pD(pd);
+
+    // Caffe rounds the output size up; cuDNN documents floor. Try Caffe's shape first; where
+    // cuDNN rejects it or computes something else, both run the floor shape, and the layer
+    // name says so.
+    auto out_dim = [](int in, int k, int pad, int s, bool ceil_mode) {
+      return prim::pool_out_dim(in, k, pad, s, ceil_mode);
+    };
+    const int pc = out_dim(pp.h, pp.kernel_h, pp.pad_h, pp.stride_h, true);
+    const int qc = out_dim(pp.w, pp.kernel_w, pp.pad_w, pp.stride_w, true);
+    const int pf = out_dim(pp.h, pp.kernel_h, pp.pad_h, pp.stride_h, false);
+    const int qf = out_dim(pp.w, pp.kernel_w, pp.pad_w, pp.stride_w, false);
+    const bool differs = pc != pf || qc != qf;
+
+    int P = pc, Q = qc;
+    std::string label = layer, note;
+    std::unique_ptr<TensorD> yD;
+    prim::TensorDesc yd;
+    prim::DeviceBuffer y;
+    for (int attempt = 0; attempt < (differs ? 2 : 1); ++attempt) {
+      if (attempt == 1) {
+        P = pf;
+        Q = qf;
+        label = layer + " (floor)";
+      }
+      yd = prim::TensorDesc::nchw(kF32, n, pp.c, P, Q);
+      yD = std::make_unique<TensorD>(n, pp.c, P, Q);
+      Row row{op, label, "fwd", "pool_fwd", "PoolingForward" + note};
+      row.bytes = bytes_of({xd.count(), yd.count()});
+      try {
+        y = bench_row(
+            c, row, want_fwd, {&x}, yd.count(),
+            [&](float* const* in, float* out) { prim::pool_fwd(c.h, pd, xd, in[0], yd, out); },
+            [&](float* const* in, float* out) {
+              BENCH_CUDNN(cudnnPoolingForward(c.dnn, pD.get(), &kOne, xD.get(), in[0], &kZero,
+                                              yD->get(), out));
+            });
+        break;
+      } catch (const std::exception& e) {
+        if (!differs || attempt == 1) throw;
+        note = std::string(" (on the ceil shape: ") + e.what() + ")";
+      }
+    }
+    if (!want_bwd) return;
+    // The same y (crema's, equal to cuDNN's) enters both backward passes.
+    const prim::DeviceBuffer dy = random_buffer(yd.count(), 12);
+    Row row{op, label, "bwd", "pool_bwd", "PoolingBackward" + note};
+    row.bytes = pd.mode == prim::PoolMode::kMax
+                    ? bytes_of({xd.count(), yd.count(), yd.count(), xd.count()})
+                    : bytes_of({yd.count(), xd.count()});
+    bench_row(
+        c, row, true, {&x, &y, &dy}, xd.count(),
+        [&](float* const* in, float* out) {
+          prim::pool_bwd(c.h, pd, yd, in[1], in[2], xd, in[0], out);
+        },
+        [&](float* const* in, float* out) {
+          BENCH_CUDNN(cudnnPoolingBackward(c.dnn, pD.get(), &kOne, yD->get(), in[1], yD->get(),
+                                           in[2], xD.get(), in[0], &kZero, xD.get(), out));
+        });
+  });
+}
+
+// ---- LRN, softmax, ReLU ---------------------------------------------------------------------
+
+struct Shape {
+  const char* name;
+  int c, h, w;  // n comes from batch_for
+};
+
+class LrnD {
+ public:
+  explicit LrnD(const prim::LrnDesc& ld) {
+    BENCH_CUDNN(cudnnCreateLRNDescriptor(&d_));
+    BENCH_CUDNN(cudnnSetLRNDescriptor(d_, unsigned(ld.local_size), ld.alpha, ld.beta, ld.k));
+  }
+  ~LrnD() { cudnnDestroyLRNDescriptor(d_); }
+  LrnD(const LrnD&) = delete;
+  LrnD& operator=(const LrnD&) = delete;
+  cudnnLRNDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnLRNDescriptor_t d_ = nullptr;
+};
+
+class ActD {
+ public:
+  ActD() {
+    BENCH_CUDNN(cudnnCreateActivationDescriptor(&d_));
+    BENCH_CUDNN(
+        cudnnSetActivationDescriptor(d_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+  }
+  ~ActD() { cudnnDestroyActivationDescriptor(d_); }
+  ActD(const ActD&) = delete;
+  ActD& operator=(const ActD&) = delete;
+  cudnnActivationDescriptor_t get() const { return d_; }
+
+ private:
+  cudnnActivationDescriptor_t d_ = nullptr;
+};
+
+// A forward row and its backward row on one shape: fwd(x) -> y, bwd(x, y, dy) -> dx, with
+// crema's y feeding both backward passes. bwd_tensors: tensors of the shape the backward must
+// move (the forward moves two: x and y).
+struct FwdBwd {
+  std::string op, crema_name, cudnn_name;
+  int bwd_tensors;
+  Impl crema_fwd, cudnn_fwd, crema_bwd, cudnn_bwd;  // bwd inputs: x, y, dy
+};
+
+void bench_fwd_bwd(Context& c, const std::string& layer, int64_t count, const FwdBwd& f) {
+  const bool want_fwd = selected(c.opt, f.op, layer, "fwd");
+  const bool want_bwd = selected(c.opt, f.op, layer, "bwd");
+  if (!want_fwd && !want_bwd) return;
+  guarded(f.op, layer, want_fwd, want_bwd, [&] {
+    const prim::DeviceBuffer x = random_buffer(count, 21);
+    Row fwd{f.op, layer, "fwd", f.crema_name + "_fwd", f.cudnn_name + "Forward"};
+    fwd.bytes = 2.0 * double(count) * sizeof(float);
+    const prim::DeviceBuffer y = bench_row(c, fwd, want_fwd, {&x}, count, f.crema_fwd, f.cudnn_fwd);
+    if (!want_bwd) return;
+    const prim::DeviceBuffer dy = random_buffer(count, 22);
+    Row bwd{f.op, layer, "bwd", f.crema_name + "_bwd", f.cudnn_name + "Backward"};
+    bwd.bytes = double(f.bwd_tensors) * double(count) * sizeof(float);
+    bench_row(c, bwd, true, {&x, &y, &dy}, count, f.crema_bwd, f.cudnn_bwd);
+  });
+}
+
+}  // namespace
+
+void run_pool(Context& c) {
+  std::vector<test::PoolProblem> all = test::named_pool_problems();
+  all.insert(all.end(), extra_pool_problems().begin(), extra_pool_problems().end());
+  for (const test::PoolProblem& p : all) bench_pool(c, p);
+}
+
+void run_lrn(Context& c) {
+  // Caffe's LRN defaults in these nets: local_size 5, alpha 1e-4, beta 0.75, k 1. cuDNN divides
+  // alpha by the window size as Caffe does.
+  static const Shape shapes[] = {
+      {"caffenet:norm1", 96, 55, 55},
+      {"caffenet:norm2", 256, 27, 27},
+      {"googlenet:pool1/norm1", 64, 56, 56},
+      {"googlenet:conv2/norm2", 192, 56, 56},
+  };
+  prim::LrnDesc ld;
+  ld.mode = prim::LrnMode::kAcrossChannels;
+  ld.local_size = 5;
+  ld.alpha = 1e-4;
+  ld.beta = 0.75;
+  ld.k = 1.0;
+  for (const Shape& s : shapes) {
+    const int n = batch_for(c.opt, s.name);
+    const prim::TensorDesc d = prim::TensorDesc::nchw(kF32, n, s.c, s.h, s.w);
+    std::unique_ptr<TensorD> D;
+    std::unique_ptr<LrnD> L;
+    try {
+      D = std::make_unique<TensorD>(n, s.c, s.h, s.w);
+      L = std::make_unique<LrnD>(ld);
+    } catch (const std::exception& e) {
+      print_failed("lrn", s.name, "setup", e.what());
+      continue;
+    }
+    const auto mode = CUDNN_LRN_CROSS_CHANNEL_DIM1;
+    FwdBwd f{"lrn",
+             "lrn",
+             "LRNCrossChannel",
+             4,
+             [&](float* const* in, float* out) { prim::lrn_fwd(c.h, ld, d, in[0], d, out); },
+             [&](float* const* in, float* out) {
+               BENCH_CUDNN(cudnnLRNCrossChannelForward(c.dnn, L->get(), mode, &kOne, D->get(),
+                                                       in[0], &kZero, D->get(), out));
+             },
+             [&](float* const* in, float* out) {
+               prim::lrn_bwd(c.h, ld, d, in[1], in[2], d, in[0], out);
+             },
+             [&](float* const* in, float* out) {
+               BENCH_CUDNN(cudnnLRNCrossChannelBackward(c.dnn, L->get(), mode, &kOne, D->get(),
+                                                        in[1], D->get(), in[2], D->get(), in[0],
+                                                        &kZero, D->get(), out));
+             }};
+    bench_fwd_bwd(c, s.name, d.count(), f);
+  }
+}
+
+void run_softmax(Context& c) {
+  static const Shape shapes[] = {{"caffenet:prob", 1000, 1, 1}, {"googlenet:prob", 1000, 1, 1}};
+  for (const Shape& s : shapes) {
+    const int n = batch_for(c.opt, s.name);
+    prim::SoftmaxDesc sd;
+    sd.dtype = kF32;
+    sd.outer = n;
+    sd.channels = s.c;
+    sd.inner = int64_t(s.h) * s.w;
+    std::unique_ptr<TensorD> D;
+    try {
+      D = std::make_unique<TensorD>(n, s.c, s.h, s.w);
+    } catch (const std::exception& e) {
+      print_failed("softmax", s.name, "setup", e.what());
+      continue;
+    }
+    const auto algo = CUDNN_SOFTMAX_ACCURATE;
+    const auto mode = CUDNN_SOFTMAX_MODE_CHANNEL;
+    FwdBwd f{"softmax",
+             "softmax",
+             "Softmax",
+             3,
+             [&](float* const* in, float* out) { prim::softmax_fwd(c.h, sd, in[0], out); },
+             [&](float* const* in, float* out) {
+               BENCH_CUDNN(cudnnSoftmaxForward(c.dnn, algo, mode, &kOne, D->get(), in[0], &kZero,
+                                               D->get(), out));
+             },
+             [&](float* const* in, float* out) { prim::softmax_bwd(c.h, sd, in[1], in[2], out); },
+             [&](float* const* in, float* out) {
+               BENCH_CUDNN(cudnnSoftmaxBackward(c.dnn, algo, mode, &kOne, D->get(), in[1], D->get(),
+                                                in[2], &kZero, D->get(), out));
+             }};
+    bench_fwd_bwd(c, s.name, int64_t(n) * s.c * s.h * s.w, f);
+  }
+}
+
+void run_relu(Context& c) {
+  // ReLU on the first convolution's output; the backward reads one of x or y, and dy.
+  static const Shape shapes[] = {{"caffenet:relu1", 96, 55, 55},
+                                 {"resnet50:conv1_relu", 64, 112, 112}};
+  const prim::ActDesc ad;  // ReLU, slope 0
+  for (const Shape& s : shapes) {
+    const int n = batch_for(c.opt, s.name);
+    const prim::TensorDesc d = prim::TensorDesc::nchw(kF32, n, s.c, s.h, s.w);
+    std::unique_ptr<TensorD> D;
+    std::unique_ptr<ActD> A;
+    try {
+      D = std::make_unique<TensorD>(n, s.c, s.h, s.w);
+      A = std::make_unique<ActD>();
+    } catch (const std::exception& e) {
+      print_failed("relu", s.name, "setup", e.what());
+      continue;
+    }
+    FwdBwd f{
+        "relu",
+        "act",
+        "Activation",
+        3,
+        [&](float* const* in, float* out) { prim::act_fwd(c.h, ad, d, in[0], d, out); },
+        [&](float* const* in, float* out) {
+          BENCH_CUDNN(cudnnActivationForward(c.dnn, A->get(), &kOne, D->get(), in[0], &kZero,
+                                             D->get(), out));
+        },
+        [&](float* const* in, float* out) {
+          prim::act_bwd(c.h, ad, d, in[1], in[2], d, in[0], out);
+        },
+        [&](float* const* in, float* out) {
+          BENCH_CUDNN(cudnnActivationBackward(c.dnn, A->get(), &kOne, D->get(), in[1], D->get(),
+                                              in[2], D->get(), in[0], &kZero, D->get(), out));
+        }};
+    bench_fwd_bwd(c, s.name, d.count(), f);
+  }
+}
+
+}  // namespace crema::bench
