@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include "primitives/handle.h"
+
 namespace {
 
 struct Result {
@@ -103,6 +105,13 @@ layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
       write_file("truncated.caffemodel", std::string("\x0a\x05LeNet\xa2\x06\x64\x0a", 11));
   expect_clean_error(run("test --model=" + model + " --weights=" + weights + " --iterations=1"),
                      "truncated.caffemodel");
+}
+
+TEST(CremaCli, GpuWithoutOneIsAClearError) {
+  if (crema::prim::cuda_available()) GTEST_SKIP() << "a GPU is visible";
+  const std::string path = write_file("gpu.prototxt", kInput);
+  expect_clean_error(run("time --model=" + path + " --gpu=0"), "--gpu=0");
+  expect_clean_error(run("time --model=" + path + " --gpu=x"), "--gpu");
 }
 
 TEST(CremaCli, MissingFilesAndFlags) {
