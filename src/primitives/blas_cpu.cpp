@@ -2,10 +2,12 @@
 // level-1 loops written so the compiler vectorizes them, and the bias add/reduce of conv layers.
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "primitives/blas.h"
+#include "primitives/parallel.h"
 #include "primitives/types.h"
 
 namespace crema::prim::cpu {
@@ -14,12 +16,14 @@ namespace {
 CBLAS_TRANSPOSE to_cblas(Trans t) { return t == Trans::kYes ? CblasTrans : CblasNoTrans; }
 
 void gemm_typed(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
-                const float* a, int lda, const float* b, int ldb, double beta, float* c) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, float(alpha), a, lda, b, ldb, float(beta), c, n);
+                const float* a, int lda, const float* b, int ldb, double beta, float* c,
+                int ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, float(alpha), a, lda, b, ldb, float(beta), c, ldc);
 }
 void gemm_typed(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
-                const double* a, int lda, const double* b, int ldb, double beta, double* c) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, n);
+                const double* a, int lda, const double* b, int ldb, double beta, double* c,
+                int ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 void gemv_typed(CBLAS_TRANSPOSE ta, int m, int n, double alpha, const float* a, const float* x,
                 double beta, float* y) {
@@ -41,19 +45,42 @@ void scale_or_zero(int64_t n, T beta, T* c) {
   }
 }
 
+// BLAS runs single-threaded while a multi-threaded CPU handle exists (parallel.h says why), so a
+// large GEMM called outside a parallel region (InnerProduct) is split here: each thread computes
+// a band of C's rows or columns, whichever dimension is larger, with the full k loop, so every
+// element sums in the same order as an unsplit call.
 template <typename T>
 void gemm_impl(Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a, const void* b,
-               double beta, void* c) {
+               double beta, void* c, int threads) {
   T* cc = static_cast<T*>(c);
   if (m == 0 || n == 0) return;
   if (k == 0 || alpha == 0.0) {
     scale_or_zero<T>(int64_t(m) * n, T(beta), cc);
     return;
   }
+  const T* aa = static_cast<const T*>(a);
+  const T* bb = static_cast<const T*>(b);
   const int lda = ta == Trans::kNo ? k : m;
   const int ldb = tb == Trans::kNo ? n : k;
-  gemm_typed(to_cblas(ta), to_cblas(tb), m, n, k, alpha, static_cast<const T*>(a), lda,
-             static_cast<const T*>(b), ldb, beta, cc);
+  constexpr int64_t kMinSplitMacs = int64_t(1) << 21;  // ~0.03 ms of work: worth a thread start
+  constexpr int kMinBand = 32;
+  const bool by_rows = m >= n;
+  const int extent = by_rows ? m : n;
+  const int parts = int64_t(m) * n * k < kMinSplitMacs || inside_parallel_for()
+                        ? 1
+                        : std::max(1, std::min(threads, extent / kMinBand));
+  parallel_for(parts, [&](int t) {
+    const int lo = int(int64_t(extent) * t / parts), hi = int(int64_t(extent) * (t + 1) / parts);
+    if (by_rows) {  // rows [lo, hi) of op(A) and C
+      const T* a_band = ta == Trans::kNo ? aa + int64_t(lo) * lda : aa + lo;
+      gemm_typed(to_cblas(ta), to_cblas(tb), hi - lo, n, k, alpha, a_band, lda, bb, ldb, beta,
+                 cc + int64_t(lo) * n, n);
+    } else {  // columns [lo, hi) of op(B) and C
+      const T* b_band = tb == Trans::kNo ? bb + lo : bb + int64_t(lo) * ldb;
+      gemm_typed(to_cblas(ta), to_cblas(tb), m, hi - lo, k, alpha, aa, lda, b_band, ldb, beta,
+                 cc + lo, n);
+    }
+  });
 }
 
 template <typename T>
@@ -164,12 +191,12 @@ void bias_bwd_impl(const TensorDesc& d, const void* dy, void* db, Blend blend) {
 
 }  // namespace
 
-void gemm(Handle&, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a,
+void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a,
           const void* b, double beta, void* c) {
   if (t == DataType::kFloat64)
-    gemm_impl<double>(ta, tb, m, n, k, alpha, a, b, beta, c);
+    gemm_impl<double>(ta, tb, m, n, k, alpha, a, b, beta, c, h.cpu_threads());
   else
-    gemm_impl<float>(ta, tb, m, n, k, alpha, a, b, beta, c);
+    gemm_impl<float>(ta, tb, m, n, k, alpha, a, b, beta, c, h.cpu_threads());
 }
 
 void gemv(Handle&, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,

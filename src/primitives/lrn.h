@@ -20,7 +20,9 @@
 //
 // lrn_bwd recomputes the scale from x rather than keeping it from the forward pass: it costs one
 // window sum, and the two calls share no hidden state. y must be what lrn_fwd produced from x
-// with the default blend (alpha 1, beta 0); it enters the gradient as in Caffe.
+// with the default blend (alpha 1, beta 0); it enters the gradient as in Caffe. (The CUDA
+// backend may recompute y from x in the same pass instead of reading it, which moves fewer
+// bytes; the result is the same.)
 //
 // Blends: out = alpha * op + beta * out. No output may overlap an input, except that dx may be
 // dy itself (the gradient is accumulated in place); scratch comes from the Handle workspace.

@@ -14,6 +14,10 @@ namespace crema::prim {
 // With tasks <= 1 it simply calls fn(0).
 void parallel_for(int tasks, const std::function<void(int)>& fn);
 
+// True on a thread that is running a parallel_for task: primitives called from inside one (the
+// GEMMs of the convolution's per-thread chunks) must not split again.
+bool inside_parallel_for();
+
 // Contiguous share of [0, n) for part t of parts: [*begin, *end).
 inline void split_range(int n, int parts, int t, int* begin, int* end) {
   *begin = int(int64_t(n) * t / parts);

@@ -1,14 +1,14 @@
 // Softmax, log-softmax, softmax loss and accuracy on CUDA; the label rules come from
 // softmax_ops.h, shared with the CPU. Softmax has two kernel shapes, as on the CPU: inner == 1
-// (classifier rows) gives each row a warp (a 256-thread block for rows over 1024 channels) that
-// reduces with shuffles; inner > 1 gives each (outer, inner) position a thread that walks the
-// channels, coalesced over inner. Numerically stable (max subtracted). Forward reads the row
-// three times (max, sum, write; the re-reads hit cache) and writes once; backward reads y and dy
-// twice and writes dx.
-// The loss and accuracy reduce per block and then in one block, in a fixed order, so results do
-// not depend on scheduling. Like the CPU they refuse an invalid label with PrimError before
-// writing any output; that needs the label check's result on the host, so these three entry
-// points synchronize with the stream once (they are called once per batch).
+// (classifier rows) gives each row a warp, or a 256-thread block when rows are long or too few
+// to fill the GPU with warps (warp_rows), that reduces with shuffles; inner > 1 gives each (outer,
+// inner) position a thread that walks the channels, coalesced over inner. Numerically stable (max
+// subtracted). Forward reads the row three times (max, sum, write; the re-reads hit cache) and
+// writes once; backward reads y and dy twice and writes dx. The loss and accuracy reduce per block
+// and then in one block, in a fixed order, so results do not depend on scheduling. Like the CPU
+// they refuse an invalid label with PrimError before writing any output; that needs the label
+// check's result on the host, so these three entry points synchronize with the stream once (they
+// are called once per batch).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -24,6 +24,15 @@ namespace {
 
 // Rows of more channels than this get a whole block instead of a warp.
 constexpr int64_t kWarpRowMax = 1024;
+
+// Whether rows get a warp each (else a 256-thread block). A warp per row leaves most of the GPU
+// idle when rows are few (a classifier batch: 256 rows of 1000 fill 32 blocks), so rows of 128
+// channels and more take a block each unless there are enough rows for a warp each to fill it.
+// Either way a row is read from memory once (the re-reads of its passes hit cache):
+// 256 x 1000 f32 moves 2 MB, well under launch latency.
+bool warp_rows(int64_t rows, int64_t channels) {
+  return channels <= kWarpRowMax && (channels < 128 || rows >= 2048);
+}
 
 template <typename T>
 struct MaxOp {
@@ -153,7 +162,7 @@ void fwd(Handle& h, const SoftmaxDesc& sd, const T* x, T* y, Blend b) {
   const T alpha = T(b.alpha), beta = T(b.beta);
   cudaStream_t s = stream_of(h);
   if (sd.inner == 1) {
-    if (sd.channels <= kWarpRowMax)
+    if (warp_rows(sd.outer, sd.channels))
       fwd_rows_kernel<32, T><<<row_grid(sd.outer, kBlock / 32), kBlock, 0, s>>>(
           sd.outer, sd.channels, sd.log, x, y, alpha, beta);
     else
@@ -172,7 +181,7 @@ void bwd(Handle& h, const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, Blend
   const T alpha = T(b.alpha), beta = T(b.beta);
   cudaStream_t s = stream_of(h);
   if (sd.inner == 1) {
-    if (sd.channels <= kWarpRowMax)
+    if (warp_rows(sd.outer, sd.channels))
       bwd_rows_kernel<32, T><<<row_grid(sd.outer, kBlock / 32), kBlock, 0, s>>>(
           sd.outer, sd.channels, sd.log, y, dy, dx, alpha, beta);
     else

@@ -46,10 +46,13 @@ std::vector<double> ref_gemm(bool ta, bool tb, int m, int n, int k, double alpha
   return c;
 }
 
+// Small shapes run unsplit; the large ones (above the split threshold, on 3 threads) split C
+// into row bands (m > n) or column bands (n > m), with every transpose.
 template <typename T>
-void check_gemm() {
+void check_gemm(int m, int n, int k) {
+  SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
   Handle h;
-  const int m = 7, n = 13, k = 5;
+  h.set_cpu_threads(3);
   const auto a = test::random_int_vector<double>(m * k, 1);
   const auto b = test::random_int_vector<double>(k * n, 2);
   const auto c0 = test::random_int_vector<double>(m * n, 3);
@@ -77,8 +80,15 @@ void check_gemm() {
                PrimError);
 }
 
-TEST(BlasGemm, AllTransposesFloat) { check_gemm<float>(); }
-TEST(BlasGemm, AllTransposesDouble) { check_gemm<double>(); }
+TEST(BlasGemm, AllTransposesFloat) {
+  check_gemm<float>(7, 13, 5);
+  check_gemm<float>(301, 97, 80);  // row bands
+  check_gemm<float>(64, 500, 80);  // column bands (InnerProduct-like)
+}
+TEST(BlasGemm, AllTransposesDouble) {
+  check_gemm<double>(7, 13, 5);
+  check_gemm<double>(97, 301, 80);
+}
 
 template <typename T>
 void check_gemv() {

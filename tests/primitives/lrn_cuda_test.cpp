@@ -76,10 +76,17 @@ TEST(LrnCuda, UnitShapesMatchCpu) {
           check_all_blends<float>(ld, s);
           check_all_blends<double>(ld, s);
         }
-  // A window wider than the channels and the image.
+  // A window wider than the channels and the image; local_size 9 takes the generic kernels.
   for (LrnMode mode : {LrnMode::kAcrossChannels, LrnMode::kWithinChannel}) {
     check_all_blends<float>({mode, 7, 2.0, 0.75, 1.0}, {2, 3, 2, 4});
     check_all_blends<double>({mode, 7, 2.0, 0.75, 1.0}, {2, 3, 2, 4});
+    check_all_blends<float>({mode, 9, 2.0, 0.75, 1.0}, {2, 13, 3, 5});
+    check_all_blends<double>({mode, 9, 2.0, 0.6, 1.0}, {2, 13, 3, 5});
+  }
+  // Enough channels that the across kernels split columns into chunks (not in place).
+  for (int local_size : {1, 3, 5, 7}) {
+    check_all_blends<float>({LrnMode::kAcrossChannels, local_size, 1.5, 0.75, 2.0}, {2, 67, 3, 5});
+    check_all_blends<double>({LrnMode::kAcrossChannels, local_size, 1.5, 0.6, 2.0}, {2, 67, 3, 5});
   }
 }
 
@@ -96,6 +103,14 @@ TEST(LrnCuda, LayerShapesMatchCpu) {
   }
   check_all_blends<float>(cifar, {4, 32, 16, 16});
   check_all_blends<double>(cifar, {4, 32, 16, 16});
+}
+
+// Full-size layers at batch 8: CaffeNet's norm1 and norm2, GoogLeNet's norm1 (f32, as trained).
+TEST(LrnCuda, RealSizeLayersMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const LrnDesc caffenet{LrnMode::kAcrossChannels, 5, 1e-4, 0.75, 1.0};
+  for (const Shape& s : {Shape{8, 96, 55, 55}, Shape{8, 256, 27, 27}, Shape{8, 64, 56, 56}})
+    check_all_blends<float>(caffenet, s);
 }
 
 }  // namespace

@@ -124,6 +124,13 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
   // Windows of 64 cells and more take the warp-per-output kernels.
   add(expand("global_14x14", 2, 5, 14, 14, 14, 14, 0, 0, 1, 1, kAllModes, false));
   add(expand("big_window_pad", 1, 3, 20, 17, 9, 8, 2, 3, 4, 3, kAllModes));
+  // A max window too large for a shared-memory tile in f64 (the workspace fallback backward).
+  add(expand("global_80x80", 1, 2, 80, 80, 80, 80, 0, 0, 1, 1, {PoolMode::kMax}, false));
+  // Stride above the kernel with padding: inputs no window covers, tiles with gaps.
+  add(expand("gaps_pad", 2, 3, 23, 19, 2, 3, 1, 1, 4, 5, kAllModes));
+  // Many small planes per block, and planes wider than one 32-column tile.
+  add(expand("tiny_planes", 3, 70, 4, 4, 2, 2, 0, 0, 2, 2, kAllModes));
+  add(expand("wide", 1, 2, 9, 131, 3, 3, 1, 1, 2, 2, kAllModes));
   for (const Case& k : all) check_all(k);
 }
 
@@ -143,6 +150,22 @@ TEST(PoolCuda, NamedLayerShapesMatchCpu) {
                                 pb.pad_w, pb.stride_h, pb.stride_w, {m}, false))
       check_all(k);
   }
+}
+
+// Full-size layers at batch 8, where the tiles, plane groups and grid shape are those of
+// training.
+TEST(PoolCuda, RealSizeLayersMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  std::vector<Case> all;
+  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
+  add(expand("caffenet:pool1_b8", 8, 96, 55, 55, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
+  add(expand("caffenet:pool2_b8", 8, 256, 27, 27, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
+  add(expand("googlenet:pool2_b8", 8, 192, 56, 56, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
+  add(expand("googlenet:3a_pool_b8", 8, 192, 28, 28, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  add(expand("cifar10_quick:pool2_b16", 16, 32, 16, 16, 3, 3, 0, 0, 2, 2, {PoolMode::kAverage},
+             false));
+  add(expand("googlenet:pool5_b8", 8, 1024, 7, 7, 7, 7, 0, 0, 1, 1, {PoolMode::kAverage}, false));
+  for (const Case& k : all) check_all(k);
 }
 
 }  // namespace
