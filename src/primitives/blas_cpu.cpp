@@ -16,8 +16,7 @@ namespace {
 CBLAS_TRANSPOSE to_cblas(Trans t) { return t == Trans::kYes ? CblasTrans : CblasNoTrans; }
 
 void gemm_typed(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
-                const float* a, int lda, const float* b, int ldb, double beta, float* c,
-                int ldc) {
+                const float* a, int lda, const float* b, int ldb, double beta, float* c, int ldc) {
   cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, float(alpha), a, lda, b, ldb, float(beta), c, ldc);
 }
 void gemm_typed(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, double alpha,
@@ -191,8 +190,8 @@ void bias_bwd_impl(const TensorDesc& d, const void* dy, void* db, Blend blend) {
 
 }  // namespace
 
-void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a,
-          const void* b, double beta, void* c) {
+void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
+          const void* a, const void* b, double beta, void* c) {
   if (t == DataType::kFloat64)
     gemm_impl<double>(ta, tb, m, n, k, alpha, a, b, beta, c, h.cpu_threads());
   else

@@ -189,6 +189,7 @@ std::vector<PoolCase> unit_cases() {
   std::vector<PoolCase> all;
   auto add = [&](std::vector<PoolCase> v) { all.insert(all.end(), v.begin(), v.end()); };
   add(expand("k2s2_even", 2, 3, 8, 8, 2, 2, 0, 0, 2, 2, kAllModes));
+  add(expand("k2s2_odd", 2, 3, 7, 9, 2, 2, 0, 0, 2, 2, kAllModes));  // ceil: clipped windows
   add(expand("k3s2_odd", 2, 3, 9, 10, 3, 3, 0, 0, 2, 2, kAllModes));
   add(expand("k3s2_ceil_partial", 1, 2, 8, 7, 3, 3, 0, 0, 2, 2, kAllModes));
   add(expand("pad1_s2_clip", 2, 2, 5, 6, 2, 2, 1, 1, 2, 2, kAllModes));
