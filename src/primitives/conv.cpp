@@ -272,8 +272,13 @@ size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const Tens
                                                              : ConvAlgo::kGemm1x1;
   if (a != ConvAlgo::kIm2colGemm && a != ConvAlgo::kGemm1x1) return 0;
   if (h.device() != Device::kCPU) {
-    // CUDA: 1x1 reads the input in place; im2col plans chunks of images (conv_ops.h).
-    if (a == ConvAlgo::kGemm1x1) return 0;
+    // CUDA (conv_ops.h): 1x1 reads the input in place except for its backward filter; im2col
+    // plans chunks of images.
+    if (a == ConvAlgo::kGemm1x1)
+      return plan_conv1x1_filter_cuda(xd.c, wd.k, wd.c, int64_t(xd.h) * xd.w, xd.n,
+                                      dtype_size(xd.dtype), h.workspace_budget())
+                 .elems *
+             dtype_size(xd.dtype);
     return plan_conv_cuda(int64_t(xd.c) * wd.r * wd.s, wd.k, int64_t(yd.h) * yd.w, xd.n,
                           dtype_size(xd.dtype), h.workspace_budget())
                .elems *

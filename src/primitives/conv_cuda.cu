@@ -1,10 +1,15 @@
-// Convolution on CUDA. im2col + cuBLAS: a chunk of images is unfolded into the workspace and one
-// strided-batched GEMM per group covers the chunk, writing (and blending) straight into y / the
-// patch gradient; 1x1 stride-1 unpadded convolutions use the input as the patch matrix (no
-// workspace); direct kernels handle any strides and are the fast path for depthwise
-// convolutions (one input channel per output channel). The dispatcher in conv.cpp has validated
-// the descriptors and picked a supported algorithm. Epilogue and blend semantics as the CPU:
+// Convolution on CUDA. im2col + cuBLAS: a chunk of images is unfolded into the workspace and
+// multiplied by the filters, in one of two layouts chosen by the output plane size (see
+// ConvCuda::wide()): per image (one strided-batched GEMM per group, writing and blending straight
+// into y / the patch gradient) or side by side (one GEMM per group over the whole chunk into a
+// workspace buffer, then one pass that blends it into y / scatters it through col2im). 1x1
+// stride-1 unpadded convolutions use the input as the patch matrix; direct kernels handle any
+// strides and are the fast path for depthwise convolutions (one input channel per output
+// channel). The dispatcher in conv.cpp has validated the descriptors and picked a supported
+// algorithm. Epilogue and blend semantics as the CPU:
 //   y = act(alpha * conv + beta * y + bias[k]).
+// Every reduction runs in a fixed order (cuBLAS, fixed-order kernels): no float atomics, so
+// results repeat bit for bit.
 #include <algorithm>
 
 #include "primitives/conv.h"
@@ -190,18 +195,85 @@ __global__ void bwd_filter_direct_kernel(Prob pb, const T* __restrict__ x, const
   if (threadIdx.x == 0) dw[wi] = blend_rn(buf[0], alpha, beta, dw + wi);
 }
 
-// out[k][i*P*Q + j] = dy[n0 + i][k][j]: the K x B*P*Q layout of a chunk's filter GEMM.
-template <typename T>
-__global__ void gather_planes_kernel(int b, int k, int64_t pq, const T* __restrict__ dy,
-                                     int64_t dy_image, T* out) {
-  const int64_t ld = int64_t(b) * pq;
+// out[k][i*P*Q + j] = src[i][k][j] for the b images of a chunk: planes of b images side by side
+// (K x B*P*Q), the layout of the chunk-wide GEMMs. One thread per out element, so both the
+// writes and the reads (contiguous P*Q segments) coalesce.
+template <typename T, typename I>
+__global__ void gather_planes_kernel(int b, int k, I pq, const T* __restrict__ src,
+                                     int64_t src_image, T* out) {
+  const I ld = I(b) * pq;
   const int64_t total = int64_t(k) * ld;
   CREMA_CUDA_LOOP(i, total) {
-    const int64_t j = i % pq;
-    const int64_t t = i / pq;
-    const int64_t img = t % b;
-    const int64_t kk = t / b;
-    out[i] = dy[img * dy_image + kk * pq + j];
+    const I ii = I(i);
+    const I kk = ii / ld;
+    const I col = ii - kk * ld;
+    const I img = col / pq;
+    const I j = col - img * pq;
+    out[i] = src[int64_t(img) * src_image + kk * pq + j];
+  }
+}
+
+template <typename T>
+void launch_gather_planes(cudaStream_t st, int b, int k, int64_t pq, const T* src,
+                          int64_t src_image, T* out) {
+  const int64_t total = int64_t(b) * k * pq;
+  if (total == 0) return;
+  if (total < (int64_t(1) << 31))
+    gather_planes_kernel<T, uint32_t>
+        <<<grid_for(total), kBlock, 0, st>>>(b, k, uint32_t(pq), src, src_image, out);
+  else
+    gather_planes_kernel<T, int64_t>
+        <<<grid_for(total), kBlock, 0, st>>>(b, k, pq, src, src_image, out);
+  check_launch("gather_planes_kernel");
+}
+
+// y[n0 + i][k][j] = act(alpha * buf[k][i*P*Q + j] + beta * y + bias[k]) for the b images of a
+// chunk: the side-by-side GEMM result (K x B*P*Q) blended into NCHW y with the epilogue fused.
+// One thread per y element in y's order, so the writes coalesce and the reads run along
+// contiguous P*Q segments of the buffer; 4+4 bytes (8+4 when blending) per element.
+template <typename T, typename I>
+__global__ void scatter_planes_kernel(int b, int k, I pq, const T* __restrict__ buf, T* y,
+                                      int64_t y_image, T alpha, T beta, const T* bias, bool relu) {
+  const I ld = I(b) * pq;
+  const I per_image = I(k) * pq;
+  const int64_t total = int64_t(b) * per_image;
+  CREMA_CUDA_LOOP(i, total) {
+    const I ii = I(i);
+    const I img = ii / per_image;
+    const I rest = ii - img * per_image;
+    const I kk = rest / pq;
+    const I j = rest - kk * pq;
+    T* out = y + int64_t(img) * y_image + rest;
+    T v = blend_rn(buf[kk * ld + img * pq + j], alpha, beta, out);
+    if (bias) v = add_rn(v, bias[kk]);
+    if (relu) v = v > T(0) ? v : T(0);
+    *out = v;
+  }
+}
+
+template <typename T>
+void launch_scatter_planes(cudaStream_t st, int b, int k, int64_t pq, const T* buf, T* y,
+                           int64_t y_image, T alpha, T beta, const T* bias, bool relu) {
+  const int64_t total = int64_t(b) * k * pq;
+  if (total == 0) return;
+  if (total < (int64_t(1) << 31))
+    scatter_planes_kernel<T, uint32_t><<<grid_for(total), kBlock, 0, st>>>(
+        b, k, uint32_t(pq), buf, y, y_image, alpha, beta, bias, relu);
+  else
+    scatter_planes_kernel<T, int64_t>
+        <<<grid_for(total), kBlock, 0, st>>>(b, k, pq, buf, y, y_image, alpha, beta, bias, relu);
+  check_launch("scatter_planes_kernel");
+}
+
+// dw[i] = alpha * sum_img part[img][i] + beta * dw[i], images summed in order: the fixed-order
+// reduction of per-image partial filters. Consecutive threads read consecutive elements.
+template <typename T>
+__global__ void sum_partials_kernel(int b, int64_t count, const T* __restrict__ part, T* dw,
+                                    T alpha, T beta) {
+  CREMA_CUDA_LOOP(i, count) {
+    T s = part[i];
+    for (int img = 1; img < b; ++img) s = add_rn(s, part[img * count + i]);
+    dw[i] = blend_rn(s, alpha, beta, dw + i);
   }
 }
 
@@ -242,6 +314,21 @@ class ConvCuda {
         gemm_rm<T>(h_, kg_, int(pq_), cg_, alpha, {w + gi * kg_ * crs_, cg_, 0},
                    {x + gi * cg_ * hw_, int(hw_), xd_.stride_n}, beta, y + gi * kg_ * pq_, int(pq_),
                    yd_.stride_n, xd_.n);
+    } else if (wide()) {
+      // Patch matrices side by side (C*R*S x B*P*Q), one GEMM per group into a K x B*P*Q buffer,
+      // then one pass blends it into y with the epilogue.
+      T* col = workspace();
+      for (int n0 = 0; n0 < xd_.n; n0 += plan_.chunk) {
+        const int b = std::min(plan_.chunk, xd_.n - n0);
+        const int64_t ld = int64_t(b) * pq_;
+        T* out = col + crs_ * groups_ * ld;
+        launch_im2col(st_, g_, b, x + n0 * xd_.stride_n, xd_.stride_n, col, pq_, ld);
+        gemm_rm<T>(h_, kg_, int(ld), int(crs_), T(1), {w, int(crs_), kg_ * crs_},
+                   {col, int(ld), crs_ * ld}, T(0), out, int(ld), kg_ * ld, groups_);
+        launch_scatter_planes(st_, b, wd_.k, pq_, out, y + n0 * yd_.stride_n, yd_.stride_n, alpha,
+                              beta, bias, ep.relu);
+      }
+      return;
     } else {
       T* col = workspace();
       const int64_t col_image = crs_ * groups_ * pq_;
@@ -276,8 +363,22 @@ class ConvCuda {
                    int(hw_), xd_.stride_n, xd_.n);
       return;
     }
-    // The patch gradient alpha * W^T dy per image, then the gather back into dx blends beta.
+    // The patch gradient alpha * W^T dy, then the gather back into dx blends beta.
     T* col = workspace();
+    if (wide()) {
+      // dy planes side by side (K x B*P*Q), one GEMM per group into the side-by-side patch
+      // gradient (C*R*S x B*P*Q), col2im per image.
+      for (int n0 = 0; n0 < xd_.n; n0 += plan_.chunk) {
+        const int b = std::min(plan_.chunk, xd_.n - n0);
+        const int64_t ld = int64_t(b) * pq_;
+        T* grad = col + crs_ * groups_ * ld;
+        launch_gather_planes(st_, b, wd_.k, pq_, dy + n0 * yd_.stride_n, yd_.stride_n, grad);
+        gemm_rm<T>(h_, int(crs_), int(ld), kg_, alpha, {w, int(crs_), kg_ * crs_, true},
+                   {grad, int(ld), kg_ * ld}, T(0), col, int(ld), crs_ * ld, groups_);
+        launch_col2im(st_, g_, b, col, pq_, ld, dx + n0 * xd_.stride_n, xd_.stride_n, T(1), beta);
+      }
+      return;
+    }
     const int64_t col_image = crs_ * groups_ * pq_;
     for (int n0 = 0; n0 < xd_.n; n0 += plan_.chunk) {
       const int b = std::min(plan_.chunk, xd_.n - n0);
@@ -292,7 +393,7 @@ class ConvCuda {
 
   void bwd_filter(ConvAlgo algo, const T* x, const T* dy, T* dw, Blend blend) {
     const T alpha = T(blend.alpha);
-    T beta = T(blend.beta);  // applies once, to the first GEMM into dw
+    T beta = T(blend.beta);  // applies once, to the first chunk's contribution
     if (algo == ConvAlgo::kDirect) {
       bwd_filter_direct_kernel<<<unsigned(wd_.count()), kFilterThreads, 0, st_>>>(pb_, x, dy, dw,
                                                                                   alpha, beta);
@@ -300,12 +401,7 @@ class ConvCuda {
       return;
     }
     if (algo == ConvAlgo::kGemm1x1) {
-      for (int n = 0; n < xd_.n; ++n, beta = T(1))
-        for (int gi = 0; gi < groups_; ++gi)
-          gemm_rm<T>(h_, kg_, cg_, int(hw_), alpha,
-                     {dy + n * yd_.stride_n + gi * kg_ * pq_, int(pq_), 0},
-                     {x + n * xd_.stride_n + gi * cg_ * hw_, int(hw_), 0, true}, beta,
-                     dw + gi * kg_ * crs_, int(crs_), 0, 1);
+      bwd_filter_1x1(x, dy, dw, alpha, beta);
       return;
     }
     // A chunk's patch matrices and output gradients side by side (B*P*Q columns), so one GEMM
@@ -316,17 +412,57 @@ class ConvCuda {
       const int64_t ld = int64_t(b) * pq_;
       T* grad = col + crs_ * groups_ * ld;
       launch_im2col(st_, g_, b, x + n0 * xd_.stride_n, xd_.stride_n, col, pq_, ld);
-      gather_planes_kernel<<<grid_for(int64_t(wd_.k) * ld), kBlock, 0, st_>>>(
-          b, wd_.k, pq_, dy + n0 * yd_.stride_n, yd_.stride_n, grad);
-      check_launch("gather_planes_kernel");
-      for (int gi = 0; gi < groups_; ++gi)
-        gemm_rm<T>(h_, kg_, int(crs_), int(ld), alpha, {grad + gi * kg_ * ld, int(ld), 0},
-                   {col + gi * crs_ * ld, int(ld), 0, true}, beta, dw + gi * kg_ * crs_, int(crs_),
-                   0, 1);
+      launch_gather_planes(st_, b, wd_.k, pq_, dy + n0 * yd_.stride_n, yd_.stride_n, grad);
+      gemm_rm<T>(h_, kg_, int(crs_), int(ld), alpha, {grad, int(ld), kg_ * ld},
+                 {col, int(ld), crs_ * ld, true}, beta, dw, int(crs_), kg_ * crs_, groups_);
     }
   }
 
  private:
+  // Side-by-side layout (one GEMM per group over the chunk, plus a pass through a workspace
+  // buffer) or per-image GEMMs writing y / the patch gradient directly. Per image, the GEMM is
+  // Kg x P*Q x Cg*R*S; side by side it is Kg x B*P*Q x Cg*R*S. cuBLAS tiles the output in blocks
+  // of 64-256 on a side and runs near its peak once M, N >= ~1024 and the depth >= ~256: a
+  // per-image N = P*Q of 169 (13x13) or 49 (7x7) fills one or two ragged tiles per image, while
+  // B*P*Q fills them all. The price of the wide layout is one extra write and read of the
+  // chunk's output (8 bytes per float element, ~2.7 ps at ~3 TB/s) against a GEMM cost of
+  // 2*Cg*R*S FLOPs per element (~26 ps for Cg*R*S = 576 at ~45 TFLOP/s), i.e. ~10% at worst for
+  // real layers; ragged tiles cost more than that until P*Q reaches ~1024 (then at most one
+  // partial tile in eight). So: side by side when P*Q < 1024, per image from 1024 up (56x56,
+  // 112x112 planes: the GEMMs are already large and the extra pass would only add traffic).
+  bool wide() const { return pq_ < 1024; }
+
+  // 1x1 backward filter, dW_g = sum_n dY_g[n] X_g[n]^T, as plan_conv1x1_filter_cuda decides
+  // (conv_ops.h): per-image partial filters summed in a fixed order, or the chunk's X and dY
+  // gathered side by side and reduced by one GEMM per group.
+  void bwd_filter_1x1(const T* x, const T* dy, T* dw, T alpha, T beta) {
+    const Conv1x1FilterPlan plan =
+        plan_conv1x1_filter_cuda(xd_.c, wd_.k, cg_, hw_, xd_.n, sizeof(T), h_.workspace_budget());
+    T* ws = static_cast<T*>(h_.workspace(sizeof(T) * plan.elems));
+    const int64_t count = wd_.count();
+    for (int n0 = 0; n0 < xd_.n; n0 += plan.chunk, beta = T(1)) {
+      const int b = std::min(plan.chunk, xd_.n - n0);
+      if (plan.partials) {
+        // part[n][k][c] = dY_g[n] X_g[n]^T, group by group, batched over the chunk's images.
+        for (int gi = 0; gi < groups_; ++gi)
+          gemm_rm<T>(h_, kg_, cg_, int(hw_), T(1),
+                     {dy + n0 * yd_.stride_n + gi * kg_ * pq_, int(pq_), yd_.stride_n},
+                     {x + n0 * xd_.stride_n + gi * cg_ * hw_, int(hw_), xd_.stride_n, true}, T(0),
+                     ws + gi * kg_ * cg_, cg_, count, b);
+        sum_partials_kernel<<<grid_for(count), kBlock, 0, st_>>>(b, count, ws, dw, alpha, beta);
+        check_launch("sum_partials_kernel");
+      } else {
+        const int64_t ld = int64_t(b) * hw_;
+        T* xs = ws;
+        T* dys = ws + int64_t(xd_.c) * ld;
+        launch_gather_planes(st_, b, xd_.c, hw_, x + n0 * xd_.stride_n, xd_.stride_n, xs);
+        launch_gather_planes(st_, b, wd_.k, pq_, dy + n0 * yd_.stride_n, yd_.stride_n, dys);
+        gemm_rm<T>(h_, kg_, cg_, int(ld), alpha, {dys, int(ld), kg_ * ld},
+                   {xs, int(ld), cg_ * ld, true}, beta, dw, cg_, int64_t(kg_) * cg_, groups_);
+      }
+    }
+  }
+
   T* workspace() {
     plan_ = plan_conv_cuda(crs_ * groups_, wd_.k, pq_, xd_.n, sizeof(T), h_.workspace_budget());
     return static_cast<T*>(h_.workspace(sizeof(T) * plan_.elems));

@@ -1,6 +1,6 @@
-// Internal: how the CUDA convolution's im2col algorithm splits a batch into chunks of images
-// whose patch matrices fit the Handle's workspace budget. Shared by the workspace query in
-// conv.cpp and the CUDA implementation in conv_cuda.cu, so both size the same buffer.
+// Internal: how the CUDA convolution's GEMM algorithms split a batch into chunks of images whose
+// scratch matrices fit the Handle's workspace budget. Shared by the workspace query in conv.cpp
+// and the CUDA implementation in conv_cuda.cu, so both size the same buffer.
 #pragma once
 
 #include <algorithm>
@@ -9,9 +9,10 @@
 
 namespace crema::prim {
 
-// Forward and backward data unfold `chunk` images' patch matrices (C*R*S x P*Q each) and run one
-// strided-batched GEMM per group over them; backward filter also gathers the chunk's output
-// gradient (K x P*Q per image) beside it. The plan reserves both for every pass.
+// im2col: a chunk's patch matrices (C*R*S x P*Q per image) plus a K x P*Q block per image, which
+// holds the GEMM result before it is scattered into y (forward), the gathered output gradient
+// (backward data and filter), or nothing (per-image GEMMs writing y directly). The plan reserves
+// both for every pass.
 struct ConvCudaPlan {
   int chunk = 1;
   size_t elems = 0;  // workspace elements
@@ -21,6 +22,34 @@ inline ConvCudaPlan plan_conv_cuda(int64_t crs_total, int k, int64_t pq, int bat
                                    size_t elem_size, size_t budget) {
   ConvCudaPlan plan;
   const size_t per_image = size_t(crs_total + k) * size_t(pq);
+  const size_t fit = per_image ? budget / (per_image * elem_size) : size_t(batch);
+  plan.chunk = int(std::clamp<size_t>(fit, 1, size_t(std::max(batch, 1))));
+  plan.elems = per_image * size_t(plan.chunk);
+  return plan;
+}
+
+// 1x1 backward filter on CUDA, dW_g = sum_n dY_g[n] X_g[n]^T, in one of two forms:
+//  - partials: one strided-batched GEMM (Kg x Cg x HW per image) into per-image partial filters
+//    (K*Cg elements each), then a fixed-order sum over the images. Extra traffic: the partials,
+//    written and read once (2*K*Cg per image). Needs HW large enough to be a good GEMM depth.
+//  - wide: X and dY gathered side by side ((C + K) x B*HW), one GEMM per group with depth B*HW.
+//    Extra traffic: the copies, written and read once (2*(C+K)*HW per image).
+// The form with less extra traffic wins, partials only when HW >= 256 (a per-image GEMM of
+// depth below that spends more time on its prologue/epilogue than in the main loop). E.g.
+// resnet50:res2a_branch2a (64 -> 64, 56x56): partials 4096 vs copies 401k elements per image;
+// res5 (2048 -> 512, 7x7): partials 1M vs copies 125k, and HW = 49.
+struct Conv1x1FilterPlan {
+  bool partials = false;
+  int chunk = 1;
+  size_t elems = 0;  // workspace elements
+};
+
+inline Conv1x1FilterPlan plan_conv1x1_filter_cuda(int64_t c, int k, int64_t cg, int64_t hw,
+                                                  int batch, size_t elem_size, size_t budget) {
+  Conv1x1FilterPlan plan;
+  const size_t partial = size_t(k) * size_t(cg), copies = size_t(c + k) * size_t(hw);
+  plan.partials = hw >= 256 && partial <= copies;
+  const size_t per_image = plan.partials ? partial : copies;
   const size_t fit = per_image ? budget / (per_image * elem_size) : size_t(batch);
   plan.chunk = int(std::clamp<size_t>(fit, 1, size_t(std::max(batch, 1))));
   plan.elems = per_image * size_t(plan.chunk);

@@ -118,6 +118,7 @@ Handle::Handle(Device device, int device_id) : device_(device), device_id_(devic
 #ifdef CREMA_WITH_CUDA
   if (device_id < 0 || device_id >= cuda::device_count())
     throw PrimError("no CUDA device " + std::to_string(device_id));
+  workspace_budget_ = size_t(512) << 20;
   stream_ = cuda::create_stream(device_id);
   blas_ = cuda::create_blas(stream_);
 #else

@@ -308,6 +308,34 @@ TEST(ConvCuda, ChunkedByWorkspaceBudget) {
   }
 }
 
+// Grouped layers over batches of several images, with budgets that give chunks of one, two,
+// three and all images (and remainders): the per-image and the side-by-side GEMM layouts must
+// place every group of every image. caffenet:conv2 at batch 8 once went wrong on the GPU here.
+TEST(ConvCuda, GroupedBatchesInChunks) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const ConvProblem conv2{"caffenet:conv2", 8, 96, 27, 27, 256, 5, 5, 2, 2, 1, 1, 1, 1, 2};
+  const size_t conv2_image = (96 * 25 + 256) * 27 * 27 * sizeof(float);
+  for (int n : {8, 3, 5}) {
+    ConvProblem pb = conv2;
+    pb.n = n;
+    for (size_t budget : {size_t(0), 2 * conv2_image, 3 * conv2_image, size_t(1)}) {
+      SCOPED_TRACE(::testing::Message() << "batch " << n << " budget " << budget);
+      check_problem<float>(pb, true, kExact, budget);
+    }
+  }
+  const ConvProblem groups3{"groups3_wide", 7, 12, 33, 35, 9, 3, 3, 1, 1, 1, 1, 1, 1, 3};
+  const ConvProblem groups4{"groups4_small", 9, 16, 9, 8, 8, 3, 3, 1, 1, 2, 1, 1, 1, 4};
+  const ConvProblem groups2_1x1{"groups2_1x1", 6, 8, 34, 33, 12, 1, 1, 0, 0, 1, 1, 1, 1, 2};
+  for (const ConvProblem& pb : {groups3, groups4, groups2_1x1}) {
+    const size_t image = (size_t(pb.c) * pb.r * pb.s + pb.k) * pb.h * pb.w * sizeof(double);
+    for (size_t budget : {size_t(0), 2 * image, 4 * image, size_t(1)}) {
+      SCOPED_TRACE(::testing::Message() << pb.name << " budget " << budget);
+      check_problem<float>(pb, true, kExact, budget);
+      check_problem<double>(pb, true, kExact, budget);
+    }
+  }
+}
+
 TEST(ConvCuda, WorkspaceSizeCoversTheChunk) {
   CREMA_SKIP_WITHOUT_GPU();
   const ConvProblem pb{"lenet:conv2", 64, 20, 12, 12, 50, 5, 5, 0, 0, 1, 1};
@@ -321,8 +349,12 @@ TEST(ConvCuda, WorkspaceSizeCoversTheChunk) {
   EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kIm2colGemm, ds.cd, ds.xd, ds.wd, ds.yd),
             64 * per_image);
   EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kDirect, ds.cd, ds.xd, ds.wd, ds.yd), 0u);
+  // 1x1: only the backward filter needs scratch, here X and dY of both images side by side.
   const Descs one = descs_of({"1x1", 2, 8, 5, 5, 4, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
-  EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kGemm1x1, one.cd, one.xd, one.wd, one.yd), 0u);
+  EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kGemm1x1, one.cd, one.xd, one.wd, one.yd),
+            2 * (8 + 4) * 25 * sizeof(float));
+  Handle fresh(Device::kCUDA);
+  EXPECT_EQ(fresh.workspace_budget(), size_t(512) << 20);
   // Depthwise goes to the direct kernel on CUDA.
   const Descs dw = descs_of(test::named_conv_problems().back(), DataType::kFloat32);
   EXPECT_EQ(conv_heuristic(gpu, dw.cd, dw.xd, dw.wd, dw.yd), ConvAlgo::kDirect);
