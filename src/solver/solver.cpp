@@ -324,14 +324,14 @@ void Solver<Dtype>::apply_update() {
   prim::SolverUpdateDesc d;
   d.dtype = dtype();
   d.grad_scale = double(Dtype(1) / Dtype(param_.iter_size()));
+  const prim::Regularization decay_kind =
+      param_.regularization_type() == "L2" ? prim::Regularization::kL2 : prim::Regularization::kL1;
   for (int id = 0; id < num_params(); ++id) {
     Tensor<Dtype>& p = param_tensor(id);
     d.count = p.count();
     d.rate = double(rate * net_->params_lr()[id]);
     d.decay = double(Dtype(param_.weight_decay()) * net_->params_weight_decay()[id]);
-    d.regularization = d.decay == 0                           ? prim::Regularization::kNone
-                       : param_.regularization_type() == "L2" ? prim::Regularization::kL2
-                                                              : prim::Regularization::kL1;
+    d.regularization = d.decay == 0 ? prim::Regularization::kNone : decay_kind;
     describe_update(d);
     Tensor<Dtype>* h2 = prim::solver_update_history(d.rule) == 2 ? &history(1, id) : nullptr;
     prim::solver_update(h_, d, p.mutable_data(), p.mutable_diff(), history(0, id).mutable_data(),
