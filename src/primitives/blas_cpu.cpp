@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "primitives/blas.h"
+#include "primitives/gemm_skinny_cpu.h"
 #include "primitives/parallel.h"
 #include "primitives/types.h"
 
@@ -47,7 +49,8 @@ void scale_or_zero(int64_t n, T beta, T* c) {
 // BLAS runs single-threaded while a multi-threaded CPU handle exists (parallel.h says why), so a
 // large GEMM called outside a parallel region (InnerProduct) is split here: each thread computes
 // a band of C's rows or columns, whichever dimension is larger, with the full k loop, so every
-// element sums in the same order as an unsplit call.
+// element sums in the same order as an unsplit call. A float A * B^T with few rows of A goes to
+// the skinny kernel instead (gemm_skinny_cpu.h says why).
 template <typename T>
 void gemm_impl(Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a, const void* b,
                double beta, void* c, int threads) {
@@ -63,6 +66,20 @@ void gemm_impl(Trans ta, Trans tb, int m, int n, int k, double alpha, const void
   const int ldb = tb == Trans::kNo ? n : k;
   constexpr int64_t kMinSplitMacs = int64_t(1) << 21;  // ~0.03 ms of work: worth a thread start
   constexpr int kMinBand = 32;
+  if constexpr (std::is_same_v<T, float>) {
+    if (ta == Trans::kNo && tb == Trans::kYes && m <= kSkinnyMaxRows && n >= 2 * kMinBand &&
+        int64_t(n) * k >= kMinSplitMacs) {
+      // Bands of B's rows (pairs, so that the kernel's 2-row tiles stay whole).
+      const int pairs = (n + 1) / 2;
+      const int parts = inside_parallel_for() ? 1 : std::max(1, std::min(threads, n / kMinBand));
+      parallel_for(parts, [&](int t) {
+        const int lo = 2 * int(int64_t(pairs) * t / parts);
+        const int hi = std::min(n, 2 * int(int64_t(pairs) * (t + 1) / parts));
+        gemm_skinny_nt(m, lo, hi, k, float(alpha), aa, lda, bb, ldb, float(beta), cc, n);
+      });
+      return;
+    }
+  }
   const bool by_rows = m >= n;
   const int extent = by_rows ? m : n;
   const int parts = int64_t(m) * n * k < kMinSplitMacs || inside_parallel_for()
@@ -170,22 +187,50 @@ void bias_add_impl(const TensorDesc& d, void* y, const void* bias, double alpha)
   }
 }
 
+// Sum of n elements at a stride. Unit-stride rows are summed in eight float lanes (vectorized)
+// and the lanes in double; the planes of a conv output are a few hundred elements long, so the
+// float partials lose nothing measurable against a double reference.
 template <typename T>
-void bias_bwd_impl(const TensorDesc& d, const void* dy, void* db, Blend blend) {
+double row_sum(const T* row, int64_t n, int64_t stride) {
+  double sum = 0;
+  if (stride != 1) {
+    for (int64_t i = 0; i < n; ++i) sum += double(row[i * stride]);
+    return sum;
+  }
+  T lanes[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) lanes[l] += row[i + l];
+  for (int l = 0; l < 8; ++l) sum += double(lanes[l]);
+  for (; i < n; ++i) sum += double(row[i]);
+  return sum;
+}
+
+// db[c] = alpha * sum of channel c over n, h, w (+ beta * db[c]); the channels are split over
+// the threads, each summed in a fixed order.
+template <typename T>
+void bias_bwd_impl(const TensorDesc& d, const void* dy, void* db, Blend blend, int threads) {
   const T* g = static_cast<const T*>(dy);
   T* out = static_cast<T*>(db);
-  for (int c = 0; c < d.c; ++c) {
-    double sum = 0;
-    for (int n = 0; n < d.n; ++n) {
-      const T* plane = g + n * d.stride_n + c * d.stride_c;
-      for (int h = 0; h < d.h; ++h) {
-        const T* row = plane + h * d.stride_h;
-        for (int w = 0; w < d.w; ++w) sum += double(row[w * d.stride_w]);
+  const bool packed_plane = d.stride_w == 1 && d.stride_h == d.w;
+  const int tasks = d.count() >= (int64_t(1) << 16) ? std::max(1, std::min(threads, d.c)) : 1;
+  parallel_for(tasks, [&](int t) {
+    int c_begin, c_end;
+    split_range(d.c, tasks, t, &c_begin, &c_end);
+    for (int c = c_begin; c < c_end; ++c) {
+      double sum = 0;
+      for (int n = 0; n < d.n; ++n) {
+        const T* plane = g + n * d.stride_n + c * d.stride_c;
+        if (packed_plane) {
+          sum += row_sum(plane, int64_t(d.h) * d.w, 1);
+        } else {
+          for (int h = 0; h < d.h; ++h) sum += row_sum(plane + h * d.stride_h, d.w, d.stride_w);
+        }
       }
+      const double v = blend.alpha * sum;
+      out[c] = blend.beta == 0.0 ? T(v) : T(v + blend.beta * double(out[c]));
     }
-    const double v = blend.alpha * sum;
-    out[c] = blend.beta == 0.0 ? T(v) : T(v + blend.beta * double(out[c]));
-  }
+  });
 }
 
 }  // namespace
@@ -242,11 +287,11 @@ void bias_add(Handle&, const TensorDesc& yd, void* y, const void* bias, double a
     bias_add_impl<float>(yd, y, bias, alpha);
 }
 
-void bias_bwd(Handle&, const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
+void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
   if (dyd.dtype == DataType::kFloat64)
-    bias_bwd_impl<double>(dyd, dy, db, blend);
+    bias_bwd_impl<double>(dyd, dy, db, blend, h.cpu_threads());
   else
-    bias_bwd_impl<float>(dyd, dy, db, blend);
+    bias_bwd_impl<float>(dyd, dy, db, blend, h.cpu_threads());
 }
 
 }  // namespace crema::prim::cpu

@@ -1,12 +1,27 @@
 // im2col / col2im for the CPU convolution. Each row of the patch matrix is one kernel tap
 // (c, r, s); its valid output range is computed once, so the inner loops are plain copies (a
-// memcpy per output row at stride 1) with zero-filled margins and no per-element branches.
+// short row copy per output row at stride 1) with zero-filled margins and no per-element branches.
 #include "primitives/im2col_cpu.h"
 
 #include <cstdint>
 #include <cstring>
 
 namespace crema::prim::cpu {
+
+// dst[0, n) = src[0, n) for the short rows of a patch matrix (LeNet's conv2 has 8-element
+// rows): fixed-size 32-byte moves, the last one overlapping, instead of a libc memcpy call per
+// row, which cost more than the copy itself.
+template <typename T>
+inline void copy_row(T* dst, const T* src, int n) {
+  constexpr int kBlock = 32 / sizeof(T);
+  if (n >= kBlock) {
+    int i = 0;
+    for (; i + kBlock <= n; i += kBlock) std::memcpy(dst + i, src + i, 32);
+    if (i < n) std::memcpy(dst + n - kBlock, src + n - kBlock, 32);
+    return;
+  }
+  for (int i = 0; i < n; ++i) dst[i] = src[i];
+}
 
 template <typename T>
 void im2col(const ConvGeom& g, const T* x, T* col, int64_t ld) {
@@ -31,7 +46,7 @@ void im2col(const ConvGeom& g, const T* x, T* col, int64_t ld) {
           const T* src = xc + int64_t(p * g.stride_h + h_off) * g.w + q_lo * g.stride_w + w_off;
           std::fill(o, o + q_lo, T(0));
           if (g.stride_w == 1) {
-            std::memcpy(o + q_lo, src, sizeof(T) * n_valid);
+            copy_row(o + q_lo, src, n_valid);
           } else {
             T* dst = o + q_lo;
             const int sw = g.stride_w;

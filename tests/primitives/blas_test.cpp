@@ -84,6 +84,11 @@ TEST(BlasGemm, AllTransposesFloat) {
   check_gemm<float>(7, 13, 5);
   check_gemm<float>(301, 97, 80);  // row bands
   check_gemm<float>(64, 500, 80);  // column bands (InnerProduct-like)
+  // A * B^T with few rows of A takes the skinny kernel: tails in every tile dimension (m not a
+  // multiple of 4, n of 4, k of 16), one row, and the largest m it takes.
+  check_gemm<float>(10, 130, 16133);
+  check_gemm<float>(1, 67, 31300);
+  check_gemm<float>(16, 128, 16400);
 }
 TEST(BlasGemm, AllTransposesDouble) {
   check_gemm<double>(7, 13, 5);
@@ -171,11 +176,15 @@ TEST(BlasLevel1, AxpyAxpbyScalFillDotAsum) {
   check_level1<double>();
 }
 
+// The large shape is above the size at which bias_bwd splits the channels over the threads.
 template <typename T>
-void check_bias() {
+void check_bias(int n, int c, int h_, int w) {
+  SCOPED_TRACE(std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(h_) + "x" +
+               std::to_string(w));
   Handle h;
+  h.set_cpu_threads(3);
   const DataType t = dtype_of<T>();
-  const TensorDesc d = TensorDesc::nchw(t, 3, 4, 5, 6);
+  const TensorDesc d = TensorDesc::nchw(t, n, c, h_, w);
   const auto y0 = test::random_int_vector<double>(d.count(), 9);
   const auto b = test::random_int_vector<double>(d.c, 10, 1, 5);
   const auto bt = cast<T>(b);
@@ -218,8 +227,10 @@ void check_bias() {
 }
 
 TEST(BlasBias, AddAndReduce) {
-  check_bias<float>();
-  check_bias<double>();
+  check_bias<float>(3, 4, 5, 6);
+  check_bias<double>(3, 4, 5, 6);
+  check_bias<float>(4, 5, 60, 70);
+  check_bias<double>(4, 5, 60, 70);
 }
 
 }  // namespace
