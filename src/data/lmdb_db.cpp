@@ -2,9 +2,13 @@
 #include "data/lmdb_db.h"
 
 #include <lmdb.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "core/errors.h"
@@ -66,9 +70,28 @@ void LmdbReader::get(unsigned op) {
   if (rc != MDB_SUCCESS) lmdb_fail(path_, "LMDB read failed", rc);
   key_ = std::string_view(static_cast<const char*>(key.mv_data), key.mv_size);
   value_ = std::string_view(static_cast<const char*>(value.mv_data), value.mv_size);
+  note_read(value.mv_data, value.mv_size);
 }
 
 void LmdbReader::rewind() { get(MDB_FIRST); }
+
+// Every record a pass reads stays mapped, so by the end of the first epoch the whole file counts
+// as the process's resident memory (70 MB of Fashion-MNIST LMDBs), though nothing is kept from
+// it: the data layer copies each record out. Every kReleaseEvery records, the pages spanned by
+// the records read since the last release are dropped from the process (they stay in the page
+// cache; a later read maps them again). The span lies inside LMDB's one read-only shared file
+// mapping, so this never discards data.
+void LmdbReader::note_read(const void* data, size_t size) {
+  const auto lo = reinterpret_cast<uintptr_t>(data);
+  span_lo_ = std::min(span_lo_, lo);
+  span_hi_ = std::max(span_hi_, lo + size);
+  if (++reads_ % kReleaseEvery != 0 || span_lo_ >= span_hi_) return;
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = span_lo_ / page * page, last = (span_hi_ + page - 1) / page * page;
+  ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  span_lo_ = UINTPTR_MAX;
+  span_hi_ = 0;
+}
 
 bool LmdbReader::next() {
   MDB_val key, value;
@@ -80,6 +103,7 @@ bool LmdbReader::next() {
   if (rc != MDB_SUCCESS) lmdb_fail(path_, "LMDB read failed", rc);
   key_ = std::string_view(static_cast<const char*>(key.mv_data), key.mv_size);
   value_ = std::string_view(static_cast<const char*>(value.mv_data), value.mv_size);
+  note_read(value.mv_data, value.mv_size);
   return false;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,12 +42,17 @@ class LmdbReader {
  private:
   void get(unsigned op);
   void close();
+  void note_read(const void* data, size_t size);
+
+  static constexpr size_t kReleaseEvery = 4096;
 
   std::string path_;
   MDB_env* env_ = nullptr;
   MDB_txn* txn_ = nullptr;
   MDB_cursor* cursor_ = nullptr;
   size_t entries_ = 0;
+  size_t reads_ = 0;
+  uintptr_t span_lo_ = UINTPTR_MAX, span_hi_ = 0;  // mapped bytes read since the last release
   std::string_view key_, value_;
 };
 

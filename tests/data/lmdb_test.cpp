@@ -1,8 +1,11 @@
 // LMDB reader and writer: round trip across commit batches and map growth, wrap-around, errors.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <string>
 
 #include "core/errors.h"
 #include "data/lmdb_db.h"
@@ -51,6 +54,57 @@ TEST(Lmdb, RoundTripAcrossBatchesAndMapGrowth) {
   reader.next();
   reader.rewind();
   EXPECT_EQ(reader.key(), "00000000");
+}
+
+// Resident kB of this process's mappings of `file` (from /proc/self/smaps).
+long resident_kb_of(const std::string& file) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_file = false;
+  long kb = 0;
+  while (std::getline(smaps, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+        line.find('-') < line.find(' '))
+      in_file = line.size() >= file.size() &&
+                line.compare(line.size() - file.size(), file.size(), file) == 0;
+    else if (in_file && line.rfind("Rss:", 0) == 0)
+      kb += std::stol(line.substr(4));
+  }
+  return kb;
+}
+
+// A long sequential read releases the pages it has passed (a full epoch would otherwise keep the
+// whole file resident) and still returns every record intact, across the releases and the
+// wrap-around, overflow pages (records larger than a page) included.
+TEST(Lmdb, LongScansReleaseReadPagesAndStayIntact) {
+  TempDir dir;
+  const std::string path = dir.file("db");
+  const int n = 3 * 4096 + 123;
+  auto value_of = [](int i) {
+    return std::string(i % 97 == 0 ? 9000 : 700 + i % 13, char('a' + i % 26));
+  };
+  {
+    LmdbWriter writer(path, 1 << 20, 5000);
+    for (int i = 0; i < n; ++i) {
+      char key[16];
+      std::snprintf(key, sizeof key, "%08d", i);
+      writer.put(key, value_of(i));
+    }
+    writer.commit();
+  }
+  const long file_kb = long(std::filesystem::file_size(path + "/data.mdb") / 1024);
+  ASSERT_GT(file_kb, 8000);
+  LmdbReader reader(path);
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = 0; i < n; ++i) {
+      char key[16];
+      std::snprintf(key, sizeof key, "%08d", i);
+      ASSERT_EQ(reader.key(), key);
+      ASSERT_EQ(reader.value(), value_of(i)) << "record " << i << ", pass " << pass;
+      reader.next();
+    }
+  const long resident = resident_kb_of("/data.mdb");
+  EXPECT_LT(resident, file_kb / 2) << "of a " << file_kb << " kB file";
 }
 
 TEST(Lmdb, OpensTheDataFileItself) {
