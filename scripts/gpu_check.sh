@@ -15,12 +15,28 @@ status=0
 ctest --test-dir "$build" -L gpu --output-on-failure -j4 >"$out/gpu-tests.log" 2>&1 || status=1
 tail -40 "$out/gpu-tests.log"
 if [ "${1:-}" = "--sanitize" ]; then
+  # Each binary's tests are split into SHARDS gtest shards run side by side (the tools slow the
+  # kernels 10-100x); SANITIZE_TIMEOUT bounds each run. Logs: $out/sanitize-logs.tar.gz, one
+  # summary line per run in $out/sanitize-summary.log.
+  shards=${SHARDS:-6}
+  logs=$(mktemp -d)
   for t in "$build"/test_*_cuda; do
     for tool in memcheck racecheck; do
-      echo "== compute-sanitizer --tool $tool $(basename "$t")"
-      compute-sanitizer --tool "$tool" --error-exitcode 1 "$t" >"$out/$tool-$(basename "$t").log" 2>&1 \
-        && tail -1 "$out/$tool-$(basename "$t").log" || { status=1; tail -20 "$out/$tool-$(basename "$t").log"; }
+      i=0
+      while [ $i -lt "$shards" ]; do
+        GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${SANITIZE_TIMEOUT:-480}" \
+          compute-sanitizer --tool "$tool" --error-exitcode 1 "$t" \
+          >"$logs/$tool-$(basename "$t")-$i.log" 2>&1 &
+        i=$((i + 1))
+      done
     done
   done
+  wait
+  for f in "$logs"/*.log; do
+    echo "$(basename "$f"): $(grep -E '^\[  (PASSED|FAILED)  \]' "$f" | head -1) $(grep -E 'ERROR SUMMARY' "$f" | tail -1)"
+  done | tee "$out/sanitize-summary.log"
+  grep -q -E 'ERROR SUMMARY: [1-9]|FAILED' "$out/sanitize-summary.log" && status=1
+  grep -L 'ERROR SUMMARY' "$logs"/*.log | sed 's/^/unfinished: /' | tee -a "$out/sanitize-summary.log"
+  tar -czf "$out/sanitize-logs.tar.gz" -C "$logs" .
 fi
 exit $status
