@@ -159,8 +159,11 @@ bool bwd_max_disjoint(const PoolDesc& pd, const TensorDesc& yd, const T* y, cons
   const int covered = std::min(Q * kw, W), rows_covered = std::min(P * kh, H);
   const int64_t planes = int64_t(xd.n) * xd.c;
   const int tasks = int(std::max<int64_t>(1, std::min<int64_t>(threads, planes)));
-  parallel_for(tasks, [&](int t) {
-    std::vector<unsigned char> taken(Q);
+  // Windows of width 2 that lie fully inside a row (LeNet's, VGG's) take an unrolled loop.
+  const int pairs = kw == 2 ? std::min(Q, W / 2) : 0;
+  parallel_for(tasks, [=](int t) {
+    // int flags, not chars: a char store may alias anything and forces reloads in the loop.
+    std::vector<int> taken(Q);
     std::vector<T> grad(Q);
     const int64_t begin = planes * t / tasks, end = planes * (t + 1) / tasks;
     for (int64_t plane = begin; plane < end; ++plane) {
@@ -175,7 +178,16 @@ bool bwd_max_disjoint(const PoolDesc& pd, const TensorDesc& yd, const T* y, cons
         for (int i = p * kh; i < std::min((p + 1) * kh, H); ++i) {
           const T* xr = xp + int64_t(i) * W;
           T* gr = g + int64_t(i) * W;
-          for (int q = 0; q < Q; ++q) {
+          for (int q = 0; q < pairs; ++q) {
+            const T mq = m[q], gq = grad[q];
+            const bool done = taken[q];
+            const bool hit0 = (xr[2 * q] == mq) & !done;
+            const bool hit1 = (xr[2 * q + 1] == mq) & !done & !hit0;
+            gr[2 * q] = keep_if(hit0, gq);
+            gr[2 * q + 1] = keep_if(hit1, gq);
+            taken[q] = done | hit0 | hit1;
+          }
+          for (int q = pairs; q < Q; ++q) {
             const T mq = m[q], gq = grad[q];
             bool done = taken[q];
             for (int col = q * kw; col < std::min((q + 1) * kw, W); ++col) {
