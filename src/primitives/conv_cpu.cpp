@@ -3,6 +3,7 @@
 // the 1x1 GEMM that reads the input in place, and direct loops that handle any strides. The
 // dispatcher in conv.cpp has validated the descriptors and picked a supported algorithm.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -83,7 +84,7 @@ class ConvCpu {
       return;
     }
     T* ws = workspace(algo);
-    for_each_share([&](int t, int n_begin, int n_end) {
+    for_each_claimed_chunk([&](int t, int n_begin, int n_end) {
       if (algo == ConvAlgo::kGemm1x1) {
         // The input image already is the (C x H*W) patch matrix.
         for (int n = n_begin; n < n_end; ++n) {
@@ -124,7 +125,7 @@ class ConvCpu {
     }
     T* ws = workspace(algo);
     const int64_t image = int64_t(xd_.c) * hw_;
-    for_each_share([&](int t, int n_begin, int n_end) {
+    for_each_claimed_chunk([&](int t, int n_begin, int n_end) {
       if (algo == ConvAlgo::kGemm1x1) {
         for (int n = n_begin; n < n_end; ++n) {
           const T* dyn = dy + n * yd_.stride_n;
@@ -206,7 +207,20 @@ class ConvCpu {
     return static_cast<T*>(h_.workspace(sizeof(T) * plan_.total_elems()));
   }
 
-  // Runs fn(thread, first image, end image) over the plan's contiguous shares of the batch.
+  // Runs fn(thread, first image, end image) over chunks of the batch that the threads claim from
+  // a shared counter, so a thread on a busy core does not hold the others up. Each image's result
+  // is computed the same way whichever thread takes it: results do not depend on timing.
+  template <typename Fn>
+  void for_each_claimed_chunk(const Fn& fn) {
+    std::atomic<int> next{0};
+    parallel_for(plan_.threads, [&](int t) {
+      for (int n0 = next.fetch_add(plan_.chunk); n0 < xd_.n; n0 = next.fetch_add(plan_.chunk))
+        fn(t, n0, std::min(n0 + plan_.chunk, xd_.n));
+    });
+  }
+
+  // Runs fn(thread, first image, end image) over the plan's contiguous shares of the batch (the
+  // backward filter pass, whose per-thread partial sums must cover fixed images).
   template <typename Fn>
   void for_each_share(const Fn& fn) {
     parallel_for(plan_.threads, [&](int t) {
