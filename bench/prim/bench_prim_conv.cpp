@@ -77,14 +77,17 @@ class ConvD {
   cudnnConvolutionDescriptor_t d_ = nullptr;
 };
 
-// The fastest successful fp32 result of a Find call (results come sorted by time).
+// The successful fp32 results of a Find call, fastest first (Find sorts them by time).
 template <typename Perf>
-const Perf& fastest(const Perf* perf, int returned, const char* what) {
+std::vector<std::pair<int, size_t>> fp32_candidates(const Perf* perf, int returned,
+                                                    const char* what) {
+  std::vector<std::pair<int, size_t>> out;
   for (int i = 0; i < returned; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
         perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-      return perf[i];
-  throw std::runtime_error(std::string(what) + ": no fp32 algorithm succeeded");
+      out.emplace_back(int(perf[i].algo), perf[i].memory);
+  if (out.empty()) throw std::runtime_error(std::string(what) + ": no fp32 algorithm succeeded");
+  return out;
 }
 
 std::string with_ws(const std::string& name, size_t bytes) {
@@ -153,9 +156,10 @@ void cudnn_pass(Context& c, const ConvCase& k, Pass p, int algo, const float* a,
   }
 }
 
-// cuDNN's fastest algorithm for the pass (Find writes into out) and its workspace bytes.
-std::pair<int, size_t> cudnn_find(Context& c, const ConvCase& k, Pass p, const float* a,
-                                  const float* b, float* out) {
+// cuDNN's fp32 algorithms for the pass, fastest first, with their workspace bytes (Find writes
+// into out).
+std::vector<std::pair<int, size_t>> cudnn_find(Context& c, const ConvCase& k, Pass p,
+                                               const float* a, const float* b, float* out) {
   switch (p) {
     case kFwd: {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -163,8 +167,7 @@ std::pair<int, size_t> cudnn_find(Context& c, const ConvCase& k, Pass p, const f
       BENCH_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
           c.dnn, k.xD.get(), a, k.wD.get(), b, k.convD.get(), k.yD.get(), out,
           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
-      const auto& best = fastest(perf, n, "cudnnFindConvolutionForwardAlgorithmEx");
-      return {int(best.algo), best.memory};
+      return fp32_candidates(perf, n, "cudnnFindConvolutionForwardAlgorithmEx");
     }
     case kBwdData: {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
@@ -172,8 +175,7 @@ std::pair<int, size_t> cudnn_find(Context& c, const ConvCase& k, Pass p, const f
       BENCH_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(
           c.dnn, k.wD.get(), a, k.yD.get(), b, k.convD.get(), k.xD.get(), out,
           CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
-      const auto& best = fastest(perf, n, "cudnnFindConvolutionBackwardDataAlgorithmEx");
-      return {int(best.algo), best.memory};
+      return fp32_candidates(perf, n, "cudnnFindConvolutionBackwardDataAlgorithmEx");
     }
     case kBwdFilter: {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
@@ -181,11 +183,10 @@ std::pair<int, size_t> cudnn_find(Context& c, const ConvCase& k, Pass p, const f
       BENCH_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(
           c.dnn, k.xD.get(), a, k.yD.get(), b, k.convD.get(), k.wD.get(), out,
           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
-      const auto& best = fastest(perf, n, "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-      return {int(best.algo), best.memory};
+      return fp32_candidates(perf, n, "cudnnFindConvolutionBackwardFilterAlgorithmEx");
     }
   }
-  return {0, 0};
+  return {};
 }
 
 // crema's algorithm for the pass as --crema-algo asks: the heuristic the layers use (auto),
@@ -231,14 +232,30 @@ void bench_pass(Context& c, const ConvCase& k, Pass p) {
 
   Row row{"conv", k.layer, kPassName[p]};
   const ConvAlgo algo = crema_choice(c, k, p, a, b, f32(out_crema), row.crema_algo);
-  const auto [dnn_algo, dnn_ws] = cudnn_find(c, k, p, a, b, f32(out_dnn));
-  row.cudnn_algo = with_ws(cudnn_algo_name(p, dnn_algo), dnn_ws);
-
   crema_pass(c, k, p, algo, a, b, f32(out_crema));
-  cudnn_pass(c, k, p, dnn_algo, a, b, f32(out_dnn));
-  row.err = max_rel_err(to_host(c.stream, out_crema.get(), out_count),
-                        to_host(c.stream, out_dnn.get(), out_count));
-  require_close(row.err, 1e-3, "outputs");
+  const std::vector<float> crema_out = to_host(c.stream, out_crema.get(), out_count);
+  // The baseline is cuDNN's fastest algorithm whose result agrees with crema's (crema's own
+  // tests hold it to the CPU implementation): cuDNN 9's winograd_nonfused, for one, is off by
+  // 2-6% on CaffeNet's grouped 5x5 conv2 in fp32 and would otherwise win on a wrong answer.
+  int dnn_algo = -1;
+  std::string rejected;
+  for (const auto& [cand, cand_ws] : cudnn_find(c, k, p, a, b, f32(out_dnn))) {
+    cudnn_pass(c, k, p, cand, a, b, f32(out_dnn));
+    const double err = max_rel_err(crema_out, to_host(c.stream, out_dnn.get(), out_count));
+    if (err <= 1e-3) {
+      dnn_algo = cand;
+      row.err = err;
+      row.cudnn_algo = with_ws(cudnn_algo_name(p, cand), cand_ws);
+      break;
+    }
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "%s%s off by %.1e", rejected.empty() ? "" : ", ",
+                  cudnn_algo_name(p, cand), err);
+    rejected += buf;
+  }
+  if (dnn_algo < 0)
+    throw std::runtime_error("outputs differ from every cuDNN algorithm: " + rejected);
+  if (!rejected.empty()) row.cudnn_algo += " (faster but rejected: " + rejected + ")";
 
   const size_t fb = sizeof(float);
   Rotation rot({{in_a.get(), in_a.bytes()},

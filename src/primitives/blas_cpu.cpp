@@ -69,12 +69,11 @@ void gemm_impl(Trans ta, Trans tb, int m, int n, int k, double alpha, const void
   if constexpr (std::is_same_v<T, float>) {
     if (ta == Trans::kNo && tb == Trans::kYes && m <= kSkinnyMaxRows && n >= 2 * kMinBand &&
         int64_t(n) * k >= kMinSplitMacs) {
-      // Bands of B's rows (pairs, so that the kernel's 2-row tiles stay whole).
-      const int pairs = (n + 1) / 2;
+      // Each thread takes a band of B's rows (and of C's columns).
       const int parts = inside_parallel_for() ? 1 : std::max(1, std::min(threads, n / kMinBand));
       parallel_for(parts, [&](int t) {
-        const int lo = 2 * int(int64_t(pairs) * t / parts);
-        const int hi = std::min(n, 2 * int(int64_t(pairs) * (t + 1) / parts));
+        int lo, hi;
+        split_range(n, parts, t, &lo, &hi);
         gemm_skinny_nt(m, lo, hi, k, float(alpha), aa, lda, bb, ldb, float(beta), cc, n);
       });
       return;
