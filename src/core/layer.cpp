@@ -1,4 +1,4 @@
-// Layer base: setup and bottom/top count checks.
+// Layer base: setup, bottom/top count checks, loss weights.
 #include "core/layer.h"
 
 namespace crema {
@@ -15,6 +15,20 @@ template <typename Dtype>
 void Layer<Dtype>::set_param_propagate_down(int i, bool value) {
   if (i >= int(param_propagate_down_.size())) param_propagate_down_.resize(i + 1, true);
   param_propagate_down_[i] = value;
+}
+
+template <typename Dtype>
+double Layer<Dtype>::top_loss_weight(int i, const Tensor<Dtype>& top) const {
+  if (i < int(top_loss_weights_.size()) && top_loss_weights_[i]) return *top_loss_weights_[i];
+  Dtype w = 0;
+  prim::device_memcpy(&w, Device::kCPU, top.diff(), top.device(), sizeof(Dtype));
+  return double(w);
+}
+
+template <typename Dtype>
+void Layer<Dtype>::set_top_loss_weight(int i, double weight) {
+  if (i >= int(top_loss_weights_.size())) top_loss_weights_.resize(i + 1);
+  top_loss_weights_[i] = weight;
 }
 
 template <typename Dtype>

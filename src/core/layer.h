@@ -7,10 +7,12 @@
 // create and fill blobs), then reshape() (size the tops from the bottoms; called again whenever
 // input shapes change), and records loss weights. Loss layers output a scalar; the Net weighs
 // it with loss_weight, which it stores in the top's diff as Caffe does, so backward reads the
-// loss weight from top[i]->diff()[0].
+// loss weight from top[i]->diff()[0] (through top_loss_weight(), which skips that device read
+// where the Net has handed the layer the value).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,13 @@ class Layer {
   }
   void set_param_propagate_down(int i, bool value);
 
+  // The loss weight backward applies to top i: Caffe keeps it in the top's diff. Where no other
+  // layer reads that top, nothing writes the diff after the Net fills it, so the Net also hands
+  // the value over (set_top_loss_weight) and backward needs no device-to-host read, which on a
+  // GPU would stall the stream every iteration.
+  double top_loss_weight(int i, const Tensor<Dtype>& top) const;
+  void set_top_loss_weight(int i, double weight);
+
   // Throws crema::Error "layer <name> (<type>): <message>".
   template <typename... Parts>
   [[noreturn]] void error(const Parts&... parts) const {
@@ -95,6 +104,7 @@ class Layer {
   std::vector<bool> param_propagate_down_;
 
  private:
+  std::vector<std::optional<double>> top_loss_weights_;
   void check_counts(const Tensors& bottom, const Tensors& top) const;
 };
 

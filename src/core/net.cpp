@@ -51,6 +51,7 @@ void Net<Dtype>::init(const NetParameter& in) {
     append_layer(lp, i, &available);
   }
   decide_backward(param);
+  hand_over_loss_weights();
   for (const auto& [blob_name, id] : available) {
     output_blobs_.push_back(blobs_[id].get());
     output_names_.push_back(blob_name);
@@ -59,6 +60,20 @@ void Net<Dtype>::init(const NetParameter& in) {
   for (const auto& n : output_names_) LOG(INFO) << "This network produces output " << n;
   LOG(INFO) << "Memory required for data: " << activation_bytes();
   LOG(INFO) << "Network initialization done.";
+}
+
+// A loss top that no layer reads keeps the weight the Net wrote into its diff, so its layer may
+// take the value from the host (Layer::top_loss_weight says why).
+template <typename Dtype>
+void Net<Dtype>::hand_over_loss_weights() {
+  std::set<int> read;
+  for (const auto& ids : bottom_ids_) read.insert(ids.begin(), ids.end());
+  for (int i = 0; i < num_layers(); ++i)
+    for (int j = 0; j < int(top_ids_[i].size()); ++j) {
+      const int id = top_ids_[i][j];
+      if (blob_loss_weights_[id] != 0 && !read.count(id))
+        layers_[i]->set_top_loss_weight(j, double(blob_loss_weights_[id]));
+    }
 }
 
 template <typename Dtype>

@@ -81,6 +81,7 @@ class Net {
   void init(const NetParameter& param);
   void append_layer(const LayerParameter& lp, int layer_id, std::map<std::string, int>* available);
   void append_params(const LayerParameter& lp, int layer_id);
+  void hand_over_loss_weights();
   void decide_backward(const NetParameter& param);
 
   std::string name_;

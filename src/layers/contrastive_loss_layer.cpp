@@ -49,7 +49,7 @@ void ContrastiveLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
   Dtype* da = propagate_down[0] ? bottom[0]->mutable_diff() : nullptr;
   Dtype* db = propagate_down[1] ? bottom[1]->mutable_diff() : nullptr;
   prim::contrastive_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(), bottom[2]->data(),
-                             loss_weight_of(*top[0]), da, db);
+                             this->top_loss_weight(0, *top[0]), da, db);
 }
 
 template class ContrastiveLossLayer<float>;

@@ -31,8 +31,8 @@ void EuclideanLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                          const Tensors& bottom) {
   Dtype* da = propagate_down[0] ? bottom[0]->mutable_diff() : nullptr;
   Dtype* db = propagate_down[1] ? bottom[1]->mutable_diff() : nullptr;
-  prim::euclidean_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(), loss_weight_of(*top[0]),
-                           da, db);
+  prim::euclidean_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(),
+                           this->top_loss_weight(0, *top[0]), da, db);
 }
 
 template class EuclideanLossLayer<float>;

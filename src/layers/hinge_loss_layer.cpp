@@ -49,8 +49,8 @@ void HingeLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
   if (propagate_down[1]) this->error("cannot backpropagate to the label input");
   if (!propagate_down[0]) return;
   try {
-    prim::hinge_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(), loss_weight_of(*top[0]),
-                         bottom[0]->mutable_diff());
+    prim::hinge_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(),
+                         this->top_loss_weight(0, *top[0]), bottom[0]->mutable_diff());
   } catch (const prim::PrimError& e) {
     this->error(e.what());
   }

@@ -110,7 +110,7 @@ void InfogainLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
   if (!propagate_down[0]) return;
   try {
     prim::infogain_loss_bwd(h, loss_, prob_->data(), bottom[1]->data(), infogain(bottom).data(),
-                            loss_weight_of(*top[0]), bottom[0]->mutable_diff());
+                            this->top_loss_weight(0, *top[0]), bottom[0]->mutable_diff());
   } catch (const prim::PrimError& e) {
     this->error(e.what());
   }

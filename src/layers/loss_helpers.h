@@ -29,12 +29,4 @@ inline prim::LossNormalization loss_normalization(const LossParameter& p,
   }
 }
 
-// top[0]->diff()[0], one value on the tensor's device.
-template <typename Dtype>
-double loss_weight_of(const Tensor<Dtype>& top) {
-  Dtype w = 0;
-  prim::device_memcpy(&w, Device::kCPU, top.diff(), top.device(), sizeof(Dtype));
-  return double(w);
-}
-
 }  // namespace crema

@@ -36,7 +36,8 @@ void MultinomialLogisticLossLayer<Dtype>::backward(Handle& h, const Tensors& top
   if (!propagate_down[0]) return;
   try {
     prim::multinomial_logistic_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(),
-                                        loss_weight_of(*top[0]), bottom[0]->mutable_diff());
+                                        this->top_loss_weight(0, *top[0]),
+                                        bottom[0]->mutable_diff());
   } catch (const prim::PrimError& e) {
     this->error(e.what());
   }

@@ -43,7 +43,8 @@ void SigmoidCrossEntropyLossLayer<Dtype>::backward(Handle& h, const Tensors& top
   if (propagate_down[1]) this->error("cannot backpropagate to the target input");
   if (!propagate_down[0]) return;
   prim::sigmoid_cross_entropy_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(),
-                                       loss_weight_of(*top[0]), bottom[0]->mutable_diff());
+                                       this->top_loss_weight(0, *top[0]),
+                                       bottom[0]->mutable_diff());
 }
 
 template class SigmoidCrossEntropyLossLayer<float>;

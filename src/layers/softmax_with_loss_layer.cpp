@@ -74,11 +74,8 @@ void SoftmaxWithLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
   if (propagate_down.size() > 1 && propagate_down[1])
     this->error("cannot backpropagate to the label input");
   if (!propagate_down[0]) return;
-  // The Net stores the loss weight in the loss top's diff; it is one value on the device.
-  Dtype loss_weight = 0;
-  prim::device_memcpy(&loss_weight, Device::kCPU, top[0]->diff(), top[0]->device(), sizeof(Dtype));
-  prim::softmax_loss_bwd(h, loss_, prob_->data(), bottom[1]->data(), double(loss_weight),
-                         bottom[0]->mutable_diff());
+  prim::softmax_loss_bwd(h, loss_, prob_->data(), bottom[1]->data(),
+                         this->top_loss_weight(0, *top[0]), bottom[0]->mutable_diff());
 }
 
 template class SoftmaxWithLossLayer<float>;

@@ -131,6 +131,33 @@ TEST(Net, LossWeightScalesTheLoss) {
   EXPECT_NEAR(b, 2.5 * a, 1e-9);
 }
 
+// The loss layer takes the weight from the Net on the host (its top feeds no other layer): the
+// gradient must scale exactly as Caffe's read of the top's diff would make it.
+TEST(Net, LossWeightScalesTheGradient) {
+  Net<double> plain(parse_net(small_net()), TRAIN, Device::kCPU);
+  NetParameter p = parse_net(small_net());
+  p.mutable_layer(2)->add_loss_weight(2.5);
+  Net<double> weighted(p, TRAIN, Device::kCPU);
+  weighted.share_trained_layers_with(plain);
+  prim::Handle h;
+  plain.forward(h);
+  plain.backward(h);
+  weighted.blob_by_name("data")->copy_from(*plain.blob_by_name("data"));
+  weighted.forward_range(h, 1, weighted.num_layers() - 1);
+  weighted.backward(h);
+  const auto a = plain.blob_by_name("ip")->diff_vector();
+  const auto b = weighted.blob_by_name("ip")->diff_vector();
+  ASSERT_EQ(a.size(), b.size());
+  double norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_NEAR(b[i], 2.5 * a[i], 1e-12);
+    norm += std::fabs(a[i]);
+  }
+  EXPECT_GT(norm, 0.0);
+  EXPECT_EQ(weighted.layer_by_name("loss")->top_loss_weight(0, *weighted.blob_by_name("loss")),
+            2.5);
+}
+
 TEST(Net, SharedParametersShareMemoryAndAccumulate) {
   const NetParameter p = parse_net(R"(
     layer { name: "data" type: "DummyData" top: "data" top: "label"
