@@ -279,7 +279,7 @@ size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const Tens
                                       dtype_size(xd.dtype), h.workspace_budget())
                  .elems *
              dtype_size(xd.dtype);
-    return plan_conv_cuda(int64_t(xd.c) * wd.r * wd.s, wd.k, int64_t(yd.h) * yd.w, xd.n,
+    return plan_conv_cuda(int64_t(xd.c) * wd.r * wd.s, wd.k, int64_t(yd.h) * yd.w, xd.n, cd.groups,
                           dtype_size(xd.dtype), h.workspace_budget())
                .elems *
            dtype_size(xd.dtype);

@@ -405,16 +405,38 @@ class ConvCuda {
       return;
     }
     // A chunk's patch matrices and output gradients side by side (B*P*Q columns), so one GEMM
-    // per group reduces over the whole chunk.
+    // per group reduces over the whole chunk, its depth cut into slices (conv_ops.h says why).
     T* col = workspace();
+    T* part = col + plan_.chunk_elems;
+    const int64_t count = wd_.count();
     for (int n0 = 0; n0 < xd_.n; n0 += plan_.chunk, beta = T(1)) {
       const int b = std::min(plan_.chunk, xd_.n - n0);
       const int64_t ld = int64_t(b) * pq_;
       T* grad = col + crs_ * groups_ * ld;
       launch_im2col(st_, g_, b, x + n0 * xd_.stride_n, xd_.stride_n, col, pq_, ld);
       launch_gather_planes(st_, b, wd_.k, pq_, dy + n0 * yd_.stride_n, yd_.stride_n, grad);
-      gemm_rm<T>(h_, kg_, int(crs_), int(ld), alpha, {grad, int(ld), kg_ * ld},
-                 {col, int(ld), crs_ * ld, true}, beta, dw, int(crs_), kg_ * crs_, groups_);
+      const int split = split_for_depth(plan_, ld);
+      if (split == 1) {
+        gemm_rm<T>(h_, kg_, int(crs_), int(ld), alpha, {grad, int(ld), kg_ * ld},
+                   {col, int(ld), crs_ * ld, true}, beta, dw, int(crs_), kg_ * crs_, groups_);
+        continue;
+      }
+      // part[s][g] = dY_g[:, slice s] X_g[:, slice s]^T; the last slice also takes the columns
+      // ld - split * depth that do not divide evenly.
+      const int64_t depth = ld / split, rest = ld - split * depth;
+      for (int gi = 0; gi < groups_; ++gi) {
+        const T* grad_g = grad + gi * kg_ * ld;
+        const T* col_g = col + gi * crs_ * ld;
+        T* part_g = part + gi * kg_ * crs_;
+        gemm_rm<T>(h_, kg_, int(crs_), int(depth), T(1), {grad_g, int(ld), depth},
+                   {col_g, int(ld), depth, true}, T(0), part_g, int(crs_), count, split);
+        if (rest > 0)
+          gemm_rm<T>(h_, kg_, int(crs_), int(rest), T(1), {grad_g + split * depth, int(ld), 0},
+                     {col_g + split * depth, int(ld), 0, true}, T(1), part_g + (split - 1) * count,
+                     int(crs_), 0, 1);
+      }
+      sum_partials_kernel<<<grid_for(count), kBlock, 0, st_>>>(split, count, part, dw, alpha, beta);
+      check_launch("sum_partials_kernel");
     }
   }
 
@@ -464,7 +486,8 @@ class ConvCuda {
   }
 
   T* workspace() {
-    plan_ = plan_conv_cuda(crs_ * groups_, wd_.k, pq_, xd_.n, sizeof(T), h_.workspace_budget());
+    plan_ = plan_conv_cuda(crs_ * groups_, wd_.k, pq_, xd_.n, groups_, sizeof(T),
+                           h_.workspace_budget());
     return static_cast<T*>(h_.workspace(sizeof(T) * plan_.elems));
   }
 

@@ -15,17 +15,45 @@ namespace crema::prim {
 // both for every pass.
 struct ConvCudaPlan {
   int chunk = 1;
-  size_t elems = 0;  // workspace elements
+  int split = 1;           // backward filter: slices of the reduction depth, each a partial
+  size_t chunk_elems = 0;  // the chunk's matrices, at the start of the workspace
+  size_t elems = 0;        // workspace elements: the chunk's matrices, then split partials
 };
 
-inline ConvCudaPlan plan_conv_cuda(int64_t crs_total, int k, int64_t pq, int batch,
+// The im2col backward filter is one GEMM per group, Kg x Cg*R*S, reducing over a chunk's B*P*Q
+// columns. Its output is small (CaffeNet conv2: 128 x 1200, about ten 128x128 tiles per group)
+// while its depth is huge (48k), so a single GEMM occupies a tenth of an H100's 132 SMs. The
+// depth is therefore cut into `split` slices computed side by side by one batched GEMM into
+// partial filters, then summed in a fixed order: enough slices for ~kSplitTargetTiles output
+// tiles, at most kMaxSplit, each at least kMinSliceDepth deep, and the partials at most a
+// quarter of the workspace budget.
+inline constexpr int kSplitTargetTiles = 256;
+inline constexpr int kMaxSplit = 16;
+inline constexpr int64_t kMinSliceDepth = 1024;
+
+inline ConvCudaPlan plan_conv_cuda(int64_t crs_total, int k, int64_t pq, int batch, int groups,
                                    size_t elem_size, size_t budget) {
   ConvCudaPlan plan;
+  const int64_t kg = k / groups, crs = crs_total / groups, filter = kg * crs * groups;
+  const int64_t tiles = int64_t(groups) * ((kg + 127) / 128) * ((crs + 127) / 128);
+  plan.split =
+      int(std::clamp<int64_t>(kSplitTargetTiles / std::max<int64_t>(tiles, 1), 1, kMaxSplit));
+  const size_t partial_cap = budget / 4 / elem_size / size_t(std::max<int64_t>(filter, 1));
+  plan.split = int(std::min<size_t>(size_t(plan.split), partial_cap));
+  if (plan.split < 2) plan.split = 1;
+  const size_t partials = plan.split > 1 ? size_t(plan.split) * size_t(filter) : 0;
   const size_t per_image = size_t(crs_total + k) * size_t(pq);
-  const size_t fit = per_image ? budget / (per_image * elem_size) : size_t(batch);
+  const size_t left = budget - partials * elem_size;
+  const size_t fit = per_image ? left / (per_image * elem_size) : size_t(batch);
   plan.chunk = int(std::clamp<size_t>(fit, 1, size_t(std::max(batch, 1))));
-  plan.elems = per_image * size_t(plan.chunk);
+  plan.chunk_elems = per_image * size_t(plan.chunk);
+  plan.elems = plan.chunk_elems + partials;
   return plan;
+}
+
+// Slices for a chunk of depth ld: the plan's split, fewer where slices would be too shallow.
+inline int split_for_depth(const ConvCudaPlan& plan, int64_t ld) {
+  return int(std::clamp<int64_t>(ld / kMinSliceDepth, 1, plan.split));
 }
 
 // 1x1 backward filter on CUDA, dW_g = sum_n dY_g[n] X_g[n]^T, in one of two forms:

@@ -345,9 +345,11 @@ TEST(ConvCuda, WorkspaceSizeCoversTheChunk) {
   gpu.set_workspace_budget(5 * per_image);
   EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kIm2colGemm, ds.cd, ds.xd, ds.wd, ds.yd),
             5 * per_image);
+  // With room to spare, the backward filter's split partials come on top: LeNet's conv2 has
+  // four 128x128 output tiles, so the most slices (16) of 50*20*25 floats each.
   gpu.set_workspace_budget(size_t(1) << 30);
   EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kIm2colGemm, ds.cd, ds.xd, ds.wd, ds.yd),
-            64 * per_image);
+            64 * per_image + 16 * 50 * 20 * 25 * sizeof(float));
   EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kDirect, ds.cd, ds.xd, ds.wd, ds.yd), 0u);
   // 1x1: only the backward filter needs scratch, here X and dY of both images side by side.
   const Descs one = descs_of({"1x1", 2, 8, 5, 5, 4, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
