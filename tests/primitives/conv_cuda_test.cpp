@@ -345,11 +345,18 @@ TEST(ConvCuda, WorkspaceSizeCoversTheChunk) {
   gpu.set_workspace_budget(5 * per_image);
   EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kIm2colGemm, ds.cd, ds.xd, ds.wd, ds.yd),
             5 * per_image);
-  // With room to spare, the backward filter's split partials come on top: LeNet's conv2 has
-  // four 128x128 output tiles, so the most slices (16) of 50*20*25 floats each.
   gpu.set_workspace_budget(size_t(1) << 30);
   EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kIm2colGemm, ds.cd, ds.xd, ds.wd, ds.yd),
-            64 * per_image + 16 * 50 * 20 * 25 * sizeof(float));
+            64 * per_image);
+  // A grouped convolution's backward filter splits its depth: the partials come on top. Two
+  // groups of 6 -> 8 channels, 3x3: one 128x128 output tile per group, so the most slices (16)
+  // of 16*6*9 floats each.
+  const Descs grouped =
+      descs_of({"g2", 4, 12, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat32);
+  const size_t grouped_image = (12 * 9 + 16) * 10 * 10 * sizeof(float);
+  EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kIm2colGemm, grouped.cd, grouped.xd, grouped.wd,
+                                grouped.yd),
+            4 * grouped_image + 16 * 16 * 6 * 9 * sizeof(float));
   EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kDirect, ds.cd, ds.xd, ds.wd, ds.yd), 0u);
   // 1x1: only the backward filter needs scratch, here X and dY of both images side by side.
   const Descs one = descs_of({"1x1", 2, 8, 5, 5, 4, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
