@@ -115,35 +115,20 @@ TEST(Net, InPlaceLayerSharesItsBlob) {
   for (float v : net.blob_by_name("ip")->data_vector()) EXPECT_GE(v, 0.0f);
 }
 
-TEST(Net, LossWeightScalesTheLoss) {
+// The loss layer takes the weight from the Net on the host (its top feeds no other layer): loss
+// and gradient must scale exactly as Caffe's read of the top's diff would make them.
+TEST(Net, LossWeightScalesTheLossAndTheGradient) {
   Net<double> plain(parse_net(small_net()), TRAIN, Device::kCPU);
   NetParameter p = parse_net(small_net());
   p.mutable_layer(2)->add_loss_weight(2.5);
   Net<double> weighted(p, TRAIN, Device::kCPU);
   weighted.share_trained_layers_with(plain);
   prim::Handle h;
-  h.set_seed(7);
-  const double a = plain.forward(h);
-  h.set_seed(7);
+  const double loss = plain.forward(h);
   // DummyData with a gaussian filler refills each forward: copy the same data in.
   weighted.blob_by_name("data")->copy_from(*plain.blob_by_name("data"));
-  const double b = weighted.forward_range(h, 1, weighted.num_layers() - 1);
-  EXPECT_NEAR(b, 2.5 * a, 1e-9);
-}
-
-// The loss layer takes the weight from the Net on the host (its top feeds no other layer): the
-// gradient must scale exactly as Caffe's read of the top's diff would make it.
-TEST(Net, LossWeightScalesTheGradient) {
-  Net<double> plain(parse_net(small_net()), TRAIN, Device::kCPU);
-  NetParameter p = parse_net(small_net());
-  p.mutable_layer(2)->add_loss_weight(2.5);
-  Net<double> weighted(p, TRAIN, Device::kCPU);
-  weighted.share_trained_layers_with(plain);
-  prim::Handle h;
-  plain.forward(h);
+  EXPECT_NEAR(weighted.forward_range(h, 1, weighted.num_layers() - 1), 2.5 * loss, 1e-9);
   plain.backward(h);
-  weighted.blob_by_name("data")->copy_from(*plain.blob_by_name("data"));
-  weighted.forward_range(h, 1, weighted.num_layers() - 1);
   weighted.backward(h);
   const auto a = plain.blob_by_name("ip")->diff_vector();
   const auto b = weighted.blob_by_name("ip")->diff_vector();
