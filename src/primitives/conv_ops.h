@@ -22,11 +22,11 @@ struct ConvCudaPlan {
 
 // The im2col backward filter is one GEMM per group, Kg x Cg*R*S, reducing over a chunk's B*P*Q
 // columns. Its output is small (CaffeNet conv2: 128 x 1200, about ten 128x128 tiles per group)
-// while its depth is huge (48k). With one group cuBLAS splits such a depth itself; with several,
-// the groups go to one strided-batched call, which it does not split, and which then occupies a
-// tenth of an H100's 132 SMs. So for grouped convolutions the depth is cut into `split` slices
-// computed side by side by one batched GEMM into partial filters, then summed in a fixed order:
-// enough slices for ~kSplitTargetTiles output tiles, at most kMaxSplit, each at least
+// while its depth is huge (48k). With one group cuBLAS handles such a depth well itself; with
+// several, the groups go to one strided-batched call, which (measured) it does not split: it then
+// occupies about a tenth of an H100's 132 SMs. So for grouped convolutions the depth is cut into
+// `split` slices computed side by side by one batched GEMM into partial filters, then summed in a
+// fixed order: enough slices for ~kSplitTargetTiles output tiles, at most kMaxSplit, each at least
 // kMinSliceDepth deep, and the partials at most a quarter of the workspace budget. Measured on an
 // H100 at batch 128-256: caffenet:conv2 (2 groups) 10.7 -> 6.1 ms; with one group our slices
 // lose to cuBLAS's own split (resnet50:conv1 3.5 ms unsplit, 5.4 ms in 16 slices, 14.3 in 4).
