@@ -39,13 +39,11 @@ inline ConvCudaPlan plan_conv_cuda(int64_t crs_total, int k, int64_t pq, int bat
   ConvCudaPlan plan;
   const int64_t kg = k / groups, crs = crs_total / groups, filter = kg * crs * groups;
   const int64_t tiles = int64_t(groups) * ((kg + 127) / 128) * ((crs + 127) / 128);
-  plan.split =
-      groups == 1
-          ? 1
-          : int(std::clamp<int64_t>(kSplitTargetTiles / std::max<int64_t>(tiles, 1), 1, kMaxSplit));
-  const size_t partial_cap = budget / 4 / elem_size / size_t(std::max<int64_t>(filter, 1));
-  plan.split = int(std::min<size_t>(size_t(plan.split), partial_cap));
-  if (plan.split < 2) plan.split = 1;
+  // Grouped only; bounded by the tile target, kMaxSplit and the partials' quarter of the budget.
+  const int64_t cap = int64_t(
+      std::min<size_t>(kMaxSplit, budget / 4 / elem_size / size_t(std::max<int64_t>(filter, 1))));
+  if (groups > 1 && cap >= 2)
+    plan.split = int(std::clamp<int64_t>(kSplitTargetTiles / std::max<int64_t>(tiles, 1), 1, cap));
   const size_t partials = plan.split > 1 ? size_t(plan.split) * size_t(filter) : 0;
   const size_t per_image = size_t(crs_total + k) * size_t(pq);
   const size_t left = budget - partials * elem_size;

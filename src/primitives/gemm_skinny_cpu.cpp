@@ -56,7 +56,7 @@ constexpr int kTileCols = 3;  // rows of B per tile
 [[gnu::target_clones("avx512f", "avx2,fma", "default")]] void gemm_skinny_nt(
     int m, int j_begin, int j_end, int k, float alpha, const float* a, int lda, const float* b,
     int ldb, float beta, float* c, int ldc) {
-  // B's rows outermost: each pair comes from memory once and stays in cache for all of A.
+  // B's rows outermost: each tile of them comes from memory once and stays in cache for all of A.
   for (int j = j_begin; j < j_end; j += kTileCols) {
     const int nb = std::min(kTileCols, j_end - j);
     const float* brows[kTileCols];

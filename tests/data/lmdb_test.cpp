@@ -25,6 +25,20 @@ std::string error_of(const std::function<void()>& fn) {
   return "(no error)";
 }
 
+// Record i's key: zero-padded, so keys sort in record order.
+std::string key_of(int i) {
+  char key[16];
+  std::snprintf(key, sizeof key, "%08d", i);
+  return key;
+}
+
+// Puts records 0..n-1 (key_of(i), value_of(i)) and commits.
+template <typename ValueOf>
+void put_records(LmdbWriter& writer, int n, const ValueOf& value_of) {
+  for (int i = 0; i < n; ++i) writer.put(key_of(i), value_of(i));
+  writer.commit();
+}
+
 TEST(Lmdb, RoundTripAcrossBatchesAndMapGrowth) {
   TempDir dir;
   const std::string path = dir.file("db");
@@ -33,20 +47,13 @@ TEST(Lmdb, RoundTripAcrossBatchesAndMapGrowth) {
   {
     // A 64 KiB map and batches of 1000 force several commits and several map doublings.
     LmdbWriter writer(path, 64 << 10, 1000);
-    for (int i = 0; i < n; ++i) {
-      char key[16];
-      std::snprintf(key, sizeof key, "%08d", i);
-      writer.put(key, value_of(i));
-    }
-    writer.commit();
+    put_records(writer, n, value_of);
     EXPECT_GT(writer.map_size(), size_t(64 << 10));
   }
   LmdbReader reader(path);
   ASSERT_EQ(reader.size(), size_t(n));
   for (int i = 0; i < n; ++i) {
-    char key[16];
-    std::snprintf(key, sizeof key, "%08d", i);
-    ASSERT_EQ(reader.key(), key);
+    ASSERT_EQ(reader.key(), key_of(i));
     ASSERT_EQ(reader.value(), value_of(i));
     EXPECT_EQ(reader.next(), i == n - 1);
   }
@@ -85,21 +92,14 @@ TEST(Lmdb, LongScansReleaseReadPagesAndStayIntact) {
   };
   {
     LmdbWriter writer(path, 1 << 20, 5000);
-    for (int i = 0; i < n; ++i) {
-      char key[16];
-      std::snprintf(key, sizeof key, "%08d", i);
-      writer.put(key, value_of(i));
-    }
-    writer.commit();
+    put_records(writer, n, value_of);
   }
   const long file_kb = long(std::filesystem::file_size(path + "/data.mdb") / 1024);
   ASSERT_GT(file_kb, 8000);
   LmdbReader reader(path);
   for (int pass = 0; pass < 2; ++pass)
     for (int i = 0; i < n; ++i) {
-      char key[16];
-      std::snprintf(key, sizeof key, "%08d", i);
-      ASSERT_EQ(reader.key(), key);
+      ASSERT_EQ(reader.key(), key_of(i));
       ASSERT_EQ(reader.value(), value_of(i)) << "record " << i << ", pass " << pass;
       reader.next();
     }
