@@ -3,6 +3,7 @@
 
 #include <glog/logging.h>
 
+#include <cstdint>
 #include <random>
 #include <set>
 
@@ -21,6 +22,23 @@ template <typename Dtype>
   const std::string what = e.what();
   if (what.rfind(prefix, 0) == 0) throw Error(what);
   fail("layer ", layer.name(), " (", layer.type(), "): ", what);
+}
+
+// The Net tags the primitives it queues with the layer's address, so that an error the GPU
+// reports late (prim::DeferredError, raised where the host next waits) names the layer that
+// queued the failing primitive rather than the one running when it surfaced.
+template <typename Dtype>
+uint64_t error_tag_of(const Layer<Dtype>& layer) {
+  return uint64_t(reinterpret_cast<uintptr_t>(&layer));
+}
+
+template <typename Dtype>
+const Layer<Dtype>& layer_of_error(const std::vector<std::unique_ptr<Layer<Dtype>>>& layers,
+                                   const Layer<Dtype>& running, const std::exception& e) {
+  if (const auto* late = dynamic_cast<const prim::DeferredError*>(&e))
+    for (const auto& layer : layers)
+      if (error_tag_of(*layer) == late->tag()) return *layer;
+  return running;
 }
 
 }  // namespace
@@ -275,18 +293,20 @@ Dtype Net<Dtype>::forward_range(Handle& h, int start, int end) {
   double loss = 0;
   for (int i = start; i <= end; ++i) {
     Layer<Dtype>& layer = *layers_[i];
+    h.set_error_tag(error_tag_of(layer));
     try {
       // As Caffe, every forward first fits the tops to the bottoms: inputs may change shape
       // between iterations (Filter, data of varying size).
       layer.reshape(bottom_vecs_[i], top_vecs_[i]);
       layer.forward(h, bottom_vecs_[i], top_vecs_[i]);
+      // The loss read waits for the GPU: where an invalid label found there is raised.
+      for (int id : top_ids_[i]) {
+        if (blob_loss_weights_[id] == 0) continue;
+        const Tensor<Dtype>& top = *blobs_[id];
+        loss += prim::dot(h, dtype_of<Dtype>(), top.count(), top.data(), top.diff());
+      }
     } catch (const std::exception& e) {
-      rethrow_in_layer(layer, e);
-    }
-    for (int id : top_ids_[i]) {
-      if (blob_loss_weights_[id] == 0) continue;
-      const Tensor<Dtype>& top = *blobs_[id];
-      loss += prim::dot(h, dtype_of<Dtype>(), top.count(), top.data(), top.diff());
+      rethrow_in_layer(layer_of_error(layers_, layer, e), e);
     }
   }
   return Dtype(loss);
@@ -301,10 +321,11 @@ template <typename Dtype>
 void Net<Dtype>::backward_range(Handle& h, int start, int end) {
   for (int i = start; i >= end; --i) {
     if (!layer_need_backward_[i]) continue;
+    h.set_error_tag(error_tag_of(*layers_[i]));
     try {
       layers_[i]->backward(h, top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
     } catch (const std::exception& e) {
-      rethrow_in_layer(*layers_[i], e);
+      rethrow_in_layer(layer_of_error(layers_, *layers_[i], e), e);
     }
   }
 }

@@ -152,7 +152,7 @@ double reduce(Handle& h, int64_t n, const void* x, const void* y) {
   double result = 0;
   check_cuda(cudaMemcpyAsync(&result, partial + blocks, sizeof(double), cudaMemcpyDeviceToHost, st),
              "dot/asum result copy");
-  check_cuda(cudaStreamSynchronize(st), "dot/asum synchronize");
+  wait_for_stream(h, "dot/asum synchronize");
   return result;
 }
 

@@ -30,6 +30,13 @@ inline void check_cublas(cublasStatus_t s, const char* what) {
 // surface at the next synchronizing call, which checks too.
 inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
 
+// Blocks until the work queued on h's stream is done, for a value the host needs, then raises a
+// deferred error recorded meanwhile (handle.h).
+inline void wait_for_stream(Handle& h, const char* what) {
+  check_cuda(cudaStreamSynchronize(stream_of(h)), what);
+  h.raise_deferred_error();
+}
+
 inline constexpr int kBlock = 256;
 
 // Blocks for a grid-stride loop over n elements: enough to fill the GPU, never more than needed.

@@ -42,11 +42,11 @@ void check_indices(Handle& h, const char* op, const RowsDesc& rd, const T* idx,
   check_launch(op);
   unsigned long long first = kNone;
   check_cuda(cudaMemcpyAsync(&first, flag, sizeof(first), cudaMemcpyDeviceToHost, s), op);
-  check_cuda(cudaStreamSynchronize(s), op);
+  wait_for_stream(h, op);
   if (first == kNone) return;
   T v{};
   check_cuda(cudaMemcpyAsync(&v, idx + first, sizeof(T), cudaMemcpyDeviceToHost, s), op);
-  check_cuda(cudaStreamSynchronize(s), op);
+  wait_for_stream(h, op);
   std::ostringstream os;
   os << op << ": index " << v << " at position " << first << " is not a row of the table [0, "
      << rd.num_rows << ")";
@@ -185,7 +185,7 @@ int64_t nonzero(Handle& h, int64_t n, const void* mask, void* indices) {
              op);
   int64_t host = 0;
   check_cuda(cudaMemcpyAsync(&host, count, sizeof(host), cudaMemcpyDeviceToHost, s), op);
-  check_cuda(cudaStreamSynchronize(s), op);
+  wait_for_stream(h, op);
   return host;
 }
 

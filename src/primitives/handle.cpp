@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "primitives/cuda_backend.h"
+#include "primitives/softmax_ops.h"
 
 namespace crema::prim {
 namespace {
@@ -129,6 +130,9 @@ Handle::Handle(Device device, int device_id) : device_(device), device_id_(devic
 Handle::~Handle() {
   device_free(device_, workspace_);
 #ifdef CREMA_WITH_CUDA
+  if (deferred_) cuda::host_free(deferred_);
+#endif
+#ifdef CREMA_WITH_CUDA
   if (blas_) cuda::destroy_blas(blas_);
   if (stream_) cuda::destroy_stream(stream_);
 #endif
@@ -222,6 +226,34 @@ void Handle::synchronize() {
 #ifdef CREMA_WITH_CUDA
   if (stream_) cuda::synchronize(stream_);
 #endif
+  raise_deferred_error();
+}
+
+DeferredErrorRecord* Handle::deferred_error_record() {
+  if (!deferred_) {
+    // Only CUDA primitives record deferred errors. Pinned memory is mapped into the GPU's
+    // address space at the same address (unified addressing), so kernels write the record where
+    // the host reads it, without a copy.
+#ifdef CREMA_WITH_CUDA
+    deferred_ = static_cast<DeferredErrorRecord*>(cuda::host_alloc(sizeof(DeferredErrorRecord)));
+#else
+    no_cuda();
+#endif
+    std::memset(deferred_, 0, sizeof(*deferred_));
+  }
+  return deferred_;
+}
+
+void Handle::raise_deferred_error() {
+  if (!deferred_ || deferred_->op == 0) return;
+  const DeferredErrorRecord r = *deferred_;
+  std::memset(deferred_, 0, sizeof(*deferred_));
+  const char* op = r.op == kSoftmaxLossFwd   ? "softmax_loss_fwd"
+                   : r.op == kSoftmaxLossBwd ? "softmax_loss_bwd"
+                                             : "unknown primitive";
+  throw DeferredError(softmax_ops::bad_label_message(op, r.value, r.position, r.inner, r.channels,
+                                                     r.has_ignore != 0, r.ignore),
+                      r.tag);
 }
 
 }  // namespace crema::prim

@@ -15,6 +15,35 @@
 
 namespace crema::prim {
 
+// An invalid label found by a kernel after the host has moved on (softmax loss on the GPU checks
+// its labels without making the host wait): the primitive writes nothing and records the first
+// such error in its handle, which throws it as a DeferredError where the host next waits for the
+// stream (Handle::synchronize, or a primitive that returns a value to the host, such as dot).
+// As with cuDNN's cudnnQueryRuntimeError, the error is reported late but never lost. The record
+// lives in pinned host memory that kernels write directly.
+struct DeferredErrorRecord {
+  int op;          // 0: none; else a DeferredOp
+  int has_ignore;  // the label rule the position broke
+  int ignore;
+  uint64_t tag;      // Handle::error_tag() when the primitive was queued
+  int64_t position;  // of the first invalid label
+  int64_t inner, channels;
+  double value;  // the label found there
+};
+
+enum DeferredOp : int { kSoftmaxLossFwd = 1, kSoftmaxLossBwd = 2 };
+
+class DeferredError : public PrimError {
+ public:
+  DeferredError(const std::string& what, uint64_t tag) : PrimError(what), tag_(tag) {}
+  // The error tag the handle had when the failing primitive was queued (the Net sets it to the
+  // layer's address), so the error can be traced to its layer.
+  uint64_t tag() const { return tag_; }
+
+ private:
+  uint64_t tag_;
+};
+
 class Handle {
  public:
   // device_id is ignored for the CPU. Creating a CUDA handle in a build without CUDA, or on a
@@ -63,7 +92,17 @@ class Handle {
   // Opaque CUDA objects (cudaStream_t, cublasHandle_t) on GPU builds; nullptr on the CPU.
   void* stream() const { return stream_; }
   void* blas() const { return blas_; }
+  // Waits for the work queued on the stream, then raises a deferred error if one was recorded.
   void synchronize();
+
+  // Deferred errors (see DeferredErrorRecord): the tag that errors of the primitives queued from
+  // now on carry; the record kernels write (device-visible, allocated at first use); and the
+  // check, which throws and clears a recorded error. The check is only complete after the
+  // stream was synchronized; synchronize() and the primitives that wait for the stream call it.
+  void set_error_tag(uint64_t tag) { error_tag_ = tag; }
+  uint64_t error_tag() const { return error_tag_; }
+  DeferredErrorRecord* deferred_error_record();
+  void raise_deferred_error();
 
  private:
   Device device_;
@@ -77,6 +116,8 @@ class Handle {
   std::map<std::string, int> algo_cache_;
   uint64_t seed_ = 0x9E3779B97F4A7C15ull;
   uint64_t counter_ = 0;
+  uint64_t error_tag_ = 0;
+  DeferredErrorRecord* deferred_ = nullptr;  // pinned host memory, or nullptr until first use
 };
 
 // Memory on a device. CPU memory is 64-byte aligned. Copies go through memcpy() with both

@@ -59,11 +59,11 @@ void check_labels(Handle& h, const char* op, const T* label, int64_t n, int64_t 
   check_launch(op);
   unsigned long long first = kNoBadLabel;
   check_cuda(cudaMemcpyAsync(&first, flag, sizeof(first), cudaMemcpyDeviceToHost, s), op);
-  check_cuda(cudaStreamSynchronize(s), op);
+  wait_for_stream(h, op);
   if (first == kNoBadLabel) return;
   T v{};
   check_cuda(cudaMemcpyAsync(&v, label + first, sizeof(T), cudaMemcpyDeviceToHost, s), op);
-  check_cuda(cudaStreamSynchronize(s), op);
+  wait_for_stream(h, op);
   throw PrimError(std::string(op) + ": label " + std::to_string(double(v)) + " at position " +
                   std::to_string(first) + " is not an integer in [0, " + std::to_string(classes) +
                   ")" + (has_ignore ? " nor the ignore label " + std::to_string(ignore) : ""));

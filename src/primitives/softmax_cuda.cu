@@ -6,9 +6,9 @@
 // subtracted). Forward reads the row three times (max, sum, write; the re-reads hit cache) and
 // writes once; backward reads y and dy twice and writes dx. The loss and accuracy reduce per block
 // and then in one block, in a fixed order, so results do not depend on scheduling. Like the CPU
-// they refuse an invalid label with PrimError before writing any output; that needs the label
-// check's result on the host, so these three entry points synchronize with the stream once (they
-// are called once per batch).
+// they write nothing when a label is invalid. The loss, which runs every iteration, checks its
+// labels on the GPU and reports an invalid one as a deferred error (handle.h), so the host never
+// waits for it; accuracy, whose value the host reads anyway, synchronizes and throws at once.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -246,11 +246,14 @@ __global__ void loss_partial_kernel(SoftmaxLossDesc ld, const T* prob, const T* 
   }
 }
 
-// One block: adds the partials in block order, writes the valid count and, with loss, the
-// normalized loss.
+// One block: adds the partials in block order. Valid labels: writes the valid count and, with
+// loss, the normalized loss. An invalid one: records it in the handle's deferred error (unless
+// an earlier error is still unreported) and writes nothing.
 template <typename T>
 __global__ void loss_final_kernel(SoftmaxLossDesc ld, int parts, const double* part_sum,
-                                  const long long* part_valid, LabelScan* scan, T* loss) {
+                                  const long long* part_valid, LabelScan* scan, const T* label,
+                                  DeferredErrorRecord* report, DeferredOp op, uint64_t tag,
+                                  T* loss) {
   __shared__ double ssum[kBlock / 32];
   __shared__ long long svalid[kBlock / 32];
   double sum = 0;
@@ -261,49 +264,48 @@ __global__ void loss_final_kernel(SoftmaxLossDesc ld, int parts, const double* p
   }
   sum = block_sum(sum, ssum);
   valid = block_sum(valid, svalid);
-  if (threadIdx.x == 0) {
-    scan->valid = valid;
-    if (loss)
-      loss[0] = T(sum / softmax_ops::normalizer(ld.normalization, ld.outer, ld.inner, valid));
+  if (threadIdx.x != 0) return;
+  const unsigned long long bad = scan->bad;
+  if (bad != ~0ull) {
+    if (report->op == 0) {
+      report->has_ignore = ld.has_ignore_label;
+      report->ignore = ld.ignore_label;
+      report->tag = tag;
+      report->position = int64_t(bad);
+      report->inner = ld.inner;
+      report->channels = ld.channels;
+      report->value = double(label[bad]);
+      __threadfence_system();  // the fields before the flag the host tests
+      report->op = op;
+    }
+    return;
   }
+  scan->valid = valid;
+  if (loss) loss[0] = T(sum / softmax_ops::normalizer(ld.normalization, ld.outer, ld.inner, valid));
 }
 
-// The label pass of the loss: partials, then their total; returns the scan on the host.
-// Workspace: kLabelBlocks partials and the scan.
+// The label pass of the loss: partials, then their total, leaving the scan (first invalid
+// position, valid count) in the workspace for the kernels that follow. Workspace: kLabelBlocks
+// partials and the scan.
 template <typename T>
-LabelScan scan_loss_labels(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* label,
-                           double** part_sum, long long** part_valid, LabelScan** scan_dev) {
+LabelScan* scan_loss_labels(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* label,
+                            DeferredOp op, T* loss) {
   const int64_t positions = ld.outer * ld.inner;
   const int blocks = int(std::min<int64_t>(grid_for(positions), kLabelBlocks));
   char* ws = static_cast<char*>(
       h.workspace(kLabelBlocks * (sizeof(double) + sizeof(long long)) + sizeof(LabelScan)));
-  *part_sum = reinterpret_cast<double*>(ws);
-  *part_valid = reinterpret_cast<long long*>(ws + kLabelBlocks * sizeof(double));
-  *scan_dev =
+  double* part_sum = reinterpret_cast<double*>(ws);
+  long long* part_valid = reinterpret_cast<long long*>(ws + kLabelBlocks * sizeof(double));
+  LabelScan* scan =
       reinterpret_cast<LabelScan*>(ws + kLabelBlocks * (sizeof(double) + sizeof(long long)));
   cudaStream_t s = stream_of(h);
-  check_cuda(cudaMemsetAsync(*scan_dev, 0xff, sizeof(LabelScan), s), "softmax_loss memset");
-  loss_partial_kernel<T>
-      <<<blocks, kBlock, 0, s>>>(ld, prob, label, *part_sum, *part_valid, *scan_dev);
+  check_cuda(cudaMemsetAsync(scan, 0xff, sizeof(LabelScan), s), "softmax_loss memset");
+  loss_partial_kernel<T><<<blocks, kBlock, 0, s>>>(ld, prob, label, part_sum, part_valid, scan);
   check_launch("softmax_loss partial");
-  loss_final_kernel<T><<<1, kBlock, 0, s>>>(ld, blocks, *part_sum, *part_valid, *scan_dev,
-                                            static_cast<T*>(nullptr));
+  loss_final_kernel<T><<<1, kBlock, 0, s>>>(ld, blocks, part_sum, part_valid, scan, label,
+                                            h.deferred_error_record(), op, h.error_tag(), loss);
   check_launch("softmax_loss final");
-  LabelScan scan;
-  check_cuda(cudaMemcpyAsync(&scan, *scan_dev, sizeof(scan), cudaMemcpyDeviceToHost, s),
-             "softmax_loss copy");
-  check_cuda(cudaStreamSynchronize(s), "softmax_loss sync");
   return scan;
-}
-
-// Throws the CPU's error for the invalid label at position bad, reading its value back.
-template <typename T>
-[[noreturn]] void throw_label(Handle& h, const char* op, const T* label, unsigned long long bad,
-                              int64_t inner, int64_t channels, bool has_ignore, int ignore) {
-  T v;
-  check_cuda(cudaMemcpyAsync(&v, label + bad, sizeof(T), cudaMemcpyDeviceToHost, stream_of(h)), op);
-  check_cuda(cudaStreamSynchronize(stream_of(h)), op);
-  softmax_ops::throw_bad_label(op, double(v), int64_t(bad), inner, channels, has_ignore, ignore);
 }
 
 template <typename T>
@@ -312,32 +314,27 @@ void loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* labe
     check_cuda(cudaMemsetAsync(loss, 0, sizeof(T), stream_of(h)), "softmax_loss_fwd");
     return;
   }
-  double* part_sum;
-  long long* part_valid;
-  LabelScan* scan_dev;
-  const LabelScan scan = scan_loss_labels(h, ld, prob, label, &part_sum, &part_valid, &scan_dev);
-  if (scan.bad != ~0ull)
-    throw_label(h, "softmax_loss_fwd", label, scan.bad, ld.inner, ld.channels, ld.has_ignore_label,
-                ld.ignore_label);
-  // The labels are valid: total the partials again, now writing the loss.
-  const int blocks = int(std::min<int64_t>(grid_for(ld.outer * ld.inner), kLabelBlocks));
-  loss_final_kernel<T>
-      <<<1, kBlock, 0, stream_of(h)>>>(ld, blocks, part_sum, part_valid, scan_dev, loss);
-  check_launch("softmax_loss_fwd");
+  scan_loss_labels(h, ld, prob, label, kSoftmaxLossFwd, loss);
 }
 
 // a * b rounded once, never fused with a following add (the CPU multiplies, then subtracts).
 __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 
+// dx from the scan: nothing when a label was invalid, else loss_weight / normalizer(valid) *
+// (prob - onehot(label)); the scale is the host's formula, evaluated per thread.
 template <typename T>
-__global__ void loss_bwd_kernel(int64_t n, int64_t C, int64_t I, bool has_ignore, int ignore,
-                                T scale, const T* prob, const T* label, T* dx) {
+__global__ void loss_bwd_kernel(SoftmaxLossDesc ld, double loss_weight, const LabelScan* scan,
+                                const T* prob, const T* label, T* dx) {
+  if (scan->bad != ~0ull) return;
+  const int64_t C = ld.channels, I = ld.inner, n = ld.outer * C * I;
+  const T scale =
+      T(loss_weight / softmax_ops::normalizer(ld.normalization, ld.outer, ld.inner, scan->valid));
   CREMA_CUDA_LOOP(j, n) {
     const int64_t o = j / (C * I), rem = j - o * C * I, c = rem / I;
     const T l = label[o * I + (rem - c * I)];
     T v = T(0);
-    if (!(has_ignore && l == T(ignore))) {
+    if (!(ld.has_ignore_label && l == T(ld.ignore_label))) {
       v = mul_rn(scale, prob[j]);
       if (c == int64_t(l)) v -= scale;
     }
@@ -348,19 +345,22 @@ __global__ void loss_bwd_kernel(int64_t n, int64_t C, int64_t I, bool has_ignore
 template <typename T>
 void loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* label,
               double loss_weight, T* dx) {
-  double* part_sum;
-  long long* part_valid;
-  LabelScan* scan_dev;
-  const LabelScan scan = scan_loss_labels(h, ld, prob, label, &part_sum, &part_valid, &scan_dev);
-  if (scan.bad != ~0ull)
-    throw_label(h, "softmax_loss_bwd", label, scan.bad, ld.inner, ld.channels, ld.has_ignore_label,
-                ld.ignore_label);
-  const T scale =
-      T(loss_weight / softmax_ops::normalizer(ld.normalization, ld.outer, ld.inner, scan.valid));
   const int64_t n = ld.outer * ld.channels * ld.inner;
-  loss_bwd_kernel<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
-      n, ld.channels, ld.inner, ld.has_ignore_label, ld.ignore_label, scale, prob, label, dx);
+  if (n == 0) return;
+  const LabelScan* scan = scan_loss_labels<T>(h, ld, prob, label, kSoftmaxLossBwd, nullptr);
+  loss_bwd_kernel<T>
+      <<<grid_for(n), kBlock, 0, stream_of(h)>>>(ld, loss_weight, scan, prob, label, dx);
   check_launch("softmax_loss_bwd");
+}
+
+// Throws the CPU's error for the invalid label at position bad, reading its value back.
+template <typename T>
+[[noreturn]] void throw_label(Handle& h, const char* op, const T* label, unsigned long long bad,
+                              int64_t inner, int64_t channels, bool has_ignore, int ignore) {
+  T v;
+  check_cuda(cudaMemcpyAsync(&v, label + bad, sizeof(T), cudaMemcpyDeviceToHost, stream_of(h)), op);
+  wait_for_stream(h, op);
+  softmax_ops::throw_bad_label(op, double(v), int64_t(bad), inner, channels, has_ignore, ignore);
 }
 
 // Accuracy counters in the workspace: integers, so atomic adds are exact and order-free.
@@ -451,7 +451,7 @@ void accuracy(Handle& h, const AccuracyDesc& ad, const T* scores, const T* label
     unsigned long long bad;
     check_cuda(cudaMemcpyAsync(&bad, &cnt->bad, sizeof(bad), cudaMemcpyDeviceToHost, s),
                "accuracy_fwd copy");
-    check_cuda(cudaStreamSynchronize(s), "accuracy_fwd sync");
+    wait_for_stream(h, "accuracy_fwd sync");
     if (bad != ~0ull)
       throw_label(h, "accuracy_fwd", label, bad, ad.inner, C, ad.has_ignore_label, ad.ignore_label);
   }

@@ -27,13 +27,17 @@ CREMA_HOST_DEVICE inline int64_t label_class(T label, int64_t channels, bool has
 }
 
 // The user error for an invalid label: names the label and where it is.
+inline std::string bad_label_message(const char* op, double label, int64_t pos, int64_t inner,
+                                     int64_t channels, bool has_ignore, int ignore) {
+  return std::string(op) + ": label " + std::to_string(label) + " at position " +
+         std::to_string(pos) + " (outer " + std::to_string(pos / inner) + ", inner " +
+         std::to_string(pos % inner) + ") is not an integer in [0, " + std::to_string(channels) +
+         ")" + (has_ignore ? " nor the ignore label " + std::to_string(ignore) : "");
+}
+
 [[noreturn]] inline void throw_bad_label(const char* op, double label, int64_t pos, int64_t inner,
                                          int64_t channels, bool has_ignore, int ignore) {
-  throw PrimError(std::string(op) + ": label " + std::to_string(label) + " at position " +
-                  std::to_string(pos) + " (outer " + std::to_string(pos / inner) + ", inner " +
-                  std::to_string(pos % inner) + ") is not an integer in [0, " +
-                  std::to_string(channels) + ")" +
-                  (has_ignore ? " nor the ignore label " + std::to_string(ignore) : ""));
+  throw PrimError(bad_label_message(op, label, pos, inner, channels, has_ignore, ignore));
 }
 
 // Caffe's LossLayer::GetNormalizer, including its clamp to at least 1 so an all-ignored batch

@@ -5,6 +5,7 @@
 // position; accuracy with ties (integer scores, exact), top_k, ignore label and per-class.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -182,12 +183,16 @@ TEST(SoftmaxLossCuda, AllIgnoredAndEmptyGiveZero) {
   EXPECT_EQ(from_gpu<float>(gpu, g_loss2, 1)[0], 0.0f);
 }
 
+// The loss reports an invalid label where the host next waits for the stream (a deferred
+// error, carrying the handle's error tag); accuracy throws at once. Neither writes anything.
 TEST(SoftmaxLossCuda, BadLabelThrowsNamingItAndWritesNothing) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle gpu(Device::kCUDA);
   const Shape s{2, 4, 3};
   const auto ld = loss_desc(DataType::kFloat32, s, LossNormalization::kValid, true, -1);
   DeviceBuffer g_prob = to_gpu(std::vector<float>(24, 0.25f));
+  DeviceBuffer g_good = to_gpu(std::vector<float>{0, 1, 2, 3, 0, 1});
+  DeviceBuffer g_loss = to_gpu(std::vector<float>(1, 0.0f));
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (float bad : {4.0f, 1.5f, -2.0f, nan}) {
     std::vector<float> label = {0, 1, 2, 3, 0, 1};
@@ -197,9 +202,12 @@ TEST(SoftmaxLossCuda, BadLabelThrowsNamingItAndWritesNothing) {
     for (int op = 0; op < 3; ++op) {
       SCOPED_TRACE(::testing::Message() << "label " << bad << " op " << op);
       DeviceBuffer out = to_gpu(std::vector<float>(24, 7.0f));
+      gpu.set_error_tag(100 + op);
       try {
         if (op == 0) {
           softmax_loss_fwd(gpu, ld, g_prob.get(), g_label.get(), out.get());
+          // A valid call queued after the failing one does not hide it.
+          softmax_loss_fwd(gpu, ld, g_prob.get(), g_good.get(), g_loss.get());
         } else if (op == 1) {
           softmax_loss_bwd(gpu, ld, g_prob.get(), g_label.get(), 1.0, out.get());
         } else {
@@ -207,14 +215,24 @@ TEST(SoftmaxLossCuda, BadLabelThrowsNamingItAndWritesNothing) {
           ad.outer = s.outer, ad.channels = s.channels, ad.inner = s.inner;
           ad.has_ignore_label = true, ad.ignore_label = -1;
           accuracy_fwd(gpu, ad, g_prob.get(), g_label.get(), out.get(), nullptr);
+          ADD_FAILURE() << "accuracy did not throw at once";
         }
+        gpu.synchronize();
         ADD_FAILURE() << "no PrimError";
       } catch (const PrimError& e) {
         const std::string what = e.what();
+        const char* name = op == 0 ? "softmax_loss_fwd" : op == 1 ? "softmax_loss_bwd" : "accuracy";
+        EXPECT_EQ(what.rfind(name, 0), 0u) << what;
         EXPECT_NE(what.find("position 4"), std::string::npos) << what;
         EXPECT_NE(what.find("label " + std::to_string(double(bad))), std::string::npos) << what;
+        const auto* late = dynamic_cast<const DeferredError*>(&e);
+        EXPECT_EQ(late != nullptr, op < 2);
+        if (late) {
+          EXPECT_EQ(late->tag(), uint64_t(100 + op));
+        }
       }
       for (float v : from_gpu<float>(gpu, out, 24)) EXPECT_EQ(v, 7.0f);
+      EXPECT_NO_THROW(gpu.synchronize()) << "reported twice";
     }
   }
 }

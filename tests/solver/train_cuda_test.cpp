@@ -90,5 +90,33 @@ TEST(TrainCuda, GpuFollowsCpuAndRepeatsItself) {
   }
 }
 
+// On the GPU the loss checks its labels without making the host wait: the error surfaces where
+// the loss is read, still naming the loss layer and the label, and nothing is trained on it.
+TEST(TrainCuda, BadLabelNamesTheLossLayer) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (Device device : {Device::kCPU, Device::kCUDA}) {
+    SCOPED_TRACE(device == Device::kCPU ? "cpu" : "gpu");
+    SolverParameter p = conv_solver("SGD");
+    p.mutable_net_param()
+        ->mutable_layer(0)
+        ->mutable_dummy_data_param()
+        ->mutable_data_filler(1)
+        ->set_value(5);  // four classes
+    prim::Handle h(device);
+    auto solver = create_solver<float>(p, device, h, "conv_solver");
+    const std::vector<float> before = solver->net().learnable_params()[0]->data_vector();
+    try {
+      solver->step(1);
+      ADD_FAILURE() << "no error";
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("layer loss (SoftmaxWithLoss)"), std::string::npos) << what;
+      EXPECT_NE(what.find("label 5.000000 at position 0"), std::string::npos) << what;
+    }
+    EXPECT_EQ(solver->net().learnable_params()[0]->data_vector(), before);
+    EXPECT_NO_THROW(h.synchronize()) << "the error was reported once";
+  }
+}
+
 }  // namespace
 }  // namespace crema
