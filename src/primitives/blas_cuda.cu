@@ -1,10 +1,12 @@
 // BLAS-style primitives on CUDA: GEMM/GEMV through cuBLAS (strict fp32/fp64, no TF32), the
 // level-1 operations as grid-stride kernels, dot/asum as a deterministic two-pass reduction in
-// double, and the per-channel bias add/reduce of conv layers.
+// double, and the per-channel bias add and gradient (channel_sums of cuda_reduce.cuh) of conv
+// and inner-product layers.
 #include <algorithm>
 
 #include "primitives/blas.h"
 #include "primitives/cuda_index.cuh"
+#include "primitives/cuda_reduce.cuh"
 #include "primitives/cuda_util.cuh"
 
 namespace crema::prim::cuda {
@@ -165,20 +167,43 @@ __global__ void bias_add_kernel(StridedIndex ix, T alpha, const T* bias, T* y) {
   }
 }
 
-// One block per channel sums its N*H*W elements in double, tree-reduced in a fixed order, so the
-// result is deterministic; the blend is applied in double as on the CPU.
+// Bias gradient terms for channel_sums: the element at packed (n, c, h, w) offset j, read
+// through dy's strides when dy is a strided view (packed tensors, every layer's, skip the
+// divisions). Summed in double, then blended in double as on the CPU.
 template <typename T>
-__global__ void bias_bwd_kernel(StridedIndex ix, const T* dy, T* db, double alpha, double beta) {
-  const int c = blockIdx.x;
-  const int64_t per_channel = int64_t(ix.n) * ix.h * ix.w;
-  double s = 0;
-  for (int64_t j = threadIdx.x; j < per_channel; j += blockDim.x)
-    s += double(dy[ix.channel_offset(c, j)]);
-  const double total = block_sum<kBlock>(s);
-  if (threadIdx.x == 0) {
-    const double v = alpha * total;
-    db[c] = beta == 0.0 ? T(v) : T(v + beta * double(db[c]));
+struct BiasTerm {
+  const T* dy;
+  StridedIndex ix;
+  bool packed;
+  __device__ void operator()(int64_t j, int64_t c, double (&v)[1]) const {
+    if (packed) {
+      v[0] += double(dy[j]);
+    } else {
+      const int64_t hw = int64_t(ix.h) * ix.w, n = j / (ix.c * hw), i = j - (n * ix.c + c) * hw;
+      v[0] += double(dy[ix.channel_offset(int(c), n * hw + i)]);
+    }
   }
+};
+
+template <typename T>
+struct BiasFin {
+  T* db;
+  double alpha, beta;
+  __device__ void operator()(int64_t c, const double (&v)[1]) const {
+    const double r = alpha * v[0];
+    db[c] = beta == 0.0 ? T(r) : T(r + beta * double(db[c]));
+  }
+};
+
+template <typename T>
+void bias_bwd_impl(Handle& h, const TensorDesc& d, const T* dy, T* db, Blend b) {
+  const int64_t hw = int64_t(d.h) * d.w;
+  const bool packed =
+      d.stride_w == 1 && d.stride_h == d.w && d.stride_c == hw && d.stride_n == int64_t(d.c) * hw;
+  const ChanPlan plan = plan_channels(d.n, d.c, hw);
+  double* partial = static_cast<double*>(h.workspace(sizeof(double) * plan.scratch_doubles(1)));
+  channel_sums<1>(h, plan, partial, BiasTerm<T>{dy, StridedIndex(d), packed},
+                  BiasFin<T>{db, b.alpha, b.beta}, "bias_bwd");
 }
 
 }  // namespace
@@ -249,16 +274,11 @@ void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double
 }
 
 void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
-  if (dyd.c == 0) return;
   // An empty reduction still writes alpha * 0 + beta * db, as the CPU does.
-  const StridedIndex ix(dyd);
   if (dyd.dtype == DataType::kFloat64)
-    bias_bwd_kernel<<<unsigned(dyd.c), kBlock, 0, stream_of(h)>>>(
-        ix, static_cast<const double*>(dy), static_cast<double*>(db), blend.alpha, blend.beta);
+    bias_bwd_impl(h, dyd, static_cast<const double*>(dy), static_cast<double*>(db), blend);
   else
-    bias_bwd_kernel<<<unsigned(dyd.c), kBlock, 0, stream_of(h)>>>(
-        ix, static_cast<const float*>(dy), static_cast<float*>(db), blend.alpha, blend.beta);
-  check_launch("bias_bwd_kernel");
+    bias_bwd_impl(h, dyd, static_cast<const float*>(dy), static_cast<float*>(db), blend);
 }
 
 }  // namespace crema::prim::cuda

@@ -215,7 +215,9 @@ TEST(BlasCuda, BiasAddAndReduceMatchCpu) {
   for (const TensorDesc& d : {TensorDesc::nchw(DataType::kFloat32, 3, 4, 5, 6),
                               TensorDesc::nchw(DataType::kFloat32, 2, 64, 56, 56),
                               TensorDesc::nchw(DataType::kFloat32, 64, 20, 24, 24),
-                              TensorDesc::nchw(DataType::kFloat32, 5, 1000, 1, 1)}) {
+                              TensorDesc::nchw(DataType::kFloat32, 5, 1000, 1, 1),
+                              // many short channels: a thread per channel (fc6's bias)
+                              TensorDesc::nchw(DataType::kFloat32, 7, 4096, 1, 1)}) {
     for (const TensorDesc& v : {d, nhwc_of(d)}) {
       TensorDesc f = v;
       check_bias<float>(f);
