@@ -6,6 +6,9 @@
 // (col_image = P*Q, col_ld = B*P*Q).
 #pragma once
 
+#include <algorithm>
+#include <string>
+
 #include "primitives/cuda_index.cuh"
 #include "primitives/cuda_util.cuh"
 #include "primitives/im2col_cpu.h"
@@ -14,70 +17,68 @@ namespace crema::prim::cuda {
 
 using cpu::ConvGeom;
 
-// One thread per patch-matrix element, columns fastest so the writes coalesce. Reads of x are
-// strided by the conv stride and served mostly from cache (each x element is read R*S times).
-// Index math runs in I: 32-bit unless the batch has 2^31 or more elements, since 64-bit division
-// costs several times more and would make these memory-bound kernels instruction-bound.
-template <typename T, typename I>
-__global__ void im2col_kernel(ConvGeom g, int batch, const T* __restrict__ x, int64_t x_image,
+// Both kernels give a block the planes (image, channel) blockIdx.y, + gridDim.y, ... and its
+// threads consecutive positions of the plane, so the divisions that place a thread happen once
+// per thread and plane, not per element: with a division per coordinate per element, the index
+// math, not memory, bounded these memory-bound kernels.
+
+// One thread per (image, channel, output position) writes the position's R*S patch-matrix
+// entries, coalesced over positions. Reads of x are strided by the conv stride and served mostly
+// from cache (each x element is read R*S times).
+template <typename T>
+__global__ void im2col_kernel(ConvGeom g, int planes, const T* __restrict__ x, int64_t x_image,
                               T* col, int64_t col_image, int64_t col_ld, T alpha, T beta) {
-  const int pq = g.p * g.q;
-  const int rows = g.c * g.r * g.s;
-  const int64_t total = int64_t(batch) * rows * pq;
-  CREMA_CUDA_LOOP(i, total) {
-    const I ii = I(i);
-    const int j = int(ii % I(pq));
-    const I t = ii / I(pq);
-    const int row = int(t % I(rows));
-    const int img = int(t / I(rows));
-    const int q = j % g.q, p = j / g.q;
-    const int s = row % g.s, cr = row / g.s;
-    const int r = cr % g.r, c = cr / g.r;
-    const int hh = p * g.stride_h - g.pad_h + r * g.dilation_h;
-    const int ww = q * g.stride_w - g.pad_w + s * g.dilation_w;
-    const T v = hh >= 0 && hh < g.h && ww >= 0 && ww < g.w
-                    ? x[img * x_image + (int64_t(c) * g.h + hh) * g.w + ww]
-                    : T(0);
-    T* out = col + img * col_image + int64_t(row) * col_ld + j;
-    if (alpha == T(1) && beta == T(0))
-      *out = v;
-    else
-      *out = blend_rn(v, alpha, beta, out);
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= g.p * g.q) return;
+  const int p = j / g.q, q = j - p * g.q;
+  const int h0 = p * g.stride_h - g.pad_h, w0 = q * g.stride_w - g.pad_w;
+  const bool copy = alpha == T(1) && beta == T(0);
+  for (int t = blockIdx.y; t < planes; t += gridDim.y) {
+    const int img = t / g.c, c = t - img * g.c;
+    const T* xc = x + img * x_image + int64_t(c) * g.h * g.w;
+    T* out = col + img * col_image + int64_t(c) * g.r * g.s * col_ld + j;
+    for (int r = 0; r < g.r; ++r) {
+      const int hh = h0 + r * g.dilation_h;
+      const bool row_in = hh >= 0 && hh < g.h;
+      for (int s = 0; s < g.s; ++s, out += col_ld) {
+        const int ww = w0 + s * g.dilation_w;
+        const T v = row_in && ww >= 0 && ww < g.w ? xc[hh * g.w + ww] : T(0);
+        *out = copy ? v : blend_rn(v, alpha, beta, out);
+      }
+    }
   }
 }
 
 // One thread per x element gathers every patch-matrix entry that im2col read from it, in the
 // CPU's (r, s) order and roundings: x = beta * x + sum alpha * col. No atomics; deterministic.
-template <typename T, typename I>
-__global__ void col2im_kernel(ConvGeom g, int batch, const T* __restrict__ col, int64_t col_image,
+// kUnitStride compiles the stride-1 case (every backward-data convolution of the reference nets
+// but none's first layer) without a division per kernel tap.
+template <typename T, bool kUnitStride>
+__global__ void col2im_kernel(ConvGeom g, int planes, const T* __restrict__ col, int64_t col_image,
                               int64_t col_ld, T* x, int64_t x_image, T alpha, T beta) {
-  const int64_t hw = int64_t(g.h) * g.w;
-  const int64_t total = int64_t(batch) * g.c * hw;
-  CREMA_CUDA_LOOP(i, total) {
-    const I ii = I(i);
-    const int ww = int(ii % I(g.w));
-    const I t = ii / I(g.w);
-    const int hh = int(t % I(g.h));
-    const I t2 = t / I(g.h);
-    const int c = int(t2 % I(g.c));
-    const int img = int(t2 / I(g.c));
-    T* out = x + img * x_image + c * hw + int64_t(hh) * g.w + ww;
+  const int hw = g.h * g.w;
+  const int e = blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= hw) return;
+  const int hh = e / g.w, ww = e - hh * g.w;
+  const int sh = kUnitStride ? 1 : g.stride_h, sw = kUnitStride ? 1 : g.stride_w;
+  for (int t = blockIdx.y; t < planes; t += gridDim.y) {
+    const int img = t / g.c, c = t - img * g.c;
+    T* out = x + img * x_image + int64_t(c) * hw + e;
     T v = beta == T(0) ? T(0) : beta == T(1) ? *out : mul_rn(beta, *out);
-    const T* cimg = col + img * col_image;
+    const T* cc = col + img * col_image + int64_t(c) * g.r * g.s * col_ld;
     for (int r = 0; r < g.r; ++r) {
       const int hn = hh + g.pad_h - r * g.dilation_h;
       if (hn < 0) break;  // decreases with r
-      if (hn % g.stride_h != 0) continue;
-      const int p = hn / g.stride_h;
+      if (hn % sh != 0) continue;
+      const int p = hn / sh;
       if (p >= g.p) continue;
       for (int s = 0; s < g.s; ++s) {
         const int wn = ww + g.pad_w - s * g.dilation_w;
         if (wn < 0) break;
-        if (wn % g.stride_w != 0) continue;
-        const int q = wn / g.stride_w;
+        if (wn % sw != 0) continue;
+        const int q = wn / sw;
         if (q >= g.q) continue;
-        const int row = (c * g.r + r) * g.s + s;
-        const T cv = cimg[int64_t(row) * col_ld + int64_t(p) * g.q + q];
+        const T cv = cc[int64_t(r * g.s + s) * col_ld + p * g.q + q];
         v = add_rn(v, alpha == T(1) ? cv : mul_rn(alpha, cv));
       }
     }
@@ -85,31 +86,43 @@ __global__ void col2im_kernel(ConvGeom g, int batch, const T* __restrict__ col, 
   }
 }
 
+// The grid of both kernels: positions of a plane over x (blocks of up to kBlock threads, fewer
+// for small planes so that threads are not left idle), planes over y.
+inline void plane_grid(int64_t positions, int64_t planes, dim3* grid, dim3* block) {
+  if (positions >= (int64_t(1) << 31) || planes >= (int64_t(1) << 31))
+    throw PrimError("im2col/col2im: plane of " + std::to_string(positions) + " positions x " +
+                    std::to_string(planes) + " planes is too large for the CUDA kernels");
+  const int threads = int(std::min<int64_t>(kBlock, (positions + 31) / 32 * 32));
+  *block = dim3(unsigned(threads));
+  *grid = dim3(unsigned((positions + threads - 1) / threads),
+               unsigned(std::min<int64_t>(planes, 65535)));
+}
+
 template <typename T>
 void launch_im2col(cudaStream_t st, const ConvGeom& g, int batch, const T* x, int64_t x_image,
                    T* col, int64_t col_image, int64_t col_ld, T alpha = T(1), T beta = T(0)) {
-  const int64_t total = int64_t(batch) * g.c * g.r * g.s * g.p * g.q;
-  if (total == 0) return;
-  if (total < (int64_t(1) << 31))
-    im2col_kernel<T, uint32_t><<<grid_for(total), kBlock, 0, st>>>(g, batch, x, x_image, col,
-                                                                   col_image, col_ld, alpha, beta);
-  else
-    im2col_kernel<T, int64_t><<<grid_for(total), kBlock, 0, st>>>(g, batch, x, x_image, col,
-                                                                  col_image, col_ld, alpha, beta);
+  const int64_t positions = int64_t(g.p) * g.q, planes = int64_t(batch) * g.c;
+  if (positions == 0 || planes == 0 || g.r == 0 || g.s == 0) return;
+  dim3 grid, block;
+  plane_grid(positions, planes, &grid, &block);
+  im2col_kernel<T>
+      <<<grid, block, 0, st>>>(g, int(planes), x, x_image, col, col_image, col_ld, alpha, beta);
   check_launch("im2col_kernel");
 }
 
 template <typename T>
 void launch_col2im(cudaStream_t st, const ConvGeom& g, int batch, const T* col, int64_t col_image,
                    int64_t col_ld, T* x, int64_t x_image, T alpha = T(1), T beta = T(0)) {
-  const int64_t total = int64_t(batch) * g.c * g.h * g.w;
-  if (total == 0) return;
-  if (total < (int64_t(1) << 31))
-    col2im_kernel<T, uint32_t><<<grid_for(total), kBlock, 0, st>>>(g, batch, col, col_image, col_ld,
-                                                                   x, x_image, alpha, beta);
+  const int64_t positions = int64_t(g.h) * g.w, planes = int64_t(batch) * g.c;
+  if (positions == 0 || planes == 0) return;
+  dim3 grid, block;
+  plane_grid(positions, planes, &grid, &block);
+  if (g.stride_h == 1 && g.stride_w == 1)
+    col2im_kernel<T, true>
+        <<<grid, block, 0, st>>>(g, int(planes), col, col_image, col_ld, x, x_image, alpha, beta);
   else
-    col2im_kernel<T, int64_t><<<grid_for(total), kBlock, 0, st>>>(g, batch, col, col_image, col_ld,
-                                                                  x, x_image, alpha, beta);
+    col2im_kernel<T, false>
+        <<<grid, block, 0, st>>>(g, int(planes), col, col_image, col_ld, x, x_image, alpha, beta);
   check_launch("col2im_kernel");
 }
 

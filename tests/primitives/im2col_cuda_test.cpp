@@ -53,12 +53,14 @@ void check(Im2colDesc d, bool integer) {
 
 std::vector<Im2colDesc> descs() {
   std::vector<Im2colDesc> v = {
-      {DataType::kFloat32, 1, 1, 5, 5, 3, 3, 0, 0, 1, 1, 1, 1},    // plain
-      {DataType::kFloat32, 2, 3, 7, 6, 3, 2, 1, 0, 2, 1, 1, 1},    // odd sizes, pad, stride
-      {DataType::kFloat32, 2, 2, 9, 8, 3, 3, 2, 2, 1, 2, 2, 2},    // dilation
-      {DataType::kFloat32, 3, 4, 4, 4, 1, 1, 0, 0, 1, 1, 1, 1},    // 1x1
-      {DataType::kFloat32, 1, 2, 6, 7, 4, 4, 3, 3, 3, 3, 1, 1},    // pad close to the kernel
-      {DataType::kFloat32, 2, 3, 10, 11, 2, 2, 0, 1, 3, 3, 1, 1},  // stride beyond the kernel
+      {DataType::kFloat32, 1, 1, 5, 5, 3, 3, 0, 0, 1, 1, 1, 1},      // plain
+      {DataType::kFloat32, 2, 3, 7, 6, 3, 2, 1, 0, 2, 1, 1, 1},      // odd sizes, pad, stride
+      {DataType::kFloat32, 2, 2, 9, 8, 3, 3, 2, 2, 1, 2, 2, 2},      // dilation
+      {DataType::kFloat32, 3, 4, 4, 4, 1, 1, 0, 0, 1, 1, 1, 1},      // 1x1
+      {DataType::kFloat32, 1, 2, 6, 7, 4, 4, 3, 3, 3, 3, 1, 1},      // pad close to the kernel
+      {DataType::kFloat32, 2, 3, 10, 11, 2, 2, 0, 1, 3, 3, 1, 1},    // stride beyond the kernel
+      {DataType::kFloat32, 2, 3, 40, 9, 3, 2, 1, 1, 1, 1, 1, 1},     // planes of several blocks
+      {DataType::kFloat32, 1, 70000, 3, 3, 2, 2, 0, 0, 1, 1, 1, 1},  // more planes than grid.y
   };
   // The named layers, with the batch cut to keep the CPU reference quick.
   for (const test::ConvProblem& pb : test::named_conv_problems())
