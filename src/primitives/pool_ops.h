@@ -26,15 +26,4 @@ CREMA_HOST_DEVICE inline int divisor_of(PoolMode mode, const Span& a, const Span
   return mode == PoolMode::kAverageExcludePad ? (a.hi - a.lo) * (b.hi - b.lo) : a.padded * b.padded;
 }
 
-// The outputs whose windows cover input index i along one axis: [*lo, *hi), clipped to
-// [0, out). Window o covers o * stride - pad + [0, kernel).
-CREMA_HOST_DEVICE inline void covering(int i, int kernel, int pad, int stride, int out, int* lo,
-                                       int* hi) {
-  const int first = i + pad - kernel + 1;  // the smallest window start that still covers i
-  const int l = first <= 0 ? 0 : (first + stride - 1) / stride;
-  const int u = (i + pad) / stride + 1;
-  *lo = l;
-  *hi = u < out ? u : out;
-}
-
 }  // namespace crema::prim::pool_ops

@@ -124,13 +124,15 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
   // Windows of 64 cells and more take the warp-per-output kernels.
   add(expand("global_14x14", 2, 5, 14, 14, 14, 14, 0, 0, 1, 1, kAllModes, false));
   add(expand("big_window_pad", 1, 3, 20, 17, 9, 8, 2, 3, 4, 3, kAllModes));
-  // A max window too large for a shared-memory tile in f64 (the workspace fallback backward).
+  // A max window of 6400 cells: the first-maximum scan of a large window.
   add(expand("global_80x80", 1, 2, 80, 80, 80, 80, 0, 0, 1, 1, {PoolMode::kMax}, false));
   // Stride above the kernel with padding: inputs no window covers, tiles with gaps.
   add(expand("gaps_pad", 2, 3, 23, 19, 2, 3, 1, 1, 4, 5, kAllModes));
   // Many small planes per block, and planes wider than one 32-column tile.
   add(expand("tiny_planes", 3, 70, 4, 4, 2, 2, 0, 0, 2, 2, kAllModes));
   add(expand("wide", 1, 2, 9, 131, 3, 3, 1, 1, 2, 2, kAllModes));
+  // Many small planes: the plane/channel split of the flat index.
+  add(expand("many_planes", 1, 70000, 3, 3, 2, 2, 0, 0, 1, 1, kAllModes, false));
   for (const Case& k : all) check_all(k);
 }
 
