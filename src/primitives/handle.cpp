@@ -131,8 +131,6 @@ Handle::~Handle() {
   device_free(device_, workspace_);
 #ifdef CREMA_WITH_CUDA
   if (deferred_) cuda::host_free(deferred_);
-#endif
-#ifdef CREMA_WITH_CUDA
   if (blas_) cuda::destroy_blas(blas_);
   if (stream_) cuda::destroy_stream(stream_);
 #endif
