@@ -82,13 +82,16 @@ void guarded(const std::string& op, const std::string& layer, bool want_fwd, boo
 
 // ---- pooling ------------------------------------------------------------------------------
 
+// deterministic picks CUDNN_POOLING_MAX_DETERMINISTIC for max pooling: crema's backward never
+// uses atomics, cuDNN's plain MAX mode may.
 class PoolD {
  public:
-  explicit PoolD(const prim::PoolDesc& pd) {
+  explicit PoolD(const prim::PoolDesc& pd, bool deterministic = false) {
     BENCH_CUDNN(cudnnCreatePoolingDescriptor(&d_));
-    const cudnnPoolingMode_t mode = pd.mode == prim::PoolMode::kMax
-                                        ? CUDNN_POOLING_MAX
-                                        : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
+    const cudnnPoolingMode_t mode = pd.mode != prim::PoolMode::kMax
+                                        ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                    : deterministic ? CUDNN_POOLING_MAX_DETERMINISTIC
+                                                    : CUDNN_POOLING_MAX;
     BENCH_CUDNN(cudnnSetPooling2dDescriptor(d_, mode, CUDNN_NOT_PROPAGATE_NAN, pd.kernel_h,
                                             pd.kernel_w, pd.pad_h, pd.pad_w, pd.stride_h,
                                             pd.stride_w));
@@ -181,19 +184,26 @@ void bench_pool(Context& c, const test::PoolProblem& pp) {
     if (!want_bwd) return;
     // The same y (crema's, equal to cuDNN's) enters both backward passes.
     const prim::DeviceBuffer dy = random_buffer(yd.count(), 12);
-    Row row{op, label, "bwd", "pool_bwd", "PoolingBackward" + note};
-    row.bytes = pd.mode == prim::PoolMode::kMax
-                    ? bytes_of({xd.count(), yd.count(), yd.count(), xd.count()})
-                    : bytes_of({yd.count(), xd.count()});
-    bench_row(
-        c, row, true, {&x, &y, &dy}, xd.count(),
-        [&](float* const* in, float* out) {
-          prim::pool_bwd(c.h, pd, yd, in[1], in[2], xd, in[0], out);
-        },
-        [&](float* const* in, float* out) {
-          BENCH_CUDNN(cudnnPoolingBackward(c.dnn, pD.get(), &kOne, yD->get(), in[1], yD->get(),
-                                           in[2], xD.get(), in[0], &kZero, xD.get(), out));
-        });
+    const bool is_max = pd.mode == prim::PoolMode::kMax;
+    // Max pooling also against cuDNN's deterministic mode, the like-for-like baseline.
+    for (bool deterministic : {false, true}) {
+      if (deterministic && !is_max) break;
+      const PoolD bD(pd, deterministic);
+      Row row{op, label, "bwd", "pool_bwd",
+              std::string(deterministic ? "PoolingBackward MAX_DETERMINISTIC" : "PoolingBackward") +
+                  note};
+      row.bytes = is_max ? bytes_of({xd.count(), yd.count(), yd.count(), xd.count()})
+                         : bytes_of({yd.count(), xd.count()});
+      bench_row(
+          c, row, true, {&x, &y, &dy}, xd.count(),
+          [&](float* const* in, float* out) {
+            prim::pool_bwd(c.h, pd, yd, in[1], in[2], xd, in[0], out);
+          },
+          [&](float* const* in, float* out) {
+            BENCH_CUDNN(cudnnPoolingBackward(c.dnn, bD.get(), &kOne, yD->get(), in[1], yD->get(),
+                                             in[2], xD.get(), in[0], &kZero, xD.get(), out));
+          });
+    }
   });
 }
 

@@ -206,9 +206,29 @@ __global__ void gather_kernel(Geo<I> g, I total, const T* __restrict__ dy,
     if (g.mode == PoolMode::kMax) {
       const int* am = argmax + int64_t(plane) * g.P * g.Q;
       const int self = i * g.W + j;
-      for (int p = p0; p < p1; ++p)
-        for (int q = q0; q < q1; ++q)
-          if (am[p * g.Q + q] == self) acc += alpha * gy[p * g.yh + q * g.yw];
+      const int np = p1 - p0, nq = q1 - q0;
+      if (np <= 2 && nq <= 2) {
+        // At most 2 x 2 windows (stride at least half the kernel: every reference net's max
+        // pooling): all their loads are issued before any is used. Loading dy only after its
+        // argmax compared equal chained two dependent loads per window and left the kernel
+        // latency-bound.
+        int at[4];
+        T g4[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int p = p0 + (k >> 1), q = q0 + (k & 1);
+          const bool covers = (k >> 1) < np && (k & 1) < nq;
+          at[k] = covers ? am[p * g.Q + q] : -1;  // -1 never equals self
+          g4[k] = covers ? gy[p * g.yh + q * g.yw] : T(0);
+        }
+#pragma unroll
+        for (int k = 0; k < 4; ++k)  // (p, q) row-major, the CPU's order
+          if (at[k] == self) acc += alpha * g4[k];
+      } else {
+        for (int p = p0; p < p1; ++p)
+          for (int q = q0; q < q1; ++q)
+            if (am[p * g.Q + q] == self) acc += alpha * gy[p * g.yh + q * g.yw];
+      }
     } else {
       for (int p = p0; p < p1; ++p) {
         const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
