@@ -57,7 +57,7 @@ ConvGeometry read_conv_geometry(const ConvolutionParameter& p) {
   CREMA_REQUIRE(p.dilation_size() <= 2, "dilation has ", p.dilation_size(),
                 " values; only 2-d convolution is supported");
   for (uint32_t v : p.dilation())
-    CREMA_REQUIRE(v > 0 && v <= kMaxSize, "dilation must be positive, got ", v);
+    CREMA_REQUIRE(v > 0 && v <= kMaxSize, "dilation must be in [1, ", kMaxSize, "], got ", v);
   g.dilation_h = p.dilation_size() > 0 ? int(p.dilation(0)) : 1;
   g.dilation_w = p.dilation_size() > 1 ? int(p.dilation(1)) : g.dilation_h;
   return g;

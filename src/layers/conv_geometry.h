@@ -1,6 +1,6 @@
 // Reading the 2-d geometry of a convolution_param (kernel, pad, stride, dilation, given as the
-// repeated fields or the _h/_w pairs), for the layers besides Convolution that take it:
-// Deconvolution and Im2col.
+// repeated fields or the _h/_w pairs), for the layers that take it: Convolution, Deconvolution
+// and Im2col.
 #pragma once
 
 #include "crema.pb.h"

@@ -2,40 +2,14 @@
 #include "layers/convolution_layer.h"
 
 #include "core/filler.h"
+#include "layers/conv_geometry.h"
 
 namespace crema {
-namespace {
-
-// Reads a 2-d size given either as a repeated field (0, 1 or 2 values) or as the _h/_w pair.
-// Returns false when neither form is present.
-template <typename Repeated>
-bool read_pair(const Repeated& values, bool has_h, bool has_w, uint32_t h, uint32_t w,
-               int default_value, const char* name, int* out_h, int* out_w, const auto& error) {
-  if (has_h || has_w) {
-    if (values.size() > 0) error("give either ", name, " or ", name, "_h/", name, "_w, not both");
-    if (!has_h || !has_w) error("both ", name, "_h and ", name, "_w are needed");
-    *out_h = int(h);
-    *out_w = int(w);
-    return true;
-  }
-  if (values.size() > 2)
-    error(name, " has ", values.size(), " values; only 2-d convolution is supported");
-  if (values.size() == 0) {
-    *out_h = *out_w = default_value;
-    return false;
-  }
-  *out_h = int(values.Get(0));
-  *out_w = int(values.Get(values.size() == 1 ? 0 : 1));
-  return true;
-}
-
-}  // namespace
 
 template <typename Dtype>
 void ConvolutionLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
   (void)top;
   const ConvolutionParameter& p = this->param_.convolution_param();
-  auto err = [this](const auto&... parts) { this->error(parts...); };
 
   channel_axis_ = bottom[0]->canonical_axis(p.axis());
   const int spatial_axes = bottom[0]->num_axes() - channel_axis_ - 1;
@@ -43,23 +17,13 @@ void ConvolutionLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& 
     this->error("only 2-d convolution is supported, but input (", bottom[0]->shape_string(),
                 ") with axis ", channel_axis_, " has ", spatial_axes, " spatial axes");
 
-  int kh = 0, kw = 0;
-  if (!read_pair(p.kernel_size(), p.has_kernel_h(), p.has_kernel_w(), p.kernel_h(), p.kernel_w(), 0,
-                 "kernel", &kh, &kw, err))
-    this->error("kernel_size (or kernel_h and kernel_w) is required");
-  if (kh <= 0 || kw <= 0) this->error("kernel size must be positive, got ", kh, "x", kw);
-  read_pair(p.pad(), p.has_pad_h(), p.has_pad_w(), p.pad_h(), p.pad_w(), 0, "pad", &conv_.pad_h,
-            &conv_.pad_w, err);
-  read_pair(p.stride(), p.has_stride_h(), p.has_stride_w(), p.stride_h(), p.stride_w(), 1, "stride",
-            &conv_.stride_h, &conv_.stride_w, err);
-  if (conv_.stride_h <= 0 || conv_.stride_w <= 0)
-    this->error("stride must be positive, got ", conv_.stride_h, "x", conv_.stride_w);
-  if (p.dilation_size() > 2)
-    this->error("dilation has ", p.dilation_size(), " values; only 2-d convolution is supported");
-  conv_.dilation_h = p.dilation_size() > 0 ? int(p.dilation(0)) : 1;
-  conv_.dilation_w = p.dilation_size() > 1 ? int(p.dilation(1)) : conv_.dilation_h;
-  if (conv_.dilation_h <= 0 || conv_.dilation_w <= 0)
-    this->error("dilation must be positive, got ", conv_.dilation_h, "x", conv_.dilation_w);
+  ConvGeometry g;
+  try {
+    g = read_conv_geometry(p);
+  } catch (const Error& e) {
+    this->error(e.what());
+  }
+  conv_ = prim::ConvDesc{g.pad_h, g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, 1};
 
   // uint32 fields: reject values that do not fit the primitives' int sizes.
   if (p.num_output() == 0 || p.num_output() > uint32_t(kMaxTensorElements))
@@ -77,8 +41,8 @@ void ConvolutionLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& 
   filter_.dtype = dtype_of<Dtype>();
   filter_.k = num_output_;
   filter_.c = int(channels / conv_.groups);
-  filter_.r = kh;
-  filter_.s = kw;
+  filter_.r = g.kernel_h;
+  filter_.s = g.kernel_w;
   bias_term_ = p.bias_term();
   try {
     this->blobs_.clear();

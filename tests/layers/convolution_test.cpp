@@ -1,6 +1,9 @@
 // Convolution layer tests: shapes, forward against a naive loop reference, gradients, errors.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 #include "gradient_checker.h"
 #include "test_util.h"
 
@@ -176,6 +179,32 @@ TEST(ConvolutionLayer, ThreeDimensionalIsRejected) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("only 2-d"), std::string::npos) << e.what();
+  }
+}
+
+// Sizes come from uint32 fields of an untrusted file: values past the primitives' int range are
+// refused by name instead of wrapping to negative or huge ints.
+TEST(ConvolutionLayer, OutOfRangeGeometryIsAnError) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"kernel_size: 3000000000", "kernel 3000000000 is too large"},
+      {"kernel_size: 3 pad: 4000000000", "pad 4000000000 is too large"},
+      {"kernel_size: 3 stride_h: 3000000000 stride_w: 1", "stride 3000000000 is too large"},
+      {"kernel_size: 3 dilation: 2147483648", "dilation must be in [1, 1073741824]"}};
+  for (const auto& [field, message] : cases) {
+    SCOPED_TRACE(field);
+    auto layer = make_layer<float>(
+        "name: 'c3' type: 'Convolution' convolution_param { num_output: 2 " + field + " }");
+    TensorSet<float> bottom, top;
+    bottom.add({1, 1, 8, 8});
+    top.add();
+    try {
+      layer->setup(*bottom, *top);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("layer c3 (Convolution)"), std::string::npos) << what;
+      EXPECT_NE(what.find(message), std::string::npos) << what;
+    }
   }
 }
 
