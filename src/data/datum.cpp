@@ -3,11 +3,7 @@
 
 #include "core/errors.h"
 #include "core/tensor.h"
-
-#ifdef CREMA_WITH_OPENCV
-#include <opencv2/core.hpp>
-#include <opencv2/imgcodecs.hpp>
-#endif
+#include "data/image_io.h"
 
 namespace crema {
 
@@ -19,49 +15,11 @@ void decode_datum(std::string_view bytes, const std::string& db, std::string_vie
          " bytes that do not parse as a Datum)");
 }
 
-namespace {
-
-#ifdef CREMA_WITH_OPENCV
-void decode_image(const Datum& datum, const std::string& where, ColorMode color, ChwImage* image) {
-  const std::string& bytes = datum.data();
-  const cv::Mat buf(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
-  const int flags = color == ColorMode::kColor  ? cv::IMREAD_COLOR
-                    : color == ColorMode::kGray ? cv::IMREAD_GRAYSCALE
-                                                : cv::IMREAD_ANYCOLOR;
-  cv::Mat img;
-  try {
-    img = cv::imdecode(buf, flags);
-  } catch (const cv::Exception& e) {
-    fail(where, ": cannot decode the encoded image: ", e.what());
-  }
-  if (img.empty()) fail(where, ": cannot decode the encoded image (", bytes.size(), " bytes)");
-  if (img.depth() != CV_8U) fail(where, ": encoded image is not 8-bit");
-  const int c = img.channels(), h = img.rows, w = img.cols;
-  if (int64_t(c) * h * w > kMaxTensorElements) fail(where, ": encoded image is too large");
-  image->channels = c;
-  image->height = h;
-  image->width = w;
-  image->data.resize(size_t(c) * h * w);
-  // OpenCV stores H-W-C interleaved; the network wants planes.
-  for (int y = 0; y < h; ++y) {
-    const uint8_t* row = img.ptr<uint8_t>(y);
-    for (int x = 0; x < w; ++x)
-      for (int k = 0; k < c; ++k) image->data[(size_t(k) * h + y) * w + x] = row[x * c + k];
-  }
-}
-#endif
-
-}  // namespace
-
 void datum_to_chw(const Datum& datum, const std::string& where, ColorMode color, ChwImage* image) {
   if (datum.encoded()) {
-#ifdef CREMA_WITH_OPENCV
-    decode_image(datum, where, color, image);
+    if (!image_io_available()) fail(where, ": encoded Datum but crema was built without OpenCV");
+    decode_image(datum.data(), where, color, image);
     return;
-#else
-    (void)color;
-    fail(where, ": encoded Datum but crema was built without OpenCV");
-#endif
   }
   const int64_t c = datum.channels(), h = datum.height(), w = datum.width();
   if (c <= 0 || h <= 0 || w <= 0)

@@ -51,6 +51,23 @@ cv::Mat decode(const std::string& bytes, const std::string& path, int flags) {
   return img;
 }
 
+int imread_flags(ColorMode color) {
+  return color == ColorMode::kColor  ? cv::IMREAD_COLOR
+         : color == ColorMode::kGray ? cv::IMREAD_GRAYSCALE
+                                     : cv::IMREAD_ANYCOLOR;
+}
+
+// OpenCV stores H-W-C interleaved; Datum and the network want planes.
+template <typename T>
+void to_planes(const cv::Mat& img, T* chw) {
+  const int c = img.channels(), h = img.rows, w = img.cols;
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* row = img.ptr<uint8_t>(y);
+    for (int x = 0; x < w; ++x)
+      for (int k = 0; k < c; ++k) chw[(size_t(k) * h + y) * w + x] = T(row[x * c + k]);
+  }
+}
+
 std::string encode(const cv::Mat& img, const std::string& type, const std::string& path) {
   std::vector<uchar> buf;
   bool ok = false;
@@ -95,10 +112,7 @@ void read_image_to_datum(const std::string& path, int label, const ImageReadOpti
 #ifdef CREMA_WITH_OPENCV
   datum->Clear();
   const std::string bytes = read_file_bytes(path);
-  const int flags = options.color == ColorMode::kColor  ? cv::IMREAD_COLOR
-                    : options.color == ColorMode::kGray ? cv::IMREAD_GRAYSCALE
-                                                        : cv::IMREAD_ANYCOLOR;
-  cv::Mat img = decode(bytes, path, flags);
+  cv::Mat img = decode(bytes, path, imread_flags(options.color));
   const bool resize = options.new_height > 0;
   if (resize && (img.rows != options.new_height || img.cols != options.new_width)) {
     cv::Mat resized;
@@ -126,18 +140,30 @@ void read_image_to_datum(const std::string& path, int label, const ImageReadOpti
   datum->set_width(w);
   std::string* data = datum->mutable_data();
   data->resize(size_t(c) * h * w);
-  // OpenCV stores H-W-C interleaved; a Datum stores planes.
-  for (int y = 0; y < h; ++y) {
-    const uint8_t* row = img.ptr<uint8_t>(y);
-    for (int x = 0; x < w; ++x)
-      for (int k = 0; k < c; ++k) (*data)[(size_t(k) * h + y) * w + x] = char(row[x * c + k]);
-  }
+  to_planes(img, data->data());
 #else
   (void)label;
   (void)datum;
   fail(path,
        ": cannot read images: crema was built without OpenCV (reconfigure with "
        "-DCREMA_OPENCV=ON)");
+#endif
+}
+
+void decode_image(const std::string& bytes, const std::string& where, ColorMode color,
+                  ChwImage* image) {
+#ifdef CREMA_WITH_OPENCV
+  const cv::Mat img = decode(bytes, where, imread_flags(color));
+  image->channels = img.channels();
+  image->height = img.rows;
+  image->width = img.cols;
+  image->data.resize(size_t(img.channels()) * img.rows * img.cols);
+  to_planes(img, image->data.data());
+#else
+  (void)bytes;
+  (void)color;
+  (void)image;
+  fail(where, ": cannot decode images: crema was built without OpenCV");
 #endif
 }
 

@@ -33,6 +33,12 @@ std::string read_file_bytes(const std::string& path);
 void read_image_to_datum(const std::string& path, int label, const ImageReadOptions& options,
                          Datum* datum);
 
+// Decodes the bytes of an image file (an encoded Datum's data) into C-H-W values, with the
+// channels `color` asks for. Throws crema::Error naming `where` when the bytes are not an 8-bit
+// image of a known format or too large, and in a build without OpenCV.
+void decode_image(const std::string& bytes, const std::string& where, ColorMode color,
+                  ChwImage* image);
+
 // Writes 8-bit pixels given in C-H-W order (1 or 3 channels, BGR) to an image file whose format
 // the extension names (.jpg, .png, ...). Throws crema::Error naming the path on failure.
 void write_image_file(const std::string& path, const unsigned char* chw, int channels, int height,
