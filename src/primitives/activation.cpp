@@ -8,19 +8,12 @@
 
 namespace crema::prim {
 
-// The implementations (activation_cpu.cpp, activation_cuda.cu) have the public signatures.
-namespace cpu {
-void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, const void* x,
-             const TensorDesc& yd, void* y, Blend blend);
-void act_bwd(Handle& h, const ActDesc& ad, const TensorDesc& yd, const void* y, const void* dy,
-             const TensorDesc& xd, const void* x, void* dx, Blend blend);
-}  // namespace cpu
-namespace cuda {
-void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, const void* x,
-             const TensorDesc& yd, void* y, Blend blend);
-void act_bwd(Handle& h, const ActDesc& ad, const TensorDesc& yd, const void* y, const void* dy,
-             const TensorDesc& xd, const void* x, void* dx, Blend blend);
-}  // namespace cuda
+// The implementations (activation_cpu.cpp, activation_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, const void* x,
+                            const TensorDesc& yd, void* y, Blend blend);
+               void act_bwd(Handle& h, const ActDesc& ad, const TensorDesc& yd, const void* y,
+                            const void* dy, const TensorDesc& xd, const void* x, void* dx,
+                            Blend blend);)
 
 namespace {
 

@@ -7,13 +7,9 @@
 
 namespace crema::prim {
 
-// The implementations (argmax_cpu.cpp, argmax_cuda.cu) have the public signature.
-namespace cpu {
-void argmax_fwd(Handle& h, const ArgMaxDesc& ad, const void* x, void* index, void* value);
-}  // namespace cpu
-namespace cuda {
-void argmax_fwd(Handle& h, const ArgMaxDesc& ad, const void* x, void* index, void* value);
-}  // namespace cuda
+// The implementations (argmax_cpu.cpp, argmax_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void argmax_fwd(Handle& h, const ArgMaxDesc& ad, const void* x, void* index,
+                               void* value);)
 
 void argmax_fwd(Handle& h, const ArgMaxDesc& ad, const void* x, void* index, void* value) {
   auto fail = [](const std::string& why) { throw PrimError("argmax_fwd: " + why); };

@@ -8,35 +8,20 @@
 
 namespace crema::prim {
 
-// The implementations (batchnorm_cpu.cpp, batchnorm_cuda.cu) have the public signatures.
-namespace cpu {
-void batchnorm_bwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& dyd,
-                             const void* dy, const void* var, const TensorDesc& dxd, void* dx,
-                             Blend blend);
-void batchnorm_bwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& yd, const void* y,
-                            const void* dy, const void* inv_std, const TensorDesc& dxd, void* dx,
-                            Blend blend);
-void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd,
-                             const void* x, const TensorDesc& yd, void* y, const void* mean,
-                             const void* var, Blend blend);
-void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd, const void* x,
-                            const TensorDesc& yd, void* y, void* mean, void* var, void* inv_std,
-                            Blend blend);
-}  // namespace cpu
-namespace cuda {
-void batchnorm_bwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& dyd,
-                             const void* dy, const void* var, const TensorDesc& dxd, void* dx,
-                             Blend blend);
-void batchnorm_bwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& yd, const void* y,
-                            const void* dy, const void* inv_std, const TensorDesc& dxd, void* dx,
-                            Blend blend);
-void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd,
-                             const void* x, const TensorDesc& yd, void* y, const void* mean,
-                             const void* var, Blend blend);
-void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd, const void* x,
-                            const TensorDesc& yd, void* y, void* mean, void* var, void* inv_std,
-                            Blend blend);
-}  // namespace cuda
+// The implementations (batchnorm_cpu.cpp, batchnorm_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void batchnorm_bwd_inference(Handle& h, const BatchNormDesc& bd,
+                                            const TensorDesc& dyd, const void* dy, const void* var,
+                                            const TensorDesc& dxd, void* dx, Blend blend);
+               void batchnorm_bwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& yd,
+                                           const void* y, const void* dy, const void* inv_std,
+                                           const TensorDesc& dxd, void* dx, Blend blend);
+               void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd,
+                                            const TensorDesc& xd, const void* x,
+                                            const TensorDesc& yd, void* y, const void* mean,
+                                            const void* var, Blend blend);
+               void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd,
+                                           const void* x, const TensorDesc& yd, void* y, void* mean,
+                                           void* var, void* inv_std, Blend blend);)
 
 namespace {
 

@@ -8,34 +8,19 @@
 
 namespace crema::prim {
 
-// Defined in blas_cpu.cpp and blas_cuda.cu with the same signatures. Declared here rather than in
-// a header because only this dispatcher calls them; a signature mismatch is a link error.
-namespace cpu {
-void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
-          const void* a, const void* b, double beta, void* c);
-void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
-          double beta, void* y);
-void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double beta, void* y);
-void scal(Handle& h, DataType t, int64_t n, double alpha, void* x);
-void fill(Handle& h, DataType t, int64_t n, double value, void* x);
-double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y);
-double asum(Handle& h, DataType t, int64_t n, const void* x);
-void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha);
-void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend);
-}  // namespace cpu
-namespace cuda {
-void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
-          const void* a, const void* b, double beta, void* c);
-void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
-          double beta, void* y);
-void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double beta, void* y);
-void scal(Handle& h, DataType t, int64_t n, double alpha, void* x);
-void fill(Handle& h, DataType t, int64_t n, double value, void* x);
-double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y);
-double asum(Handle& h, DataType t, int64_t n, const void* x);
-void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha);
-void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend);
-}  // namespace cuda
+// The implementations (blas_cpu.cpp, blas_cuda.cu), with the public signatures.
+CREMA_BACKENDS(
+    void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
+              const void* a, const void* b, double beta, void* c);
+    void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a,
+              const void* x, double beta, void* y);
+    void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double beta, void* y);
+    void scal(Handle& h, DataType t, int64_t n, double alpha, void* x);
+    void fill(Handle& h, DataType t, int64_t n, double value, void* x);
+    double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y);
+    double asum(Handle& h, DataType t, int64_t n, const void* x);
+    void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha);
+    void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend);)
 
 namespace {
 

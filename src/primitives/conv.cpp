@@ -18,30 +18,16 @@
 
 namespace crema::prim {
 
-// Defined in conv_cpu.cpp and conv_cuda.cu with the same signatures. Declared here rather than in
-// a header because only this dispatcher calls them; a signature mismatch is a link error.
-namespace cpu {
-void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
-              const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y, Blend blend,
-              const ConvEpilogue& ep);
-void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
-                   const void* w, const TensorDesc& dyd, const void* dy, const TensorDesc& dxd,
-                   void* dx, Blend blend);
-void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
-                     const void* x, const TensorDesc& dyd, const void* dy, const FilterDesc& dwd,
-                     void* dw, Blend blend);
-}  // namespace cpu
-namespace cuda {
-void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
-              const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y, Blend blend,
-              const ConvEpilogue& ep);
-void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
-                   const void* w, const TensorDesc& dyd, const void* dy, const TensorDesc& dxd,
-                   void* dx, Blend blend);
-void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
-                     const void* x, const TensorDesc& dyd, const void* dy, const FilterDesc& dwd,
-                     void* dw, Blend blend);
-}  // namespace cuda
+// The implementations (conv_cpu.cpp, conv_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
+                             const void* x, const FilterDesc& wd, const void* w,
+                             const TensorDesc& yd, void* y, Blend blend, const ConvEpilogue& ep);
+               void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo,
+                                  const FilterDesc& wd, const void* w, const TensorDesc& dyd,
+                                  const void* dy, const TensorDesc& dxd, void* dx, Blend blend);
+               void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo,
+                                    const TensorDesc& xd, const void* x, const TensorDesc& dyd,
+                                    const void* dy, const FilterDesc& dwd, void* dw, Blend blend);)
 
 namespace {
 

@@ -7,15 +7,11 @@
 
 namespace crema::prim {
 
-// The implementations (dropout_cpu.cpp, dropout_cuda.cu) have the public signatures.
-namespace cpu {
-void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x, void* y, uint8_t* mask);
-void dropout_bwd(Handle& h, const DropoutDesc& dd, const void* dy, const uint8_t* mask, void* dx);
-}  // namespace cpu
-namespace cuda {
-void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x, void* y, uint8_t* mask);
-void dropout_bwd(Handle& h, const DropoutDesc& dd, const void* dy, const uint8_t* mask, void* dx);
-}  // namespace cuda
+// The implementations (dropout_cpu.cpp, dropout_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x, void* y,
+                                uint8_t* mask);
+               void dropout_bwd(Handle& h, const DropoutDesc& dd, const void* dy,
+                                const uint8_t* mask, void* dx);)
 
 namespace {
 

@@ -7,21 +7,14 @@
 
 namespace crema::prim {
 
-// The implementations (elementwise_cpu.cpp, elementwise_cuda.cu) have the public signatures.
-namespace cpu {
-void elt_sign(Handle& h, DataType t, int64_t n, const void* x, void* y);
-void elt_mul(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y);
-void elt_div(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y);
-void elt_sqrt(Handle& h, DataType t, int64_t n, const void* x, void* y);
-void elt_add_scalar(Handle& h, DataType t, int64_t n, double alpha, void* y);
-}  // namespace cpu
-namespace cuda {
-void elt_sign(Handle& h, DataType t, int64_t n, const void* x, void* y);
-void elt_mul(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y);
-void elt_div(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y);
-void elt_sqrt(Handle& h, DataType t, int64_t n, const void* x, void* y);
-void elt_add_scalar(Handle& h, DataType t, int64_t n, double alpha, void* y);
-}  // namespace cuda
+// The implementations (elementwise_cpu.cpp, elementwise_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void elt_sign(Handle& h, DataType t, int64_t n, const void* x, void* y);
+               void elt_mul(Handle& h, DataType t, int64_t n, const void* a, const void* b,
+                            void* y);
+               void elt_div(Handle& h, DataType t, int64_t n, const void* a, const void* b,
+                            void* y);
+               void elt_sqrt(Handle& h, DataType t, int64_t n, const void* x, void* y);
+               void elt_add_scalar(Handle& h, DataType t, int64_t n, double alpha, void* y);)
 
 namespace {
 

@@ -7,19 +7,12 @@
 
 namespace crema::prim {
 
-// The implementations (eltwise_cpu.cpp, eltwise_cuda.cu) have the public signatures.
-namespace cpu {
-void eltwise_fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
-                 Blend blend);
-void eltwise_bwd(Handle& h, const EltwiseDesc& ed, const void* const* x, const void* y,
-                 const void* dy, const int32_t* argmax, int input, void* dx, Blend blend);
-}  // namespace cpu
-namespace cuda {
-void eltwise_fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
-                 Blend blend);
-void eltwise_bwd(Handle& h, const EltwiseDesc& ed, const void* const* x, const void* y,
-                 const void* dy, const int32_t* argmax, int input, void* dx, Blend blend);
-}  // namespace cuda
+// The implementations (eltwise_cpu.cpp, eltwise_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void eltwise_fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y,
+                                int32_t* argmax, Blend blend);
+               void eltwise_bwd(Handle& h, const EltwiseDesc& ed, const void* const* x,
+                                const void* y, const void* dy, const int32_t* argmax, int input,
+                                void* dx, Blend blend);)
 
 namespace {
 

@@ -8,21 +8,13 @@
 
 namespace crema::prim {
 
-// The implementations (gather_cpu.cpp, gather_cuda.cu) have the public signatures.
-namespace cpu {
-void gather_rows(Handle& h, const RowsDesc& rd, const void* table, const void* indices, void* out,
-                 Blend blend);
-void scatter_add_rows(Handle& h, const RowsDesc& rd, const void* src, const void* indices,
-                      void* table, Blend blend);
-int64_t nonzero_indices(Handle& h, DataType t, int64_t n, const void* mask, void* indices);
-}  // namespace cpu
-namespace cuda {
-void gather_rows(Handle& h, const RowsDesc& rd, const void* table, const void* indices, void* out,
-                 Blend blend);
-void scatter_add_rows(Handle& h, const RowsDesc& rd, const void* src, const void* indices,
-                      void* table, Blend blend);
-int64_t nonzero_indices(Handle& h, DataType t, int64_t n, const void* mask, void* indices);
-}  // namespace cuda
+// The implementations (gather_cpu.cpp, gather_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void gather_rows(Handle& h, const RowsDesc& rd, const void* table,
+                                const void* indices, void* out, Blend blend);
+               void scatter_add_rows(Handle& h, const RowsDesc& rd, const void* src,
+                                     const void* indices, void* table, Blend blend);
+               int64_t nonzero_indices(Handle & h, DataType t, int64_t n, const void* mask,
+                                       void* indices);)
 
 namespace {
 

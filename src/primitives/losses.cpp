@@ -8,61 +8,35 @@
 
 namespace crema::prim {
 
-// The implementations (losses_cpu.cpp, losses_cuda.cu) have the public signatures.
-namespace cpu {
-void contrastive_loss_fwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
-                          const void* similar, void* loss);
-void contrastive_loss_bwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
-                          const void* similar, double loss_weight, void* da, void* db);
-void euclidean_loss_fwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
-                        void* loss);
-void euclidean_loss_bwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
-                        double loss_weight, void* da, void* db);
-void hinge_loss_fwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
-                    void* loss);
-void hinge_loss_bwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
-                    double loss_weight, void* dx);
-void infogain_loss_fwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
-                       const void* infogain, void* loss);
-void infogain_loss_bwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
-                       const void* infogain, double loss_weight, void* dx);
-void multinomial_logistic_loss_fwd(Handle& h, const MultinomialLogisticLossDesc& d,
-                                   const void* prob, const void* label, void* loss);
-void multinomial_logistic_loss_bwd(Handle& h, const MultinomialLogisticLossDesc& d,
-                                   const void* prob, const void* label, double loss_weight,
-                                   void* dx);
-void sigmoid_cross_entropy_loss_fwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
-                                    const void* target, void* loss);
-void sigmoid_cross_entropy_loss_bwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
-                                    const void* target, double loss_weight, void* dx);
-}  // namespace cpu
-namespace cuda {
-void contrastive_loss_fwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
-                          const void* similar, void* loss);
-void contrastive_loss_bwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
-                          const void* similar, double loss_weight, void* da, void* db);
-void euclidean_loss_fwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
-                        void* loss);
-void euclidean_loss_bwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
-                        double loss_weight, void* da, void* db);
-void hinge_loss_fwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
-                    void* loss);
-void hinge_loss_bwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
-                    double loss_weight, void* dx);
-void infogain_loss_fwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
-                       const void* infogain, void* loss);
-void infogain_loss_bwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
-                       const void* infogain, double loss_weight, void* dx);
-void multinomial_logistic_loss_fwd(Handle& h, const MultinomialLogisticLossDesc& d,
-                                   const void* prob, const void* label, void* loss);
-void multinomial_logistic_loss_bwd(Handle& h, const MultinomialLogisticLossDesc& d,
-                                   const void* prob, const void* label, double loss_weight,
-                                   void* dx);
-void sigmoid_cross_entropy_loss_fwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
-                                    const void* target, void* loss);
-void sigmoid_cross_entropy_loss_bwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
-                                    const void* target, double loss_weight, void* dx);
-}  // namespace cuda
+// The implementations (losses_cpu.cpp, losses_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void contrastive_loss_fwd(Handle& h, const ContrastiveLossDesc& d, const void* a,
+                                         const void* b, const void* similar, void* loss);
+               void contrastive_loss_bwd(Handle& h, const ContrastiveLossDesc& d, const void* a,
+                                         const void* b, const void* similar, double loss_weight,
+                                         void* da, void* db);
+               void euclidean_loss_fwd(Handle& h, const EuclideanLossDesc& d, const void* a,
+                                       const void* b, void* loss);
+               void euclidean_loss_bwd(Handle& h, const EuclideanLossDesc& d, const void* a,
+                                       const void* b, double loss_weight, void* da, void* db);
+               void hinge_loss_fwd(Handle& h, const HingeLossDesc& d, const void* x,
+                                   const void* label, void* loss);
+               void hinge_loss_bwd(Handle& h, const HingeLossDesc& d, const void* x,
+                                   const void* label, double loss_weight, void* dx);
+               void infogain_loss_fwd(Handle& h, const InfogainLossDesc& d, const void* prob,
+                                      const void* label, const void* infogain, void* loss);
+               void infogain_loss_bwd(Handle& h, const InfogainLossDesc& d, const void* prob,
+                                      const void* label, const void* infogain, double loss_weight,
+                                      void* dx);
+               void multinomial_logistic_loss_fwd(Handle& h, const MultinomialLogisticLossDesc& d,
+                                                  const void* prob, const void* label, void* loss);
+               void multinomial_logistic_loss_bwd(Handle& h, const MultinomialLogisticLossDesc& d,
+                                                  const void* prob, const void* label,
+                                                  double loss_weight, void* dx);
+               void sigmoid_cross_entropy_loss_fwd(Handle& h, const SigmoidCrossEntropyLossDesc& d,
+                                                   const void* x, const void* target, void* loss);
+               void sigmoid_cross_entropy_loss_bwd(Handle& h, const SigmoidCrossEntropyLossDesc& d,
+                                                   const void* x, const void* target,
+                                                   double loss_weight, void* dx);)
 
 namespace {
 

@@ -9,19 +9,12 @@
 
 namespace crema::prim {
 
-// The implementations (lrn_cpu.cpp, lrn_cuda.cu) have the public signatures.
-namespace cpu {
-void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
-             const TensorDesc& yd, void* y, Blend blend);
-void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, const void* dy,
-             const TensorDesc& xd, const void* x, void* dx, Blend blend);
-}  // namespace cpu
-namespace cuda {
-void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
-             const TensorDesc& yd, void* y, Blend blend);
-void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, const void* dy,
-             const TensorDesc& xd, const void* x, void* dx, Blend blend);
-}  // namespace cuda
+// The implementations (lrn_cpu.cpp, lrn_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
+                            const TensorDesc& yd, void* y, Blend blend);
+               void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y,
+                            const void* dy, const TensorDesc& xd, const void* x, void* dx,
+                            Blend blend);)
 
 namespace {
 

@@ -8,19 +8,11 @@
 
 namespace crema::prim {
 
-// The implementations (mvn_cpu.cpp, mvn_cuda.cu) have the public signatures.
-namespace cpu {
-void mvn_bwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x, const void* dy,
-             const TensorDesc& dxd, void* dx, Blend blend);
-void mvn_fwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x,
-             const TensorDesc& yd, void* y, Blend blend);
-}  // namespace cpu
-namespace cuda {
-void mvn_bwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x, const void* dy,
-             const TensorDesc& dxd, void* dx, Blend blend);
-void mvn_fwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x,
-             const TensorDesc& yd, void* y, Blend blend);
-}  // namespace cuda
+// The implementations (mvn_cpu.cpp, mvn_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void mvn_bwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x,
+                            const void* dy, const TensorDesc& dxd, void* dx, Blend blend);
+               void mvn_fwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x,
+                            const TensorDesc& yd, void* y, Blend blend);)
 
 namespace {
 

@@ -8,21 +8,12 @@
 
 namespace crema::prim {
 
-// The implementations (pool_cpu.cpp, pool_cuda.cu) have the public signatures. Declared here
-// rather than in a header because only this dispatcher calls them; a signature mismatch is a
-// link error.
-namespace cpu {
-void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
-              const TensorDesc& yd, void* y, Blend blend);
-void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
-              const TensorDesc& xd, const void* x, void* dx, Blend blend);
-}  // namespace cpu
-namespace cuda {
-void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
-              const TensorDesc& yd, void* y, Blend blend);
-void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
-              const TensorDesc& xd, const void* x, void* dx, Blend blend);
-}  // namespace cuda
+// The implementations (pool_cpu.cpp, pool_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
+                             const TensorDesc& yd, void* y, Blend blend);
+               void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y,
+                             const void* dy, const TensorDesc& xd, const void* x, void* dx,
+                             Blend blend);)
 
 namespace {
 

@@ -7,19 +7,12 @@
 
 namespace crema::prim {
 
-// The implementations (prelu_cpu.cpp, prelu_cuda.cu) have the public signatures.
-namespace cpu {
-void prelu_bwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x, const void* dy,
-               const void* slope, void* dx, void* dslope, Blend dx_blend, Blend dslope_blend);
-void prelu_fwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x,
-               const void* slope, const TensorDesc& yd, void* y, Blend blend);
-}  // namespace cpu
-namespace cuda {
-void prelu_bwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x, const void* dy,
-               const void* slope, void* dx, void* dslope, Blend dx_blend, Blend dslope_blend);
-void prelu_fwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x,
-               const void* slope, const TensorDesc& yd, void* y, Blend blend);
-}  // namespace cuda
+// The implementations (prelu_cpu.cpp, prelu_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void prelu_bwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x,
+                              const void* dy, const void* slope, void* dx, void* dslope,
+                              Blend dx_blend, Blend dslope_blend);
+               void prelu_fwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x,
+                              const void* slope, const TensorDesc& yd, void* y, Blend blend);)
 
 namespace {
 

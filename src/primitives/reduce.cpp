@@ -7,19 +7,12 @@
 
 namespace crema::prim {
 
-// The implementations (reduce_cpu.cpp, reduce_cuda.cu) have the public signatures.
-namespace cpu {
-void reduce_fwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
-                const ViewDesc& yd, void* y, Blend blend);
-void reduce_bwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
-                const ViewDesc& dyd, const void* dy, const ViewDesc& dxd, void* dx, Blend blend);
-}  // namespace cpu
-namespace cuda {
-void reduce_fwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
-                const ViewDesc& yd, void* y, Blend blend);
-void reduce_bwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
-                const ViewDesc& dyd, const void* dy, const ViewDesc& dxd, void* dx, Blend blend);
-}  // namespace cuda
+// The implementations (reduce_cpu.cpp, reduce_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void reduce_fwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
+                               const ViewDesc& yd, void* y, Blend blend);
+               void reduce_bwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
+                               const ViewDesc& dyd, const void* dy, const ViewDesc& dxd, void* dx,
+                               Blend blend);)
 
 namespace {
 

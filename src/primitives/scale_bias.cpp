@@ -7,27 +7,15 @@
 
 namespace crema::prim {
 
-// The implementations (scale_bias_cpu.cpp, scale_bias_cuda.cu) have the public signatures.
-namespace cpu {
-void scale_bias_bwd_bias(Handle& h, const ScaleBiasDesc& sd, const void* dy, void* dbias,
-                         Blend blend);
-void scale_bias_bwd_data(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* scale,
-                         void* dx, Blend blend);
-void scale_bias_bwd_scale(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* x,
-                          void* dscale, Blend blend);
-void scale_bias_fwd(Handle& h, const ScaleBiasDesc& sd, const void* x, const void* scale,
-                    const void* bias, void* y, Blend blend);
-}  // namespace cpu
-namespace cuda {
-void scale_bias_bwd_bias(Handle& h, const ScaleBiasDesc& sd, const void* dy, void* dbias,
-                         Blend blend);
-void scale_bias_bwd_data(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* scale,
-                         void* dx, Blend blend);
-void scale_bias_bwd_scale(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* x,
-                          void* dscale, Blend blend);
-void scale_bias_fwd(Handle& h, const ScaleBiasDesc& sd, const void* x, const void* scale,
-                    const void* bias, void* y, Blend blend);
-}  // namespace cuda
+// The implementations (scale_bias_cpu.cpp, scale_bias_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void scale_bias_bwd_bias(Handle& h, const ScaleBiasDesc& sd, const void* dy,
+                                        void* dbias, Blend blend);
+               void scale_bias_bwd_data(Handle& h, const ScaleBiasDesc& sd, const void* dy,
+                                        const void* scale, void* dx, Blend blend);
+               void scale_bias_bwd_scale(Handle& h, const ScaleBiasDesc& sd, const void* dy,
+                                         const void* x, void* dscale, Blend blend);
+               void scale_bias_fwd(Handle& h, const ScaleBiasDesc& sd, const void* x,
+                                   const void* scale, const void* bias, void* y, Blend blend);)
 
 namespace {
 

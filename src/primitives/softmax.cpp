@@ -8,29 +8,17 @@
 
 namespace crema::prim {
 
-// The implementations (softmax_cpu.cpp, softmax_cuda.cu) have the public signatures.
-namespace cpu {
-void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend blend);
-void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
-                 Blend blend);
-void softmax_loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
-                      void* loss);
-void softmax_loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
-                      double loss_weight, void* dx);
-void accuracy_fwd(Handle& h, const AccuracyDesc& ad, const void* scores, const void* label,
-                  void* accuracy, void* per_class);
-}  // namespace cpu
-namespace cuda {
-void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend blend);
-void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
-                 Blend blend);
-void softmax_loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
-                      void* loss);
-void softmax_loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,
-                      double loss_weight, void* dx);
-void accuracy_fwd(Handle& h, const AccuracyDesc& ad, const void* scores, const void* label,
-                  void* accuracy, void* per_class);
-}  // namespace cuda
+// The implementations (softmax_cpu.cpp, softmax_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y,
+                                Blend blend);
+               void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy,
+                                void* dx, Blend blend);
+               void softmax_loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob,
+                                     const void* label, void* loss);
+               void softmax_loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob,
+                                     const void* label, double loss_weight, void* dx);
+               void accuracy_fwd(Handle& h, const AccuracyDesc& ad, const void* scores,
+                                 const void* label, void* accuracy, void* per_class);)
 
 namespace {
 

@@ -8,13 +8,9 @@
 
 namespace crema::prim {
 
-// The implementations (solver_update_cpu.cpp, solver_update_cuda.cu) have the public signature.
-namespace cpu {
-void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g, void* hist, void* hist2);
-}  // namespace cpu
-namespace cuda {
-void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g, void* hist, void* hist2);
-}  // namespace cuda
+// The implementations (solver_update_cpu.cpp, solver_update_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g,
+                                  void* hist, void* hist2);)
 
 int solver_update_history(UpdateRule rule) {
   return rule == UpdateRule::kAdaDelta || rule == UpdateRule::kAdam ? 2 : 1;

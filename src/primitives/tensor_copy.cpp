@@ -7,15 +7,9 @@
 
 namespace crema::prim {
 
-// The implementations (tensor_copy_cpu.cpp, tensor_copy_cuda.cu) have the public signature.
-namespace cpu {
-void tensor_copy(Handle& h, const ViewDesc& xd, const void* x, const ViewDesc& yd, void* y,
-                 Blend blend);
-}  // namespace cpu
-namespace cuda {
-void tensor_copy(Handle& h, const ViewDesc& xd, const void* x, const ViewDesc& yd, void* y,
-                 Blend blend);
-}  // namespace cuda
+// The implementations (tensor_copy_cpu.cpp, tensor_copy_cuda.cu), with the public signatures.
+CREMA_BACKENDS(void tensor_copy(Handle& h, const ViewDesc& xd, const void* x, const ViewDesc& yd,
+                                void* y, Blend blend);)
 
 namespace {
 
