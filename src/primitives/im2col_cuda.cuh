@@ -17,10 +17,10 @@ namespace crema::prim::cuda {
 
 using cpu::ConvGeom;
 
-// Both kernels give a block the planes (image, channel) blockIdx.y, + gridDim.y, ... and its
-// threads consecutive positions of the plane, so the divisions that place a thread happen once
-// per thread and plane, not per element: with a division per coordinate per element, the index
-// math, not memory, bounded these memory-bound kernels.
+// In both kernels a block visits the planes (image, channel) blockIdx.y, blockIdx.y + gridDim.y,
+// ... and its threads take consecutive positions of a plane, so the divisions that place a
+// thread happen once per thread and plane, not per element: with a division per coordinate per
+// element, the index math, not memory, bounded these memory-bound kernels.
 
 // One thread per (image, channel, output position) writes the position's R*S patch-matrix
 // entries, coalesced over positions. Reads of x are strided by the conv stride and served mostly
