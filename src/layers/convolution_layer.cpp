@@ -17,13 +17,7 @@ void ConvolutionLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& 
     this->error("only 2-d convolution is supported, but input (", bottom[0]->shape_string(),
                 ") with axis ", channel_axis_, " has ", spatial_axes, " spatial axes");
 
-  ConvGeometry g;
-  try {
-    g = read_conv_geometry(p);
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
-  conv_ = prim::ConvDesc{g.pad_h, g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, 1};
+  const ConvGeometry g = read_conv_geometry(*this, p);
 
   // uint32 fields: reject values that do not fit the primitives' int sizes.
   if (p.num_output() == 0 || p.num_output() > uint32_t(kMaxTensorElements))
@@ -31,7 +25,7 @@ void ConvolutionLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& 
   if (p.group() == 0 || p.group() > uint32_t(kMaxTensorElements))
     this->error("group must be positive, got ", p.group());
   num_output_ = int(p.num_output());
-  conv_.groups = int(p.group());
+  conv_ = g.conv_desc(int(p.group()));
   const int64_t channels = bottom[0]->shape(channel_axis_);
   if (channels % conv_.groups != 0)
     this->error("input channels (", channels, ") must be divisible by group (", conv_.groups, ")");

@@ -16,19 +16,13 @@ void DeconvolutionLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors
   if (spatial_axes != 2)
     this->error("only 2-d deconvolution is supported, but input (", bottom[0]->shape_string(),
                 ") with axis ", channel_axis_, " has ", spatial_axes, " spatial axes");
-  ConvGeometry g;
-  try {
-    g = read_conv_geometry(p);
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
-  conv_ = prim::ConvDesc{g.pad_h, g.pad_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, 1};
+  const ConvGeometry g = read_conv_geometry(*this, p);
   if (p.num_output() == 0 || p.num_output() > uint32_t(1) << 30)
     this->error("num_output must be positive, got ", p.num_output());
   if (p.group() == 0 || p.group() > uint32_t(1) << 30)
     this->error("group must be positive, got ", p.group());
   num_output_ = int(p.num_output());
-  conv_.groups = int(p.group());
+  conv_ = g.conv_desc(int(p.group()));
   const int64_t channels = bottom[0]->shape(channel_axis_);
   if (channels % conv_.groups != 0)
     this->error("input channels (", channels, ") must be divisible by group (", conv_.groups, ")");

@@ -10,12 +10,7 @@ void Im2colLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) 
   (void)top;
   const ConvolutionParameter& p = this->param_.convolution_param();
   channel_axis_ = bottom[0]->canonical_axis(p.axis());
-  ConvGeometry g;
-  try {
-    g = read_conv_geometry(p);
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  const ConvGeometry g = read_conv_geometry(*this, p);
   desc_.dtype = dtype_of<Dtype>();
   desc_.kernel_h = g.kernel_h;
   desc_.kernel_w = g.kernel_w;

@@ -134,52 +134,27 @@ TEST(ConvolutionLayer, GradientsWithPadStrideDilationGroups) {
 }
 
 TEST(ConvolutionLayer, KernelLargerThanPaddedInputIsAnError) {
-  auto layer = make_layer<float>(
-      "name: 'c1' type: 'Convolution' convolution_param { num_output: 2 kernel_size: 7 pad: 1 }");
-  TensorSet<float> bottom, top;
-  bottom.add({1, 1, 4, 4});
-  top.add();
-  try {
-    layer->setup(*bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("layer c1 (Convolution)"), std::string::npos) << what;
-    EXPECT_NE(what.find("kernel 7x7"), std::string::npos) << what;
-    EXPECT_NE(what.find("4x4"), std::string::npos) << what;
-  }
+  const std::string what = setup_error(
+      "name: 'c1' type: 'Convolution' convolution_param { num_output: 2 kernel_size: 7 pad: 1 }",
+      {1, 1, 4, 4});
+  EXPECT_NE(what.find("layer c1 (Convolution)"), std::string::npos) << what;
+  EXPECT_NE(what.find("kernel 7x7"), std::string::npos) << what;
+  EXPECT_NE(what.find("4x4"), std::string::npos) << what;
 }
 
 TEST(ConvolutionLayer, GroupNotDividingChannelsIsAnError) {
-  auto layer = make_layer<float>(
-      "name: 'c2' type: 'Convolution' convolution_param { num_output: 4 kernel_size: 1 group: "
-      "2 }");
-  TensorSet<float> bottom, top;
-  bottom.add({1, 3, 4, 4});
-  top.add();
-  try {
-    layer->setup(*bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("layer c2"), std::string::npos) << what;
-    EXPECT_NE(what.find("channels (3)"), std::string::npos) << what;
-    EXPECT_NE(what.find("group (2)"), std::string::npos) << what;
-  }
+  const std::string what = setup_error(
+      "name: 'c2' type: 'Convolution' convolution_param { num_output: 4 kernel_size: 1 group: 2 }",
+      {1, 3, 4, 4});
+  EXPECT_NE(what.find("layer c2"), std::string::npos) << what;
+  EXPECT_NE(what.find("channels (3)"), std::string::npos) << what;
+  EXPECT_NE(what.find("group (2)"), std::string::npos) << what;
 }
 
 TEST(ConvolutionLayer, ThreeDimensionalIsRejected) {
-  auto layer =
-      make_layer<float>("type: 'Convolution' convolution_param { num_output: 2 kernel_size: 1 }");
-  TensorSet<float> bottom, top;
-  bottom.add({1, 2, 3, 3, 3});
-  top.add();
-  try {
-    layer->setup(*bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("only 2-d"), std::string::npos) << e.what();
-  }
+  const std::string what = setup_error(
+      "type: 'Convolution' convolution_param { num_output: 2 kernel_size: 1 }", {1, 2, 3, 3, 3});
+  EXPECT_NE(what.find("only 2-d"), std::string::npos) << what;
 }
 
 // Sizes come from uint32 fields of an untrusted file: values past the primitives' int range are
@@ -192,19 +167,11 @@ TEST(ConvolutionLayer, OutOfRangeGeometryIsAnError) {
       {"kernel_size: 3 dilation: 2147483648", "dilation must be in [1, 1073741824]"}};
   for (const auto& [field, message] : cases) {
     SCOPED_TRACE(field);
-    auto layer = make_layer<float>(
-        "name: 'c3' type: 'Convolution' convolution_param { num_output: 2 " + field + " }");
-    TensorSet<float> bottom, top;
-    bottom.add({1, 1, 8, 8});
-    top.add();
-    try {
-      layer->setup(*bottom, *top);
-      FAIL() << "no error";
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("layer c3 (Convolution)"), std::string::npos) << what;
-      EXPECT_NE(what.find(message), std::string::npos) << what;
-    }
+    const std::string what = setup_error(
+        "name: 'c3' type: 'Convolution' convolution_param { num_output: 2 " + field + " }",
+        {1, 1, 8, 8});
+    EXPECT_NE(what.find("layer c3 (Convolution)"), std::string::npos) << what;
+    EXPECT_NE(what.find(message), std::string::npos) << what;
   }
 }
 

@@ -80,6 +80,21 @@ class TensorSet {
   std::vector<Tensor<Dtype>*> ptrs_;
 };
 
+// The message of the crema::Error that setting up the float layer of `text` on one bottom of
+// `shape` (and one top) throws, or "(no error)".
+inline std::string setup_error(const std::string& text, const std::vector<int64_t>& shape) {
+  auto layer = make_layer<float>(text);
+  TensorSet<float> bottom, top;
+  bottom.add(shape);
+  top.add();
+  try {
+    layer->setup(*bottom, *top);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 // Options of check_gradient, set by chaining: GradientCheckOptions().threshold(1e-6).bottoms({0}).
 struct GradientCheckOptions {
   double step_ = 1e-3;
