@@ -200,8 +200,8 @@ void bwd(Handle& h, const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, Blend
 // Blocks of the label reductions: enough to fill the GPU; each block leaves one partial.
 constexpr int kLabelBlocks = 512;
 
-// What the label pass reports to the host: the first invalid label's position (or ~0) and,
-// for the loss, the valid count.
+// What the loss's label pass leaves in the workspace for the kernels after it (the host never
+// reads it): the first invalid label's position (or ~0) and the valid count.
 struct LabelScan {
   unsigned long long bad;
   long long valid;
