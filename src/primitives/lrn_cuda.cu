@@ -14,6 +14,8 @@
 //   (the contract makes y that value, so y itself need not be read), and R enters a second ring
 //   whose sliding sum gives dx for channel j - r. Bytes: x and dy read, dx written: 12 per
 //   element. norm1 892 MB = 0.30 ms at 3 TB/s; norm2 573 MB = 0.19 ms.
+//   The backward's per-element math is one reciprocal square root pair (lrn_ops.h); with IEEE
+//   square roots and divisions it was compute-bound (ncu: SM 79%, DRAM 52%).
 //   local_size above 7 takes the generic kernels: forward re-reads the leaving channel (cache),
 //   backward stores R in the workspace and slides twice (about 28 bytes per element).
 // Within a channel: one thread per pixel sums its clipped n x n window directly (the reads
@@ -106,10 +108,14 @@ __global__ void across_fwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow ne
 //   rw[t] = R(j - 2r - 1 + t)   the R leaving c's window, then c's window
 // Channels outside [0, C) are zeros and produce R = 0, so the sums match the CPU's, which skips
 // them.
+// f32 with local_size 5 (CaffeNet's and GoogLeNet's) is bounded to five blocks per SM (at most
+// 51 registers, no spill for exponents other than 1; unbounded it took 60, four blocks): 1-5%
+// faster in bench_prim, where six blocks spilled and ran 20-30% slower. f64 and wider windows
+// would spill more under that bound.
 template <int kR, typename T, typename NegPow>
-__global__ void across_bwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow neg_pow, T k, T a,
-                                       T cc2, const T* dy, const T* __restrict__ x, T* dx, T alpha,
-                                       T beta) {
+__global__ void __launch_bounds__(kBlock, sizeof(T) == 4 && kR == 2 ? 5 : 1)
+    across_bwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow neg_pow, T k, T a, T cc2,
+                           const T* dy, const T* __restrict__ x, T* dx, T alpha, T beta) {
   constexpr int kNX = 2 * kR + 2 + kAhead, kND = kR + 1 + kAhead, kNP = kR + 1, kNR = 2 * kR + 2;
   CREMA_CUDA_LOOP(idx, work) {
     const ColumnChunk cc = column_chunk(g, chunk, idx);
@@ -132,7 +138,7 @@ __global__ void across_bwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow ne
     for (int j = j0; j < cc.c1 + kR; ++j) {
       const T s = lrn_ops::scale_of(k, a, acc);
       pw[kR] = neg_pow(s);
-      rw[2 * kR + 1] = j >= 0 && j < g.C ? dw[kR] * (xw[kR] * pw[kR]) / s : T(0);
+      rw[2 * kR + 1] = j >= 0 && j < g.C ? dw[kR] * (xw[kR] * pw[kR]) * neg_pow.inv(s) : T(0);
       sr += rw[2 * kR + 1];
       sr -= rw[0];
       const int c = j - kR;

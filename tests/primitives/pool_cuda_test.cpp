@@ -131,6 +131,13 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
   // Many small planes per block, and planes wider than one 32-column tile.
   add(expand("tiny_planes", 3, 70, 4, 4, 2, 2, 0, 0, 2, 2, kAllModes));
   add(expand("wide", 1, 2, 9, 131, 3, 3, 1, 1, 2, 2, kAllModes));
+  // The sweep kernels (square 2/2, 3/2, 3/1 windows): a pad as large as the stride (a first
+  // block of pad cells only), and tall planes cut into bands of rows whose first steps gather
+  // what the windows above the band add.
+  add(expand("pad2_k3s2", 2, 3, 13, 11, 3, 3, 2, 2, 2, 2, kAllModes));
+  add(expand("bands_k3s2", 1, 2, 41, 6, 3, 3, 1, 1, 2, 2, kAllModes));
+  add(expand("bands_k2s2", 2, 1, 37, 5, 2, 2, 1, 1, 2, 2, kAllModes));
+  add(expand("bands_k3s1", 1, 2, 30, 5, 3, 3, 1, 1, 1, 1, kAllModes));
   // Many small planes: the plane/channel split of the flat index.
   add(expand("many_planes", 1, 70000, 3, 3, 2, 2, 0, 0, 1, 1, kAllModes, false));
   for (const Case& k : all) check_all(k);
