@@ -27,6 +27,17 @@ CREMA_HOST_DEVICE inline T rsqrt_of(T s) {
 #endif
 }
 
+// 1 / s: the square of rsqrt(s) on the GPU.
+template <typename T>
+CREMA_HOST_DEVICE inline T recip_of(T s) {
+#ifdef __CUDA_ARCH__
+  const T q = rsqrt_of(s);
+  return q * q;
+#else
+  return T(1) / s;
+#endif
+}
+
 template <typename T>
 struct NegPow075 {
   CREMA_HOST_DEVICE T operator()(T s) const {
@@ -38,27 +49,13 @@ struct NegPow075 {
     return T(1) / (r * std::sqrt(r));
 #endif
   }
-  CREMA_HOST_DEVICE T inv(T s) const {
-#ifdef __CUDA_ARCH__
-    const T q = rsqrt_of(s);
-    return q * q;
-#else
-    return T(1) / s;
-#endif
-  }
+  CREMA_HOST_DEVICE T inv(T s) const { return recip_of(s); }
 };
 
 template <typename T>
 struct NegPow05 {
   CREMA_HOST_DEVICE T operator()(T s) const { return rsqrt_of(s); }
-  CREMA_HOST_DEVICE T inv(T s) const {
-#ifdef __CUDA_ARCH__
-    const T q = rsqrt_of(s);
-    return q * q;
-#else
-    return T(1) / s;
-#endif
-  }
+  CREMA_HOST_DEVICE T inv(T s) const { return recip_of(s); }
 };
 
 template <typename T>
