@@ -63,4 +63,17 @@ ConvGeometry read_conv_geometry(const ConvolutionParameter& p) {
   return g;
 }
 
+ConvChannels read_conv_channels(const ConvolutionParameter& p, int64_t channels) {
+  CREMA_REQUIRE(p.num_output() > 0 && p.num_output() <= kMaxSize, "num_output must be in [1, ",
+                kMaxSize, "], got ", p.num_output());
+  CREMA_REQUIRE(p.group() > 0 && p.group() <= kMaxSize, "group must be in [1, ", kMaxSize,
+                "], got ", p.group());
+  const ConvChannels c{int(p.num_output()), int(p.group())};
+  CREMA_REQUIRE(channels % c.groups == 0, "input channels (", channels,
+                ") must be divisible by group (", c.groups, ")");
+  CREMA_REQUIRE(c.num_output % c.groups == 0, "num_output (", c.num_output,
+                ") must be divisible by group (", c.groups, ")");
+  return c;
+}
+
 }  // namespace crema

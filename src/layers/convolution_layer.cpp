@@ -18,19 +18,10 @@ void ConvolutionLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& 
                 ") with axis ", channel_axis_, " has ", spatial_axes, " spatial axes");
 
   const ConvGeometry g = read_conv_geometry(*this, p);
-
-  // uint32 fields: reject values that do not fit the primitives' int sizes.
-  if (p.num_output() == 0 || p.num_output() > uint32_t(kMaxTensorElements))
-    this->error("num_output must be positive, got ", p.num_output());
-  if (p.group() == 0 || p.group() > uint32_t(kMaxTensorElements))
-    this->error("group must be positive, got ", p.group());
-  num_output_ = int(p.num_output());
-  conv_ = g.conv_desc(int(p.group()));
   const int64_t channels = bottom[0]->shape(channel_axis_);
-  if (channels % conv_.groups != 0)
-    this->error("input channels (", channels, ") must be divisible by group (", conv_.groups, ")");
-  if (num_output_ % conv_.groups != 0)
-    this->error("num_output (", num_output_, ") must be divisible by group (", conv_.groups, ")");
+  const ConvChannels ch = read_conv_channels(*this, p, channels);
+  num_output_ = ch.num_output;
+  conv_ = g.conv_desc(ch.groups);
 
   filter_.dtype = dtype_of<Dtype>();
   filter_.k = num_output_;

@@ -175,5 +175,25 @@ TEST(ConvolutionLayer, OutOfRangeGeometryIsAnError) {
   }
 }
 
+// num_output and group are uint32 too; Convolution and Deconvolution read them through one
+// checked reader.
+TEST(ConvolutionLayer, OutOfRangeNumOutputOrGroupIsAnError) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"num_output: 0 kernel_size: 1", "num_output must be in [1, 1073741824], got 0"},
+      {"num_output: 3000000000 kernel_size: 1", "num_output must be in [1, 1073741824]"},
+      {"num_output: 2 group: 0 kernel_size: 1", "group must be in [1, 1073741824], got 0"},
+      {"num_output: 2 group: 4294967295 kernel_size: 1", "group must be in [1, 1073741824]"},
+      {"num_output: 3 group: 2 kernel_size: 1", "num_output (3) must be divisible by group (2)"}};
+  for (const char* type : {"Convolution", "Deconvolution"})
+    for (const auto& [field, message] : cases) {
+      SCOPED_TRACE(std::string(type) + " " + field);
+      const std::string what = setup_error(
+          std::string("name: 'c4' type: '") + type + "' convolution_param { " + field + " }",
+          {1, 2, 8, 8});
+      EXPECT_NE(what.find(std::string("layer c4 (") + type + ")"), std::string::npos) << what;
+      EXPECT_NE(what.find(message), std::string::npos) << what;
+    }
+}
+
 }  // namespace
 }  // namespace crema::test
