@@ -1,0 +1,22 @@
+// Pooling sweep kernels on CUDA for square 2/2, 3/2 and 3/1 windows (kernel/stride: every
+// reference net's pooling), called by pool_cuda.cu; the design is described in pool_sweep_cuda.cu.
+// Only included by .cu files of the primitives library.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "primitives/pool.h"
+
+namespace crema::prim::cuda {
+
+// Launch the sweep for pd on stream s and return true, or return false (launching nothing) when
+// pd's windows are not one of the swept shapes. Blend as in pool.h; launches are not checked.
+template <typename T>
+bool pool_fwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
+                    const TensorDesc& yd, T* y, T alpha, T beta);
+// Max pooling only.
+template <typename T>
+bool pool_max_bwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
+                        const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
+
+}  // namespace crema::prim::cuda

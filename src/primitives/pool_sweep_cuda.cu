@@ -1,0 +1,296 @@
+// Pooling sweep kernels (pool_sweep.cuh) for square K x K windows of stride S on both axes. A
+// thread owns one column of a plane (one output column forward, one column block backward) and
+// walks down it, keeping the K input rows its windows need in a register ring: each step loads
+// only the min(S, K) rows the next window row adds, instead of K x K cells per output. Planes
+// with few columns are cut into bands of rows so that enough threads run. The max backward is a
+// single pass with no workspace and no atomics. Results equal the CPU's bit for bit.
+// The sweeps are bound by L2 traffic (ncu on caffenet:pool1's backward: L2 86%, DRAM 56%): a
+// warp's column loads are strided by S, so each moves twice the sectors it uses.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "primitives/cuda_util.cuh"
+#include "primitives/pool_ops.h"
+#include "primitives/pool_sweep.cuh"
+
+namespace crema::prim::cuda {
+namespace {
+
+using pool_ops::span_of;
+
+// Geometry of a sweep launch: `rows` x `cols` steps per plane (output rows and columns forward,
+// block rows and columns backward), bands of `band` rows.
+struct SweepGeo {
+  int C, H, W, P, Q, ph, pw;
+  int64_t xn, xc, xh, xw;
+  int64_t yn, yc, yh, yw;
+  int64_t planes;
+  int rows, cols, band;
+  int64_t threads;  // planes * cols * bands
+};
+
+// The thread's column, its plane's x/dx and y/dy offsets and its band [r0, r1).
+struct SweepItem {
+  int col, r0, r1;
+  int64_t xo, yo;
+};
+
+__device__ __forceinline__ SweepItem sweep_item(const SweepGeo& g, int64_t idx) {
+  const int64_t line = idx / g.cols;  // band * planes + plane
+  const int64_t band = line / g.planes, plane = line - band * g.planes;
+  const int64_t n = plane / g.C, c = plane - n * g.C;
+  const int r0 = int(band) * g.band;
+  return SweepItem{int(idx - line * g.cols), r0, min(r0 + g.band, g.rows), n * g.xn + c * g.xc,
+                   n * g.yn + c * g.yc};
+}
+
+// Input row `row`, columns c0 .. c0 + N - 1, into dst; cells outside the input read `fill`.
+template <int N, typename T>
+__device__ __forceinline__ void load_row(const SweepGeo& g, const T* xp, int row, int c0, T fill,
+                                         T (&dst)[N]) {
+  const bool in_row = row >= 0 && row < g.H;
+  const T* r = xp + row * g.xh;
+#pragma unroll
+  for (int t = 0; t < N; ++t) {
+    const int col = c0 + t;
+    dst[t] = in_row && col >= 0 && col < g.W ? r[col * g.xw] : fill;
+  }
+}
+
+// The K input rows of one window row, columns c0 .. c0 + N - 1. Window row p + 1 starts S rows
+// further down: it keeps K - S of these rows and adds R = min(S, K), which fetch() loads into
+// `next` a step ahead (so two steps' loads are in flight) and advance() moves in.
+template <int K, int S, int N, typename T>
+struct RowRing {
+  static constexpr int R = S < K ? S : K;
+  T rows[K][N];
+  T next[R][N];
+
+  __device__ __forceinline__ void load(const SweepGeo& g, const T* xp, int row0, int c0, T fill) {
+#pragma unroll
+    for (int d = 0; d < K; ++d) load_row(g, xp, row0 + d, c0, fill, rows[d]);
+  }
+  // Loads the rows window row starting at input row `row0` adds.
+  __device__ __forceinline__ void fetch(const SweepGeo& g, const T* xp, int row0, int c0, T fill) {
+#pragma unroll
+    for (int d = 0; d < R; ++d) load_row(g, xp, row0 + K - R + d, c0, fill, next[d]);
+  }
+  __device__ __forceinline__ void advance() {
+#pragma unroll
+    for (int d = 0; d < K; ++d)
+#pragma unroll
+      for (int t = 0; t < N; ++t) rows[d][t] = d + S < K ? rows[d + S][t] : next[d - (K - R)][t];
+  }
+};
+
+// Forward: thread (band, plane, q) computes y[p][q] for p in its band. Pads and cells past the
+// input hold the fold's identity (lowest for max, 0 for the average's row-major sum), so the
+// result equals the clipped window's, bit for bit.
+template <typename T, int K, int S>
+__global__ void fwd_sweep_kernel(SweepGeo g, PoolMode mode, const T* __restrict__ x, T* y, T alpha,
+                                 T beta) {
+  const bool is_max = mode == PoolMode::kMax;
+  const T fill = is_max ? std::numeric_limits<T>::lowest() : T(0);
+  CREMA_CUDA_LOOP(idx, g.threads) {
+    const SweepItem it = sweep_item(g, idx);
+    const T* xp = x + it.xo;
+    const int q = it.col, c0 = q * S - g.pw;
+    const pool_ops::Span b = span_of(q, g.W, K, g.pw, S);
+    RowRing<K, S, K, T> ring;
+    ring.load(g, xp, it.r0 * S - g.ph, c0, fill);
+    for (int p = it.r0; p < it.r1; ++p) {
+      ring.fetch(g, xp, (p + 1) * S - g.ph, c0, fill);
+      T v = fill;
+#pragma unroll
+      for (int d = 0; d < K; ++d)
+#pragma unroll
+        for (int t = 0; t < K; ++t) {
+          const T u = ring.rows[d][t];
+          v = is_max ? (u > v ? u : v) : v + u;
+        }
+      const pool_ops::Span a = span_of(p, g.H, K, g.ph, S);
+      if (a.lo >= a.hi || b.lo >= b.hi)
+        v = T(0);
+      else if (!is_max)
+        v = v / T(pool_ops::divisor_of(mode, a, b));
+      blend_store(y + it.yo + p * g.yh + q * g.yw, v, alpha, beta);
+      ring.advance();
+    }
+  }
+}
+
+// Max backward in one pass, no workspace. Input rows and columns are cut into blocks of S:
+// block r holds input rows [r * S - ph, r * S - ph + S), and the windows whose cells reach block
+// r are rows r - M + 1 .. r (M = (K - 1) / S + 1); likewise for columns. Thread (band, plane, b)
+// owns column block b and, at step p, finds the argmax of windows (p, b - M + 1 .. b) (the first
+// cell equal to y in row-major order, as on the CPU; cells outside the input hold NaN, which
+// equals nothing) and adds alpha * dy to its accumulator of the block that argmax falls in, if
+// that block is in column b. Block row p is then complete (later windows start below it) and is
+// stored. Each cell thus receives beta * dx and then its windows' gradients in (p, q) order, the
+// CPU's sum exactly. A band [r0, r1) starts M - 1 window rows early to collect what they add to
+// its first block rows.
+// f32 is bounded to three blocks per SM (at most 85 registers, no spill; unbounded the 3 x 3
+// kernels take 96, two blocks); f64 would spill under that bound.
+template <typename T, int K, int S>
+__global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 3 : 1)
+    max_bwd_sweep_kernel(SweepGeo g, const T* __restrict__ x, const T* __restrict__ y,
+                         const T* __restrict__ dy, T* dx, T alpha, T beta) {
+  constexpr int M = (K - 1) / S + 1;  // windows per axis reaching one block
+  constexpr int N = (M - 1) * S + K;  // columns those M windows span
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  CREMA_CUDA_LOOP(idx, g.threads) {
+    const SweepItem it = sweep_item(g, idx);
+    const T* xp = x + it.xo;
+    T* dp = dx + it.xo;
+    const int b = it.col, q0 = b - M + 1, c0 = q0 * S - g.pw, bc = b * S - g.pw;
+    // Window row p's y (NaN where there is no window: it matches no cell) and alpha * dy.
+    auto outputs = [&](int p, T(&ym)[M], T(&gm)[M]) {
+#pragma unroll
+      for (int w = 0; w < M; ++w) {
+        const int q = q0 + w;
+        const bool ok = p < g.P && q >= 0 && q < g.Q;
+        const int64_t o = it.yo + p * g.yh + q * g.yw;
+        ym[w] = ok ? y[o] : nan;
+        gm[w] = ok ? alpha * dy[o] : T(0);
+      }
+    };
+    // Block row r's cells: rows r * S - ph + [0, S), columns bc + [0, S), inside the input.
+    auto cell = [&](int r, int i, int j, int64_t* off) {
+      const int row = r * S - g.ph + i, col = bc + j;
+      *off = row * g.xh + col * g.xw;
+      return row >= 0 && row < g.H && col >= 0 && col < g.W;
+    };
+    // Accumulators of block rows p .. p + M - 1, primed with beta * dx for the rows this band
+    // writes.
+    T acc[M][S][S];
+    auto prime = [&](int r, T(&blk)[S][S]) {
+#pragma unroll
+      for (int i = 0; i < S; ++i)
+#pragma unroll
+        for (int j = 0; j < S; ++j) {
+          int64_t off;
+          blk[i][j] = beta != T(0) && r >= it.r0 && r < it.r1 && cell(r, i, j, &off)
+                          ? beta * dp[off]
+                          : T(0);
+        }
+    };
+    const int p_first = max(it.r0 - M + 1, 0);
+#pragma unroll
+    for (int m = 0; m < M; ++m) prime(p_first + m, acc[m]);
+    RowRing<K, S, N, T> ring;
+    ring.load(g, xp, p_first * S - g.ph, c0, nan);
+    T ym[M], gm[M], ym_next[M], gm_next[M];
+    outputs(p_first, ym, gm);
+    for (int p = p_first; p < it.r1; ++p) {
+      ring.fetch(g, xp, (p + 1) * S - g.ph, c0, nan);
+      outputs(p + 1, ym_next, gm_next);
+#pragma unroll
+      for (int w = 0; w < M; ++w) {
+        int at = -1;
+#pragma unroll
+        for (int t = K * K - 1; t >= 0; --t)
+          if (ring.rows[t / K][w * S + t % K] == ym[w]) at = t;
+#pragma unroll
+        for (int t = 0; t < K * K; ++t) {
+          const int i = t / K, j = t % K;  // the cell's block is (p + i / S, q0 + w + j / S)
+          if (w + j / S == M - 1 && at == t) acc[i / S][i % S][j % S] += gm[w];
+        }
+      }
+      if (p >= it.r0) {
+#pragma unroll
+        for (int i = 0; i < S; ++i)
+#pragma unroll
+          for (int j = 0; j < S; ++j) {
+            int64_t off;
+            if (cell(p, i, j, &off)) dp[off] = acc[0][i][j];
+          }
+      }
+#pragma unroll
+      for (int m = 0; m + 1 < M; ++m)
+#pragma unroll
+        for (int i = 0; i < S; ++i)
+#pragma unroll
+          for (int j = 0; j < S; ++j) acc[m][i][j] = acc[m + 1][i][j];
+      prime(p + M, acc[M - 1]);
+#pragma unroll
+      for (int w = 0; w < M; ++w) ym[w] = ym_next[w], gm[w] = gm_next[w];
+      ring.advance();
+    }
+  }
+}
+
+// Calls f with (K, S) as integral constants when pd's windows are square K x K with stride S on
+// both axes and a sweep kernel exists for that shape; else returns false.
+template <typename F>
+bool visit_sweep(const PoolDesc& pd, F&& f) {
+  if (pd.kernel_h != pd.kernel_w || pd.stride_h != pd.stride_w) return false;
+  const int k = pd.kernel_h, s = pd.stride_h;
+  using std::integral_constant;
+  if (k == 2 && s == 2)
+    f(integral_constant<int, 2>{}, integral_constant<int, 2>{});
+  else if (k == 3 && s == 2)
+    f(integral_constant<int, 3>{}, integral_constant<int, 2>{});
+  else if (k == 3 && s == 1)
+    f(integral_constant<int, 3>{}, integral_constant<int, 1>{});
+  else
+    return false;
+  return true;
+}
+
+// Threads a sweep aims for, a few per resident slot of a large GPU: planes with fewer columns are
+// cut into bands of rows (down to one), each band paying M - 1 warm-up rows.
+constexpr int64_t kSweepThreads = int64_t(1) << 18;
+
+SweepGeo sweep_geo(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd, int rows,
+                   int cols) {
+  SweepGeo g{xd.c,        xd.h,        xd.w,        yd.h,
+             yd.w,        pd.pad_h,    pd.pad_w,    xd.stride_n,
+             xd.stride_c, xd.stride_h, xd.stride_w, yd.stride_n,
+             yd.stride_c, yd.stride_h, yd.stride_w, int64_t(xd.n) * xd.c,
+             rows,        cols,        rows,        0};
+  const int64_t lines = std::max<int64_t>(g.planes * cols, 1);
+  const int64_t bands = std::clamp<int64_t>((kSweepThreads + lines - 1) / lines, 1, rows);
+  g.band = std::max(1, int((rows + bands - 1) / bands));
+  g.threads = g.planes * cols * ((rows + g.band - 1) / g.band);
+  return g;
+}
+
+// Blocks of S along an axis of `in` cells padded by `pad`: enough to hold index in - 1.
+int blocks_of(int in, int pad, int stride) { return (in - 1 + pad) / stride + 1; }
+
+}  // namespace
+
+template <typename T>
+bool pool_fwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
+                    const TensorDesc& yd, T* y, T alpha, T beta) {
+  return visit_sweep(pd, [&](auto k, auto st) {
+    const SweepGeo g = sweep_geo(pd, xd, yd, yd.h, yd.w);
+    fwd_sweep_kernel<T, decltype(k)::value, decltype(st)::value>
+        <<<grid_for(g.threads), kBlock, 0, s>>>(g, pd.mode, x, y, alpha, beta);
+  });
+}
+
+template <typename T>
+bool pool_max_bwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
+                        const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
+  return pd.mode == PoolMode::kMax && visit_sweep(pd, [&](auto k, auto st) {
+           constexpr int S = decltype(st)::value;
+           const SweepGeo g =
+               sweep_geo(pd, xd, yd, blocks_of(xd.h, pd.pad_h, S), blocks_of(xd.w, pd.pad_w, S));
+           max_bwd_sweep_kernel<T, decltype(k)::value, S>
+               <<<grid_for(g.threads), kBlock, 0, s>>>(g, x, y, dy, dx, alpha, beta);
+         });
+}
+
+#define CREMA_POOL_SWEEP(T)                                                                       \
+  template bool pool_fwd_sweep<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*,     \
+                                  const TensorDesc&, T*, T, T);                                   \
+  template bool pool_max_bwd_sweep<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
+                                      const T*, const TensorDesc&, const T*, T*, T, T);
+CREMA_POOL_SWEEP(float)
+CREMA_POOL_SWEEP(double)
+#undef CREMA_POOL_SWEEP
+
+}  // namespace crema::prim::cuda
