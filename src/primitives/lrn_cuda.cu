@@ -109,7 +109,7 @@ __global__ void across_fwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow ne
 // Channels outside [0, C) are zeros and produce R = 0, so the sums match the CPU's, which skips
 // them.
 // f32 with local_size 5 (CaffeNet's and GoogLeNet's) is bounded to five blocks per SM (at most
-// 51 registers, no spill for exponents other than 1; unbounded it took 60, four blocks): 1-5%
+// 51 registers, no spill for exponents other than 1; unbounded it took 60, four blocks): 0.4-3%
 // faster in bench_prim, where six blocks spilled and ran 20-30% slower. f64 and wider windows
 // would spill more under that bound.
 template <int kR, typename T, typename NegPow>
