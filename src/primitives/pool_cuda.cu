@@ -212,10 +212,10 @@ __global__ void gather_kernel(Geo<I> g, I total, const T* __restrict__ dy,
       const int self = i * g.W + j;
       const int np = p1 - p0, nq = q1 - q0;
       if (np <= 2 && nq <= 2) {
-        // At most 2 x 2 windows (stride at least half the kernel: every reference net's max
-        // pooling): all their loads are issued before any is used. Loading dy only after its
-        // argmax compared equal chained two dependent loads per window and left the kernel
-        // latency-bound.
+        // At most 2 x 2 windows (stride at least half the kernel; the square 2/2 and 3/2 ones
+        // take the sweep instead, so here rectangular or other strides): all their loads are
+        // issued before any is used. Loading dy only after its argmax compared equal chained two
+        // dependent loads per window and left the kernel latency-bound.
         int at[4];
         T g4[4];
 #pragma unroll
@@ -307,14 +307,14 @@ void fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const T* x, const 
 template <typename T>
 void bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const T* y, const T* dy,
          const TensorDesc& xd, const T* x, T* dx, Blend b) {
-  const int64_t outputs = yd.count(), inputs = xd.count();
-  const bool narrow = fits_int32(inputs) && fits_int32(outputs);
   cudaStream_t s = stream_of(h);
   const T alpha = T(b.alpha), beta = T(b.beta);
   if (pool_max_bwd_sweep(s, pd, yd, y, dy, xd, x, dx, alpha, beta)) {
     check_launch("pool_bwd");
     return;
   }
+  const int64_t outputs = yd.count(), inputs = xd.count();
+  const bool narrow = fits_int32(inputs) && fits_int32(outputs);
   int* argmax = nullptr;
   if (pd.mode == PoolMode::kMax) {
     argmax = static_cast<int*>(h.workspace(size_t(outputs) * sizeof(int)));
