@@ -1,9 +1,11 @@
 // bench_prim: each crema CUDA primitive against cuDNN's C API on identical random inputs, on the
 // layer shapes of LeNet, CaffeNet, GoogLeNet and ResNet-50 at training batch sizes. Every row
-// first checks that both produce the same output (conv within 1e-3 relative, a different
-// summation order; the others within 1e-5), then times both with CUDA events on one stream
-// (warm-up, median of the repeats, buffers rotated where a row would fit in L2) and prints a
-// markdown table; the last line is the device-to-device copy ceiling measured the same way.
+// first checks that both produce the same output (conv and the bias gradient within 1e-3
+// relative, a different summation order; the others within 1e-5; dropout, whose masks differ,
+// each against its own mask; the solver update, which cuDNN lacks, against the host), then times
+// both with CUDA events on one stream (warm-up, median of the repeats, buffers rotated where a
+// row would fit in L2) and prints a markdown table; the last line is the device-to-device copy
+// ceiling measured the same way.
 //
 // cuDNN is never linked by the library, only by this program. Build it by pointing CMake at a
 // cuDNN 9 install, e.g. the one in PyTorch's wheels:
@@ -121,6 +123,9 @@ int main(int argc, char** argv) {
     bench::run_lrn(c);
     bench::run_softmax(c);
     bench::run_relu(c);
+    bench::run_bias(c);
+    bench::run_dropout(c);
+    bench::run_solver_update(c);
     copy_ceiling(stream, opt.repeats);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_prim: %s\n", e.what());

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -79,6 +80,9 @@ prim::DeviceBuffer nan_buffer(int64_t count);
 // The first count floats of a device buffer, after the stream has finished.
 std::vector<float> to_host(cudaStream_t s, const void* p, int64_t count);
 
+// A device copy of b.
+prim::DeviceBuffer copy_of(const prim::DeviceBuffer& b);
+
 inline float* f32(const prim::DeviceBuffer& b) { return static_cast<float*>(b.get()); }
 
 // Largest |a - ref| / max(|ref|, mean |ref|) over the elements: relative where values are of
@@ -123,9 +127,9 @@ struct Row {
         cudnn_algo(std::move(cudnn_algo_)) {}
   std::string op, layer, pass;
   std::string crema_algo, cudnn_algo;
-  double crema_ms = 0, cudnn_ms = 0;
-  double flops = 0;  // > 0: compute-bound, rate in TFLOP/s
-  double bytes = 0;  // otherwise: memory-bound, rate in GB/s
+  double crema_ms = 0, cudnn_ms = 0;  // cudnn_ms 0: no cuDNN counterpart
+  double flops = 0;                   // > 0: compute-bound, rate in TFLOP/s
+  double bytes = 0;                   // otherwise: memory-bound, rate in GB/s
   double err = 0;
 };
 
@@ -143,11 +147,48 @@ int batch_for(const Options& o, const std::string& name);
 // Throws when err exceeds tol, naming the row; the caller turns it into a failed row.
 void require_close(double err, double tol, const char* what);
 
+// ---- rows ---------------------------------------------------------------------------------
+
+// One implementation of an op: inputs `in` into the output `out`, device pointers (a byte buffer
+// such as a dropout mask travels as a float pointer too).
+using Impl = std::function<void(float* const* in, float* out)>;
+constexpr int kMaxInputs = 4;
+
+// How bench_row checks and starts a row's outputs.
+struct RowCheck {
+  double tol = 1e-5;                         // largest max_rel_err against cuDNN's output
+  const prim::DeviceBuffer* init = nullptr;  // outputs start as copies of it (ops that add into
+                                             // their output); else NaN, so unwritten cells fail
+};
+
+// Runs crema and cuDNN once on the inputs, compares their outputs (cuDNN's is the reference),
+// and, when `timed`, times both (time_row). Returns crema's output, the input of a backward row
+// (for an op that adds into its output, the timing has added into it again).
+prim::DeviceBuffer bench_row(Context& c, Row row, bool timed,
+                             const std::vector<const prim::DeviceBuffer*>& in, int64_t out_count,
+                             const Impl& crema, const Impl& cudnn, const RowCheck& check = {});
+
+// Times crema, and cuDNN when `cudnn` is set, over rotated copies of the inputs and of each one's
+// output buffer, and prints the row. The outputs' contents are left as the timing leaves them.
+void time_row(Context& c, Row row, const std::vector<const prim::DeviceBuffer*>& in,
+              const prim::DeviceBuffer& out_crema, const prim::DeviceBuffer& out_dnn,
+              const Impl& crema, const Impl& cudnn);
+
+// Bytes of that many floats each.
+double bytes_of(std::initializer_list<int64_t> counts);
+
+// Runs fn, printing a failed row for each selected pass when it throws.
+void guarded(const std::string& op, const std::string& layer, bool want_fwd, bool want_bwd,
+             const std::function<void()>& fn);
+
 // Rows of each op family.
 void run_conv(Context& c);
 void run_pool(Context& c);
 void run_lrn(Context& c);
 void run_softmax(Context& c);
 void run_relu(Context& c);
+void run_bias(Context& c);
+void run_dropout(Context& c);
+void run_solver_update(Context& c);
 
 }  // namespace crema::bench

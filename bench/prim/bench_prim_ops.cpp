@@ -4,7 +4,6 @@
 // Their rate is GB/s of the bytes the operation must move: its inputs read and output written
 // once.
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,65 +19,7 @@ namespace crema::bench {
 namespace {
 
 constexpr prim::DataType kF32 = prim::DataType::kFloat32;
-constexpr double kTol = 1e-5;
 const float kOne = 1, kZero = 0;
-
-// Runs an op's two implementations on inputs `in` into an output of out_count floats.
-using Impl = std::function<void(float* const* in, float* out)>;
-constexpr int kMaxInputs = 4;
-
-// Runs crema and cuDNN once on the inputs, compares their outputs (cuDNN's is the reference),
-// and, when `timed`, times both over rotated copies of the buffers and prints the row.
-// Returns crema's output, the input of a backward row.
-prim::DeviceBuffer bench_row(Context& c, Row row, bool timed,
-                             const std::vector<const prim::DeviceBuffer*>& in, int64_t out_count,
-                             const Impl& crema, const Impl& cudnn) {
-  if (in.size() > size_t(kMaxInputs)) throw std::runtime_error("bench_row: too many inputs");
-  prim::DeviceBuffer out_crema = nan_buffer(out_count), out_dnn = nan_buffer(out_count);
-  std::vector<float*> p;
-  for (const prim::DeviceBuffer* b : in) p.push_back(f32(*b));
-  crema(p.data(), f32(out_crema));
-  cudnn(p.data(), f32(out_dnn));
-  row.err = max_rel_err(to_host(c.stream, out_crema.get(), out_count),
-                        to_host(c.stream, out_dnn.get(), out_count));
-  require_close(row.err, kTol, "outputs");
-  if (!timed) return out_crema;
-
-  std::vector<std::pair<void*, size_t>> bufs;
-  for (const prim::DeviceBuffer* b : in) bufs.push_back({b->get(), b->bytes()});
-  bufs.push_back({out_crema.get(), out_crema.bytes()});
-  bufs.push_back({out_dnn.get(), out_dnn.bytes()});
-  const Rotation rot(bufs, c.l2_bytes);
-  const int n_in = int(in.size());
-  auto timed_run = [&](const Impl& f, int out_slot) {
-    return median_ms(c.stream, c.opt.repeats, [&](int i) {
-      float* q[kMaxInputs];
-      for (int j = 0; j < n_in; ++j) q[j] = rot.at(j, i);
-      f(q, rot.at(out_slot, i));
-    });
-  };
-  row.crema_ms = timed_run(crema, n_in);
-  row.cudnn_ms = timed_run(cudnn, n_in + 1);
-  print_row(row);
-  return out_crema;
-}
-
-double bytes_of(std::initializer_list<int64_t> counts) {
-  double s = 0;
-  for (int64_t n : counts) s += double(n) * sizeof(float);
-  return s;
-}
-
-// Runs fn, printing a failed row for each selected pass when it throws.
-void guarded(const std::string& op, const std::string& layer, bool want_fwd, bool want_bwd,
-             const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    if (want_fwd) print_failed(op, layer, "fwd", e.what());
-    if (want_bwd) print_failed(op, layer, "bwd", e.what());
-  }
-}
 
 // ---- pooling ------------------------------------------------------------------------------
 

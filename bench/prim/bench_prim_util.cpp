@@ -109,6 +109,12 @@ prim::DeviceBuffer random_buffer(int64_t count, uint64_t seed, int64_t distinct_
   return d;
 }
 
+prim::DeviceBuffer copy_of(const prim::DeviceBuffer& b) {
+  prim::DeviceBuffer d(prim::Device::kCUDA, b.bytes());
+  if (b.bytes()) BENCH_CUDA(cudaMemcpy(d.get(), b.get(), b.bytes(), cudaMemcpyDeviceToDevice));
+  return d;
+}
+
 prim::DeviceBuffer nan_buffer(int64_t count) {
   prim::DeviceBuffer d(prim::Device::kCUDA, size_t(count) * sizeof(float));
   if (count > 0) BENCH_CUDA(cudaMemset(d.get(), 0xFF, size_t(count) * sizeof(float)));
@@ -252,10 +258,16 @@ std::string rate(const Row& r, double ms) {
 }  // namespace
 
 void print_row(const Row& r) {
-  std::printf("| %s | %s | %s | %s | %s | %.4f | %.4f | %.2f | %s | %s | %.1e |\n", r.op.c_str(),
-              r.layer.c_str(), r.pass.c_str(), r.crema_algo.c_str(), r.cudnn_algo.c_str(),
-              r.crema_ms, r.cudnn_ms, r.crema_ms / r.cudnn_ms, rate(r, r.crema_ms).c_str(),
-              rate(r, r.cudnn_ms).c_str(), r.err);
+  const bool peer = r.cudnn_ms > 0;
+  char dnn_ms[32] = "-", ratio[32] = "-";
+  if (peer) {
+    std::snprintf(dnn_ms, sizeof(dnn_ms), "%.4f", r.cudnn_ms);
+    std::snprintf(ratio, sizeof(ratio), "%.2f", r.crema_ms / r.cudnn_ms);
+  }
+  std::printf("| %s | %s | %s | %s | %s | %.4f | %s | %s | %s | %s | %.1e |\n", r.op.c_str(),
+              r.layer.c_str(), r.pass.c_str(), r.crema_algo.c_str(),
+              peer ? r.cudnn_algo.c_str() : "-", r.crema_ms, dnn_ms, ratio,
+              rate(r, r.crema_ms).c_str(), peer ? rate(r, r.cudnn_ms).c_str() : "-", r.err);
   std::fflush(stdout);
 }
 
@@ -285,6 +297,62 @@ void require_close(double err, double tol, const char* what) {
     std::snprintf(buf, sizeof(buf), "%s differ from cuDNN: max rel err %.2e > %.0e", what, err,
                   tol);
     throw std::runtime_error(buf);
+  }
+}
+
+prim::DeviceBuffer bench_row(Context& c, Row row, bool timed,
+                             const std::vector<const prim::DeviceBuffer*>& in, int64_t out_count,
+                             const Impl& crema, const Impl& cudnn, const RowCheck& check) {
+  if (in.size() > size_t(kMaxInputs)) throw std::runtime_error("bench_row: too many inputs");
+  auto start = [&] { return check.init ? copy_of(*check.init) : nan_buffer(out_count); };
+  prim::DeviceBuffer out_crema = start(), out_dnn = start();
+  std::vector<float*> p;
+  for (const prim::DeviceBuffer* b : in) p.push_back(f32(*b));
+  crema(p.data(), f32(out_crema));
+  cudnn(p.data(), f32(out_dnn));
+  row.err = max_rel_err(to_host(c.stream, out_crema.get(), out_count),
+                        to_host(c.stream, out_dnn.get(), out_count));
+  require_close(row.err, check.tol, "outputs");
+  if (!timed) return out_crema;
+  time_row(c, row, in, out_crema, out_dnn, crema, cudnn);
+  return out_crema;
+}
+
+void time_row(Context& c, Row row, const std::vector<const prim::DeviceBuffer*>& in,
+              const prim::DeviceBuffer& out_crema, const prim::DeviceBuffer& out_dnn,
+              const Impl& crema, const Impl& cudnn) {
+  if (in.size() > size_t(kMaxInputs)) throw std::runtime_error("time_row: too many inputs");
+  std::vector<std::pair<void*, size_t>> bufs;
+  for (const prim::DeviceBuffer* b : in) bufs.push_back({b->get(), b->bytes()});
+  bufs.push_back({out_crema.get(), out_crema.bytes()});
+  if (cudnn) bufs.push_back({out_dnn.get(), out_dnn.bytes()});
+  const Rotation rot(bufs, c.l2_bytes);
+  const int n_in = int(in.size());
+  auto timed_run = [&](const Impl& f, int out_slot) {
+    return median_ms(c.stream, c.opt.repeats, [&](int i) {
+      float* q[kMaxInputs];
+      for (int j = 0; j < n_in; ++j) q[j] = rot.at(j, i);
+      f(q, rot.at(out_slot, i));
+    });
+  };
+  row.crema_ms = timed_run(crema, n_in);
+  if (cudnn) row.cudnn_ms = timed_run(cudnn, n_in + 1);
+  print_row(row);
+}
+
+double bytes_of(std::initializer_list<int64_t> counts) {
+  double s = 0;
+  for (int64_t n : counts) s += double(n) * sizeof(float);
+  return s;
+}
+
+void guarded(const std::string& op, const std::string& layer, bool want_fwd, bool want_bwd,
+             const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    if (want_fwd) print_failed(op, layer, "fwd", e.what());
+    if (want_bwd) print_failed(op, layer, "bwd", e.what());
   }
 }
 
