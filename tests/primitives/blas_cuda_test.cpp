@@ -216,8 +216,12 @@ TEST(BlasCuda, BiasAddAndReduceMatchCpu) {
                               TensorDesc::nchw(DataType::kFloat32, 2, 64, 56, 56),
                               TensorDesc::nchw(DataType::kFloat32, 64, 20, 24, 24),
                               TensorDesc::nchw(DataType::kFloat32, 5, 1000, 1, 1),
-                              // many short channels: a thread per channel (fc6's bias)
-                              TensorDesc::nchw(DataType::kFloat32, 7, 4096, 1, 1)}) {
+                              // many short channels: threads take channels, each summing
+                              // one slice of the batch (7 slices of 1; caffenet:fc6's bias,
+                              // 32 of 8; 100 rows in slices of 2, the last slices empty)
+                              TensorDesc::nchw(DataType::kFloat32, 7, 4096, 1, 1),
+                              TensorDesc::nchw(DataType::kFloat32, 256, 4096, 1, 1),
+                              TensorDesc::nchw(DataType::kFloat32, 100, 2500, 1, 1)}) {
     for (const TensorDesc& v : {d, nhwc_of(d)}) {
       TensorDesc f = v;
       check_bias<float>(f);
