@@ -1,7 +1,8 @@
 // Pooling on CUDA, max and average, with the window rules of pool_ops.h (the same as the CPU).
 // Square windows of the reference nets (2/2, 3/2, 3/1: kernel/stride) take the sweep kernels of
 // pool_sweep_cuda.cu (a thread walks down a column of a plane with the input rows in registers;
-// the max backward in one pass). Other shapes take the kernels here:
+// the max backward in one pass), except the max backward of 3/1 windows with pad 1 on planes at
+// most 32 wide, which takes pool_lanes_cuda.cu's. Other shapes take the kernels here:
 // Forward: one thread per output (a warp per output for large windows such as global pooling).
 // Backward without atomics, so it is deterministic: each input element gathers, in the CPU's
 // (p, q) order, from the output windows covering it. Max backward first stores each window's
@@ -309,7 +310,8 @@ void bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const T* y, const 
          const TensorDesc& xd, const T* x, T* dx, Blend b) {
   cudaStream_t s = stream_of(h);
   const T alpha = T(b.alpha), beta = T(b.beta);
-  if (pool_max_bwd_sweep(s, pd, yd, y, dy, xd, x, dx, alpha, beta)) {
+  if (pool_max_bwd_lanes(s, pd, yd, y, dy, xd, x, dx, alpha, beta) ||
+      pool_max_bwd_sweep(s, pd, yd, y, dy, xd, x, dx, alpha, beta)) {
     check_launch("pool_bwd");
     return;
   }

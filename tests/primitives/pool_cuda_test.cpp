@@ -138,6 +138,14 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
   add(expand("bands_k3s2", 1, 2, 41, 6, 3, 3, 1, 1, 2, 2, kAllModes));
   add(expand("bands_k2s2", 2, 1, 37, 5, 2, 2, 1, 1, 2, 2, kAllModes));
   add(expand("bands_k3s1", 1, 2, 30, 5, 3, 3, 1, 1, 1, 1, kAllModes));
+  // The lane kernel of the 3/1 pad-1 max backward (planes at most 32 wide): one full warp per
+  // line (32 wide), six lines per warp with idle lanes (5 wide), bands of rows whose lines share
+  // a warp, and 33 wide, which takes the sweep.
+  add(expand("lanes_w32", 2, 3, 9, 32, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  add(expand("lanes_w5_bands", 1, 3, 40, 5, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  add(expand("lanes_w7_planes", 3, 50, 7, 7, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  add(expand("lanes_w1", 2, 3, 6, 1, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  add(expand("sweep_w33", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
   // Many small planes: the plane/channel split of the flat index.
   add(expand("many_planes", 1, 70000, 3, 3, 2, 2, 0, 0, 1, 1, kAllModes, false));
   for (const Case& k : all) check_all(k);
@@ -146,6 +154,10 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
 TEST(PoolCuda, NhwcViewMatchesCpu) {
   CREMA_SKIP_WITHOUT_GPU();
   for (Case k : expand("nhwc", 2, 3, 7, 6, 3, 3, 1, 1, 2, 2, kAllModes)) {
+    k.nhwc = true;
+    check_all(k);
+  }
+  for (Case k : expand("nhwc_k3s1", 2, 3, 7, 6, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false)) {
     k.nhwc = true;
     check_all(k);
   }
@@ -162,7 +174,7 @@ TEST(PoolCuda, NamedLayerShapesMatchCpu) {
 }
 
 // Full-size layers at batch 8, where the tiles, plane groups and grid shape are those of
-// training.
+// training (googlenet:inception_4a's pool: two 14-wide lines per warp).
 TEST(PoolCuda, RealSizeLayersMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
   std::vector<Case> all;
@@ -171,6 +183,7 @@ TEST(PoolCuda, RealSizeLayersMatchCpu) {
   add(expand("caffenet:pool2_b8", 8, 256, 27, 27, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
   add(expand("googlenet:pool2_b8", 8, 192, 56, 56, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
   add(expand("googlenet:3a_pool_b8", 8, 192, 28, 28, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  add(expand("googlenet:4a_pool_b8", 8, 480, 14, 14, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
   add(expand("cifar10_quick:pool2_b16", 16, 32, 16, 16, 3, 3, 0, 0, 2, 2, {PoolMode::kAverage},
              false));
   add(expand("googlenet:pool5_b8", 8, 1024, 7, 7, 7, 7, 0, 0, 1, 1, {PoolMode::kAverage}, false));

@@ -1,0 +1,202 @@
+// Max-pooling backward for K x K windows of stride 1 with "same" padding (pad (K - 1) / 2 on both
+// axes, so P = H and Q = W: GoogLeNet's inception pools) on planes at most 32 columns wide. The
+// lanes of a warp hold consecutive columns of 32 / W lines (a line: one plane's band of rows) and
+// walk down them together. Window (p, q) belongs to the lane of column q alone: it finds the
+// window's argmax once and hands (argmax cell, alpha * dy) by shuffles to the K lanes whose
+// columns the window covers. A step thus loads one x, one y and one dy per lane, each warp-wide
+// load coalesced, and evaluates one window per lane. The column sweep (pool_sweep_cuda.cu), which
+// these planes took before, has each lane load K x cells and K windows' y and dy and evaluate K
+// windows per step; it was instruction-bound there (ncu on googlenet:inception_3a/pool at batch
+// 128: 333 instructions per warp and output, 76% issue-active, L2 43% busy) at 1.45x cuDNN's time.
+// Results equal the CPU's bit for bit: each cell starts from beta * dx and receives its windows'
+// gradients in (p, q) order, the first cell equal to y (row-major) being a window's argmax.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "primitives/cuda_util.cuh"
+#include "primitives/pool_sweep.cuh"
+
+namespace crema::prim::cuda {
+namespace {
+
+struct LaneGeo {
+  int C, H, W;
+  int64_t xn, xc, xw, yn, yc, yw;
+  int xh, yh;  // row strides; a plane's rows span less than 2^31 elements
+  int64_t planes;
+  int band;       // rows per band; every line runs band + K - 1 steps
+  int64_t lines;  // planes * bands, band-major
+  int per_warp;   // lines per warp: 32 / W
+  int64_t warps;  // ceil(lines / per_warp)
+};
+
+constexpr unsigned kFull = 0xffffffffu;
+// Steps whose loads are in flight at once: one step's dependent chain (load, shuffles, compares,
+// shuffles) left the kernel latency-bound (ncu: 50% issue-active, DRAM 34%) without them.
+constexpr int kAhead = 4;
+
+// f32 is bounded to four blocks per SM (64 registers; unbounded it takes 72, three blocks).
+template <typename T, int K>
+__global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
+    max_bwd_lanes_kernel(LaneGeo g, const T* __restrict__ x, const T* __restrict__ y,
+                         const T* __restrict__ dy, T* dx, T alpha, T beta) {
+  constexpr int R = (K - 1) / 2;
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const int lane = int(threadIdx.x) & 31;
+  const int l = lane / g.W, col = lane - l * g.W;
+  const int64_t warp_stride = (int64_t(blockDim.x) * gridDim.x) >> 5;
+  // Every lane of a warp runs the same iterations and steps (the shuffles need all 32); lanes
+  // without a line of their own load nothing and store nothing.
+  for (int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; warp < g.warps;
+       warp += warp_stride) {
+    const int64_t line = warp * g.per_warp + l;
+    const bool valid = l < g.per_warp && line < g.lines;
+    const int64_t ln = valid ? line : 0;
+    const int64_t band = ln / g.planes, plane = ln - band * g.planes;
+    const int64_t n = plane / g.C, c = plane - n * g.C;
+    const T* xp = x + n * g.xn + c * g.xc + col * g.xw;
+    const T* yp = y + n * g.yn + c * g.yc + col * g.yw;
+    const T* gp = dy + n * g.yn + c * g.yc + col * g.yw;
+    T* dp = dx + n * g.xn + c * g.xc + col * g.xw;
+    const int r0 = int(band) * g.band, r1 = min(r0 + g.band, g.H);
+
+    // This lane's cell of input row `row` (NaN outside the input: it equals no y), and its
+    // window's y and dy in window row p (NaN and 0 where the line has no window p).
+    // Rows [0, x_rows) hold this lane's cells, window rows [0, w_rows) windows that reach the
+    // band's rows (none for lanes without a line); unsigned compares test both ends.
+    const unsigned x_rows = valid ? unsigned(g.H) : 0u;
+    const unsigned w_rows = valid ? unsigned(min(g.H, r1 + R)) : 0u;
+    auto load_x = [&](int row) { return unsigned(row) < x_rows ? xp[row * g.xh] : nan; };
+    auto load_y = [&](int p) { return unsigned(p) < w_rows ? yp[p * g.yh] : nan; };
+    auto load_dy = [&](int p) { return unsigned(p) < w_rows ? gp[p * g.yh] : T(0); };
+    // A row at columns col - R .. col + R from each lane's own cell.
+    auto spread = [&](T own, T(&v)[K]) {
+      v[R] = own;
+#pragma unroll
+      for (int d = -R; d <= R; ++d) {
+        if (d == 0) continue;
+        const T u = __shfl_sync(kFull, own, (lane + d) & 31);
+        v[R + d] = unsigned(col + d) < unsigned(g.W) ? u : nan;
+      }
+    };
+    // beta * dx of a row this line stores, else 0.
+    auto prime = [&](int row) {
+      return beta != T(0) && valid && row >= r0 && row < r1 ? beta * dp[row * g.xh] : T(0);
+    };
+
+    // win[r][j]: row p - R + r, column col - R + j, for the window row p of the step.
+    T win[K][K];
+#pragma unroll
+    for (int r = 1; r < K; ++r) spread(load_x(r0 - 2 * R - 1 + r), win[r]);
+    // acc[r]: row p - R + r.
+    T acc[K];
+#pragma unroll
+    for (int r = 0; r < K; ++r) acc[r] = prime(r0 - 2 * R + r);
+    // The loads of the next kAhead steps, issued that many steps early: xq[i] is row p + R + i,
+    // yq[i] and gq[i] window row p + i.
+    T xq[kAhead], yq[kAhead], gq[kAhead];
+#pragma unroll
+    for (int i = 0; i < kAhead; ++i) {
+      xq[i] = load_x(r0 + i);
+      yq[i] = load_y(r0 - R + i);
+      gq[i] = load_dy(r0 - R + i);
+    }
+
+    for (int s = 0; s < g.band + 2 * R; ++s) {
+      const int p = r0 - R + s;
+#pragma unroll
+      for (int r = 0; r + 1 < K; ++r)
+#pragma unroll
+        for (int j = 0; j < K; ++j) win[r][j] = win[r + 1][j];
+      spread(xq[0], win[K - 1]);
+      const T ym = yq[0], gm = alpha * gq[0];
+#pragma unroll
+      for (int i = 0; i + 1 < kAhead; ++i) {
+        xq[i] = xq[i + 1];
+        yq[i] = yq[i + 1];
+        gq[i] = gq[i + 1];
+      }
+      xq[kAhead - 1] = load_x(p + R + kAhead);
+      yq[kAhead - 1] = load_y(p + kAhead);
+      gq[kAhead - 1] = load_dy(p + kAhead);
+      // This lane's window (p, col): its argmax as r * K + j, -1 where there is none (ym NaN).
+      int at = -1;
+#pragma unroll
+      for (int t = K * K - 1; t >= 0; --t) {
+        if (win[t / K][t % K] == ym) at = t;
+      }
+      // Windows q = col + d, in increasing q, add to this column's cells: the cell at the
+      // window's column R - d.
+#pragma unroll
+      for (int d = -R; d <= R; ++d) {
+        int a = at;
+        T gw = gm;
+        if (d != 0) {
+          a = __shfl_sync(kFull, at, (lane + d) & 31);
+          gw = __shfl_sync(kFull, gm, (lane + d) & 31);
+          if (unsigned(col + d) >= unsigned(g.W)) a = -1;  // another line's lane
+        }
+#pragma unroll
+        for (int r = 0; r < K; ++r)
+          if (a == r * K + (R - d)) acc[r] = acc[r] + gw;
+      }
+      // Row p - R has all its windows now.
+      const int done = p - R;
+      if (valid && done >= r0 && done < r1) dp[done * g.xh] = acc[0];
+#pragma unroll
+      for (int r = 0; r + 1 < K; ++r) acc[r] = acc[r + 1];
+      acc[K - 1] = prime(p + R + 1);
+    }
+  }
+}
+
+// Warps a launch aims for, as the sweep's threads: planes few enough are cut into bands.
+constexpr int64_t kLaneWarps = int64_t(1) << 13;
+
+}  // namespace
+
+template <typename T>
+bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
+                        const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
+  constexpr int K = 3;
+  if (pd.mode != PoolMode::kMax || pd.kernel_h != K || pd.kernel_w != K || pd.stride_h != 1 ||
+      pd.stride_w != 1 || pd.pad_h != (K - 1) / 2 || pd.pad_w != (K - 1) / 2 || xd.w > 32 ||
+      yd.h != xd.h || yd.w != xd.w || xd.h < 1 || xd.w < 1 ||
+      int64_t(xd.h) * xd.stride_h >= (int64_t(1) << 31) ||
+      int64_t(yd.h) * yd.stride_h >= (int64_t(1) << 31))
+    return false;
+  LaneGeo g{};
+  g.C = xd.c;
+  g.H = xd.h;
+  g.W = xd.w;
+  g.xn = xd.stride_n;
+  g.xc = xd.stride_c;
+  g.xh = int(xd.stride_h);
+  g.xw = xd.stride_w;
+  g.yn = yd.stride_n;
+  g.yc = yd.stride_c;
+  g.yh = int(yd.stride_h);
+  g.yw = yd.stride_w;
+  g.planes = int64_t(xd.n) * xd.c;
+  g.per_warp = 32 / xd.w;
+  if (g.planes == 0) return true;
+  const int64_t plane_warps = (g.planes + g.per_warp - 1) / g.per_warp;
+  const int64_t bands =
+      std::min<int64_t>(std::max<int64_t>((kLaneWarps + plane_warps - 1) / plane_warps, 1), g.H);
+  g.band = int((g.H + bands - 1) / bands);
+  g.lines = g.planes * ((g.H + g.band - 1) / g.band);
+  g.warps = (g.lines + g.per_warp - 1) / g.per_warp;
+  max_bwd_lanes_kernel<T, K>
+      <<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, dy, dx, alpha, beta);
+  return true;
+}
+
+#define CREMA_POOL_LANES(T)                                                                       \
+  template bool pool_max_bwd_lanes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
+                                      const T*, const TensorDesc&, const T*, T*, T, T);
+CREMA_POOL_LANES(float)
+CREMA_POOL_LANES(double)
+#undef CREMA_POOL_LANES
+
+}  // namespace crema::prim::cuda
