@@ -140,6 +140,12 @@ void print_row(const Row& r);
 void print_failed(const std::string& op, const std::string& layer, const std::string& pass,
                   const std::string& why);
 
+// A layer's tensor without its batch size, which batch_for gives.
+struct Shape {
+  const char* name;
+  int c, h, w;
+};
+
 // Realistic training batch of a problem's net (LeNet 64, CaffeNet 256, GoogLeNet and ResNet-50
 // 128, ...), or the --batch override.
 int batch_for(const Options& o, const std::string& name);

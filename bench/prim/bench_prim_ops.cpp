@@ -150,11 +150,6 @@ void bench_pool(Context& c, const test::PoolProblem& pp) {
 
 // ---- LRN, softmax, ReLU ---------------------------------------------------------------------
 
-struct Shape {
-  const char* name;
-  int c, h, w;  // n comes from batch_for
-};
-
 class LrnD {
  public:
   explicit LrnD(const prim::LrnDesc& ld) {

@@ -24,11 +24,6 @@ namespace {
 constexpr prim::DataType kF32 = prim::DataType::kFloat32;
 const float kOne = 1, kZero = 0;
 
-struct Shape {
-  const char* name;
-  int c, h, w;  // n comes from batch_for
-};
-
 uint8_t* bytes_ptr(float* p) { return reinterpret_cast<uint8_t*>(p); }
 
 // ---- bias -------------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ inline ChanPlan plan_channels(int64_t outer, int64_t C, int64_t inner) {
   ChanPlan p{outer, C, inner, 1, false};
   const int64_t m = outer * inner;
   if (inner < 32 && C >= 2048) {
-    // About 2^17 threads in all, as the block path's ~2 blocks of 256 per SM on large GPUs.
+    // About 2^17 threads in all: a few per resident slot of a large GPU.
     const int64_t want = ((int64_t(1) << 17) + C - 1) / C;
     p.per_thread = true;
     p.parts = int(want < outer ? want : outer > 0 ? outer : 1);

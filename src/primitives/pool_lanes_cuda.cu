@@ -7,7 +7,8 @@
 // load coalesced, and evaluates one window per lane. The column sweep (pool_sweep_cuda.cu), which
 // these planes took before, has each lane load K x cells and K windows' y and dy and evaluate K
 // windows per step; it was instruction-bound there (ncu on googlenet:inception_3a/pool at batch
-// 128: 333 instructions per warp and output, 76% issue-active, L2 43% busy) at 1.45x cuDNN's time.
+// 128: 201.6M instructions for 19.3M outputs, 76% issue-active, L2 43% busy) at 1.45x cuDNN's
+// time; this kernel: 118.8M, 0.95x (docs/benchmarks.md).
 // Results equal the CPU's bit for bit: each cell starts from beta * dx and receives its windows'
 // gradients in (p, q) order, the first cell equal to y (row-major) being a window's argmax.
 #include <algorithm>
@@ -62,9 +63,9 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
     const int r0 = int(band) * g.band, r1 = min(r0 + g.band, g.H);
 
     // This lane's cell of input row `row` (NaN outside the input: it equals no y), and its
-    // window's y and dy in window row p (NaN and 0 where the line has no window p).
-    // Rows [0, x_rows) hold this lane's cells, window rows [0, w_rows) windows that reach the
-    // band's rows (none for lanes without a line); unsigned compares test both ends.
+    // window's y and dy in window row p (NaN and 0 where the line has no window p). Rows
+    // [0, x_rows) hold the lane's cells, window rows [0, w_rows) the windows that reach the
+    // band's rows (none for lanes without a line); one unsigned compare tests both ends.
     const unsigned x_rows = valid ? unsigned(g.H) : 0u;
     const unsigned w_rows = valid ? unsigned(min(g.H, r1 + R)) : 0u;
     auto load_x = [&](int row) { return unsigned(row) < x_rows ? xp[row * g.xh] : nan; };
