@@ -3,7 +3,6 @@
 // cudnnSoftmaxForward/Backward and cudnnActivationForward/Backward on the same input buffers.
 // Their rate is GB/s of the bytes the operation must move: its inputs read and output written
 // once.
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
