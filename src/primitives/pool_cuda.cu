@@ -1,8 +1,9 @@
 // Pooling on CUDA, max and average, with the window rules of pool_ops.h (the same as the CPU).
 // Square windows of the reference nets (2/2, 3/2, 3/1: kernel/stride) take the sweep kernels of
 // pool_sweep_cuda.cu (a thread walks down a column of a plane with the input rows in registers;
-// the max backward in one pass), except the max backward of 3/1 windows with pad 1 on planes at
-// most 32 wide, which takes pool_lanes_cuda.cu's. Other shapes take the kernels here:
+// the max backward in one pass), except two max backwards that take lane kernels: 3/1 windows
+// with pad 1 on planes at most 32 wide (pool_lanes_cuda.cu) and 3/2 windows on planes of at most
+// 32 two-column blocks (pool_lanes_s2_cuda.cu). Other shapes take the kernels here:
 // Forward: one thread per output (a warp per output for large windows such as global pooling).
 // Backward without atomics, so it is deterministic: each input element gathers, in the CPU's
 // (p, q) order, from the output windows covering it. Max backward first stores each window's
@@ -311,6 +312,7 @@ void bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const T* y, const 
   cudaStream_t s = stream_of(h);
   const T alpha = T(b.alpha), beta = T(b.beta);
   if (pool_max_bwd_lanes(s, pd, yd, y, dy, xd, x, dx, alpha, beta) ||
+      pool_max_bwd_lanes_s2(s, pd, yd, y, dy, xd, x, dx, alpha, beta) ||
       pool_max_bwd_sweep(s, pd, yd, y, dy, xd, x, dx, alpha, beta)) {
     check_launch("pool_bwd");
     return;

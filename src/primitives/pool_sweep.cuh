@@ -1,6 +1,7 @@
 // Pooling sweep kernels on CUDA for square 2/2, 3/2 and 3/1 windows (kernel/stride: every
 // reference net's pooling), called by pool_cuda.cu; the design is described in pool_sweep_cuda.cu,
-// and the lane kernel that narrow 3/1 planes take in backward in pool_lanes_cuda.cu.
+// and the lane kernels that narrow 3/1 and 3/2 planes take in max backward in pool_lanes_cuda.cu
+// and pool_lanes_s2_cuda.cu.
 // Only included by .cu files of the primitives library.
 #pragma once
 
@@ -25,5 +26,10 @@ bool pool_max_bwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd
 template <typename T>
 bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                         const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
+// Max backward for 3 x 3 windows of stride 2 on planes of at most 32 two-column blocks
+// (pool_lanes_s2_cuda.cu); same contract.
+template <typename T>
+bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
+                           const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
 }  // namespace crema::prim::cuda

@@ -5,7 +5,9 @@
 // with few columns are cut into bands of rows so that enough threads run. The max backward is a
 // single pass with no workspace and no atomics. Results equal the CPU's bit for bit.
 // The sweeps are bound by L2 traffic (ncu on caffenet:pool1's backward: L2 86%, DRAM 56%): a
-// warp's column loads are strided by S, so each moves twice the sectors it uses.
+// warp's column loads are strided by S, so each moves twice the sectors it uses. The 3/2 max
+// backward of planes up to 64 columns wide (the reference nets' but the 112-wide first pools)
+// takes pool_lanes_s2_cuda.cu's kernel instead, which loads each cell once per lane.
 #include <algorithm>
 #include <cstdint>
 #include <limits>

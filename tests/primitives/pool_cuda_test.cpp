@@ -146,6 +146,18 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
   add(expand("lanes_w7_planes", 3, 50, 7, 7, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
   add(expand("lanes_w1", 2, 3, 6, 1, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
   add(expand("sweep_w33", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  // The lane kernel of the 3/2 max backward (at most 32 two-column blocks a line): 32 blocks
+  // (64 and 63 wide, pad 0 and 1), 33 blocks (65 wide: the sweep), one and two blocks (1 wide with pad 1, 3 wide), 16
+  // lines of two blocks with bands, pad 2 (a first block of pad alone), and rectangular pads.
+  const std::vector<PoolMode> kMaxOnly = {PoolMode::kMax};
+  add(expand("lanes_s2_w64", 2, 3, 11, 64, 3, 3, 0, 0, 2, 2, kMaxOnly));
+  add(expand("lanes_s2_w63_pad1", 1, 3, 12, 63, 3, 3, 1, 1, 2, 2, kMaxOnly));
+  add(expand("sweep_s2_w65", 1, 2, 7, 65, 3, 3, 0, 0, 2, 2, kMaxOnly));
+  add(expand("lanes_s2_w1_pad1", 2, 3, 9, 1, 3, 3, 1, 1, 2, 2, kMaxOnly));
+  add(expand("lanes_s2_w3", 2, 3, 8, 3, 3, 3, 0, 0, 2, 2, kMaxOnly));
+  add(expand("lanes_s2_w4_bands", 3, 5, 61, 4, 3, 3, 0, 0, 2, 2, kMaxOnly));
+  add(expand("lanes_s2_pad2", 2, 4, 12, 13, 3, 3, 2, 2, 2, 2, kMaxOnly));
+  add(expand("lanes_s2_pads_1_2", 2, 3, 10, 15, 3, 3, 1, 2, 2, 2, kMaxOnly));
   // Many small planes: the plane/channel split of the flat index.
   add(expand("many_planes", 1, 70000, 3, 3, 2, 2, 0, 0, 1, 1, kAllModes, false));
   for (const Case& k : all) check_all(k);

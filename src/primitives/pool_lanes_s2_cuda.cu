@@ -1,0 +1,245 @@
+// Max-pooling backward for 3 x 3 windows of stride 2 (CaffeNet's and GoogLeNet's downsampling
+// pools, CIFAR-10's pool1) on planes of at most 32 column blocks (63 or 64 columns). Input
+// columns are cut into blocks of two, block b holding columns 2b - pad_w and 2b - pad_w + 1
+// (rows likewise), so that window (p, q) covers block (p, q) whole, the first column of block
+// (p, q + 1), the first row of block (p + 1, q) and one cell of block (p + 1, q + 1). The lanes
+// of a warp hold consecutive column blocks of 32 / B lines (B blocks a line; a line: one plane's
+// band of block rows) and walk down them together. The lane of block q owns window q: each step
+// it loads its block's two columns of the two rows the next window row adds, the window's y and
+// dy, takes the third column from the next lane by a shuffle, finds the argmax once and hands
+// (argmax cell, alpha * dy) to the next lane, whose first column the window covers. The column
+// sweep (pool_sweep_cuda.cu), which these planes took before, loads five columns of those rows and
+// two windows' y and dy per lane and step, and evaluates every window twice (docs/benchmarks.md
+// has both measured).
+// Results equal the CPU's bit for bit: each cell starts from beta * dx and receives its windows'
+// gradients in (p, q) order, the first cell equal to y (row-major) being a window's argmax.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "primitives/cuda_util.cuh"
+#include "primitives/pool_sweep.cuh"
+
+namespace crema::prim::cuda {
+namespace {
+
+struct Lane2Geo {
+  int C, H, W, P, Q, ph, pw;
+  int64_t xn, xc, xw, yn, yc, yw;
+  int xh, yh;  // row strides; a plane's rows span less than 2^31 elements
+  int64_t planes;
+  int B, R;       // column blocks (lanes per line) and block rows
+  int band;       // block rows per band; a line runs band + 1 steps
+  int64_t lines;  // planes * bands, band-major
+  int per_warp;   // lines per warp: 32 / B
+  int64_t warps;  // ceil(lines / per_warp)
+};
+
+constexpr unsigned kFull = 0xffffffffu;
+// Window rows whose loads are in flight at once (without loads ahead, each step's chain of
+// load, shuffles and compares leaves a lane kernel latency-bound). Two ahead at four blocks per
+// SM (64 registers) measured best of {2, 3, 4} ahead at three or four blocks (docs/benchmarks.md);
+// three ahead spills under the four-block bound.
+constexpr int kAhead = 2;
+
+// f32 is bounded to four blocks per SM (64 registers, no spill; unbounded it takes 71).
+template <typename T>
+__global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
+    max_bwd_lanes_s2_kernel(Lane2Geo g, const T* __restrict__ x, const T* __restrict__ y,
+                            const T* __restrict__ dy, T* dx, T alpha, T beta) {
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const int lane = int(threadIdx.x) & 31;
+  const int l = lane / g.B, b = lane - l * g.B;
+  const int64_t warp_stride = (int64_t(blockDim.x) * gridDim.x) >> 5;
+  // Every lane of a warp runs the same iterations and steps (the shuffles need all 32); lanes
+  // without a line of their own load nothing and store nothing.
+  for (int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; warp < g.warps;
+       warp += warp_stride) {
+    const int64_t line = warp * g.per_warp + l;
+    const bool valid = l < g.per_warp && line < g.lines;
+    const int64_t ln = valid ? line : 0;
+    const int64_t band = ln / g.planes, plane = ln - band * g.planes;
+    const int64_t n = plane / g.C, c = plane - n * g.C;
+    const int c0 = 2 * b - g.pw;  // the block's first column
+    const int64_t xo = n * g.xn + c * g.xc + int64_t(c0) * g.xw;
+    const int64_t yo = n * g.yn + c * g.yc + int64_t(b) * g.yw;
+    const int r0 = int(band) * g.band, r1 = min(r0 + g.band, g.R);  // this line's block rows
+
+    // Rows [0, rows[j]) hold cells of column c0 + j (none outside the input or off a line),
+    // window rows [0, w_rows) this lane's windows; one unsigned compare tests both ends.
+    unsigned rows[2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+      rows[j] = valid && unsigned(c0 + j) < unsigned(g.W) ? unsigned(g.H) : 0u;
+    const unsigned w_rows = valid && b < g.Q ? unsigned(g.P) : 0u;
+    // Input cells read NaN outside the input (they equal no y); windows that do not exist read y
+    // NaN and dy 0.
+    auto load_x = [&](int row, int j) {
+      return unsigned(row) < rows[j] ? x[xo + j * g.xw + row * g.xh] : nan;
+    };
+    auto load_y = [&](int p) { return unsigned(p) < w_rows ? y[yo + p * g.yh] : nan; };
+    auto load_dy = [&](int p) { return unsigned(p) < w_rows ? dy[yo + p * g.yh] : T(0); };
+    // The block's cell of `row`, column j, is this line's to store.
+    auto owns = [&](int row, int j, int block_row) {
+      return unsigned(row) < rows[j] && block_row >= r0 && block_row < r1;
+    };
+    auto prime = [&](int row, int j, int block_row) {
+      return beta != T(0) && owns(row, j, block_row) ? beta * dx[xo + j * g.xw + row * g.xh]
+                                                     : T(0);
+    };
+    // The window's third column of a row: the next lane's first column (NaN past the line).
+    auto third = [&](T next_first) {
+      const T u = __shfl_sync(kFull, next_first, (lane + 1) & 31);
+      return b + 1 < g.B ? u : nan;
+    };
+
+    // Window row p covers input rows 2p - ph + [0, 3): win[i][j] is row i, column c0 + j.
+    // Its row 0 is the previous window row's row 2; each step loads rows 1 and 2.
+    const int p0 = r0 - 1;
+    T win[3][3];
+    {
+      const int row = 2 * p0 - g.ph;  // row 0 of window row p0, moved there by its step
+      win[2][0] = load_x(row, 0);
+      win[2][1] = load_x(row, 1);
+      win[2][2] = third(win[2][0]);
+    }
+    // Accumulators: blk[i][j], block row p, row i, column j; next[j], block row p + 1, row 0.
+    T blk[2][2], next[2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      blk[0][j] = blk[1][j] = T(0);  // block row p0 is not this line's
+      next[j] = prime(2 * r0 - g.ph, j, r0);
+    }
+    // The loads of window rows p .. p + kAhead - 1, issued kAhead steps early: xq[i][r][j] is
+    // input row 2(p + i) - ph + 1 + r, column c0 + j.
+    T xq[kAhead][2][2], yq[kAhead], gq[kAhead];
+    auto fetch = [&](int p, T(&xr)[2][2], T& yv, T& gv) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) xr[r][j] = load_x(2 * p - g.ph + 1 + r, j);
+      yv = load_y(p);
+      gv = load_dy(p);
+    };
+#pragma unroll
+    for (int i = 0; i < kAhead; ++i) fetch(p0 + i, xq[i], yq[i], gq[i]);
+
+    for (int p = p0; p < r1; ++p) {
+#pragma unroll
+      for (int j = 0; j < 3; ++j) win[0][j] = win[2][j];
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        win[r + 1][0] = xq[0][r][0];
+        win[r + 1][1] = xq[0][r][1];
+        win[r + 1][2] = third(xq[0][r][0]);
+      }
+      const T ym = yq[0], gm = alpha * gq[0];
+#pragma unroll
+      for (int i = 0; i + 1 < kAhead; ++i) {
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+#pragma unroll
+          for (int j = 0; j < 2; ++j) xq[i][r][j] = xq[i + 1][r][j];
+        yq[i] = yq[i + 1];
+        gq[i] = gq[i + 1];
+      }
+      fetch(p + kAhead, xq[kAhead - 1], yq[kAhead - 1], gq[kAhead - 1]);
+
+      // This lane's window (p, b): its argmax as i * 3 + j, -1 where there is none (ym NaN).
+      int at = -1;
+#pragma unroll
+      for (int t = 8; t >= 0; --t)
+        if (win[t / 3][t % 3] == ym) at = t;
+      // Window (p, b - 1) first, then (p, b): (p, q) order. The left window's third column is
+      // this block's first.
+      int left = __shfl_sync(kFull, at, (lane - 1) & 31);
+      const T g_left = __shfl_sync(kFull, gm, (lane - 1) & 31);
+      if (b == 0) left = -1;
+      if (left == 2) blk[0][0] += g_left;
+      if (left == 5) blk[1][0] += g_left;
+      if (left == 8) next[0] += g_left;
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        if (at == j) blk[0][j] += gm;
+        if (at == 3 + j) blk[1][j] += gm;
+        if (at == 6 + j) next[j] += gm;
+      }
+      // Block row p has all its windows now.
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          const int row = 2 * p - g.ph + i;
+          if (owns(row, j, p)) dx[xo + j * g.xw + row * g.xh] = blk[i][j];
+        }
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        blk[0][j] = next[j];
+        blk[1][j] = prime(2 * (p + 1) - g.ph + 1, j, p + 1);
+        next[j] = prime(2 * (p + 2) - g.ph, j, p + 2);
+      }
+    }
+  }
+}
+
+// Warps a launch aims for, as the stride-1 lane kernel: planes few enough are cut into bands.
+constexpr int64_t kLaneWarps = int64_t(1) << 13;
+
+// Blocks of two along an axis of `in` cells padded by `pad`: enough to hold index in - 1.
+int blocks_of(int in, int pad) { return (in - 1 + pad) / 2 + 1; }
+
+}  // namespace
+
+template <typename T>
+bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
+                           const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
+  if (pd.mode != PoolMode::kMax || pd.kernel_h != 3 || pd.kernel_w != 3 || pd.stride_h != 2 ||
+      pd.stride_w != 2 || pd.pad_h < 0 || pd.pad_h > 2 || pd.pad_w < 0 || pd.pad_w > 2 ||
+      xd.h < 1 || xd.w < 1)
+    return false;
+  const int B = blocks_of(xd.w, pd.pad_w), R = blocks_of(xd.h, pd.pad_h);
+  // Every window must start inside a block (Caffe's shapes do: the last window starts inside the
+  // input or its padding), and a plane's rows must span less than 2^31 elements.
+  if (B > 32 || yd.w > B || yd.h > R || int64_t(xd.h) * xd.stride_h >= (int64_t(1) << 31) ||
+      int64_t(yd.h) * yd.stride_h >= (int64_t(1) << 31))
+    return false;
+  Lane2Geo g{};
+  g.C = xd.c;
+  g.H = xd.h;
+  g.W = xd.w;
+  g.P = yd.h;
+  g.Q = yd.w;
+  g.ph = pd.pad_h;
+  g.pw = pd.pad_w;
+  g.xn = xd.stride_n;
+  g.xc = xd.stride_c;
+  g.xh = int(xd.stride_h);
+  g.xw = xd.stride_w;
+  g.yn = yd.stride_n;
+  g.yc = yd.stride_c;
+  g.yh = int(yd.stride_h);
+  g.yw = yd.stride_w;
+  g.planes = int64_t(xd.n) * xd.c;
+  g.B = B;
+  g.R = R;
+  g.per_warp = 32 / B;
+  if (g.planes == 0) return true;
+  const int64_t plane_warps = (g.planes + g.per_warp - 1) / g.per_warp;
+  const int64_t bands =
+      std::min<int64_t>(std::max<int64_t>((kLaneWarps + plane_warps - 1) / plane_warps, 1), R);
+  g.band = int((R + bands - 1) / bands);
+  g.lines = g.planes * ((R + g.band - 1) / g.band);
+  g.warps = (g.lines + g.per_warp - 1) / g.per_warp;
+  max_bwd_lanes_s2_kernel<T><<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, dy, dx, alpha, beta);
+  return true;
+}
+
+#define CREMA_POOL_LANES_S2(T)                                                                 \
+  template bool pool_max_bwd_lanes_s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&,     \
+                                         const T*, const T*, const TensorDesc&, const T*, T*, \
+                                         T, T);
+CREMA_POOL_LANES_S2(float)
+CREMA_POOL_LANES_S2(double)
+#undef CREMA_POOL_LANES_S2
+
+}  // namespace crema::prim::cuda
