@@ -46,10 +46,11 @@ __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(
 // flight instead of one.
 constexpr int kAhead = 4;
 
-// Channel c of a column (stride hw), 0 outside [0, C).
+// Channel c of a column (stride hw), 0 outside [0, C). An image spans less than 2^31 elements
+// (the ring kernels' launch condition), so the offset is one 32-bit product.
 template <typename T>
-__device__ __forceinline__ T channel(const T* col, int64_t hw, int C, int c) {
-  return c >= 0 && c < C ? __ldg(col + c * hw) : T(0);
+__device__ __forceinline__ T channel(const T* col, int hw, int C, int c) {
+  return unsigned(c) < unsigned(C) ? __ldg(col + c * hw) : T(0);
 }
 
 // Moves every ring value down one slot; the last slot is refilled by the caller.
@@ -80,21 +81,22 @@ __global__ void across_fwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow ne
   constexpr int kN = 2 * kR + 2 + kAhead;
   CREMA_CUDA_LOOP(idx, work) {
     const ColumnChunk cc = column_chunk(g, chunk, idx);
+    const int hw = int(g.hw);
     const T* xc = x + cc.base;
     T* yc = y + cc.base;
     T win[kN];
     T acc = T(0);
 #pragma unroll
-    for (int t = 0; t < kN; ++t) win[t] = channel(xc, g.hw, g.C, cc.c0 - kR + t);
+    for (int t = 0; t < kN; ++t) win[t] = channel(xc, hw, g.C, cc.c0 - kR + t);
       // The window sum of c0, in increasing channel order (zeros outside add nothing).
 #pragma unroll
     for (int t = 0; t <= 2 * kR; ++t) acc += mul_rn(win[t], win[t]);
     for (int c = cc.c0; c < cc.c1; ++c) {
-      blend_store(yc + c * g.hw, win[kR] * neg_pow(lrn_ops::scale_of(k, a, acc)), alpha, beta);
+      blend_store(yc + c * hw, win[kR] * neg_pow(lrn_ops::scale_of(k, a, acc)), alpha, beta);
       acc += mul_rn(win[2 * kR + 1], win[2 * kR + 1]);
       acc -= mul_rn(win[0], win[0]);
       shift(win);
-      win[kN - 1] = channel(xc, g.hw, g.C, c + 1 - kR + kN - 1);
+      win[kN - 1] = channel(xc, hw, g.C, c + 1 - kR + kN - 1);
     }
   }
 }
@@ -108,26 +110,30 @@ __global__ void across_fwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow ne
 //   rw[t] = R(j - 2r - 1 + t)   the R leaving c's window, then c's window
 // Channels outside [0, C) are zeros and produce R = 0, so the sums match the CPU's, which skips
 // them.
-// f32 with local_size 5 (CaffeNet's and GoogLeNet's) is bounded to five blocks per SM (at most
-// 51 registers, no spill for exponents other than 1; unbounded it took 60, four blocks): 0.4-3%
-// faster in bench_prim, where six blocks spilled and ran 20-30% slower. f64 and wider windows
-// would spill more under that bound.
+// The channel loop is unrolled by four, so the rings rotate by renaming registers instead of
+// moving every slot each channel (ncu on caffenet:norm1: 263M instructions with no unrolling,
+// 176M by four). Against cuDNN on the four reference layers (bench_prim, H100): 1.04-1.07x on
+// three of them with the compiler's default unrolling, 0.94-1.03x by four; by three, by six, or
+// by eight at three blocks per SM measured no better. f32 with local_size 5 (CaffeNet's and
+// GoogLeNet's) is bounded to four blocks per SM (64 registers; no spill, except 8 bytes for the
+// exponent 1); f64 and wider windows would spill under that bound.
 template <int kR, typename T, typename NegPow>
-__global__ void __launch_bounds__(kBlock, sizeof(T) == 4 && kR == 2 ? 5 : 1)
+__global__ void __launch_bounds__(kBlock, sizeof(T) == 4 && kR == 2 ? 4 : 1)
     across_bwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow neg_pow, T k, T a, T cc2,
                            const T* dy, const T* __restrict__ x, T* dx, T alpha, T beta) {
   constexpr int kNX = 2 * kR + 2 + kAhead, kND = kR + 1 + kAhead, kNP = kR + 1, kNR = 2 * kR + 2;
   CREMA_CUDA_LOOP(idx, work) {
     const ColumnChunk cc = column_chunk(g, chunk, idx);
+    const int hw = int(g.hw);
     const T* xc = x + cc.base;
     const T* gc = dy + cc.base;  // may be dx itself: every dy is read before its dx is written
     T* oc = dx + cc.base;
     const int j0 = cc.c0 - kR;
     T xw[kNX], dw[kND], pw[kNP], rw[kNR];
 #pragma unroll
-    for (int t = 0; t < kNX; ++t) xw[t] = channel(xc, g.hw, g.C, j0 - kR + t);
+    for (int t = 0; t < kNX; ++t) xw[t] = channel(xc, hw, g.C, j0 - kR + t);
 #pragma unroll
-    for (int t = 0; t < kND; ++t) dw[t] = t >= kR ? channel(gc, g.hw, g.C, j0 - kR + t) : T(0);
+    for (int t = 0; t < kND; ++t) dw[t] = t >= kR ? channel(gc, hw, g.C, j0 - kR + t) : T(0);
 #pragma unroll
     for (int t = 0; t < kNP; ++t) pw[t] = T(0);
 #pragma unroll
@@ -135,22 +141,24 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 && kR == 2 ? 5 : 1)
     T acc = T(0), sr = T(0);
 #pragma unroll
     for (int t = 0; t <= 2 * kR; ++t) acc += mul_rn(xw[t], xw[t]);
+#pragma unroll 4
     for (int j = j0; j < cc.c1 + kR; ++j) {
       const T s = lrn_ops::scale_of(k, a, acc);
       pw[kR] = neg_pow(s);
-      rw[2 * kR + 1] = j >= 0 && j < g.C ? dw[kR] * (xw[kR] * pw[kR]) * neg_pow.inv(s) : T(0);
+      rw[2 * kR + 1] =
+          unsigned(j) < unsigned(g.C) ? dw[kR] * (xw[kR] * pw[kR]) * neg_pow.inv(s) : T(0);
       sr += rw[2 * kR + 1];
       sr -= rw[0];
       const int c = j - kR;
-      if (c >= cc.c0) blend_store(oc + c * g.hw, dw[0] * pw[0] - cc2 * xw[0] * sr, alpha, beta);
+      if (c >= cc.c0) blend_store(oc + c * hw, dw[0] * pw[0] - cc2 * xw[0] * sr, alpha, beta);
       acc += mul_rn(xw[2 * kR + 1], xw[2 * kR + 1]);
       acc -= mul_rn(xw[0], xw[0]);
       shift(xw);
       shift(dw);
       shift(pw);
       shift(rw);
-      xw[kNX - 1] = channel(xc, g.hw, g.C, j + 1 - kR + kNX - 1);
-      dw[kND - 1] = channel(gc, g.hw, g.C, j + 1 - kR + kND - 1);
+      xw[kNX - 1] = channel(xc, hw, g.C, j + 1 - kR + kNX - 1);
+      dw[kND - 1] = channel(gc, hw, g.C, j + 1 - kR + kND - 1);
     }
   }
 }
@@ -290,20 +298,28 @@ Geo geo_of(const LrnDesc& ld, const TensorDesc& d) {
 }
 
 // Threads the across kernels aim for: a few per resident slot of a large GPU, so the loads in
-// flight cover memory latency. Columns beyond this are not split.
-constexpr int64_t kAcrossThreads = int64_t(1) << 19;
+// flight cover memory latency; columns beyond this are not split. The backward, whose warm-up
+// costs more (2r channels of x, r of dy and r more steps), splits less: at 2^18 caffenet:norm2
+// (186624 columns) runs two chunks of 128 channels instead of three of 86, 0.2425 instead of
+// 0.2579 ms on the H100, where the forward was 6% slower at 2^18 than at 2^19.
+constexpr int64_t kFwdThreads = int64_t(1) << 19;
+constexpr int64_t kBwdThreads = int64_t(1) << 18;
 
-// Channels per chunk: all of them when the columns alone fill the GPU, else chunks of at least
-// 16 channels (the window's warm-up, 2r channels, is then a small overhead).
-int chunk_of(const Geo& g) {
+// Channels per chunk: all of them when the columns alone reach `threads`, else chunks of at
+// least 16 channels (the window's warm-up is then a small overhead).
+int chunk_of(const Geo& g, int64_t threads) {
   if (g.columns <= 0) return std::max(g.C, 1);
-  const int64_t want = (kAcrossThreads + g.columns - 1) / g.columns;
+  const int64_t want = (threads + g.columns - 1) / g.columns;
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(want, g.C / 16));
   return int((g.C + chunks - 1) / chunks);
 }
 
-// Calls f with std::integral_constant<int, r> for the register-ring kernels (r <= 3), or returns
-// false.
+// The radius the register-ring kernels take g with: g.r, or -1 (none) when an image spans 2^31
+// elements or more (their channel offsets are 32-bit).
+int ring_radius(const Geo& g) { return int64_t(g.C) * g.hw < (int64_t(1) << 31) ? g.r : -1; }
+
+// Calls f with std::integral_constant<int, r> for the register-ring kernels (0 <= r <= 3), or
+// returns false.
 template <typename F>
 bool visit_radius(int r, F&& f) {
   switch (r) {
@@ -332,9 +348,9 @@ void fwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* x, T* y, Bl
   lrn_ops::visit_neg_pow<T>(ld.beta, [&](auto neg_pow) {
     if (ld.mode == LrnMode::kAcrossChannels) {
       const T a = T(ld.alpha / ld.local_size);
-      const int chunk = chunk_of(g);
+      const int chunk = chunk_of(g, kFwdThreads);
       const int64_t work = g.columns * ((g.C + chunk - 1) / chunk);
-      const bool ring = visit_radius(g.r, [&](auto r) {
+      const bool ring = visit_radius(ring_radius(g), [&](auto r) {
         across_fwd_ring_kernel<decltype(r)::value>
             <<<grid_for(work), kBlock, 0, s>>>(g, chunk, work, neg_pow, k, a, x, y, alpha, beta);
       });
@@ -358,7 +374,7 @@ void bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* y, const T*
   const int64_t total = d.count();
   const T alpha = T(b.alpha), beta = T(b.beta), k = T(ld.k);
   cudaStream_t s = stream_of(h);
-  const bool ring_across = ld.mode == LrnMode::kAcrossChannels && g.r <= 3;
+  const bool ring_across = ld.mode == LrnMode::kAcrossChannels && unsigned(ring_radius(g)) <= 3;
   T* R = ring_across ? nullptr : static_cast<T*>(h.workspace(size_t(total) * sizeof(T)));
   lrn_ops::visit_neg_pow<T>(ld.beta, [&](auto neg_pow) {
     if (ld.mode == LrnMode::kAcrossChannels) {
@@ -366,9 +382,9 @@ void bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* y, const T*
       const T cc = T(2 * ld.alpha * ld.beta / ld.local_size);
       // In place (dx == dy), a chunk's warm-up would read dy its neighbour has overwritten, so a
       // column stays whole.
-      const int chunk = dx == dy ? g.C : chunk_of(g);
+      const int chunk = dx == dy ? g.C : chunk_of(g, kBwdThreads);
       const int64_t work = g.columns * ((g.C + chunk - 1) / chunk);
-      const bool ring = visit_radius(g.r, [&](auto r) {
+      const bool ring = visit_radius(ring_radius(g), [&](auto r) {
         across_bwd_ring_kernel<decltype(r)::value><<<grid_for(work), kBlock, 0, s>>>(
             g, chunk, work, neg_pow, k, a, cc, dy, x, dx, alpha, beta);
       });

@@ -84,8 +84,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
       return unsigned(row) < rows[j] && block_row >= r0 && block_row < r1;
     };
     auto prime = [&](int row, int j, int block_row) {
-      return beta != T(0) && owns(row, j, block_row) ? beta * dx[xo + j * g.xw + row * g.xh]
-                                                     : T(0);
+      return beta != T(0) && owns(row, j, block_row) ? beta * dx[xo + j * g.xw + row * g.xh] : T(0);
     };
     // The window's third column of a row: the next lane's first column (NaN past the line).
     auto third = [&](T next_first) {
@@ -230,14 +229,15 @@ bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc&
   g.band = int((R + bands - 1) / bands);
   g.lines = g.planes * ((R + g.band - 1) / g.band);
   g.warps = (g.lines + g.per_warp - 1) / g.per_warp;
-  max_bwd_lanes_s2_kernel<T><<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, dy, dx, alpha, beta);
+  max_bwd_lanes_s2_kernel<T>
+      <<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, dy, dx, alpha, beta);
   return true;
 }
 
-#define CREMA_POOL_LANES_S2(T)                                                                 \
-  template bool pool_max_bwd_lanes_s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&,     \
-                                         const T*, const T*, const TensorDesc&, const T*, T*, \
-                                         T, T);
+#define CREMA_POOL_LANES_S2(T)                                                                   \
+  template bool pool_max_bwd_lanes_s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&,       \
+                                         const T*, const T*, const TensorDesc&, const T*, T*, T, \
+                                         T);
 CREMA_POOL_LANES_S2(float)
 CREMA_POOL_LANES_S2(double)
 #undef CREMA_POOL_LANES_S2

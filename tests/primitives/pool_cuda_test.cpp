@@ -147,8 +147,9 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
   add(expand("lanes_w1", 2, 3, 6, 1, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
   add(expand("sweep_w33", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
   // The lane kernel of the 3/2 max backward (at most 32 two-column blocks a line): 32 blocks
-  // (64 and 63 wide, pad 0 and 1), 33 blocks (65 wide: the sweep), one and two blocks (1 wide with pad 1, 3 wide), 16
-  // lines of two blocks with bands, pad 2 (a first block of pad alone), and rectangular pads.
+  // (64 and 63 wide, pad 0 and 1), 33 blocks (65 wide: the sweep), one and two blocks (1 wide with
+  // pad 1, 3 wide), 16 lines of two blocks with bands, pad 2 (a first block of pad alone), and
+  // rectangular pads.
   const std::vector<PoolMode> kMaxOnly = {PoolMode::kMax};
   add(expand("lanes_s2_w64", 2, 3, 11, 64, 3, 3, 0, 0, 2, 2, kMaxOnly));
   add(expand("lanes_s2_w63_pad1", 1, 3, 12, 63, 3, 3, 1, 1, 2, 2, kMaxOnly));
