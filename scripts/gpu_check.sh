@@ -20,6 +20,7 @@ if [ "${1:-}" = "--sanitize" ]; then
   # the tools slow kernels 10-100x, and a slow test then costs only itself.
   # $out/sanitize-summary.log has one line per tool and test: ok, FAILED (test failure or a
   # reported error) or TIMEOUT, with the tool's summary line; logs in $out/sanitize-logs.tar.gz.
+  # SANITIZE_FILTER (an extended regular expression over Suite.Test names) limits the runs.
   logs=$(mktemp -d)
   cat >"$logs/run_one.sh" <<'ONE'
 #!/bin/sh
@@ -41,7 +42,7 @@ echo "$3 $5: $verdict $(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | tail -1 | s
 ONE
   for t in "$build"/test_*_cuda; do
     "$t" --gtest_list_tests | awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}' |
-      while read -r name; do
+      grep -E -- "${SANITIZE_FILTER:-.}" | while read -r name; do
         for tool in memcheck racecheck; do echo "$logs ${SANITIZE_TIMEOUT:-150} $tool $t $name"; done
       done
   done >"$logs/jobs"
