@@ -46,10 +46,12 @@ __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(
 // flight instead of one.
 constexpr int kAhead = 4;
 
-// Channel c of a column (stride hw), 0 outside [0, C). An image spans less than 2^31 elements
-// (the ring kernels' launch condition), so the offset is one 32-bit product.
-template <typename T>
-__device__ __forceinline__ T channel(const T* col, int hw, int C, int c) {
+// Channel c of a column (stride hw), 0 outside [0, C). The backward passes a 32-bit hw (an
+// image spans less than 2^31 elements, the ring kernels' launch condition: one 32-bit product
+// per offset). The forward keeps 64-bit offsets: 32-bit ones measured 5% slower on
+// caffenet:norm1 (0.2846 against 0.2697 ms) though 4-5% faster on GoogLeNet's two layers.
+template <typename T, typename I>
+__device__ __forceinline__ T channel(const T* col, I hw, int C, int c) {
   return unsigned(c) < unsigned(C) ? __ldg(col + c * hw) : T(0);
 }
 
@@ -81,7 +83,7 @@ __global__ void across_fwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow ne
   constexpr int kN = 2 * kR + 2 + kAhead;
   CREMA_CUDA_LOOP(idx, work) {
     const ColumnChunk cc = column_chunk(g, chunk, idx);
-    const int hw = int(g.hw);
+    const int64_t hw = g.hw;
     const T* xc = x + cc.base;
     T* yc = y + cc.base;
     T win[kN];
@@ -297,19 +299,18 @@ Geo geo_of(const LrnDesc& ld, const TensorDesc& d) {
   return Geo{d.n * hw, hw, d.c, d.h, d.w, ld.local_size / 2};
 }
 
-// Threads the across kernels aim for: a few per resident slot of a large GPU, so the loads in
-// flight cover memory latency; columns beyond this are not split. The backward, whose warm-up
-// costs more (2r channels of x, r of dy and r more steps), splits less: at 2^18 caffenet:norm2
-// (186624 columns) runs two chunks of 128 channels instead of three of 86, 0.2425 instead of
-// 0.2579 ms on the H100, where the forward was 6% slower at 2^18 than at 2^19.
-constexpr int64_t kFwdThreads = int64_t(1) << 19;
-constexpr int64_t kBwdThreads = int64_t(1) << 18;
+// Threads the across kernels aim for: about two per resident slot of an H100, so the loads in
+// flight cover memory latency; columns beyond this are not split. Each chunk pays the window's
+// warm-up (2r channels of x, in backward also r of dy and r more steps): at 2^18 caffenet:norm2
+// (186624 columns) runs two chunks of 128 channels, at 2^19 three of 86, which measured 6%
+// slower in backward (0.2579 against 0.2425 ms) and 3% slower in forward (0.1896 against 0.1833).
+constexpr int64_t kAcrossThreads = int64_t(1) << 18;
 
-// Channels per chunk: all of them when the columns alone reach `threads`, else chunks of at
-// least 16 channels (the window's warm-up is then a small overhead).
-int chunk_of(const Geo& g, int64_t threads) {
+// Channels per chunk: all of them when the columns alone reach kAcrossThreads, else chunks of
+// at least 16 channels (the window's warm-up is then a small overhead).
+int chunk_of(const Geo& g) {
   if (g.columns <= 0) return std::max(g.C, 1);
-  const int64_t want = (threads + g.columns - 1) / g.columns;
+  const int64_t want = (kAcrossThreads + g.columns - 1) / g.columns;
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(want, g.C / 16));
   return int((g.C + chunks - 1) / chunks);
 }
@@ -348,7 +349,7 @@ void fwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* x, T* y, Bl
   lrn_ops::visit_neg_pow<T>(ld.beta, [&](auto neg_pow) {
     if (ld.mode == LrnMode::kAcrossChannels) {
       const T a = T(ld.alpha / ld.local_size);
-      const int chunk = chunk_of(g, kFwdThreads);
+      const int chunk = chunk_of(g);
       const int64_t work = g.columns * ((g.C + chunk - 1) / chunk);
       const bool ring = visit_radius(ring_radius(g), [&](auto r) {
         across_fwd_ring_kernel<decltype(r)::value>
@@ -382,7 +383,7 @@ void bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* y, const T*
       const T cc = T(2 * ld.alpha * ld.beta / ld.local_size);
       // In place (dx == dy), a chunk's warm-up would read dy its neighbour has overwritten, so a
       // column stays whole.
-      const int chunk = dx == dy ? g.C : chunk_of(g, kBwdThreads);
+      const int chunk = dx == dy ? g.C : chunk_of(g);
       const int64_t work = g.columns * ((g.C + chunk - 1) / chunk);
       const bool ring = visit_radius(ring_radius(g), [&](auto r) {
         across_bwd_ring_kernel<decltype(r)::value><<<grid_for(work), kBlock, 0, s>>>(
