@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "primitives/cuda_util.cuh"
+#include "primitives/fast_div.h"
 #include "primitives/pool_ops.h"
 #include "primitives/pool_sweep.cuh"
 
@@ -33,16 +34,38 @@ struct SweepGeo {
   int64_t threads;  // planes * cols * bands
 };
 
+// Below 2^31 threads the kernels' kNarrow instances place a thread by multiply-high divisions
+// (narrow()): three 64-bit divisions (software, about 70 instructions each) were most of a
+// thread's work on small layers, where each thread pools one output. The divisors are a kernel
+// parameter of their own: any field added to SweepGeo, even a bool, changed the register
+// allocation of the wide kernels (the 3/2 backward spilled 24 bytes, the 3/2 forward took 56
+// registers instead of 47).
+struct SweepDivs {
+  FastDiv by_cols, by_planes, by_c;
+};
+
 // The thread's column, its plane's x/dx and y/dy offsets and its band [r0, r1).
 struct SweepItem {
   int col, r0, r1;
   int64_t xo, yo;
 };
 
-__device__ __forceinline__ SweepItem sweep_item(const SweepGeo& g, int64_t idx) {
-  const int64_t line = idx / g.cols;  // band * planes + plane
-  const int64_t band = line / g.planes, plane = line - band * g.planes;
-  const int64_t n = plane / g.C, c = plane - n * g.C;
+template <bool kNarrow>
+__device__ __forceinline__ SweepItem sweep_item(const SweepGeo& g, const SweepDivs& d,
+                                                int64_t idx) {
+  int64_t line, band, plane, n;  // line: band * planes + plane
+  if constexpr (kNarrow) {
+    line = d.by_cols.div(uint32_t(idx));
+    band = d.by_planes.div(uint32_t(line));
+    plane = line - band * g.planes;
+    n = d.by_c.div(uint32_t(plane));
+  } else {
+    line = idx / g.cols;
+    band = line / g.planes;
+    plane = line - band * g.planes;
+    n = plane / g.C;
+  }
+  const int64_t c = plane - n * g.C;
   const int r0 = int(band) * g.band;
   return SweepItem{int(idx - line * g.cols), r0, min(r0 + g.band, g.rows), n * g.xn + c * g.xc,
                    n * g.yn + c * g.yc};
@@ -90,13 +113,13 @@ struct RowRing {
 // Forward: thread (band, plane, q) computes y[p][q] for p in its band. Pads and cells past the
 // input hold the fold's identity (lowest for max, 0 for the average's row-major sum), so the
 // result equals the clipped window's, bit for bit.
-template <typename T, int K, int S>
-__global__ void fwd_sweep_kernel(SweepGeo g, PoolMode mode, const T* __restrict__ x, T* y, T alpha,
-                                 T beta) {
+template <typename T, int K, int S, bool kNarrow>
+__global__ void fwd_sweep_kernel(SweepGeo g, SweepDivs d, PoolMode mode, const T* __restrict__ x,
+                                 T* y, T alpha, T beta) {
   const bool is_max = mode == PoolMode::kMax;
   const T fill = is_max ? std::numeric_limits<T>::lowest() : T(0);
   CREMA_CUDA_LOOP(idx, g.threads) {
-    const SweepItem it = sweep_item(g, idx);
+    const SweepItem it = sweep_item<kNarrow>(g, d, idx);
     const T* xp = x + it.xo;
     const int q = it.col, c0 = q * S - g.pw;
     const pool_ops::Span b = span_of(q, g.W, K, g.pw, S);
@@ -135,15 +158,15 @@ __global__ void fwd_sweep_kernel(SweepGeo g, PoolMode mode, const T* __restrict_
 // its first block rows.
 // f32 is bounded to three blocks per SM (at most 85 registers, no spill; unbounded the 3 x 3
 // kernels take 96, two blocks); f64 would spill under that bound.
-template <typename T, int K, int S>
+template <typename T, int K, int S, bool kNarrow>
 __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 3 : 1)
-    max_bwd_sweep_kernel(SweepGeo g, const T* __restrict__ x, const T* __restrict__ y,
+    max_bwd_sweep_kernel(SweepGeo g, SweepDivs d, const T* __restrict__ x, const T* __restrict__ y,
                          const T* __restrict__ dy, T* dx, T alpha, T beta) {
   constexpr int M = (K - 1) / S + 1;  // windows per axis reaching one block
   constexpr int N = (M - 1) * S + K;  // columns those M windows span
   const T nan = std::numeric_limits<T>::quiet_NaN();
   CREMA_CUDA_LOOP(idx, g.threads) {
-    const SweepItem it = sweep_item(g, idx);
+    const SweepItem it = sweep_item<kNarrow>(g, d, idx);
     const T* xp = x + it.xo;
     T* dp = dx + it.xo;
     const int b = it.col, q0 = b - M + 1, c0 = q0 * S - g.pw, bc = b * S - g.pw;
@@ -259,6 +282,13 @@ SweepGeo sweep_geo(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& y
   return g;
 }
 
+bool narrow(const SweepGeo& g) { return g.threads < (int64_t(1) << 31); }
+
+SweepDivs divs_of(const SweepGeo& g) {
+  if (!narrow(g)) return SweepDivs{};
+  return SweepDivs{FastDiv(uint32_t(g.cols)), FastDiv(uint32_t(g.planes)), FastDiv(uint32_t(g.C))};
+}
+
 // Blocks of S along an axis of `in` cells padded by `pad`: enough to hold index in - 1.
 int blocks_of(int in, int pad, int stride) { return (in - 1 + pad) / stride + 1; }
 
@@ -268,9 +298,14 @@ template <typename T>
 bool pool_fwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
                     const TensorDesc& yd, T* y, T alpha, T beta) {
   return visit_sweep(pd, [&](auto k, auto st) {
+    constexpr int K = decltype(k)::value, S = decltype(st)::value;
     const SweepGeo g = sweep_geo(pd, xd, yd, yd.h, yd.w);
-    fwd_sweep_kernel<T, decltype(k)::value, decltype(st)::value>
-        <<<grid_for(g.threads), kBlock, 0, s>>>(g, pd.mode, x, y, alpha, beta);
+    if (narrow(g))
+      fwd_sweep_kernel<T, K, S, true>
+          <<<grid_for(g.threads), kBlock, 0, s>>>(g, divs_of(g), pd.mode, x, y, alpha, beta);
+    else
+      fwd_sweep_kernel<T, K, S, false>
+          <<<grid_for(g.threads), kBlock, 0, s>>>(g, divs_of(g), pd.mode, x, y, alpha, beta);
   });
 }
 
@@ -278,11 +313,15 @@ template <typename T>
 bool pool_max_bwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                         const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
   return pd.mode == PoolMode::kMax && visit_sweep(pd, [&](auto k, auto st) {
-           constexpr int S = decltype(st)::value;
+           constexpr int K = decltype(k)::value, S = decltype(st)::value;
            const SweepGeo g =
                sweep_geo(pd, xd, yd, blocks_of(xd.h, pd.pad_h, S), blocks_of(xd.w, pd.pad_w, S));
-           max_bwd_sweep_kernel<T, decltype(k)::value, S>
-               <<<grid_for(g.threads), kBlock, 0, s>>>(g, x, y, dy, dx, alpha, beta);
+           if (narrow(g))
+             max_bwd_sweep_kernel<T, K, S, true>
+                 <<<grid_for(g.threads), kBlock, 0, s>>>(g, divs_of(g), x, y, dy, dx, alpha, beta);
+           else
+             max_bwd_sweep_kernel<T, K, S, false>
+                 <<<grid_for(g.threads), kBlock, 0, s>>>(g, divs_of(g), x, y, dy, dx, alpha, beta);
          });
 }
 
