@@ -1,22 +1,22 @@
 // Pooling on CUDA, max and average, with the window rules of pool_ops.h (the same as the CPU).
 // Square windows of the reference nets (2/2, 3/2, 3/1: kernel/stride) take the sweep kernels of
 // pool_sweep_cuda.cu (a thread walks down a column of a plane with the input rows in registers;
-// the max backward in one pass), except two max backwards that take lane kernels: 3/1 windows
+// the backward in one pass), except two max backwards that take lane kernels: 3/1 windows
 // with pad 1 on planes at most 32 wide (pool_lanes_cuda.cu) and 3/2 windows on planes of at most
 // 32 two-column blocks (pool_lanes_s2_cuda.cu). Other shapes take the kernels here:
 // Forward: one thread per output (a warp per output for large windows such as global pooling).
-// Backward without atomics, so it is deterministic: each input element gathers, in the CPU's
-// (p, q) order, from the output windows covering it. Max backward first stores each window's
-// argmax (the first maximum in row-major order, found by comparing x with y as the CPU does) as
-// an int per output in the workspace, so the gather only compares indices (recomputing it per
-// input instead measured slower: the warp waits for its slowest lane's tie scan).
-// Placing an element takes five to seven divisions (flat index -> plane, row, column; plane ->
-// image, channel; the covering windows); as ~20-instruction software divisions they made these
-// memory-bound kernels instruction-bound, so tensors under 2^31 elements divide by FastDiv
-// (fast_div.h) and walk windows with pointer increments, 64-bit products only per plane.
-// Traffic: forward reads x (windows overlap in cache) and writes y; max backward reads x and y,
-// writes the argmax (4 bytes per output), then reads argmax and dy per covering window and
-// writes dx; average backward reads dy per covering window and writes dx.
+// Backward (other shapes only) without atomics, so it is deterministic: each input element gathers,
+// in the CPU's (p, q) order, from the output windows covering it. Max backward first stores each
+// window's argmax (the first maximum in row-major order, found by comparing x with y as the CPU
+// does) as an int per output in the workspace, so the gather only compares indices (recomputing it
+// per input instead measured slower: the warp waits for its slowest lane's tie scan). Placing an
+// element takes five to seven divisions (flat index -> plane, row, column; plane -> image, channel;
+// the covering windows); as ~20-instruction software divisions they made these memory-bound kernels
+// instruction-bound, so tensors under 2^31 elements divide by FastDiv (fast_div.h) and walk windows
+// with pointer increments, 64-bit products only per plane. Traffic: forward reads x (windows
+// overlap in cache) and writes y; max backward reads x and y, writes the argmax (4 bytes per
+// output), then reads argmax and dy per covering window and writes dx; average backward reads dy
+// per covering window and writes dx.
 #include <climits>
 #include <cstdint>
 #include <limits>
@@ -313,7 +313,7 @@ void bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const T* y, const 
   const T alpha = T(b.alpha), beta = T(b.beta);
   if (pool_max_bwd_lanes(s, pd, yd, y, dy, xd, x, dx, alpha, beta) ||
       pool_max_bwd_lanes_s2(s, pd, yd, y, dy, xd, x, dx, alpha, beta) ||
-      pool_max_bwd_sweep(s, pd, yd, y, dy, xd, x, dx, alpha, beta)) {
+      pool_bwd_sweep(s, pd, yd, y, dy, xd, x, dx, alpha, beta)) {
     check_launch("pool_bwd");
     return;
   }

@@ -16,10 +16,10 @@ namespace crema::prim::cuda {
 template <typename T>
 bool pool_fwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
                     const TensorDesc& yd, T* y, T alpha, T beta);
-// Max pooling only.
+// Backward, max and average (x and y are read by max only).
 template <typename T>
-bool pool_max_bwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
-                        const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
+bool pool_bwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
+                    const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
 // Max backward for 3 x 3 windows of stride 1 and pad 1 on planes at most 32 wide
 // (pool_lanes_cuda.cu); same contract.
