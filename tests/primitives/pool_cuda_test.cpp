@@ -199,6 +199,9 @@ TEST(PoolCuda, RealSizeLayersMatchCpu) {
   add(expand("googlenet:4a_pool_b8", 8, 480, 14, 14, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
   add(expand("cifar10_quick:pool2_b16", 16, 32, 16, 16, 3, 3, 0, 0, 2, 2, {PoolMode::kAverage},
              false));
+  // Average pooling on bands of several rows (small layers get one-row bands).
+  add(expand("avg_k3s2_55_b8", 8, 96, 55, 55, 3, 3, 0, 0, 2, 2,
+             {PoolMode::kAverage, PoolMode::kAverageExcludePad}, false));
   add(expand("googlenet:pool5_b8", 8, 1024, 7, 7, 7, 7, 0, 0, 1, 1, {PoolMode::kAverage}, false));
   for (const Case& k : all) check_all(k);
 }
