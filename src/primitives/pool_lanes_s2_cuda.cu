@@ -38,8 +38,8 @@ struct Lane2Geo {
 constexpr unsigned kFull = 0xffffffffu;
 // Window rows whose loads are in flight at once (without loads ahead, each step's chain of
 // load, shuffles and compares leaves a lane kernel latency-bound). Two ahead at four blocks per
-// SM (64 registers) measured best of {2, 3, 4} ahead at three or four blocks (docs/benchmarks.md);
-// three ahead spills under the four-block bound.
+// SM (64 registers) measured best against two, three and four ahead at three blocks
+// (docs/benchmarks.md); three ahead spills under the four-block bound.
 constexpr int kAhead = 2;
 
 // f32 is bounded to four blocks per SM (64 registers, no spill; unbounded it takes 71).
