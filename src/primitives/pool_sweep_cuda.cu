@@ -307,6 +307,19 @@ SweepDivs divs_of(const SweepGeo& g) {
   return SweepDivs{FastDiv(uint32_t(g.cols)), FastDiv(uint32_t(g.planes)), FastDiv(uint32_t(g.C))};
 }
 
+// Calls f with std::bool_constant<a> and std::bool_constant<b>: a kernel instance per pair of
+// flags.
+template <typename F>
+void visit_flags(bool a, bool b, F&& f) {
+  using std::bool_constant;
+  if (a)
+    b ? f(bool_constant<true>{}, bool_constant<true>{})
+      : f(bool_constant<true>{}, bool_constant<false>{});
+  else
+    b ? f(bool_constant<false>{}, bool_constant<true>{})
+      : f(bool_constant<false>{}, bool_constant<false>{});
+}
+
 // Blocks of S along an axis of `in` cells padded by `pad`: enough to hold index in - 1.
 int blocks_of(int in, int pad, int stride) { return (in - 1 + pad) / stride + 1; }
 
@@ -322,14 +335,7 @@ bool pool_fwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, co
       fwd_sweep_kernel<T, K, S, decltype(is_narrow)::value, decltype(one_row)::value>
           <<<grid_for(g.threads), kBlock, 0, s>>>(g, divs_of(g), pd.mode, x, y, alpha, beta);
     };
-    using std::bool_constant;
-    const bool one_row = g.band == 1;
-    if (narrow(g))
-      one_row ? launch(bool_constant<true>{}, bool_constant<true>{})
-              : launch(bool_constant<true>{}, bool_constant<false>{});
-    else
-      one_row ? launch(bool_constant<false>{}, bool_constant<true>{})
-              : launch(bool_constant<false>{}, bool_constant<false>{});
+    visit_flags(narrow(g), g.band == 1, launch);
   });
 }
 
@@ -345,14 +351,7 @@ bool pool_bwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, co
           <<<grid_for(g.threads), kBlock, 0, s>>>(g, divs_of(g), pd.mode, x, y, dy, dx, alpha,
                                                   beta);
     };
-    using std::bool_constant;
-    const bool is_max = pd.mode == PoolMode::kMax;
-    if (narrow(g))
-      is_max ? launch(bool_constant<true>{}, bool_constant<true>{})
-             : launch(bool_constant<true>{}, bool_constant<false>{});
-    else
-      is_max ? launch(bool_constant<false>{}, bool_constant<true>{})
-             : launch(bool_constant<false>{}, bool_constant<false>{});
+    visit_flags(narrow(g), pd.mode == PoolMode::kMax, launch);
   });
 }
 
