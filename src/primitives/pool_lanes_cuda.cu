@@ -11,7 +11,6 @@
 // time; this kernel: 118.8M, 0.95x (docs/benchmarks.md).
 // Results equal the CPU's bit for bit: each cell starts from beta * dx and receives its windows'
 // gradients in (p, q) order, the first cell equal to y (row-major) being a window's argmax.
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -152,9 +151,6 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
   }
 }
 
-// Warps a launch aims for, as the sweep's threads: planes few enough are cut into bands.
-constexpr int64_t kLaneWarps = int64_t(1) << 13;
-
 }  // namespace
 
 template <typename T>
@@ -168,26 +164,7 @@ bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd
       int64_t(yd.h) * yd.stride_h >= (int64_t(1) << 31))
     return false;
   LaneGeo g{};
-  g.C = xd.c;
-  g.H = xd.h;
-  g.W = xd.w;
-  g.xn = xd.stride_n;
-  g.xc = xd.stride_c;
-  g.xh = int(xd.stride_h);
-  g.xw = xd.stride_w;
-  g.yn = yd.stride_n;
-  g.yc = yd.stride_c;
-  g.yh = int(yd.stride_h);
-  g.yw = yd.stride_w;
-  g.planes = int64_t(xd.n) * xd.c;
-  g.per_warp = 32 / xd.w;
-  if (g.planes == 0) return true;
-  const int64_t plane_warps = (g.planes + g.per_warp - 1) / g.per_warp;
-  const int64_t bands =
-      std::min<int64_t>(std::max<int64_t>((kLaneWarps + plane_warps - 1) / plane_warps, 1), g.H);
-  g.band = int((g.H + bands - 1) / bands);
-  g.lines = g.planes * ((g.H + g.band - 1) / g.band);
-  g.warps = (g.lines + g.per_warp - 1) / g.per_warp;
+  plan_lanes(g, xd, yd, xd.h, 32 / xd.w);
   max_bwd_lanes_kernel<T, K>
       <<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, dy, dx, alpha, beta);
   return true;

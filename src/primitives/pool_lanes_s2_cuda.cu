@@ -13,11 +13,11 @@
 // has both measured).
 // Results equal the CPU's bit for bit: each cell starts from beta * dx and receives its windows'
 // gradients in (p, q) order, the first cell equal to y (row-major) being a window's argmax.
-#include <algorithm>
 #include <cstdint>
 #include <limits>
 
 #include "primitives/cuda_util.cuh"
+#include "primitives/pool_ops.h"
 #include "primitives/pool_sweep.cuh"
 
 namespace crema::prim::cuda {
@@ -181,54 +181,29 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
   }
 }
 
-// Warps a launch aims for, as the stride-1 lane kernel: planes few enough are cut into bands.
-constexpr int64_t kLaneWarps = int64_t(1) << 13;
-
-// Blocks of two along an axis of `in` cells padded by `pad`: enough to hold index in - 1.
-int blocks_of(int in, int pad) { return (in - 1 + pad) / 2 + 1; }
-
 }  // namespace
 
 template <typename T>
 bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                            const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
+  // pool_bwd has checked the shapes: non-empty, pads below the kernel.
   if (pd.mode != PoolMode::kMax || pd.kernel_h != 3 || pd.kernel_w != 3 || pd.stride_h != 2 ||
-      pd.stride_w != 2 || pd.pad_h < 0 || pd.pad_h > 2 || pd.pad_w < 0 || pd.pad_w > 2 ||
-      xd.h < 1 || xd.w < 1)
+      pd.stride_w != 2)
     return false;
-  const int B = blocks_of(xd.w, pd.pad_w), R = blocks_of(xd.h, pd.pad_h);
+  const int B = pool_ops::blocks_of(xd.w, pd.pad_w, 2), R = pool_ops::blocks_of(xd.h, pd.pad_h, 2);
   // Every window must start inside a block (Caffe's shapes do: the last window starts inside the
   // input or its padding), and a plane's rows must span less than 2^31 elements.
   if (B > 32 || yd.w > B || yd.h > R || int64_t(xd.h) * xd.stride_h >= (int64_t(1) << 31) ||
       int64_t(yd.h) * yd.stride_h >= (int64_t(1) << 31))
     return false;
   Lane2Geo g{};
-  g.C = xd.c;
-  g.H = xd.h;
-  g.W = xd.w;
   g.P = yd.h;
   g.Q = yd.w;
   g.ph = pd.pad_h;
   g.pw = pd.pad_w;
-  g.xn = xd.stride_n;
-  g.xc = xd.stride_c;
-  g.xh = int(xd.stride_h);
-  g.xw = xd.stride_w;
-  g.yn = yd.stride_n;
-  g.yc = yd.stride_c;
-  g.yh = int(yd.stride_h);
-  g.yw = yd.stride_w;
-  g.planes = int64_t(xd.n) * xd.c;
   g.B = B;
   g.R = R;
-  g.per_warp = 32 / B;
-  if (g.planes == 0) return true;
-  const int64_t plane_warps = (g.planes + g.per_warp - 1) / g.per_warp;
-  const int64_t bands =
-      std::min<int64_t>(std::max<int64_t>((kLaneWarps + plane_warps - 1) / plane_warps, 1), R);
-  g.band = int((R + bands - 1) / bands);
-  g.lines = g.planes * ((R + g.band - 1) / g.band);
-  g.warps = (g.lines + g.per_warp - 1) / g.per_warp;
+  plan_lanes(g, xd, yd, R, 32 / B);
   max_bwd_lanes_s2_kernel<T>
       <<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, dy, dx, alpha, beta);
   return true;

@@ -20,6 +20,13 @@ CREMA_HOST_DEVICE inline Span span_of(int o, int in, int kernel, int pad, int st
   return Span{start > 0 ? start : 0, end < in ? end : in, end - start};
 }
 
+// Blocks of `stride` cells along an axis of `in` cells padded by `pad` (block b starts at
+// b * stride - pad): enough to hold index in - 1. The backward kernels that own blocks of input
+// cells (pool_sweep_cuda.cu, pool_lanes_s2_cuda.cu) walk these.
+CREMA_HOST_DEVICE inline int blocks_of(int in, int pad, int stride) {
+  return (in - 1 + pad) / stride + 1;
+}
+
 // The divisor of an average window: the padded-window area (Caffe), or the input cells alone
 // (kAverageExcludePad).
 CREMA_HOST_DEVICE inline int divisor_of(PoolMode mode, const Span& a, const Span& b) {

@@ -7,6 +7,9 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "primitives/pool.h"
 
 namespace crema::prim::cuda {
@@ -31,5 +34,32 @@ bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd
 template <typename T>
 bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                            const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
+
+// The launch plan both lane kernels share: fills g's plane and stride fields from xd and yd, and
+// cuts each plane's `rows` steps into bands so that about 2^13 warps run, `per_warp` lines (a
+// line: one plane's band) to a warp. Row strides are stored as int: the callers have checked
+// that a plane's rows span less than 2^31 elements.
+template <typename G>
+void plan_lanes(G& g, const TensorDesc& xd, const TensorDesc& yd, int rows, int per_warp) {
+  constexpr int64_t kLaneWarps = int64_t(1) << 13;
+  g.C = xd.c;
+  g.H = xd.h;
+  g.W = xd.w;
+  g.xn = xd.stride_n;
+  g.xc = xd.stride_c;
+  g.xh = int(xd.stride_h);
+  g.xw = xd.stride_w;
+  g.yn = yd.stride_n;
+  g.yc = yd.stride_c;
+  g.yh = int(yd.stride_h);
+  g.yw = yd.stride_w;
+  g.planes = int64_t(xd.n) * xd.c;
+  g.per_warp = per_warp;
+  const int64_t plane_warps = (g.planes + per_warp - 1) / per_warp;
+  const int64_t bands = std::clamp<int64_t>((kLaneWarps + plane_warps - 1) / plane_warps, 1, rows);
+  g.band = int((rows + bands - 1) / bands);
+  g.lines = g.planes * ((rows + g.band - 1) / g.band);
+  g.warps = (g.lines + per_warp - 1) / per_warp;
+}
 
 }  // namespace crema::prim::cuda

@@ -22,6 +22,7 @@
 namespace crema::prim::cuda {
 namespace {
 
+using pool_ops::blocks_of;
 using pool_ops::span_of;
 
 // Geometry of a sweep launch: `rows` x `cols` steps per plane (output rows and columns forward,
@@ -319,9 +320,6 @@ void visit_flags(bool a, bool b, F&& f) {
     b ? f(bool_constant<false>{}, bool_constant<true>{})
       : f(bool_constant<false>{}, bool_constant<false>{});
 }
-
-// Blocks of S along an axis of `in` cells padded by `pad`: enough to hold index in - 1.
-int blocks_of(int in, int pad, int stride) { return (in - 1 + pad) / stride + 1; }
 
 }  // namespace
 
