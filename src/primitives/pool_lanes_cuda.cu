@@ -1,15 +1,21 @@
-// Max-pooling backward for K x K windows of stride 1 with "same" padding (pad (K - 1) / 2 on both
-// axes, so P = H and Q = W: GoogLeNet's inception pools) on planes at most 32 columns wide. The
-// lanes of a warp hold consecutive columns of 32 / W lines (a line: one plane's band of rows) and
-// walk down them together. Window (p, q) belongs to the lane of column q alone: it finds the
-// window's argmax once and hands (argmax cell, alpha * dy) by shuffles to the K lanes whose
-// columns the window covers. A step thus loads one x, one y and one dy per lane, each warp-wide
-// load coalesced, and evaluates one window per lane. The column sweep (pool_sweep_cuda.cu), which
-// these planes took before, has each lane load K x cells and K windows' y and dy and evaluate K
-// windows per step; it was instruction-bound there (ncu on googlenet:inception_3a/pool at batch
-// 128: 201.6M instructions for 19.3M outputs, 76% issue-active, L2 43% busy) at 1.45x cuDNN's
-// time; this kernel: 118.8M, 0.95x (docs/benchmarks.md).
-// Results equal the CPU's bit for bit: each cell starts from beta * dx and receives its windows'
+// Max pooling for K x K windows of stride 1 with "same" padding (pad (K - 1) / 2 on both axes, so
+// P = H and Q = W: GoogLeNet's inception pools) on planes at most 32 columns wide. The lanes of a
+// warp hold consecutive columns of 32 / W lines (a line: one plane's band of rows) and walk down
+// them together; every warp-wide load and store is coalesced.
+// Forward: a step loads one x per lane; the row's maximum over columns col - R .. col + R comes
+// from the neighbours by shuffles, and the window's from the last K row maxima. The column sweep
+// (pool_sweep_cuda.cu), which these planes took before, loads K cells per lane and step and
+// reached 45-48% of the copy bandwidth on the inception pools (docs/benchmarks.md).
+// Backward: window (p, q) belongs to the lane of column q alone: it finds the window's argmax once
+// and hands (argmax cell, alpha * dy) by shuffles to the K lanes whose columns the window covers.
+// A step thus loads one x, one y and one dy per lane and evaluates one window per lane. The sweep
+// has each lane load K x cells and K windows' y and dy and evaluate K windows per step; it was
+// instruction-bound there (ncu on googlenet:inception_3a/pool at batch 128: 201.6M instructions
+// for 19.3M outputs, 76% issue-active, L2 43% busy) at 1.45x cuDNN's time; this kernel: 118.8M,
+// 0.95x (docs/benchmarks.md).
+// Results equal the CPU's bit for bit. Forward: the CPU keeps the first of equal values in
+// row-major order, and so does a left-to-right maximum of each row followed by a top-to-bottom
+// maximum of the rows. Backward: each cell starts from beta * dx and receives its windows'
 // gradients in (p, q) order, the first cell equal to y (row-major) being a window's argmax.
 #include <cstdint>
 #include <limits>
@@ -151,18 +157,104 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
   }
 }
 
+// Rows loaded ahead: two (measured with 1, 2, 3, 4 and 8 on googlenet:inception_3a/pool, the
+// forward ran 0.074, 0.072, 0.085, 0.084 and 0.083 ms; docs/benchmarks.md).
+constexpr int kFwdAhead = 2;
+
+// f32 needs no bound: the kernel takes fewer than 64 registers.
+template <typename T, int K>
+__global__ void __launch_bounds__(kBlock)
+    max_fwd_lanes_kernel(LaneGeo g, const T* __restrict__ x, T* y, T alpha, T beta) {
+  constexpr int R = (K - 1) / 2;
+  const T fill = -std::numeric_limits<T>::infinity();
+  const int lane = int(threadIdx.x) & 31;
+  const int l = lane / g.W, col = lane - l * g.W;
+  const int64_t warp_stride = (int64_t(blockDim.x) * gridDim.x) >> 5;
+  for (int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; warp < g.warps;
+       warp += warp_stride) {
+    const int64_t line = warp * g.per_warp + l;
+    const bool valid = l < g.per_warp && line < g.lines;
+    const int64_t ln = valid ? line : 0;
+    const int64_t band = ln / g.planes, plane = ln - band * g.planes;
+    const int64_t n = plane / g.C, c = plane - n * g.C;
+    const T* xp = x + n * g.xn + c * g.xc + col * g.xw;
+    T* yp = y + n * g.yn + c * g.yc + col * g.yw;
+    const int r0 = int(band) * g.band, r1 = min(r0 + g.band, g.H);
+
+    // This lane's cell of input row `row`; the fill (the maximum's identity) outside the input
+    // and on lanes without a line.
+    const unsigned x_rows = valid ? unsigned(g.H) : 0u;
+    auto load_x = [&](int row) { return unsigned(row) < x_rows ? xp[row * g.xh] : fill; };
+    // The maximum of a row's cells at columns col - R .. col + R, left to right.
+    auto row_max = [&](T own) {
+      T v = fill;
+#pragma unroll
+      for (int d = -R; d <= R; ++d) {
+        T u = own;
+        if (d != 0) {
+          u = __shfl_sync(kFull, own, (lane + d) & 31);
+          if (unsigned(col + d) >= unsigned(g.W)) u = fill;  // padding, or another line's lane
+        }
+        v = u > v ? u : v;
+      }
+      return v;
+    };
+
+    // rm[r]: the row maximum of input row p - R + r, for the output row p of the step.
+    T rm[K];
+#pragma unroll
+    for (int r = 1; r < K; ++r) rm[r] = row_max(load_x(r0 - R - 1 + r));
+    // xq[i]: input row p + R + i, loaded kFwdAhead steps early.
+    T xq[kFwdAhead];
+#pragma unroll
+    for (int i = 0; i < kFwdAhead; ++i) xq[i] = load_x(r0 + R + i);
+
+    // Every lane runs g.band steps, the lines of the last band storing fewer.
+    for (int s = 0; s < g.band; ++s) {
+      const int p = r0 + s;
+#pragma unroll
+      for (int r = 0; r + 1 < K; ++r) rm[r] = rm[r + 1];
+      rm[K - 1] = row_max(xq[0]);
+#pragma unroll
+      for (int i = 0; i + 1 < kFwdAhead; ++i) xq[i] = xq[i + 1];
+      xq[kFwdAhead - 1] = load_x(p + R + kFwdAhead);
+      T v = fill;
+#pragma unroll
+      for (int r = 0; r < K; ++r) v = rm[r] > v ? rm[r] : v;
+      if (valid && p < r1) blend_store(yp + p * g.yh, v, alpha, beta);
+    }
+  }
+}
+
+// The windows these kernels take: K x K, stride 1, "same" padding, planes at most 32 wide whose
+// rows span less than 2^31 elements.
+template <int K>
+bool lanes_fit(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
+  return pd.mode == PoolMode::kMax && pd.kernel_h == K && pd.kernel_w == K && pd.stride_h == 1 &&
+         pd.stride_w == 1 && pd.pad_h == (K - 1) / 2 && pd.pad_w == (K - 1) / 2 && xd.w <= 32 &&
+         yd.h == xd.h && yd.w == xd.w && xd.h >= 1 && xd.w >= 1 &&
+         int64_t(xd.h) * xd.stride_h < (int64_t(1) << 31) &&
+         int64_t(yd.h) * yd.stride_h < (int64_t(1) << 31);
+}
+
 }  // namespace
+
+template <typename T>
+bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
+                        const TensorDesc& yd, T* y, T alpha, T beta) {
+  constexpr int K = 3;
+  if (!lanes_fit<K>(pd, xd, yd)) return false;
+  LaneGeo g{};
+  plan_lanes(g, xd, yd, xd.h, 32 / xd.w);
+  max_fwd_lanes_kernel<T, K><<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, alpha, beta);
+  return true;
+}
 
 template <typename T>
 bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                         const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
   constexpr int K = 3;
-  if (pd.mode != PoolMode::kMax || pd.kernel_h != K || pd.kernel_w != K || pd.stride_h != 1 ||
-      pd.stride_w != 1 || pd.pad_h != (K - 1) / 2 || pd.pad_w != (K - 1) / 2 || xd.w > 32 ||
-      yd.h != xd.h || yd.w != xd.w || xd.h < 1 || xd.w < 1 ||
-      int64_t(xd.h) * xd.stride_h >= (int64_t(1) << 31) ||
-      int64_t(yd.h) * yd.stride_h >= (int64_t(1) << 31))
-    return false;
+  if (!lanes_fit<K>(pd, xd, yd)) return false;
   LaneGeo g{};
   plan_lanes(g, xd, yd, xd.h, 32 / xd.w);
   max_bwd_lanes_kernel<T, K>
@@ -171,6 +263,8 @@ bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd
 }
 
 #define CREMA_POOL_LANES(T)                                                                       \
+  template bool pool_max_fwd_lanes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
+                                      const TensorDesc&, T*, T, T);                               \
   template bool pool_max_bwd_lanes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
                                       const T*, const TensorDesc&, const T*, T*, T, T);
 CREMA_POOL_LANES(float)

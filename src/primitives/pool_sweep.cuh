@@ -24,8 +24,11 @@ template <typename T>
 bool pool_bwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                     const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
-// Max backward for 3 x 3 windows of stride 1 and pad 1 on planes at most 32 wide
+// Max forward and backward for 3 x 3 windows of stride 1 and pad 1 on planes at most 32 wide
 // (pool_lanes_cuda.cu); same contract.
+template <typename T>
+bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
+                        const TensorDesc& yd, T* y, T alpha, T beta);
 template <typename T>
 bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                         const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
@@ -34,6 +37,15 @@ bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd
 template <typename T>
 bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                            const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
+
+// Global pooling (one window covering each whole plane; pool_global_cuda.cu), forward of planes
+// of at most 64 contiguous cells and average backward; same contract.
+template <typename T>
+bool pool_fwd_global(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
+                     const TensorDesc& yd, T* y, T alpha, T beta);
+template <typename T>
+bool pool_avg_bwd_global(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
+                         const TensorDesc& xd, T* dx, T alpha, T beta);
 
 // The launch plan both lane kernels share: fills g's plane and stride fields from xd and yd, and
 // cuts each plane's `rows` steps into bands so that about 2^13 warps run, `per_warp` lines (a

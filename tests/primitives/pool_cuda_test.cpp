@@ -121,7 +121,13 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
   add(expand("n1_1x1", 1, 2, 3, 5, 1, 1, 0, 0, 1, 1, kAllModes));
   add(expand("stride_gt_kernel", 2, 2, 11, 11, 2, 2, 0, 0, 3, 3, kAllModes));
   add(expand("single_row", 3, 2, 1, 9, 1, 3, 0, 1, 1, 2, kAllModes));
-  // Windows of 64 cells and more take the warp-per-output kernels.
+  // The staged global forward and the average's global backward: planes of 49 cells not filling
+  // the last warp (3 x 37 planes), 64 cells (the largest staged, an even tile stride), one cell.
+  add(expand("global_7x7_planes", 3, 37, 7, 7, 7, 7, 0, 0, 1, 1, kAllModes, false));
+  add(expand("global_8x8", 2, 33, 8, 8, 8, 8, 0, 0, 1, 1, kAllModes, false));
+  add(expand("global_1x1", 2, 40, 1, 1, 1, 1, 0, 0, 1, 1, kAllModes, false));
+  // Windows of 64 cells and more take the warp-per-output kernels (the global average backward
+  // of any size takes the global kernel).
   add(expand("global_14x14", 2, 5, 14, 14, 14, 14, 0, 0, 1, 1, kAllModes, false));
   add(expand("big_window_pad", 1, 3, 20, 17, 9, 8, 2, 3, 4, 3, kAllModes));
   // A max window of 6400 cells: the first-maximum scan of a large window.
@@ -167,6 +173,11 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
 TEST(PoolCuda, NhwcViewMatchesCpu) {
   CREMA_SKIP_WITHOUT_GPU();
   for (Case k : expand("nhwc", 2, 3, 7, 6, 3, 3, 1, 1, 2, 2, kAllModes)) {
+    k.nhwc = true;
+    check_all(k);
+  }
+  // Global pooling of planes whose cells are not contiguous: the general kernels.
+  for (Case k : expand("nhwc_global", 2, 3, 5, 4, 5, 4, 0, 0, 1, 1, kAllModes, false)) {
     k.nhwc = true;
     check_all(k);
   }
