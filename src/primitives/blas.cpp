@@ -16,7 +16,7 @@ CREMA_BACKENDS(
               const void* x, double beta, void* y);
     void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double beta, void* y);
     void scal(Handle& h, DataType t, int64_t n, double alpha, void* x);
-    void fill(Handle& h, DataType t, int64_t n, double value, void* x);
+    void fill(Handle& h, DataType t, double value, const FillTarget* targets, size_t count);
     double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y);
     double asum(Handle& h, DataType t, int64_t n, const void* x);
     void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha);
@@ -64,8 +64,13 @@ void scal(Handle& h, DataType t, int64_t n, double alpha, void* x) {
 }
 
 void fill(Handle& h, DataType t, int64_t n, double value, void* x) {
-  check_length(n, "fill");
-  CREMA_DISPATCH(h, fill, h, t, n, value, x);
+  const FillTarget target{n, x};
+  fill(h, t, value, &target, 1);
+}
+
+void fill(Handle& h, DataType t, double value, const FillTarget* targets, size_t count) {
+  for (size_t i = 0; i < count; ++i) check_length(targets[i].n, "fill");
+  CREMA_DISPATCH(h, fill, h, t, value, targets, count);
 }
 
 double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y) {

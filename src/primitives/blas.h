@@ -27,6 +27,14 @@ void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double
 void scal(Handle& h, DataType t, int64_t n, double alpha, void* x);
 // x[i] = value
 void fill(Handle& h, DataType t, int64_t n, double value, void* x);
+// One tensor of a list fill.
+struct FillTarget {
+  int64_t n = 0;
+  void* x = nullptr;
+};
+// x[i] = value for every target: one CUDA launch per 16 targets (the solver clears its
+// parameters' gradients with it).
+void fill(Handle& h, DataType t, double value, const FillTarget* targets, size_t count);
 // sum x[i] * y[i], sum |x[i]|
 double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y);
 double asum(Handle& h, DataType t, int64_t n, const void* x);

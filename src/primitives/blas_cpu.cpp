@@ -264,11 +264,14 @@ void scal(Handle&, DataType t, int64_t n, double alpha, void* x) {
     scal_impl<float>(n, alpha, x);
 }
 
-void fill(Handle&, DataType t, int64_t n, double value, void* x) {
-  if (t == DataType::kFloat64)
-    fill_impl<double>(n, value, x);
-  else
-    fill_impl<float>(n, value, x);
+void fill(Handle&, DataType t, double value, const FillTarget* targets, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const FillTarget& f = targets[i];
+    if (t == DataType::kFloat64)
+      fill_impl<double>(f.n, value, f.x);
+    else
+      fill_impl<float>(f.n, value, f.x);
+  }
 }
 
 double dot(Handle&, DataType t, int64_t n, const void* x, const void* y) {

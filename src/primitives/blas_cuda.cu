@@ -9,6 +9,7 @@
 #include "primitives/cuda_reduce.cuh"
 #include "primitives/cuda_util.cuh"
 #include "primitives/fast_div.h"
+#include "primitives/tensor_list.cuh"
 
 namespace crema::prim::cuda {
 namespace {
@@ -106,8 +107,30 @@ __global__ void axpby_kernel(int64_t n, T alpha, const T* x, T beta, T* y) {
 }
 
 template <typename T>
-__global__ void fill_kernel(int64_t n, T v, T* x) {
-  CREMA_CUDA_LOOP(i, n) x[i] = v;
+struct FillTable {
+  ListTiles tiles;
+  T value;
+  T* x[kListMax];
+};
+
+template <typename T>
+__global__ void fill_kernel(const __grid_constant__ FillTable<T> f) {
+  for_each_listed(f.tiles, [&](int t, int64_t i) { f.x[t][i] = f.value; });
+}
+
+template <typename T>
+void fill_list(Handle& h, T value, const FillTarget* targets, size_t count) {
+  for (size_t start = 0; start < count; start += kListMax) {
+    FillTable<T> f{};
+    f.value = value;
+    for (size_t i = start; i < std::min(count, start + kListMax); ++i) {
+      f.x[f.tiles.size] = static_cast<T*>(targets[i].x);
+      add_tiles(f.tiles, targets[i].n);
+    }
+    if (f.tiles.first[f.tiles.size] == 0) continue;  // nothing to fill
+    fill_kernel<T><<<list_grid(f.tiles), kBlock, 0, stream_of(h)>>>(f);
+    check_launch("fill_kernel");
+  }
 }
 
 // Two-pass reduction in double with a fixed block count and tree order: the result depends only
@@ -255,13 +278,11 @@ void scal(Handle& h, DataType t, int64_t n, double alpha, void* x) {
     scale_or_zero<float>(h, n, float(alpha), static_cast<float*>(x));
 }
 
-void fill(Handle& h, DataType t, int64_t n, double value, void* x) {
-  if (n == 0) return;
+void fill(Handle& h, DataType t, double value, const FillTarget* targets, size_t count) {
   if (t == DataType::kFloat64)
-    fill_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(n, value, static_cast<double*>(x));
+    fill_list<double>(h, value, targets, count);
   else
-    fill_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(n, float(value), static_cast<float*>(x));
-  check_launch("fill_kernel");
+    fill_list<float>(h, float(value), targets, count);
 }
 
 double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y) {

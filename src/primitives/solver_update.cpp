@@ -8,16 +8,13 @@
 
 namespace crema::prim {
 
-// The implementations (solver_update_cpu.cpp, solver_update_cuda.cu), with the public signatures.
-CREMA_BACKENDS(void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g,
-                                  void* hist, void* hist2);)
+// The implementations (solver_update_cpu.cpp, solver_update_cuda.cu) take the list form.
+CREMA_BACKENDS(void solver_update(Handle& h, const SolverUpdateParam* params, size_t count);)
 
-int solver_update_history(UpdateRule rule) {
-  return rule == UpdateRule::kAdaDelta || rule == UpdateRule::kAdam ? 2 : 1;
-}
+namespace {
 
-void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g, void* hist,
-                   void* hist2) {
+void check_param(const SolverUpdateParam& p) {
+  const SolverUpdateDesc& d = p.desc;
   if (int(d.rule) < int(UpdateRule::kSgd) || int(d.rule) > int(UpdateRule::kAdam))
     throw PrimError("solver_update: unknown update rule");
   if (int(d.regularization) < int(Regularization::kNone) ||
@@ -27,10 +24,31 @@ void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g, void*
   for (double v : {d.grad_scale, d.decay, d.rate, d.momentum, d.momentum2, d.rms_decay, d.delta})
     if (!std::isfinite(v)) throw PrimError("solver_update: coefficients must be finite");
   if (d.count == 0) return;
-  if (!w || !g || !hist) throw PrimError("solver_update: null weights, gradient or history");
-  if (solver_update_history(d.rule) == 2 && !hist2)
+  if (!p.w || !p.g || !p.hist) throw PrimError("solver_update: null weights, gradient or history");
+  if (solver_update_history(d.rule) == 2 && !p.hist2)
     throw PrimError("solver_update: this rule needs a second history");
-  CREMA_DISPATCH(h, solver_update, h, d, w, g, hist, hist2);
+}
+
+}  // namespace
+
+int solver_update_history(UpdateRule rule) {
+  return rule == UpdateRule::kAdaDelta || rule == UpdateRule::kAdam ? 2 : 1;
+}
+
+void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g, void* hist,
+                   void* hist2) {
+  const SolverUpdateParam p{d, w, g, hist, hist2};
+  solver_update(h, &p, 1);
+}
+
+void solver_update(Handle& h, const SolverUpdateParam* params, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const SolverUpdateParam& p = params[i];
+    check_param(p);
+    if (p.desc.rule != params[0].desc.rule || p.desc.dtype != params[0].desc.dtype)
+      throw PrimError("solver_update: the parameters of one list need one rule and one dtype");
+  }
+  if (count > 0) CREMA_DISPATCH(h, solver_update, h, params, count);
 }
 
 }  // namespace crema::prim

@@ -21,16 +21,21 @@ void update(Handle& h, const SolverUpdateDesc& d, T* w, T* g, T* hist, T* hist2)
   });
 }
 
+template <typename T>
+T* as(void* p) {
+  return static_cast<T*>(p);
+}
+
 }  // namespace
 
-void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g, void* hist,
-                   void* hist2) {
-  if (d.dtype == DataType::kFloat64)
-    update(h, d, static_cast<double*>(w), static_cast<double*>(g), static_cast<double*>(hist),
-           static_cast<double*>(hist2));
-  else
-    update(h, d, static_cast<float*>(w), static_cast<float*>(g), static_cast<float*>(hist),
-           static_cast<float*>(hist2));
+void solver_update(Handle& h, const SolverUpdateParam* params, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const SolverUpdateParam& p = params[i];
+    if (p.desc.dtype == DataType::kFloat64)
+      update(h, p.desc, as<double>(p.w), as<double>(p.g), as<double>(p.hist), as<double>(p.hist2));
+    else
+      update(h, p.desc, as<float>(p.w), as<float>(p.g), as<float>(p.hist), as<float>(p.hist2));
+  }
 }
 
 }  // namespace crema::prim::cpu

@@ -224,10 +224,14 @@ void Solver<Dtype>::step(int n) {
   smoothed_loss_ = 0;
   display_start_ = std::chrono::steady_clock::now();
   iterations_last_ = iter_;
-  const auto& params = net_->learnable_params();
+  std::vector<prim::FillTarget> grads;
   while (iter_ < stop_iter_) {
-    // Backward accumulates into parameter diffs, so they start each iteration at zero.
-    for (Tensor<Dtype>* p : params) prim::fill(h_, dtype(), p->count(), 0.0, p->mutable_diff());
+    // Backward accumulates into parameter diffs, so they start each iteration at zero (one list
+    // fill: on a GPU one launch instead of one per parameter).
+    grads.clear();
+    for (Tensor<Dtype>* p : net_->learnable_params())
+      grads.push_back({p->count(), p->mutable_diff()});
+    prim::fill(h_, dtype(), 0.0, grads.data(), grads.size());
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
       test_all();
@@ -319,24 +323,28 @@ void Solver<Dtype>::apply_update() {
   if (param_.display() && iter_ % param_.display() == 0)
     LOG(INFO) << "Iteration " << iter_ << ", lr = " << rate;
   clip_gradients();
-  // One fused pass per parameter: mean over iter_size passes (the diffs hold their sum), weight
-  // decay, the rule's step, and w -= step.
-  prim::SolverUpdateDesc d;
-  d.dtype = dtype();
-  d.grad_scale = double(Dtype(1) / Dtype(param_.iter_size()));
+  // One fused pass per parameter (mean over iter_size passes, the diffs holding their sum;
+  // weight decay; the rule's step; w -= step), all parameters in one list.
   const prim::Regularization decay_kind =
       param_.regularization_type() == "L2" ? prim::Regularization::kL2 : prim::Regularization::kL1;
+  std::vector<prim::SolverUpdateParam> update(num_params());
   for (int id = 0; id < num_params(); ++id) {
+    prim::SolverUpdateParam& u = update[id];
+    prim::SolverUpdateDesc& d = u.desc;
     Tensor<Dtype>& p = param_tensor(id);
+    d.dtype = dtype();
+    d.grad_scale = double(Dtype(1) / Dtype(param_.iter_size()));
     d.count = p.count();
     d.rate = double(rate * net_->params_lr()[id]);
     d.decay = double(Dtype(param_.weight_decay()) * net_->params_weight_decay()[id]);
     d.regularization = d.decay == 0 ? prim::Regularization::kNone : decay_kind;
     describe_update(d);
-    Tensor<Dtype>* h2 = prim::solver_update_history(d.rule) == 2 ? &history(1, id) : nullptr;
-    prim::solver_update(h_, d, p.mutable_data(), p.mutable_diff(), history(0, id).mutable_data(),
-                        h2 ? h2->mutable_data() : nullptr);
+    u.w = p.mutable_data();
+    u.g = p.mutable_diff();
+    u.hist = history(0, id).mutable_data();
+    u.hist2 = prim::solver_update_history(d.rule) == 2 ? history(1, id).mutable_data() : nullptr;
   }
+  prim::solver_update(h_, update.data(), update.size());
 }
 
 template <typename Dtype>

@@ -161,6 +161,28 @@ TEST(BlasCuda, Level1MatchesCpu) {
   }
 }
 
+// The list fill over 20 targets (two launches of at most 16): each target exactly, the element
+// after it (a guard inside the same buffer) untouched.
+TEST(BlasCuda, ListFillWritesEachTargetExactly) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle gpu(Device::kCUDA);
+  const std::vector<int64_t> sizes = {1,  1023, 1024, 1025, 0,  5000, 100003, 7,     2048, 3,
+                                      40, 31,   500,  20,   50, 800,  1,      65537, 2,    10};
+  std::vector<DeviceBuffer> bufs;
+  std::vector<FillTarget> targets;
+  for (int64_t n : sizes) {
+    bufs.push_back(to_gpu(std::vector<double>(size_t(n) + 1, -7.0)));
+    targets.push_back({n, bufs.back().get()});
+  }
+  fill(gpu, DataType::kFloat64, 2.5, targets.data(), targets.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::vector<double> got = from_gpu<double>(gpu, bufs[i], size_t(sizes[i]) + 1);
+    std::vector<double> want(got.size(), 2.5);
+    want.back() = -7.0;
+    EXPECT_EQ(got, want) << "target " << i << " of " << sizes[i] << " elements";
+  }
+}
+
 TEST(BlasCuda, EmptyLengthsAreNoOps) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle gpu(Device::kCUDA);

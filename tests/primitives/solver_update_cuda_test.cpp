@@ -1,5 +1,6 @@
 // solver_update on CUDA against the CPU implementation: every rule and regularization, three
-// steps, f32 and f64, including a size that is not a multiple of the block.
+// steps, f32 and f64, including a size that is not a multiple of the block; and the list form
+// over more parameters than one launch takes, each with its own size and coefficients.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -63,6 +64,65 @@ TEST(SolverUpdateCuda, EveryRuleMatchesCpu) {
       check_rule<float>(rule, reg);
       check_rule<double>(rule, reg);
     }
+}
+
+// 20 parameters (two launches of at most 16), sizes around the 1024-element tile and an empty
+// one, each with its own rate, decay and regularization, against one CPU call per parameter.
+template <typename T>
+void check_list(UpdateRule rule) {
+  SCOPED_TRACE("rule " + std::to_string(int(rule)) + (sizeof(T) == 8 ? " f64" : " f32"));
+  const std::vector<int64_t> sizes = {1,    1023, 1024, 1025, 0,  5000, 100003, 7, 2048,  3,
+                                      4097, 31,   500,  20,   50, 800,  1,      2, 65537, 10};
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+  struct Param {
+    std::vector<T> w, g, h, h2;
+    DeviceBuffer gw, gg, gh, gh2;
+  };
+  std::vector<Param> ps(sizes.size());
+  std::vector<SolverUpdateParam> list;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const size_t n = size_t(sizes[i]);
+    Param& p = ps[i];
+    p.w = random_vector<T>(n, 100 + int(i));
+    p.g = random_vector<T>(n, 200 + int(i));
+    p.h = random_vector<T>(n, 300 + int(i));
+    p.h2 = std::vector<T>(n, T(0.25));
+    p.gw = to_gpu(p.w);
+    p.gg = to_gpu(p.g);
+    p.gh = to_gpu(p.h);
+    p.gh2 = to_gpu(p.h2);
+    SolverUpdateDesc d;
+    d.rule = rule;
+    d.dtype = sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
+    d.count = sizes[i];
+    d.regularization = Regularization(i % 3);
+    d.decay = 0.001 * double(i + 1);
+    d.rate = 0.01 * double(i % 4 + 1);
+    d.momentum = 0.9;
+    d.momentum2 = 0.999;
+    d.delta = 1e-6;
+    list.push_back({d, p.gw.get(), p.gg.get(), p.gh.get(), p.gh2.get()});
+    solver_update(cpu, d, p.w.data(), p.g.data(), p.h.data(), p.h2.data());
+  }
+  solver_update(gpu, list.data(), list.size());
+  const test::Tolerance tol =
+      sizeof(T) == 8 ? test::Tolerance{1e-12, 1e-10} : test::Tolerance{1e-5, 1e-5};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const size_t n = size_t(sizes[i]);
+    const Param& p = ps[i];
+    ASSERT_TRUE(all_close(from_gpu<T>(gpu, p.gw, n), p.w, tol)) << "weights of parameter " << i;
+    ASSERT_TRUE(all_close(from_gpu<T>(gpu, p.gg, n), p.g, tol)) << "step of parameter " << i;
+    ASSERT_TRUE(all_close(from_gpu<T>(gpu, p.gh, n), p.h, tol)) << "history of parameter " << i;
+    ASSERT_TRUE(all_close(from_gpu<T>(gpu, p.gh2, n), p.h2, tol)) << "history 2 of " << i;
+  }
+}
+
+TEST(SolverUpdateCuda, ParameterListMatchesCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (UpdateRule rule : {UpdateRule::kSgd, UpdateRule::kAdam}) {
+    check_list<float>(rule);
+    check_list<double>(rule);
+  }
 }
 
 }  // namespace

@@ -128,6 +128,44 @@ TEST(SolverUpdate, RejectsBadDescriptors) {
   d.rule = UpdateRule::kSgd;
   d.rate = std::nan("");
   EXPECT_THROW(solver_update(cpu, d, v.data(), v.data(), v.data(), nullptr), PrimError);
+  // A list mixes neither rules nor dtypes, and checks every parameter before touching any.
+  std::vector<float> w(4, 1.0f), g(4, 0.5f), h(4, 0.0f), w2(4, 1.0f);
+  SolverUpdateDesc sgd = desc(UpdateRule::kSgd, Regularization::kNone, 1.0);
+  sgd.count = 4;
+  SolverUpdateDesc nesterov = sgd;
+  nesterov.rule = UpdateRule::kNesterov;
+  std::vector<SolverUpdateParam> list = {{sgd, w.data(), g.data(), h.data(), nullptr},
+                                         {nesterov, w2.data(), g.data(), h.data(), nullptr}};
+  EXPECT_THROW(solver_update(cpu, list.data(), list.size()), PrimError);
+  list[1].desc = sgd;
+  list[1].desc.dtype = DataType::kFloat64;
+  EXPECT_THROW(solver_update(cpu, list.data(), list.size()), PrimError);
+  list[1].desc = sgd;
+  list[1].hist = nullptr;
+  EXPECT_THROW(solver_update(cpu, list.data(), list.size()), PrimError);
+  EXPECT_EQ(w, std::vector<float>(4, 1.0f));
+}
+
+// The list form equals one call per parameter, bit for bit.
+TEST(SolverUpdate, ListEqualsOneCallPerParameter) {
+  Handle cpu(Device::kCPU);
+  std::vector<std::vector<float>> w1, g1, h1, w2, g2, h2;
+  std::vector<SolverUpdateParam> list;
+  for (int i = 0; i < 5; ++i) {
+    const size_t n = size_t(3 + 40 * i);
+    for (auto* v : {&w1, &w2}) v->push_back(random_vector<float>(n, 1 + i));
+    for (auto* v : {&g1, &g2}) v->push_back(random_vector<float>(n, 10 + i));
+    for (auto* v : {&h1, &h2}) v->push_back(random_vector<float>(n, 20 + i));
+    SolverUpdateDesc d = desc(UpdateRule::kNesterov, Regularization(i % 3), 0.5);
+    d.count = int64_t(n);
+    d.rate = 0.01 * (i + 1);
+    solver_update(cpu, d, w1[i].data(), g1[i].data(), h1[i].data(), nullptr);
+    list.push_back({d, w2[i].data(), g2[i].data(), h2[i].data(), nullptr});
+  }
+  solver_update(cpu, list.data(), list.size());
+  EXPECT_EQ(w1, w2);
+  EXPECT_EQ(g1, g2);
+  EXPECT_EQ(h1, h2);
 }
 
 }  // namespace
