@@ -38,9 +38,11 @@ struct LaneGeo {
 };
 
 constexpr unsigned kFull = 0xffffffffu;
-// Steps whose loads are in flight at once: one step's dependent chain (load, shuffles, compares,
-// shuffles) left the kernel latency-bound (ncu: 50% issue-active, DRAM 34%) without them.
-constexpr int kAhead = 4;
+// Backward steps whose loads are in flight at once: one step's dependent chain (load, shuffles,
+// compares, shuffles) left the kernel latency-bound (ncu: 50% issue-active, DRAM 34%) without
+// them. Three (googlenet:inception_3a/pool 0.173-0.174 ms) against 2, 4 and 6: 0.174-0.175,
+// 0.177 and 0.181 ms (docs/benchmarks.md).
+constexpr int kAhead = 3;
 
 // f32 is bounded to four blocks per SM (64 registers; unbounded it takes 72, three blocks).
 template <typename T, int K>
