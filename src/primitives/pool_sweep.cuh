@@ -32,8 +32,11 @@ bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd
 template <typename T>
 bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                         const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
-// Max backward for 3 x 3 windows of stride 2 on planes of at most 32 two-column blocks
-// (pool_lanes_s2_cuda.cu); same contract.
+// Max forward and backward for 3 x 3 windows of stride 2 on planes of at most 32 two-column
+// blocks (pool_lanes_s2_cuda.cu); same contract.
+template <typename T>
+bool pool_max_fwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
+                           const TensorDesc& yd, T* y, T alpha, T beta);
 template <typename T>
 bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                            const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
