@@ -20,7 +20,6 @@
 // per covering window and writes dx.
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <type_traits>
 

@@ -1,13 +1,15 @@
 // Global pooling on CUDA: one window covering a whole plane (Caffe's global_pooling, GoogLeNet's
-// and ResNet-50's 7 x 7 average pool5), planes whose cells are contiguous (row-major, packed rows).
-// Forward, max and average: a warp stages 32 planes in shared memory, plane by plane with the lanes
-// on consecutive cells (each warp-wide load coalesced), then each lane folds one plane in
-// row-major order, the CPU's order, so results equal the CPU's bit for bit. The thread-per-output
-// kernel of pool_cuda.cu, which these planes took before, had each lane read its own plane, the
-// lanes' loads a plane apart: 48% of the copy bandwidth, 1.05x cuDNN's time on googlenet:pool5.
-// Average backward: a thread per input cell (the gather of pool_cuda.cu placed each cell by six
-// divisions and walked its covering windows: 17% of the copy bandwidth); the gradient is
-// alpha * dy / (H * W) added to beta * dx, the CPU's expression.
+// and ResNet-50's 7 x 7 average pool5). A warp takes 32 planes at a time.
+// Forward, max and average, planes packed NCHW of at most 64 cells: the warp stages its planes'
+// cells, one contiguous span, in shared memory with 16-byte loads, then each lane folds one plane
+// in row-major order, the CPU's order, so results equal the CPU's bit for bit. The
+// thread-per-output kernel of pool_cuda.cu, which these planes took before, had each lane read
+// its own plane, the lanes' loads a plane apart: 48% of the copy bandwidth, 1.05x cuDNN's time on
+// googlenet:pool5.
+// Average backward, planes whose cells are contiguous: the warp writes its planes' cells with
+// each plane's gradient alpha * dy / (H * W) computed once, added to beta * dx (the CPU's
+// expression). The gather of pool_cuda.cu placed each cell by six divisions and walked its
+// covering windows: 17% of the copy bandwidth.
 #include <cstdint>
 
 #include "primitives/cuda_util.cuh"
@@ -34,9 +36,8 @@ struct GlobalGeo {
 };
 
 // A warp takes 32 planes (the last warp fewer): `count` of them, the lane's own `plane` and its
-// image n and channel c. Their cells form a run of count * cells, which the lanes walk in steps of
-// 32: run cell e is cell k of the warp's plane pl, whose base address lane pl holds. With packed
-// planes (NCHW) each step's 32 cells are consecutive in memory.
+// image n and channel c. Their cells form a run of count * cells that the lanes walk together:
+// run cell e is cell e % cells of the warp's plane e / cells.
 struct WarpPlanes {
   int count;
   int64_t plane, n, c;
@@ -136,6 +137,7 @@ __global__ void global_avg_bwd_kernel(GlobalGeo g, const T* __restrict__ dy, T* 
     // The plane's gradient, once per plane.
     const T grad = lane < w.count ? alpha * dy[w.n * g.yn + w.c * g.yc] / T(g.cells) : T(0);
     const int run = w.run(g);
+    // Steps of 32 cells; a cell's plane base and gradient come from the plane's lane.
     for (int e0 = 0; e0 < run; e0 += 32 * kBatch) {
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {

@@ -1,7 +1,7 @@
-// Pooling sweep kernels on CUDA for square 2/2, 3/2 and 3/1 windows (kernel/stride: every
-// reference net's pooling), called by pool_cuda.cu; the design is described in pool_sweep_cuda.cu,
-// and the lane kernels that narrow 3/1 and 3/2 planes take in max backward in pool_lanes_cuda.cu
-// and pool_lanes_s2_cuda.cu.
+// The special-case pooling kernels on CUDA, called by pool_cuda.cu: the sweeps for square 2/2,
+// 3/2 and 3/1 windows (kernel/stride: every reference net's pooling; pool_sweep_cuda.cu), the
+// lane kernels that narrow 3/1 and 3/2 planes take for max pooling (pool_lanes_cuda.cu,
+// pool_lanes_s2_cuda.cu) and global pooling (pool_global_cuda.cu).
 // Only included by .cu files of the primitives library.
 #pragma once
 

@@ -7,8 +7,9 @@
 // bit.
 // The sweeps are bound by L2 traffic (ncu on caffenet:pool1's backward: L2 86%, DRAM 56%): a
 // warp's column loads are strided by S, so each moves twice the sectors it uses. The 3/2 max
-// backward of planes up to 64 columns wide (the reference nets' but the 112-wide first pools)
-// takes pool_lanes_s2_cuda.cu's kernel instead, which loads each cell once per lane.
+// forward and backward of planes up to 64 columns wide (the reference nets' but the 112-wide
+// first pools) take pool_lanes_s2_cuda.cu's kernels instead, which load each cell once per lane,
+// and so do the 3/1 max pools of planes up to 32 wide (pool_lanes_cuda.cu).
 #include <algorithm>
 #include <cstdint>
 #include <limits>

@@ -5,6 +5,7 @@
 // Only included by .cu files of the primitives library.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "primitives/cuda_util.cuh"
@@ -29,9 +30,9 @@ inline void add_tiles(ListTiles& l, int64_t n) {
   ++l.size;
 }
 
-// Blocks for l: a tile each, at most what grid_for allows.
+// Blocks for l: a tile each, at most as many as grid_for gives.
 inline unsigned list_grid(const ListTiles& l) {
-  return unsigned(l.first[l.size] < 65536 ? (l.first[l.size] < 1 ? 1 : l.first[l.size]) : 65536);
+  return unsigned(std::clamp<int64_t>(l.first[l.size], 1, 65536));
 }
 
 // Calls fn(t, i) for every element i of every tensor t of l, each once, this block's share.
