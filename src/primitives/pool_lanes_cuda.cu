@@ -58,11 +58,9 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
   // without a line of their own load nothing and store nothing.
   for (int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; warp < g.warps;
        warp += warp_stride) {
-    const int64_t line = warp * g.per_warp + l;
-    const bool valid = l < g.per_warp && line < g.lines;
-    const int64_t ln = valid ? line : 0;
-    const int64_t band = ln / g.planes, plane = ln - band * g.planes;
-    const int64_t n = plane / g.C, c = plane - n * g.C;
+    const LanePlace at = lane_place(g, warp, l);
+    const bool valid = at.valid;
+    const int64_t band = at.band, n = at.n, c = at.c;
     const T* xp = x + n * g.xn + c * g.xc + col * g.xw;
     const T* yp = y + n * g.yn + c * g.yc + col * g.yw;
     const T* gp = dy + n * g.yn + c * g.yc + col * g.yw;
@@ -174,11 +172,9 @@ __global__ void __launch_bounds__(kBlock)
   const int64_t warp_stride = (int64_t(blockDim.x) * gridDim.x) >> 5;
   for (int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; warp < g.warps;
        warp += warp_stride) {
-    const int64_t line = warp * g.per_warp + l;
-    const bool valid = l < g.per_warp && line < g.lines;
-    const int64_t ln = valid ? line : 0;
-    const int64_t band = ln / g.planes, plane = ln - band * g.planes;
-    const int64_t n = plane / g.C, c = plane - n * g.C;
+    const LanePlace at = lane_place(g, warp, l);
+    const bool valid = at.valid;
+    const int64_t band = at.band, n = at.n, c = at.c;
     const T* xp = x + n * g.xn + c * g.xc + col * g.xw;
     T* yp = y + n * g.yn + c * g.yc + col * g.yw;
     const int r0 = int(band) * g.band, r1 = min(r0 + g.band, g.H);

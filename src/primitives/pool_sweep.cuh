@@ -50,6 +50,25 @@ template <typename T>
 bool pool_avg_bwd_global(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
                          const TensorDesc& xd, T* dx, T alpha, T beta);
 
+// Where a lane kernel's lane works: line `warp * per_warp + l` (band-major: band * planes +
+// plane), whether that line exists (lanes past the last line or the warp's lines run the steps
+// without loading or storing), its band, and its plane's image n and channel c.
+struct LanePlace {
+  bool valid;
+  int band;
+  int64_t n, c;
+};
+
+template <typename G>
+__device__ __forceinline__ LanePlace lane_place(const G& g, int64_t warp, int l) {
+  const int64_t line = warp * g.per_warp + l;
+  const bool valid = l < g.per_warp && line < g.lines;
+  const int64_t ln = valid ? line : 0;
+  const int64_t band = ln / g.planes, plane = ln - band * g.planes;
+  const int64_t n = plane / g.C;
+  return LanePlace{valid, int(band), n, plane - n * g.C};
+}
+
 // The launch plan both lane kernels share: fills g's plane and stride fields from xd and yd, and
 // cuts each plane's `rows` steps into bands so that about 2^13 warps run, `per_warp` lines (a
 // line: one plane's band) to a warp. Row strides are stored as int: the callers have checked
