@@ -35,16 +35,16 @@ struct GlobalGeo {
   FastDiv by_cells;
 };
 
-// A warp takes 32 planes (the last warp fewer): `count` of them, the lane's own `plane` and its
-// image n and channel c. Their cells form a run of count * cells that the lanes walk together:
+// A warp takes 32 planes (the last warp fewer): `count` of them, and the image n and channel c
+// of the lane's own plane. Their cells form a run of count * cells that the lanes walk together:
 // run cell e is cell e % cells of the warp's plane e / cells.
 struct WarpPlanes {
   int count;
-  int64_t plane, n, c;
+  int64_t n, c;
 
   __device__ WarpPlanes(const GlobalGeo& g, int64_t warp, int lane) {
     count = int(min(int64_t(32), g.planes - warp * 32));
-    plane = warp * 32 + lane;
+    const int64_t plane = warp * 32 + lane;
     n = plane / g.C;
     c = plane - n * g.C;
   }

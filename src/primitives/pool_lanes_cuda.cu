@@ -60,12 +60,12 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
        warp += warp_stride) {
     const LanePlace at = lane_place(g, warp, l);
     const bool valid = at.valid;
-    const int64_t band = at.band, n = at.n, c = at.c;
+    const int64_t n = at.n, c = at.c;
     const T* xp = x + n * g.xn + c * g.xc + col * g.xw;
     const T* yp = y + n * g.yn + c * g.yc + col * g.yw;
     const T* gp = dy + n * g.yn + c * g.yc + col * g.yw;
     T* dp = dx + n * g.xn + c * g.xc + col * g.xw;
-    const int r0 = int(band) * g.band, r1 = min(r0 + g.band, g.H);
+    const int r0 = at.band * g.band, r1 = min(r0 + g.band, g.H);
 
     // This lane's cell of input row `row` (NaN outside the input: it equals no y), and its
     // window's y and dy in window row p (NaN and 0 where the line has no window p). Rows
@@ -174,10 +174,10 @@ __global__ void __launch_bounds__(kBlock)
        warp += warp_stride) {
     const LanePlace at = lane_place(g, warp, l);
     const bool valid = at.valid;
-    const int64_t band = at.band, n = at.n, c = at.c;
+    const int64_t n = at.n, c = at.c;
     const T* xp = x + n * g.xn + c * g.xc + col * g.xw;
     T* yp = y + n * g.yn + c * g.yc + col * g.yw;
-    const int r0 = int(band) * g.band, r1 = min(r0 + g.band, g.H);
+    const int r0 = at.band * g.band, r1 = min(r0 + g.band, g.H);
 
     // This lane's cell of input row `row`; the fill (the maximum's identity) outside the input
     // and on lanes without a line.
@@ -230,9 +230,7 @@ template <int K>
 bool lanes_fit(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
   return pd.mode == PoolMode::kMax && pd.kernel_h == K && pd.kernel_w == K && pd.stride_h == 1 &&
          pd.stride_w == 1 && pd.pad_h == (K - 1) / 2 && pd.pad_w == (K - 1) / 2 && xd.w <= 32 &&
-         yd.h == xd.h && yd.w == xd.w && xd.h >= 1 && xd.w >= 1 &&
-         int64_t(xd.h) * xd.stride_h < (int64_t(1) << 31) &&
-         int64_t(yd.h) * yd.stride_h < (int64_t(1) << 31);
+         yd.h == xd.h && yd.w == xd.w && xd.h >= 1 && xd.w >= 1 && rows_fit_int(xd, yd);
 }
 
 }  // namespace

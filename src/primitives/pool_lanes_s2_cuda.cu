@@ -59,11 +59,11 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
        warp += warp_stride) {
     const LanePlace at = lane_place(g, warp, l);
     const bool valid = at.valid;
-    const int64_t band = at.band, n = at.n, c = at.c;
+    const int64_t n = at.n, c = at.c;
     const int c0 = 2 * b - g.pw;  // the block's first column
     const int64_t xo = n * g.xn + c * g.xc + int64_t(c0) * g.xw;
     const int64_t yo = n * g.yn + c * g.yc + int64_t(b) * g.yw;
-    const int r0 = int(band) * g.band, r1 = min(r0 + g.band, g.R);  // this line's block rows
+    const int r0 = at.band * g.band, r1 = min(r0 + g.band, g.R);  // this line's block rows
 
     // Rows [0, rows[j]) hold cells of column c0 + j (none outside the input or off a line),
     // window rows [0, w_rows) this lane's windows; one unsigned compare tests both ends.
@@ -198,11 +198,11 @@ __global__ void __launch_bounds__(kBlock, 4)
        warp += warp_stride) {
     const LanePlace at = lane_place(g, warp, l);
     const bool valid = at.valid;
-    const int64_t band = at.band, n = at.n, c = at.c;
+    const int64_t n = at.n, c = at.c;
     const int c0 = 2 * b - g.pw;
     const int64_t xo = n * g.xn + c * g.xc + int64_t(c0) * g.xw;
     const int64_t yo = n * g.yn + c * g.yc + int64_t(b) * g.yw;
-    const int r0 = int(band) * g.band, r1 = min(r0 + g.band, g.P);  // this line's output rows
+    const int r0 = at.band * g.band, r1 = min(r0 + g.band, g.P);  // this line's output rows
     const bool stores = valid && b < g.Q;
 
     unsigned rows[2];
@@ -258,15 +258,14 @@ __global__ void __launch_bounds__(kBlock, 4)
 
 // The windows the lane kernels take: 3 x 3, stride 2, planes of at most 32 column blocks, every
 // window starting inside a block (Caffe's shapes: the last window starts inside the input or its
-// padding), a plane's rows spanning less than 2^31 elements. Fills g.
+// padding), a plane's rows spanning less than 2^31 elements. Fills g. pool.cpp has checked the
+// shapes for both directions: non-empty, pads below the kernel.
 bool lanes_s2_fit(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd, Lane2Geo& g) {
   if (pd.mode != PoolMode::kMax || pd.kernel_h != 3 || pd.kernel_w != 3 || pd.stride_h != 2 ||
       pd.stride_w != 2)
     return false;
   const int B = pool_ops::blocks_of(xd.w, pd.pad_w, 2), R = pool_ops::blocks_of(xd.h, pd.pad_h, 2);
-  if (B > 32 || yd.w > B || yd.h > R || int64_t(xd.h) * xd.stride_h >= (int64_t(1) << 31) ||
-      int64_t(yd.h) * yd.stride_h >= (int64_t(1) << 31))
-    return false;
+  if (B > 32 || yd.w > B || yd.h > R || !rows_fit_int(xd, yd)) return false;
   g.P = yd.h;
   g.Q = yd.w;
   g.ph = pd.pad_h;
@@ -291,7 +290,6 @@ bool pool_max_fwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc&
 template <typename T>
 bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                            const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
-  // pool_bwd has checked the shapes: non-empty, pads below the kernel.
   Lane2Geo g{};
   if (!lanes_s2_fit(pd, xd, yd, g)) return false;
   plan_lanes(g, xd, yd, g.R, 32 / g.B);

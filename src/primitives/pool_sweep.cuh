@@ -41,8 +41,9 @@ template <typename T>
 bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
                            const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
-// Global pooling (one window covering each whole plane; pool_global_cuda.cu), forward of planes
-// of at most 64 contiguous cells and average backward; same contract.
+// Global pooling (one window covering each whole plane; pool_global_cuda.cu): forward of packed
+// NCHW planes of at most 64 cells, average backward of planes with contiguous cells; same
+// contract.
 template <typename T>
 bool pool_fwd_global(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
                      const TensorDesc& yd, T* y, T alpha, T beta);
@@ -69,10 +70,17 @@ __device__ __forceinline__ LanePlace lane_place(const G& g, int64_t warp, int l)
   return LanePlace{valid, int(band), n, plane - n * g.C};
 }
 
+// Whether a plane's rows of x and of y span less than 2^31 elements: the lane kernels' row
+// offsets are int.
+inline bool rows_fit_int(const TensorDesc& xd, const TensorDesc& yd) {
+  return int64_t(xd.h) * xd.stride_h < (int64_t(1) << 31) &&
+         int64_t(yd.h) * yd.stride_h < (int64_t(1) << 31);
+}
+
 // The launch plan both lane kernels share: fills g's plane and stride fields from xd and yd, and
 // cuts each plane's `rows` steps into bands so that about 2^13 warps run, `per_warp` lines (a
 // line: one plane's band) to a warp. Row strides are stored as int: the callers have checked
-// that a plane's rows span less than 2^31 elements.
+// rows_fit_int.
 template <typename G>
 void plan_lanes(G& g, const TensorDesc& xd, const TensorDesc& yd, int rows, int per_warp) {
   constexpr int64_t kLaneWarps = int64_t(1) << 13;
