@@ -1,10 +1,12 @@
 // Pooling on CUDA, max and average, with the window rules of pool_ops.h (the same as the CPU).
-// Square windows of the reference nets (2/2, 3/2, 3/1: kernel/stride) take the sweep kernels of
-// pool_sweep_cuda.cu (a thread walks down a column of a plane with the input rows in registers;
-// the backward in one pass), except where lane kernels take their max forward and backward: 3/1
-// windows with pad 1 on planes at most 32 wide (pool_lanes_cuda.cu) and 3/2 windows on planes of
-// at most 32 two-column blocks (pool_lanes_s2_cuda.cu). Global pooling of small planes takes
-// pool_global_cuda.cu's kernels. Other shapes take the kernels here:
+// Special cases first, each in its own file: global pooling of small planes (pool_global_cuda.cu);
+// the forward of small packed planes staged in shared memory, for windows that read each cell at
+// most four times on grids of a wave or more (pool_planes_cuda.cu); lane kernels for the max
+// forward and backward of 3/1 windows with pad 1 on planes at most 32 wide (pool_lanes_cuda.cu)
+// and of 3/2 windows on planes of at most 32 two-column blocks (pool_lanes_s2_cuda.cu); the sweeps
+// for the square 2/2, 3/2 and 3/1 windows (kernel/stride) of the reference nets
+// (pool_sweep_cuda.cu: a thread walks down a column of a plane with the input rows in registers;
+// the backward in one pass). Other shapes take the kernels here:
 // Forward: one thread per output (a warp per output for large windows such as global pooling).
 // Backward (other shapes only) without atomics, so it is deterministic: each input element gathers,
 // in the CPU's (p, q) order, from the output windows covering it. Max backward first stores each
@@ -293,9 +295,10 @@ void fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const T* x, const 
   const int64_t total = yd.count();
   const T alpha = T(b.alpha), beta = T(b.beta);
   cudaStream_t s = stream_of(h);
-  if (!pool_max_fwd_lanes(s, pd, xd, x, yd, y, alpha, beta) &&
+  if (!pool_fwd_global(s, pd, xd, x, yd, y, alpha, beta) &&
+      !pool_fwd_planes(s, pd, xd, x, yd, y, alpha, beta) &&
+      !pool_max_fwd_lanes(s, pd, xd, x, yd, y, alpha, beta) &&
       !pool_max_fwd_lanes_s2(s, pd, xd, x, yd, y, alpha, beta) &&
-      !pool_fwd_global(s, pd, xd, x, yd, y, alpha, beta) &&
       !pool_fwd_sweep(s, pd, xd, x, yd, y, alpha, beta)) {
     if (int64_t(pd.kernel_h) * pd.kernel_w >= kWarpWindow)
       warp_kernel<T, false><<<warp_grid(total), kBlock, 0, s>>>(

@@ -24,6 +24,7 @@ struct Case {
   int n, c, h, w, kh, kw, ph, pw, sh, sw;
   bool ceil_mode;
   bool nhwc = false;
+  int shift = 0;  // device tensors start this many elements into their buffers
 };
 
 TensorDesc make_desc(DataType t, int n, int c, int h, int w, bool nhwc) {
@@ -63,9 +64,20 @@ void check_case(const Case& k, Blend blend) {
       blend.beta != 0 ? test::random_int_vector<T>(ny, 13, -4, 4) : test::poisoned<T>(ny);
   std::vector<T> y_ref = y0;
   pool_fwd(cpu, pd, xd, x.data(), yd, y_ref.data(), blend);
-  DeviceBuffer gx = to_gpu(x), gy = to_gpu(y0);
-  pool_fwd(gpu, pd, xd, gx.get(), yd, gy.get(), blend);
-  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gy, ny), y_ref, tol)) << "forward";
+  // Device copies of v starting k.shift elements into their buffers, and the tensor's address.
+  auto shifted = [&](const std::vector<T>& v) {
+    std::vector<T> s(size_t(k.shift), T(0));
+    s.insert(s.end(), v.begin(), v.end());
+    return to_gpu(s);
+  };
+  auto at = [&](const DeviceBuffer& b) { return static_cast<T*>(b.get()) + k.shift; };
+  auto back = [&](const DeviceBuffer& b, size_t n) {
+    const auto all = from_gpu<T>(gpu, b, n + size_t(k.shift));
+    return std::vector<T>(all.begin() + k.shift, all.end());
+  };
+  DeviceBuffer gx = shifted(x), gy = shifted(y0);
+  pool_fwd(gpu, pd, xd, at(gx), yd, at(gy), blend);
+  EXPECT_TRUE(all_close(back(gy, ny), y_ref, tol)) << "forward";
 
   // Backward from a plain forward result (the argmax comes from comparing x with it).
   std::vector<T> y(ny);
@@ -74,9 +86,9 @@ void check_case(const Case& k, Blend blend) {
       blend.beta != 0 ? test::random_int_vector<T>(nx, 14, -4, 4) : test::poisoned<T>(nx);
   std::vector<T> dx_ref = dx0;
   pool_bwd(cpu, pd, yd, y.data(), dy.data(), xd, x.data(), dx_ref.data(), blend);
-  DeviceBuffer g_y = to_gpu(y), g_dy = to_gpu(dy), g_dx = to_gpu(dx0);
-  pool_bwd(gpu, pd, yd, g_y.get(), g_dy.get(), xd, gx.get(), g_dx.get(), blend);
-  EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_dx, nx), dx_ref, tol)) << "backward";
+  DeviceBuffer g_y = shifted(y), g_dy = shifted(dy), g_dx = shifted(dx0);
+  pool_bwd(gpu, pd, yd, at(g_y), at(g_dy), xd, at(gx), at(g_dx), blend);
+  EXPECT_TRUE(all_close(back(g_dx, nx), dx_ref, tol)) << "backward";
 }
 
 void check_all(const Case& k) {
@@ -187,6 +199,30 @@ TEST(PoolCuda, NhwcViewMatchesCpu) {
   }
 }
 
+// The staged forward of small packed planes (pool_planes_cuda.cu) runs on grids of at least a
+// wave of blocks (8 per SM), so these cases have 1500-2600 groups of planes, the last one partial:
+// 13 x 13 planes in groups of 12 (a span ending in a partial 16-byte vector), 8 x 8 in groups of
+// 32, padded 2/2 windows, 32 x 32 planes (2 per group), 55 x 55 (4 per group, the largest tile),
+// rectangular windows, and tensors that do not start on a 16-byte boundary, which the staged
+// kernel leaves to the others (every shift of f32; 1 and 3 of f64).
+TEST(PoolCuda, StagedPlanesMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  std::vector<Case> all;
+  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
+  add(expand("planes_13x13", 7, 3431, 13, 13, 3, 3, 0, 0, 2, 2, kAllModes, false));
+  add(expand("planes_8x8", 7, 12001, 8, 8, 2, 2, 0, 0, 2, 2, kAllModes, false));
+  add(expand("planes_k2s2_pad1", 4, 6001, 11, 11, 2, 2, 1, 1, 2, 2, kAllModes));
+  add(expand("planes_32x32", 3, 1001, 32, 32, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
+  add(expand("planes_55x55", 8, 1001, 55, 55, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
+  add(expand("planes_k5x3_s3x2", 3, 5001, 17, 14, 5, 3, 2, 1, 3, 2, kAllModes, false));
+  for (int shift : {1, 2, 3})
+    for (Case k : expand("planes_shifted", 2, 12001, 13, 13, 3, 3, 0, 0, 2, 2, kAllModes, false)) {
+      k.shift = shift;
+      all.push_back(k);
+    }
+  for (const Case& k : all) check_all(k);
+}
+
 TEST(PoolCuda, NamedLayerShapesMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
   for (const test::PoolProblem& pb : test::named_pool_problems()) {
@@ -208,6 +244,8 @@ TEST(PoolCuda, RealSizeLayersMatchCpu) {
   add(expand("googlenet:pool2_b8", 8, 192, 56, 56, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
   add(expand("googlenet:3a_pool_b8", 8, 192, 28, 28, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
   add(expand("googlenet:4a_pool_b8", 8, 480, 14, 14, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  add(expand("caffenet:pool5_b8", 8, 256, 13, 13, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
+  add(expand("googlenet:pool4_b8", 8, 480, 14, 14, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
   add(expand("cifar10_quick:pool2_b16", 16, 32, 16, 16, 3, 3, 0, 0, 2, 2, {PoolMode::kAverage},
              false));
   // Average pooling on bands of several rows (small layers get one-row bands).
