@@ -1,14 +1,17 @@
-// Forward pooling of small packed planes through shared memory, any window, max and average.
-// A block takes a group of whole planes, which packed NCHW stores as one contiguous span, copies
-// the span into shared memory with 16-byte loads, several in flight per thread, then a thread per
-// output, in output order, pools its window from shared memory and stores (coalesced). Each byte
-// of x is loaded once, in full 16-byte vectors. On planes this small the kernels that walk rows
-// in registers (sweep, lanes) leave lanes idle or load rows of a few dozen bytes and stay
-// latency-bound (caffenet:pool5, 13 x 13: 55-58% of the copy bandwidth).
-// Taken where it measured faster than those kernels: windows that read each cell at most four
-// times (stride-2 windows of 3 x 3 read 2.25; the inception pools' 3 x 3 of stride 1, 9, keep
-// the lane kernel, which takes each row's maximum once and shares it by shuffles), and grids of
-// at least a wave of blocks (see pool_fwd_planes).
+// Pooling of small packed planes through shared memory: the forward of any window, max and
+// average, and the max backward. A block takes a group of whole planes, which packed NCHW stores
+// as one contiguous span, and copies the span into shared memory with 16-byte loads, several in
+// flight per thread; each byte of x (and of dy) is loaded once, in full 16-byte vectors. On planes
+// this small the kernels that walk rows in registers (sweep, lanes) leave lanes idle or load rows
+// of a few dozen bytes and stay latency-bound (caffenet:pool5, 13 x 13: 55-58% of the copy
+// bandwidth forward, 54% backward).
+// Forward: a thread per output, in output order, pools its window from the tile and stores.
+// Max backward: windows are split into phases of pairwise disjoint windows; phase by phase a
+// thread per window finds its first maximum in the tile and adds alpha * dy to a gradient tile,
+// then the block writes dx in cell order. Deterministic, without atomics; a cell covered by
+// several windows sums them in phase order, not the CPU's (p, q) order (equal for integer data,
+// within rounding otherwise). y is not read.
+// Taken where it measured faster than those kernels (see pool_fwd_planes, pool_max_bwd_planes).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -36,6 +39,9 @@ constexpr int kGroupCells = 2048;
 constexpr int kMaxReadsPerCell = 4;
 // Largest tile: the default limit of dynamic shared memory.
 constexpr size_t kMaxTileBytes = 48 << 10;
+// Phases per axis the max backward's geometry holds; it is taken for at most 4 phases in all
+// (see pool_max_bwd_planes).
+constexpr int kMaxPhaseAxis = 3;
 // 16-byte loads in flight per thread while staging.
 constexpr int kAhead = 4;
 
@@ -46,6 +52,13 @@ struct PlanesGeo {
   int group;        // planes per block
   int64_t planes;
   FastDiv by_q, by_outs;
+  // Max backward: windows in phases of pairwise disjoint windows, rh x rw phases (rh = ceil(kh /
+  // sh)); phase (a, b) holds the windows (p, q) with p % rh == a and q % rw == b, rows x cols of
+  // them per plane.
+  int rh, rw;
+  int rows[kMaxPhaseAxis], cols[kMaxPhaseAxis];
+  FastDiv by_cols[kMaxPhaseAxis];
+  FastDiv by_phase[kMaxPhaseAxis][kMaxPhaseAxis];  // by rows[a] * cols[b]
 };
 
 // The group of planes of this block: its first plane and its count.
@@ -116,19 +129,73 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// First cell of the maximum of window w in plane t, row-major, or -1 for an empty window: a
+// strict > records each new maximum at its first occurrence; a cell equal to the initial lowest()
+// counts while nothing is recorded, so a window whose maximum is lowest() finds it too. NaN
+// never compares greater or equal, as it never equals the forward's y (pool.h: y is the maximum
+// of the same cells, so y itself is not read).
+template <typename T>
+__device__ __forceinline__ int first_max(const T* t, int W, const Span& a, const Span& b) {
+  int at = -1;
+  T m = std::numeric_limits<T>::lowest();
+  for (int i = a.lo; i < a.hi; ++i)
+    for (int j = b.lo; j < b.hi; ++j) {
+      const T v = t[i * W + j];
+      if (v > m || (at < 0 && v == m)) {
+        m = v;
+        at = i * W + j;
+      }
+    }
+  return at;
+}
+
+// Max backward: the tile holds the group's x, dy and a zeroed gradient; windows add alpha * dy
+// to their first maximum phase by phase, the windows of a phase being pairwise disjoint (no two
+// threads add to one cell between barriers), then dx = beta * dx + gradient, in cell order.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    planes_max_bwd_kernel(PlanesGeo g, const T* __restrict__ x, const T* __restrict__ dy, T* dx,
+                          T alpha, T beta) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* xs = reinterpret_cast<T*>(smem);
+  T* gs = xs + g.group * g.cells;
+  T* dys = gs + g.group * g.cells;
+  const Group grp(g);
+  const int n = grp.count * g.cells;
+  stage(xs, x + grp.first * g.cells, n);
+  stage(dys, dy + grp.first * g.outs, grp.count * g.outs);
+  for (int e = int(threadIdx.x); e < n; e += kThreads) gs[e] = T(0);
+  __syncthreads();
+  for (int a = 0; a < g.rh; ++a)
+    for (int b = 0; b < g.rw; ++b) {
+      const int per_plane = g.rows[a] * g.cols[b];
+      for (int k = int(threadIdx.x); k < grp.count * per_plane; k += kThreads) {
+        const int t = int(g.by_phase[a][b].div(uint32_t(k))), r = k - t * per_plane;
+        const int i = int(g.by_cols[b].div(uint32_t(r))), j = r - i * g.cols[b];
+        const int p = a + i * g.rh, q = b + j * g.rw;
+        const int at = first_max(xs + t * g.cells, g.W, span_of(p, g.H, g.kh, g.ph, g.sh),
+                                 span_of(q, g.W, g.kw, g.pw, g.sw));
+        if (at >= 0) gs[t * g.cells + at] += alpha * dys[t * g.outs + p * g.Q + q];
+      }
+      __syncthreads();
+    }
+  T* dxg = dx + grp.first * g.cells;
+  for (int e = int(threadIdx.x); e < n; e += kThreads)
+    dxg[e] = (beta == T(0) ? T(0) : beta * dxg[e]) + gs[e];
+}
+
 bool packed(const TensorDesc& d) {
   return d.stride_w == 1 && d.stride_h == d.w && d.stride_c == int64_t(d.h) * d.w &&
          d.stride_n == d.c * d.stride_c;
 }
 
-// The geometry when xd and yd are packed planes small enough to stage whose windows read each
-// cell at most kMaxReadsPerCell times; else cells == 0.
+// The geometry when xd and yd are packed planes small enough to stage, else cells == 0. Groups
+// start 16-byte aligned in x, and with `align_y` in y too.
 template <typename T>
-PlanesGeo plan(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
+PlanesGeo plan(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd, bool align_y) {
   PlanesGeo g{};
   const int64_t cells = int64_t(xd.h) * xd.w, outs = int64_t(yd.h) * yd.w;
-  const int64_t reads = outs * pd.kernel_h * pd.kernel_w;
-  if (!packed(xd) || !packed(yd) || cells > kMaxCells || reads > kMaxReadsPerCell * cells) return g;
+  if (!packed(xd) || !packed(yd) || cells > kMaxCells || outs > kMaxCells * 4) return g;
   g.H = xd.h;
   g.W = xd.w;
   g.P = yd.h;
@@ -142,44 +209,91 @@ PlanesGeo plan(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
   g.cells = int(cells);
   g.outs = int(outs);
   g.planes = int64_t(xd.n) * xd.c;
-  // The fewest planes whose span is a whole number of 16-byte vectors.
-  const int step = 16 / std::gcd(int(cells * sizeof(T)), 16);
+  // The fewest planes whose spans are whole numbers of 16-byte vectors (a power of two).
+  int step = 16 / std::gcd(int(cells * sizeof(T)), 16);
+  if (align_y) step = std::max(step, 16 / std::gcd(int(outs * sizeof(T)), 16));
   const int64_t fit = kGroupCells / cells / step * step;
   g.group = int(std::max<int64_t>(fit, step));
   g.by_q = FastDiv(uint32_t(g.Q));
   g.by_outs = FastDiv(uint32_t(g.outs));
+  g.rh = (g.kh + g.sh - 1) / g.sh;
+  g.rw = (g.kw + g.sw - 1) / g.sw;
+  for (int a = 0; a < kMaxPhaseAxis; ++a) {
+    g.rows[a] = a < g.rh && a < g.P ? (g.P - a + g.rh - 1) / g.rh : 0;
+    g.cols[a] = a < g.rw && a < g.Q ? (g.Q - a + g.rw - 1) / g.rw : 0;
+    g.by_cols[a] = FastDiv(uint32_t(g.cols[a] > 0 ? g.cols[a] : 1));
+  }
+  for (int a = 0; a < kMaxPhaseAxis; ++a)
+    for (int b = 0; b < kMaxPhaseAxis; ++b)
+      g.by_phase[a][b] = FastDiv(uint32_t(std::max(g.rows[a] * g.cols[b], 1)));
   return g;
 }
+
+// Whether a grid of `groups` blocks fills the GPU `waves` times (8 blocks of kThreads per SM).
+// Smaller grids lose to the other kernels (LeNet's and CIFAR-10's pools by 0.5-2 us in the
+// forward): all blocks stage at once, then all compute, and loads and stores no longer overlap.
+// Smaller groups for such grids measured no better.
+bool fills(int64_t groups, int waves) {
+  int device = 0, sms = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  return groups >= int64_t(sms) * (2048 / kThreads) * waves;
+}
+
+int64_t groups_of(const PlanesGeo& g) { return (g.planes + g.group - 1) / g.group; }
 
 }  // namespace
 
 template <typename T>
 bool pool_fwd_planes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
                      const TensorDesc& yd, T* y, T alpha, T beta) {
-  const PlanesGeo g = plan<T>(pd, xd, yd);
-  if (g.cells == 0 || reinterpret_cast<uintptr_t>(x) % 16 != 0) return false;
+  const PlanesGeo g = plan<T>(pd, xd, yd, false);
+  const int64_t reads = int64_t(g.outs) * pd.kernel_h * pd.kernel_w;
+  if (g.cells == 0 || reads > kMaxReadsPerCell * int64_t(g.cells) ||
+      reinterpret_cast<uintptr_t>(x) % 16 != 0)
+    return false;
   const size_t smem = size_t(g.group) * g.cells * sizeof(T);
   // Planes over 3072 cells in groups of 4 (f32) or 2 (f64) for the spans' alignment.
-  if (smem > kMaxTileBytes) return false;
-  // Grids of less than a wave of blocks (8 per SM) lose to the other kernels (LeNet's and
-  // CIFAR-10's pools by 0.5-2 us): all blocks stage at once, then all compute, and the load and
-  // store phases no longer overlap. Smaller groups for such grids measured no better.
-  int device = 0, sms = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  const int64_t groups = (g.planes + g.group - 1) / g.group;
-  if (groups < int64_t(sms) * (2048 / kThreads)) return false;
+  if (smem > kMaxTileBytes || !fills(groups_of(g), 1)) return false;
   // Several blocks per SM overlap one's staging with another's arithmetic; the driver's own
   // carveout choice varies between processes (pool_global_cuda.cu).
   cudaFuncSetAttribute(planes_fwd_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
                        cudaSharedmemCarveoutMaxShared);
-  planes_fwd_kernel<T><<<unsigned(groups), kThreads, smem, s>>>(g, pd.mode, x, y, alpha, beta);
+  planes_fwd_kernel<T>
+      <<<unsigned(groups_of(g)), kThreads, smem, s>>>(g, pd.mode, x, y, alpha, beta);
   return true;
 }
 
-#define CREMA_POOL_PLANES(T)                                                                   \
-  template bool pool_fwd_planes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
-                                   const TensorDesc&, T*, T, T);
+template <typename T>
+bool pool_max_bwd_planes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
+                         const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
+  if (pd.mode != PoolMode::kMax) return false;
+  const PlanesGeo g = plan<T>(pd, xd, yd, true);
+  // Taken where it measured faster than the lane kernels, one H100 call (bench_prim, ms): windows
+  // in at most 4 phases (3 x 3 / 2 and 2 x 2 / 2; the inception pools' 9 phases of 3 x 3 / 1 ran
+  // 8-27% slower), blocks of at least 4096 elements of x, dy and dx (a block's fixed chain of two
+  // staging rounds and four barriers is paid per block: googlenet:pool3's blocks of 3528 ran
+  // 13% slower, caffenet:pool5's of 4488 24% faster), and grids of two waves (cifar10_quick:pool1,
+  // 1.5 waves of 4608, ran 5% slower).
+  const int64_t elements = int64_t(g.group) * (2 * g.cells + g.outs);
+  if (g.cells == 0 || g.rh > kMaxPhaseAxis || g.rw > kMaxPhaseAxis || g.rh * g.rw > 4 ||
+      elements < 4096 || reinterpret_cast<uintptr_t>(x) % 16 != 0 ||
+      reinterpret_cast<uintptr_t>(dy) % 16 != 0)
+    return false;
+  const size_t smem = size_t(elements) * sizeof(T);
+  if (smem > kMaxTileBytes || !fills(groups_of(g), 2)) return false;
+  cudaFuncSetAttribute(planes_max_bwd_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                       cudaSharedmemCarveoutMaxShared);
+  planes_max_bwd_kernel<T>
+      <<<unsigned(groups_of(g)), kThreads, smem, s>>>(g, x, dy, dx, alpha, beta);
+  return true;
+}
+
+#define CREMA_POOL_PLANES(T)                                                                       \
+  template bool pool_fwd_planes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*,     \
+                                   const TensorDesc&, T*, T, T);                                   \
+  template bool pool_max_bwd_planes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
+                                       const TensorDesc&, const T*, T*, T, T);
 CREMA_POOL_PLANES(float)
 CREMA_POOL_PLANES(double)
 #undef CREMA_POOL_PLANES

@@ -1,9 +1,8 @@
 // The special-case pooling kernels on CUDA, called by pool_cuda.cu: the sweeps for square 2/2,
 // 3/2 and 3/1 windows (kernel/stride: every reference net's pooling; pool_sweep_cuda.cu), the
 // lane kernels that narrow 3/1 and 3/2 planes take for max pooling (pool_lanes_cuda.cu,
-// pool_lanes_s2_cuda.cu), the forward of small packed planes (pool_planes_cuda.cu) and global
-// pooling (pool_global_cuda.cu).
-// Only included by .cu files of the primitives library.
+// pool_lanes_s2_cuda.cu), small packed planes staged in shared memory (pool_planes_cuda.cu) and
+// global pooling (pool_global_cuda.cu). Only included by .cu files of the primitives library.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -52,11 +51,14 @@ template <typename T>
 bool pool_avg_bwd_global(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
                          const TensorDesc& xd, T* dx, T alpha, T beta);
 
-// Max and average forward of small packed planes through shared memory, any window
-// (pool_planes_cuda.cu); same contract.
+// Forward (max and average) and max backward of small packed planes through shared memory
+// (pool_planes_cuda.cu); same contract. The backward does not read y.
 template <typename T>
 bool pool_fwd_planes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
                      const TensorDesc& yd, T* y, T alpha, T beta);
+template <typename T>
+bool pool_max_bwd_planes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
+                         const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
 // Where a lane kernel's lane works: line `warp * per_warp + l` (band-major: band * planes +
 // plane), whether that line exists (lanes past the last line or the warp's lines run the steps
