@@ -34,7 +34,7 @@ constexpr int kThreads = 256;
 // whose span is whole 16-byte vectors.
 constexpr int kMaxCells = 4096;
 constexpr int kGroupCells = 2048;
-// Cells read per cell staged (outputs x window cells / plane cells) above which the kernel is
+// Cells read per cell staged (outputs x window cells / plane cells) above which the forward is
 // not taken.
 constexpr int kMaxReadsPerCell = 4;
 // Largest tile: the default limit of dynamic shared memory.
@@ -129,11 +129,11 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// First cell of the maximum of window w in plane t, row-major, or -1 for an empty window: a
-// strict > records each new maximum at its first occurrence; a cell equal to the initial lowest()
-// counts while nothing is recorded, so a window whose maximum is lowest() finds it too. NaN
-// never compares greater or equal, as it never equals the forward's y (pool.h: y is the maximum
-// of the same cells, so y itself is not read).
+// The first cell (row-major) of the maximum of the window spanning rows a and columns b of the
+// plane at t, or -1 for an empty window: a strict > records each new maximum at its first
+// occurrence; a cell equal to the initial lowest() counts while nothing is recorded, so a window
+// whose maximum is lowest() finds it too. NaN never compares greater or equal, as it never equals
+// the forward's y (pool.h: y is the maximum of the same cells, so y itself is not read).
 template <typename T>
 __device__ __forceinline__ int first_max(const T* t, int W, const Span& a, const Span& b) {
   int at = -1;
