@@ -65,6 +65,10 @@ class Tensor {
   // Make this tensor use other's data (or diff) memory: in-place layers, shared parameters.
   void share_data(const Tensor& other);
   void share_diff(const Tensor& other);
+  // Make this tensor's diff use buf (a buffer shared by gradients that are never live at the
+  // same time, Net::share_gradient_memory); a later reshape past its size gives the tensor its
+  // own buffer again.
+  void share_diff_buffer(std::shared_ptr<prim::DeviceBuffer> buf) { diff_ = std::move(buf); }
 
   // Copy other's data (or diff) into this tensor; shapes must match unless reshape is set.
   void copy_from(const Tensor& other, bool copy_diff = false, bool reshape = false);
