@@ -71,6 +71,20 @@ class Layer {
   }
   // Loss layers default to loss_weight 1 on top 0.
   virtual bool is_loss() const { return false; }
+  // A copy of top j's values as forward left them that this layer keeps until its own backward
+  // (BatchNorm in training keeps its normalized output), or nullptr. The Net offers it to an
+  // in-place layer that follows and must keep its input for backward (use_kept_bottom).
+  virtual const Tensor<Dtype>* kept_top(int j) const {
+    (void)j;
+    return nullptr;
+  }
+  // Offers `kept`, holding bottom j's values as forward receives them until this layer's
+  // backward; returns whether the layer uses it instead of a copy of its own.
+  virtual bool use_kept_bottom(int j, const Tensor<Dtype>* kept) {
+    (void)j;
+    (void)kept;
+    return false;
+  }
 
   const LayerParameter& param() const { return param_; }
   const std::string& name() const { return param_.name(); }

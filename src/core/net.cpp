@@ -72,6 +72,7 @@ void Net<Dtype>::init(const NetParameter& in) {
   }
   decide_backward(param);
   hand_over_loss_weights();
+  link_kept_inputs();
   for (const auto& [blob_name, id] : available) {
     output_blobs_.push_back(blobs_[id].get());
     output_names_.push_back(blob_name);
@@ -93,6 +94,29 @@ void Net<Dtype>::hand_over_loss_weights() {
       const int id = top_ids_[i][j];
       if (blob_loss_weights_[id] != 0 && !read.count(id))
         layers_[i]->set_top_loss_weight(j, double(blob_loss_weights_[id]));
+    }
+}
+
+// An in-place layer that keeps its input for backward (Scale) can use the copy that the last
+// layer to write that blob keeps of it (BatchNorm in training): in a ResNet's conv, BatchNorm,
+// Scale chains, one copy of each normalized activation instead of two.
+template <typename Dtype>
+void Net<Dtype>::link_kept_inputs() {
+  for (int i = 0; i < num_layers(); ++i)
+    for (size_t j = 0; j < bottom_ids_[size_t(i)].size(); ++j) {
+      const int id = bottom_ids_[size_t(i)][j];
+      const auto& own = top_ids_[size_t(i)];
+      if (std::find(own.begin(), own.end(), id) == own.end()) continue;  // not in place
+      for (int p = i - 1; p >= 0; --p) {
+        const auto& tops = top_ids_[size_t(p)];
+        const auto at = std::find(tops.begin(), tops.end(), id);
+        if (at == tops.end()) continue;
+        const Tensor<Dtype>* kept = layers_[size_t(p)]->kept_top(int(at - tops.begin()));
+        if (kept && layers_[size_t(i)]->use_kept_bottom(int(j), kept))
+          LOG(INFO) << layer_names_[size_t(i)] << " uses " << layer_names_[size_t(p)]
+                    << "'s copy of " << blob_names_[size_t(id)];
+        break;  // only the last writer's copy holds the values this layer receives
+      }
     }
 }
 

@@ -90,6 +90,7 @@ class Net {
   void append_params(const LayerParameter& lp, int layer_id);
   void hand_over_loss_weights();
   void decide_backward(const NetParameter& param);
+  void link_kept_inputs();
 
   std::string name_;
   Phase phase_ = TRAIN;

@@ -41,6 +41,10 @@ class BatchNormLayer : public Layer<Dtype> {
   int exact_num_top() const override { return 1; }
 
   bool use_global_stats() const { return use_global_stats_; }
+  // In training, the normalized output (the top) is kept for backward.
+  const Tensor<Dtype>* kept_top(int j) const override {
+    return j == 0 && !use_global_stats_ ? x_norm_.get() : nullptr;
+  }
 
  private:
   prim::BatchNormDesc bn_;

@@ -5,7 +5,8 @@
 //   dx = dy * s[c]     ds[c] = sum_{o,i} dy * x     db[c] = sum_{o,i} dy
 // scale_param: axis (1), num_axes (1; -1: all remaining, 0: scalar), filler (constant 1) of a
 // learned scale; bias_term (false) with bias_filler (constant 0): the bias has the scale's shape
-// and is the last blob. Works in place: the input is then kept for the scale gradient.
+// and is the last blob. Works in place: the input is then kept for the scale gradient (by the
+// layer before when it keeps a copy anyway: BatchNorm in training).
 #pragma once
 
 #include <memory>
@@ -31,6 +32,9 @@ class ScaleLayer : public Layer<Dtype> {
   int min_num_bottom() const override { return 1; }
   int max_num_bottom() const override { return 2; }
   int exact_num_top() const override { return 1; }
+  // In place, the input is kept for the scale gradient: in `kept` when the layer before keeps it
+  // (BatchNorm), else in a copy of this layer's own.
+  bool use_kept_bottom(int j, const Tensor<Dtype>* kept) override;
 
  private:
   const Tensor<Dtype>& scale(const Tensors& bottom) const {
@@ -40,7 +44,8 @@ class ScaleLayer : public Layer<Dtype> {
   int axis_ = 1;
   int bias_index_ = -1;  // blob index of the bias, -1 without bias_term
   prim::ScaleBiasDesc view_;
-  std::unique_ptr<Tensor<Dtype>> x_copy_;  // the input, when running in place
+  std::unique_ptr<Tensor<Dtype>> x_copy_;      // the input, when running in place
+  const Tensor<Dtype>* kept_input_ = nullptr;  // or the input as the layer before keeps it
 };
 
 }  // namespace crema

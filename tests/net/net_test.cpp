@@ -288,6 +288,61 @@ TEST(Net, SharedGradientMemoryLeavesParameterGradientsUnchanged) {
   EXPECT_TRUE(std::all_of(unused.begin(), unused.end(), [](double v) { return v == 0; }));
 }
 
+// conv, BatchNorm, Scale and ReLU all in place (a ResNet's chain): the Scale takes its input
+// for the scale gradient from BatchNorm's copy of its output instead of a copy of its own, and
+// the gradients equal those of the same net with the Scale out of place, bit for bit.
+TEST(Net, InPlaceScaleUsesTheCopyBatchNormKeeps) {
+  const auto net_text = [](const std::string& scale_top) {
+    return R"(
+      layer { name: "data" type: "DummyData" top: "data" top: "label"
+        dummy_data_param { shape { dim: 4 dim: 3 dim: 5 dim: 5 } shape { dim: 4 }
+          data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
+      layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+        convolution_param { num_output: 4 kernel_size: 3 bias_term: false
+          weight_filler { type: "gaussian" std: 0.3 } } }
+      layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
+      layer { name: "scale" type: "Scale" bottom: "conv" top: ")" +
+           scale_top + R"("
+        scale_param { bias_term: true filler { type: "gaussian" std: 1 } } }
+      layer { name: "relu" type: "ReLU" bottom: ")" +
+           scale_top + R"(" top: ")" + scale_top + R"(" }
+      layer { name: "ip" type: "InnerProduct" bottom: ")" +
+           scale_top + R"(" top: "ip"
+        inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })";
+  };
+  Net<double> in_place(parse_net(net_text("conv")), TRAIN, Device::kCPU);
+  Net<double> apart(parse_net(net_text("scaled")), TRAIN, Device::kCPU);
+  NetParameter trained;
+  in_place.to_proto(&trained);
+  apart.copy_trained_layers_from(trained);
+  const Tensor<double>* kept = in_place.layer_by_name("bn")->kept_top(0);
+  ASSERT_NE(kept, nullptr);
+  prim::Handle h;
+  for (int step = 0; step < 2; ++step) {
+    const double loss = in_place.forward(h);
+    apart.blob_by_name("data")->copy_from(*in_place.blob_by_name("data"));
+    EXPECT_EQ(apart.forward_range(h, 1, apart.num_layers() - 1), loss);
+    EXPECT_EQ(kept->data_vector(), apart.blob_by_name("conv")->data_vector())
+        << "BatchNorm keeps its output, the Scale's input";
+    in_place.backward(h);
+    apart.backward(h);
+    for (size_t k = 0; k < in_place.params().size(); ++k)
+      EXPECT_EQ(in_place.params()[k]->diff_vector(), apart.params()[k]->diff_vector())
+          << "parameter " << k << ", pass " << step;
+  }
+  // The Scale reads that copy: with it zeroed, the scale's gradient (sum of dy * x) is zero.
+  in_place.forward(h);
+  const_cast<Tensor<double>*>(kept)->fill_data(0);
+  Layer<double>* scale = in_place.layer_by_name("scale");
+  scale->blobs()[0]->fill_diff(0);
+  in_place.backward(h);
+  for (double v : scale->blobs()[0]->diff_vector()) EXPECT_EQ(v, 0.0);
+  // With statistics from the stored averages (TEST), BatchNorm keeps nothing.
+  Net<double> test(parse_net(net_text("conv")), TEST, Device::kCPU);
+  EXPECT_EQ(test.layer_by_name("bn")->kept_top(0), nullptr);
+}
+
 TEST(Net, BadGraphsGiveOneClearError) {
   const auto message_of = [](const std::string& text) -> std::string {
     try {
