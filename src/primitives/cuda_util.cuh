@@ -50,6 +50,12 @@ inline unsigned grid_for(int64_t n, int block = kBlock) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < int64_t(n); \
        i += int64_t(blockDim.x) * gridDim.x)
 
+// Grid-stride loop over n warp-sized work items (warp w: threads 32w .. 32w + 31 of the grid),
+// for kernels whose lanes cooperate by shuffles: every lane of a warp runs the same iterations.
+#define CREMA_CUDA_WARP_LOOP(w, n)                                                        \
+  for (int64_t w = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; w < int64_t(n); \
+       w += (int64_t(blockDim.x) * gridDim.x) >> 5)
+
 // out = alpha * v + beta * out; beta == 0 never reads out (it may hold NaN poison).
 template <typename T>
 __device__ __forceinline__ void blend_store(T* out, T v, T alpha, T beta) {

@@ -78,9 +78,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32, 16)
   T* tile = reinterpret_cast<T*>(smem) + int(threadIdx.x >> 5) * 32 * g.stride;
   const int lane = int(threadIdx.x) & 31;
   const int64_t warps = (g.planes + 31) / 32;
-  const int64_t warp_stride = (int64_t(blockDim.x) * gridDim.x) >> 5;
-  for (int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; warp < warps;
-       warp += warp_stride) {
+  CREMA_CUDA_WARP_LOOP(warp, warps) {
     const WarpPlanes w(g, warp, lane);
     const T* xr = x + warp * 32 * g.cells;
     const int run = w.run(g), vecs = (run + kVec - 1) / kVec;
@@ -129,9 +127,7 @@ __global__ void global_avg_bwd_kernel(GlobalGeo g, const T* __restrict__ dy, T* 
                                       T beta) {
   const int lane = int(threadIdx.x) & 31;
   const int64_t warps = (g.planes + 31) / 32;
-  const int64_t warp_stride = (int64_t(blockDim.x) * gridDim.x) >> 5;
-  for (int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; warp < warps;
-       warp += warp_stride) {
+  CREMA_CUDA_WARP_LOOP(warp, warps) {
     const WarpPlanes w(g, warp, lane);
     const auto base = reinterpret_cast<unsigned long long>(dx + w.n * g.xn + w.c * g.xc);
     // The plane's gradient, once per plane.

@@ -52,11 +52,9 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
   const T nan = std::numeric_limits<T>::quiet_NaN();
   const int lane = int(threadIdx.x) & 31;
   const int l = lane / g.B, b = lane - l * g.B;
-  const int64_t warp_stride = (int64_t(blockDim.x) * gridDim.x) >> 5;
   // Every lane of a warp runs the same iterations and steps (the shuffles need all 32); lanes
   // without a line of their own load nothing and store nothing.
-  for (int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; warp < g.warps;
-       warp += warp_stride) {
+  CREMA_CUDA_WARP_LOOP(warp, g.warps) {
     const LanePlace at = lane_place(g, warp, l);
     const bool valid = at.valid;
     const int64_t n = at.n, c = at.c;
@@ -193,9 +191,7 @@ __global__ void __launch_bounds__(kBlock, 4)
   const T fill = -std::numeric_limits<T>::infinity();
   const int lane = int(threadIdx.x) & 31;
   const int l = lane / g.B, b = lane - l * g.B;
-  const int64_t warp_stride = (int64_t(blockDim.x) * gridDim.x) >> 5;
-  for (int64_t warp = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; warp < g.warps;
-       warp += warp_stride) {
+  CREMA_CUDA_WARP_LOOP(warp, g.warps) {
     const LanePlace at = lane_place(g, warp, l);
     const bool valid = at.valid;
     const int64_t n = at.n, c = at.c;
