@@ -130,6 +130,7 @@ struct Row {
   double crema_ms = 0, cudnn_ms = 0;  // cudnn_ms 0: no cuDNN counterpart
   double flops = 0;                   // > 0: compute-bound, rate in TFLOP/s
   double bytes = 0;                   // otherwise: memory-bound, rate in GB/s
+  double copy_ms = 0;                 // memory-bound: a device copy moving the same bytes
   double err = 0;
 };
 
