@@ -86,6 +86,32 @@ class Layer {
     return false;
   }
 
+  // What the memory plan of a training net (Net::share_activation_memory) may assume about the
+  // data of this layer's bottoms and tops. kForward: forward reads the bottom, or writes every
+  // value of the top, and backward never reads it; kBackward: backward reads it too. kUnknown,
+  // the default, keeps the blob out of the plan. Where a primitive's backward takes data it may
+  // not need (pooling, element-wise sums, activations), the layer passes null for what it
+  // declares kForward, so that a wrong declaration fails loudly.
+  enum class DataUse { kUnknown, kForward, kBackward };
+  virtual DataUse bottom_data_use(int i) const {
+    (void)i;
+    return DataUse::kUnknown;
+  }
+  virtual DataUse top_data_use(int j) const {
+    (void)j;
+    return DataUse::kUnknown;
+  }
+  // The bottom whose data (or diff) top j shares at every reshape, or -1: the plan gives the two
+  // one buffer (Split's tops share data; Flatten's and Reshape's share data and diff).
+  virtual int data_view_of(int j) const {
+    (void)j;
+    return -1;
+  }
+  virtual int diff_view_of(int j) const {
+    (void)j;
+    return -1;
+  }
+
   const LayerParameter& param() const { return param_; }
   const std::string& name() const { return param_.name(); }
   Phase phase() const { return param_.phase(); }

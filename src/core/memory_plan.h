@@ -1,6 +1,6 @@
-// Buffer sharing by lifetime: values that are never live at the same time can use one buffer.
-// Net::share_gradient_memory plans a training net's activation gradients with it (each lives from
-// the backward of the layer that writes it to the backward of the layer that reads it).
+// Memory sharing by lifetime: values that are never live at the same time can use the same bytes.
+// Net::share_activation_memory places a training net's activations, data and gradients, in one
+// arena with it.
 #pragma once
 
 #include <cstddef>
@@ -14,12 +14,15 @@ struct Lifetime {
   size_t bytes = 0;
 };
 
-// The buffer of each value, numbered from 0; values whose lifetimes overlap get different
-// buffers. Greedy in order of first step: a value takes the smallest free buffer that holds it,
-// else the largest free buffer (which grows to hold it), else a new buffer.
-std::vector<int> share_buffers(const std::vector<Lifetime>& values);
+// The offset of each value in one arena, a multiple of `align`; values whose lifetimes overlap
+// get disjoint byte ranges. Greedy by size: the largest value first, each into the tightest gap
+// between the values already placed that live at the same time, else above them all.
+std::vector<size_t> place_values(const std::vector<Lifetime>& values, size_t align);
 
-// The bytes each buffer of a plan needs: the largest value it holds.
-std::vector<size_t> buffer_bytes(const std::vector<Lifetime>& values, const std::vector<int>& plan);
+// The bytes of the arena that a placement needs: the end of its highest value.
+size_t arena_bytes(const std::vector<Lifetime>& values, const std::vector<size_t>& offsets);
+
+// The most bytes live at any one step: no placement needs less.
+size_t peak_live_bytes(const std::vector<Lifetime>& values);
 
 }  // namespace crema

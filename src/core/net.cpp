@@ -10,7 +10,6 @@
 
 #include "core/errors.h"
 #include "core/layer_registry.h"
-#include "core/memory_plan.h"
 #include "core/net_graph.h"
 #include "primitives/blas.h"
 
@@ -435,60 +434,6 @@ void Net<Dtype>::to_proto(NetParameter* param, bool write_diff) const {
     lp->clear_blobs();
     for (const auto& blob : layer->blobs()) blob->to_proto(lp->add_blobs(), write_diff);
   }
-}
-
-template <typename Dtype>
-void Net<Dtype>::share_gradient_memory() {
-  const int n = num_layers();
-  // Per blob, in layer order: the consumer whose backward writes its diff first (the last
-  // consumer) and the producer whose backward reads it last (the first producer; in-place
-  // layers produce it again).
-  std::vector<int> first_write(blobs_.size(), -1), last_read(blobs_.size(), n);
-  // A diff that some consumer never writes stays as allocated, zero: a Split sums all its tops'
-  // diffs, also the one an Accuracy layer reads without a backward.
-  std::vector<bool> input(blobs_.size(), false), always_written(blobs_.size(), true);
-  for (int i = 0; i < n; ++i) {
-    const size_t l = size_t(i);
-    for (int id : top_ids_[l]) {
-      last_read[size_t(id)] = std::min(last_read[size_t(id)], i);
-      if (bottom_ids_[l].empty()) input[size_t(id)] = true;
-    }
-    for (size_t j = 0; j < bottom_ids_[l].size(); ++j) {
-      const size_t id = size_t(bottom_ids_[l][j]);
-      first_write[id] = std::max(first_write[id], i);
-      if (!layer_need_backward_[l] || !bottom_need_backward_[l][j]) always_written[id] = false;
-    }
-  }
-  // Backward runs layer n - 1 first: step n - 1 - i is layer i's backward.
-  std::vector<int> ids;
-  std::vector<Lifetime> lives;
-  size_t unshared = 0;
-  for (int id = 0; id < int(blobs_.size()); ++id) {
-    const size_t k = size_t(id);
-    if (!blob_need_backward_[k] || blob_loss_weights_[k] != 0 || input[k] || !always_written[k] ||
-        first_write[k] < last_read[k])  // read by no later layer: an output
-      continue;
-    ids.push_back(id);
-    lives.push_back({n - 1 - first_write[k], n - 1 - last_read[k], blobs_[k]->bytes()});
-    unshared += blobs_[k]->bytes();
-  }
-  const std::vector<int> plan = share_buffers(lives);
-  const std::vector<size_t> bytes = buffer_bytes(lives, plan);
-  gradient_buffers_.clear();
-  size_t shared = 0;
-  for (size_t b : bytes) {
-    try {
-      gradient_buffers_.push_back(std::make_shared<prim::DeviceBuffer>(device_, b));
-    } catch (const std::bad_alloc&) {
-      fail("net ", name_, ": cannot allocate ", b, " bytes for shared gradients");
-    }
-    prim::device_memset_zero(device_, gradient_buffers_.back()->get(), b);
-    shared += b;
-  }
-  for (size_t k = 0; k < ids.size(); ++k)
-    blobs_[size_t(ids[k])]->share_diff_buffer(gradient_buffers_[size_t(plan[k])]);
-  LOG(INFO) << "Gradients of " << ids.size() << " activations share " << bytes.size()
-            << " buffers: " << shared << " bytes instead of " << unshared;
 }
 
 template <typename Dtype>

@@ -37,13 +37,14 @@ class Net {
   void backward_range(Handle& h, int start, int end);
   // Re-runs every layer's reshape (after an input shape changed).
   void reshape();
-  // Lets the gradients (diffs) of activations that are never live at the same time in backward
-  // share buffers: each lives from the backward of the layer that writes it to the backward of the
-  // layer that reads it, and training needs nothing else from it. After a backward, only the
-  // diffs of the net's inputs (tops of layers without bottoms), of its outputs and of losses
-  // keep their values; the parameters' diffs are not touched. The Solver calls this on its
-  // training net. Throws crema::Error when the buffers cannot be allocated.
-  void share_gradient_memory();
+  // Lets activations whose values are never needed at the same time share buffers, data and
+  // gradients alike: an activation's data lives until the last forward or backward that reads it
+  // (as its layers declare, Layer::bottom_data_use), its gradient from the backward of the layer
+  // that writes it to the backward of the layer that reads it. After a step, only the net's
+  // inputs, outputs and losses (data and diffs) are sure to keep their values; the parameters
+  // are not touched. The Solver calls this on its training net. Throws crema::Error when the
+  // buffers cannot be allocated.
+  void share_activation_memory();
 
   // Loads weights by layer name from a trained net (.caffemodel); layers absent from the source
   // keep their initialization. A blob count or shape mismatch throws.
@@ -115,7 +116,6 @@ class Net {
   std::vector<int> param_owners_;  // -1 for an owner, else the index of the owner in params_
   std::vector<std::pair<int, int>> param_layer_indices_;  // (layer, blob index)
   std::map<std::string, int> param_name_index_;
-  std::vector<std::shared_ptr<prim::DeviceBuffer>> gradient_buffers_;  // share_gradient_memory
 };
 
 }  // namespace crema

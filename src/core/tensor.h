@@ -65,10 +65,14 @@ class Tensor {
   // Make this tensor use other's data (or diff) memory: in-place layers, shared parameters.
   void share_data(const Tensor& other);
   void share_diff(const Tensor& other);
-  // Make this tensor's diff use buf (a buffer shared by gradients that are never live at the
-  // same time, Net::share_gradient_memory); a later reshape past its size gives the tensor its
-  // own buffer again.
+  // Make this tensor's data (or diff) use buf, a buffer shared by values that are never live at
+  // the same time (Net::share_activation_memory); a later reshape past its size gives the tensor
+  // its own buffer again.
+  void share_data_buffer(std::shared_ptr<prim::DeviceBuffer> buf) { data_ = std::move(buf); }
   void share_diff_buffer(std::shared_ptr<prim::DeviceBuffer> buf) { diff_ = std::move(buf); }
+  // The buffers behind data and diff, null before first use: which tensors share memory.
+  const prim::DeviceBuffer* data_buffer() const { return data_.get(); }
+  const prim::DeviceBuffer* diff_buffer() const { return diff_.get(); }
 
   // Copy other's data (or diff) into this tensor; shapes must match unless reshape is set.
   void copy_from(const Tensor& other, bool copy_diff = false, bool reshape = false);

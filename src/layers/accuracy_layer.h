@@ -16,6 +16,7 @@ template <typename Dtype>
 class AccuracyLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -30,6 +31,8 @@ class AccuracyLayer : public Layer<Dtype> {
   int min_num_top() const override { return 1; }
   int max_num_top() const override { return 2; }
   bool allow_force_backward(int) const override { return false; }
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::AccuracyDesc desc_;

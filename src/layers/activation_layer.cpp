@@ -88,6 +88,16 @@ void ActivationLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Ten
 }
 
 template <typename Dtype>
+typename Layer<Dtype>::DataUse ActivationLayer<Dtype>::bottom_data_use(int) const {
+  return prim::act_bwd_reads_x(act_) ? DataUse::kBackward : DataUse::kForward;
+}
+
+template <typename Dtype>
+typename Layer<Dtype>::DataUse ActivationLayer<Dtype>::top_data_use(int) const {
+  return prim::act_bwd_reads_y(act_) ? DataUse::kBackward : DataUse::kForward;
+}
+
+template <typename Dtype>
 void ActivationLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                       const std::vector<bool>& propagate_down,
                                       const Tensors& bottom) {
@@ -97,7 +107,9 @@ void ActivationLayer<Dtype>::backward(Handle& h, const Tensors& top,
         "has no gradient (a step function; Caffe does not define one): set "
         "propagate_down: false for its bottom or keep it off the backward path");
   const prim::TensorDesc d = flat_desc(*bottom[0]);
-  prim::act_bwd(h, act_, d, top[0]->data(), top[0]->diff(), d, bottom[0]->data(),
+  // Only what the gradient reads (the data uses above); the other pointer stays null.
+  prim::act_bwd(h, act_, d, prim::act_bwd_reads_y(act_) ? top[0]->data() : nullptr, top[0]->diff(),
+                d, prim::act_bwd_reads_x(act_) ? bottom[0]->data() : nullptr,
                 bottom[0]->mutable_diff());
 }
 

@@ -25,6 +25,7 @@ template <typename Dtype>
 class ActivationLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -37,6 +38,9 @@ class ActivationLayer : public Layer<Dtype> {
   const char* type() const override { return this->param_.type().c_str(); }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  // As act_bwd_reads_x / act_bwd_reads_y say for the mode.
+  DataUse bottom_data_use(int) const override;
+  DataUse top_data_use(int) const override;
 
  private:
   prim::ActDesc act_;

@@ -28,6 +28,7 @@ template <typename Dtype>
 class BatchNormLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -39,6 +40,9 @@ class BatchNormLayer : public Layer<Dtype> {
   const char* type() const override { return "BatchNorm"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  // Backward reads its own copies (the normalized output, the statistics), not the blobs.
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
   bool use_global_stats() const { return use_global_stats_; }
   // In training, the normalized output (the top) is kept for backward.

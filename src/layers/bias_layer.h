@@ -29,6 +29,7 @@ template <typename Dtype>
 class BiasLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -41,6 +42,9 @@ class BiasLayer : public Layer<Dtype> {
   int min_num_bottom() const override { return 1; }
   int max_num_bottom() const override { return 2; }
   int exact_num_top() const override { return 1; }
+  // The gradients are dy and its sums: backward reads no data.
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   int axis_ = 1;

@@ -19,6 +19,7 @@ template <typename Dtype>
 class ConvolutionLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   // Reads convolution_param, validates it and creates and fills the weight (and bias) blobs.
@@ -32,6 +33,9 @@ class ConvolutionLayer : public Layer<Dtype> {
   int min_num_bottom() const override { return 1; }
   int min_num_top() const override { return 1; }
   bool equal_num_bottom_top() const override { return true; }
+  // Backward reads the input (filter gradient), never the output.
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::ConvDesc conv_;

@@ -16,6 +16,7 @@ template <typename Dtype>
 class DropoutLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -27,6 +28,9 @@ class DropoutLayer : public Layer<Dtype> {
   const char* type() const override { return "Dropout"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  // Backward reads the mask only.
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   // y = scale * x for the TEST pass, in place or not.

@@ -62,14 +62,16 @@ void EltwiseLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensor
 template <typename Dtype>
 void EltwiseLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                    const std::vector<bool>& propagate_down, const Tensors& bottom) {
+  // Only PROD's gradient reads data (uses()); the others get none.
+  const bool reads = uses() == DataUse::kBackward;
   std::vector<const void*> x;
-  for (Tensor<Dtype>* b : bottom) x.push_back(b->data());
+  for (Tensor<Dtype>* b : bottom) x.push_back(reads ? b->data() : nullptr);
   const int32_t* argmax = argmax_ ? static_cast<const int32_t*>(argmax_->get()) : nullptr;
   // Last to first: in place, bottom 0's diff is the top's diff, so it is written last.
   for (int k = int(bottom.size()) - 1; k >= 0; --k)
     if (propagate_down[size_t(k)])
-      prim::eltwise_bwd(h, desc_, x.data(), top[0]->data(), top[0]->diff(), argmax, k,
-                        bottom[size_t(k)]->mutable_diff());
+      prim::eltwise_bwd(h, desc_, x.data(), reads ? top[0]->data() : nullptr, top[0]->diff(),
+                        argmax, k, bottom[size_t(k)]->mutable_diff());
 }
 
 template class EltwiseLayer<float>;

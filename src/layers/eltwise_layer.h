@@ -19,6 +19,7 @@ template <typename Dtype>
 class EltwiseLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -30,8 +31,15 @@ class EltwiseLayer : public Layer<Dtype> {
   const char* type() const override { return "Eltwise"; }
   int min_num_bottom() const override { return 2; }
   int exact_num_top() const override { return 1; }
+  // PROD's gradient reads the inputs (and the output); SUM's and MAX's (by its argmax) none.
+  DataUse bottom_data_use(int) const override { return uses(); }
+  DataUse top_data_use(int) const override { return uses(); }
 
  private:
+  DataUse uses() const {
+    return desc_.op == prim::EltwiseOp::kProd ? DataUse::kBackward : DataUse::kForward;
+  }
+
   prim::EltwiseDesc desc_;
   std::unique_ptr<prim::DeviceBuffer> argmax_;  // MAX: int32 winner per element
 };

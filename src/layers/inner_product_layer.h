@@ -17,6 +17,7 @@ template <typename Dtype>
 class InnerProductLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   // Reads inner_product_param and creates and fills the weight (and bias) blobs.
@@ -29,6 +30,9 @@ class InnerProductLayer : public Layer<Dtype> {
   const char* type() const override { return "InnerProduct"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  // Backward reads the input (weight gradient), never the output.
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   int axis_ = 1;

@@ -18,6 +18,7 @@ template <typename Dtype>
 class LrnLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -29,6 +30,8 @@ class LrnLayer : public Layer<Dtype> {
   const char* type() const override { return "LRN"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kBackward; }
 
  private:
   prim::LrnDesc lrn_;

@@ -90,8 +90,10 @@ template <typename Dtype>
 void PoolingLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                    const std::vector<bool>& propagate_down, const Tensors& bottom) {
   if (!propagate_down[0]) return;
-  prim::pool_bwd(h, pool_, y_desc_, top[0]->data(), top[0]->diff(), x_desc_, bottom[0]->data(),
-                 bottom[0]->mutable_diff(), prim::Blend{1, 0});
+  // Average pooling's gradient reads no data (uses()): it gets none.
+  const bool reads = uses() == DataUse::kBackward;
+  prim::pool_bwd(h, pool_, y_desc_, reads ? top[0]->data() : nullptr, top[0]->diff(), x_desc_,
+                 reads ? bottom[0]->data() : nullptr, bottom[0]->mutable_diff(), prim::Blend{1, 0});
 }
 
 template class PoolingLayer<float>;

@@ -18,6 +18,7 @@ template <typename Dtype>
 class PoolingLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -31,8 +32,16 @@ class PoolingLayer : public Layer<Dtype> {
   int min_num_top() const override { return 1; }
   // Caffe allows a mask top for MAX; accepting the count lets layer_setup say why it is refused.
   int max_num_top() const override { return 2; }
+  // MAX's gradient reads the input and the output; AVE's neither. (Top 1, MAX's mask, stays
+  // out of the plan.)
+  DataUse bottom_data_use(int) const override { return uses(); }
+  DataUse top_data_use(int j) const override { return j == 0 ? uses() : DataUse::kUnknown; }
 
  private:
+  DataUse uses() const {
+    return pool_.mode == prim::PoolMode::kMax ? DataUse::kBackward : DataUse::kForward;
+  }
+
   prim::PoolDesc pool_;
   prim::TensorDesc x_desc_, y_desc_;
   bool global_ = false;

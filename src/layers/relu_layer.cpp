@@ -34,11 +34,23 @@ void ReluLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& 
 }
 
 template <typename Dtype>
+typename Layer<Dtype>::DataUse ReluLayer<Dtype>::bottom_data_use(int) const {
+  return prim::act_bwd_reads_x(act_) ? DataUse::kBackward : DataUse::kForward;
+}
+
+template <typename Dtype>
+typename Layer<Dtype>::DataUse ReluLayer<Dtype>::top_data_use(int) const {
+  return prim::act_bwd_reads_y(act_) ? DataUse::kBackward : DataUse::kForward;
+}
+
+template <typename Dtype>
 void ReluLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                 const std::vector<bool>& propagate_down, const Tensors& bottom) {
   if (!propagate_down[0]) return;
   const prim::TensorDesc d = flat_desc(*bottom[0]);
-  prim::act_bwd(h, act_, d, top[0]->data(), top[0]->diff(), d, bottom[0]->data(),
+  // Only what the gradient reads (the data uses above); the other pointer stays null.
+  prim::act_bwd(h, act_, d, prim::act_bwd_reads_y(act_) ? top[0]->data() : nullptr, top[0]->diff(),
+                d, prim::act_bwd_reads_x(act_) ? bottom[0]->data() : nullptr,
                 bottom[0]->mutable_diff(), prim::Blend{1, 0});
 }
 

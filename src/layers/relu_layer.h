@@ -14,6 +14,7 @@ template <typename Dtype>
 class ReluLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -25,6 +26,9 @@ class ReluLayer : public Layer<Dtype> {
   const char* type() const override { return "ReLU"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  // As act_bwd_reads_x / act_bwd_reads_y say for the slope.
+  DataUse bottom_data_use(int) const override;
+  DataUse top_data_use(int) const override;
 
  private:
   prim::ActDesc act_;

@@ -55,11 +55,17 @@ void ScaleLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   if (bias_index_ >= 0 && this->blobs_[bias_index_]->count() != view_.channels)
     this->error("bias has ", this->blobs_[bias_index_]->count(), " values but the scale has ",
                 view_.channels);
-  if (top[0] != bottom[0]) {
+  in_place_ = top[0] == bottom[0];
+  if (!in_place_) {
     top[0]->reshape_like(*bottom[0]);
   } else if (!kept_input_) {
     x_copy_->reshape_like(*bottom[0]);
   }
+}
+
+template <typename Dtype>
+typename Layer<Dtype>::DataUse ScaleLayer<Dtype>::bottom_data_use(int i) const {
+  return i == 0 && in_place_ ? DataUse::kForward : DataUse::kBackward;
 }
 
 template <typename Dtype>

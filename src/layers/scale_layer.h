@@ -20,6 +20,7 @@ template <typename Dtype>
 class ScaleLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -32,6 +33,10 @@ class ScaleLayer : public Layer<Dtype> {
   int min_num_bottom() const override { return 1; }
   int max_num_bottom() const override { return 2; }
   int exact_num_top() const override { return 1; }
+  // Backward reads the input for the scale gradient (in place: a kept copy instead) and a scale
+  // given as bottom 1.
+  DataUse bottom_data_use(int i) const override;
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
   // In place, the input is kept for the scale gradient: in `kept` when the layer before keeps it
   // (BatchNorm), else in a copy of this layer's own.
   bool use_kept_bottom(int j, const Tensor<Dtype>* kept) override;
@@ -46,6 +51,7 @@ class ScaleLayer : public Layer<Dtype> {
   prim::ScaleBiasDesc view_;
   std::unique_ptr<Tensor<Dtype>> x_copy_;      // the input, when running in place
   const Tensor<Dtype>* kept_input_ = nullptr;  // or the input as the layer before keeps it
+  bool in_place_ = false;
 };
 
 }  // namespace crema

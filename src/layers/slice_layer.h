@@ -14,6 +14,7 @@ template <typename Dtype>
 class SliceLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -25,6 +26,8 @@ class SliceLayer : public Layer<Dtype> {
   const char* type() const override { return "Slice"; }
   int exact_num_bottom() const override { return 1; }
   int min_num_top() const override { return 1; }
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   int axis_ = 1;

@@ -14,6 +14,7 @@ template <typename Dtype>
 class SoftmaxLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void reshape(const Tensors& bottom, const Tensors& top) override;
@@ -24,6 +25,8 @@ class SoftmaxLayer : public Layer<Dtype> {
   const char* type() const override { return "Softmax"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  DataUse top_data_use(int) const override { return DataUse::kBackward; }
 
  private:
   prim::SoftmaxDesc desc_;

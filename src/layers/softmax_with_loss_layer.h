@@ -22,6 +22,7 @@ template <typename Dtype>
 class SoftmaxWithLossLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -37,6 +38,13 @@ class SoftmaxWithLossLayer : public Layer<Dtype> {
   bool auto_top_blobs() const override { return true; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index != 1; }
   bool is_loss() const override { return true; }
+  // Backward reads the labels and its own probabilities; top 1 views those (out of the plan).
+  DataUse bottom_data_use(int i) const override {
+    return i == 1 ? DataUse::kBackward : DataUse::kForward;
+  }
+  DataUse top_data_use(int j) const override {
+    return j == 0 ? DataUse::kForward : DataUse::kUnknown;
+  }
 
  private:
   prim::SoftmaxDesc softmax_;

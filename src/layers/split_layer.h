@@ -12,6 +12,7 @@ template <typename Dtype>
 class SplitLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -23,6 +24,10 @@ class SplitLayer : public Layer<Dtype> {
   const char* type() const override { return "Split"; }
   int exact_num_bottom() const override { return 1; }
   int min_num_top() const override { return 1; }
+  // Every top is a view of the bottom's data; backward sums the tops' diffs.
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
+  int data_view_of(int) const override { return 0; }
 };
 
 }  // namespace crema

@@ -192,7 +192,18 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   DeviceBuffer(Device device, size_t bytes)
       : device_(device), bytes_(bytes), ptr_(device_alloc(device, bytes)) {}
-  ~DeviceBuffer() { device_free(device_, ptr_); }
+  // A buffer over memory that something else owns and frees (a slice of a larger buffer).
+  static DeviceBuffer borrowed(Device device, void* p, size_t bytes) {
+    DeviceBuffer b;
+    b.device_ = device;
+    b.bytes_ = bytes;
+    b.ptr_ = p;
+    b.owned_ = false;
+    return b;
+  }
+  ~DeviceBuffer() {
+    if (owned_) device_free(device_, ptr_);
+  }
   DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     swap(o);
@@ -210,10 +221,12 @@ class DeviceBuffer {
     std::swap(device_, o.device_);
     std::swap(bytes_, o.bytes_);
     std::swap(ptr_, o.ptr_);
+    std::swap(owned_, o.owned_);
   }
   Device device_ = Device::kCPU;
   size_t bytes_ = 0;
   void* ptr_ = nullptr;
+  bool owned_ = true;
 };
 
 }  // namespace crema::prim

@@ -103,7 +103,7 @@ void Solver<Dtype>::init_train_net() {
   *net_param.mutable_state() = state;
   LOG(INFO) << "Creating training net";
   net_ = std::make_unique<Net<Dtype>>(net_param, device_);
-  net_->share_gradient_memory();
+  net_->share_activation_memory();
 }
 
 template <typename Dtype>

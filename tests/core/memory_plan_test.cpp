@@ -1,5 +1,6 @@
-// share_buffers: values whose lifetimes overlap never share a buffer, a buffer is reused once its
-// value's last step has passed, and a value takes the best-fitting free buffer.
+// place_values: values whose lifetimes overlap never overlap in memory, memory is reused once a
+// value's last step has passed, a small value fills a gap that larger ones leave, and offsets
+// keep the alignment.
 #include "core/memory_plan.h"
 
 #include <gtest/gtest.h>
@@ -9,49 +10,73 @@
 namespace crema {
 namespace {
 
-// True when no two values of one buffer overlap in time.
-bool disjoint(const std::vector<Lifetime>& v, const std::vector<int>& plan) {
+// True when no two values live at the same step share a byte.
+bool disjoint(const std::vector<Lifetime>& v, const std::vector<size_t>& at) {
   for (size_t a = 0; a < v.size(); ++a)
-    for (size_t b = a + 1; b < v.size(); ++b)
-      if (plan[a] == plan[b] && v[a].first <= v[b].last && v[b].first <= v[a].last) return false;
+    for (size_t b = a + 1; b < v.size(); ++b) {
+      const bool in_time = v[a].first <= v[b].last && v[b].first <= v[a].last;
+      const bool in_space = at[a] < at[b] + v[b].bytes && at[b] < at[a] + v[a].bytes;
+      if (in_time && in_space) return false;
+    }
   return true;
 }
 
-TEST(MemoryPlan, AChainNeedsTwoBuffers) {
+TEST(MemoryPlan, AChainNeedsTwoNeighbours) {
   // A chain's gradients: each lives from its consumer's backward to its producer's.
   std::vector<Lifetime> v;
   for (int i = 0; i < 10; ++i) v.push_back({i, i + 1, size_t(100 + i)});
-  const std::vector<int> plan = share_buffers(v);
-  EXPECT_TRUE(disjoint(v, plan));
-  EXPECT_EQ(buffer_bytes(v, plan).size(), 2u);
+  const std::vector<size_t> at = place_values(v, 1);
+  EXPECT_TRUE(disjoint(v, at));
+  EXPECT_EQ(arena_bytes(v, at), 109u + 108u);
+  EXPECT_EQ(peak_live_bytes(v), 109u + 108u);
 }
 
-TEST(MemoryPlan, OverlappingValuesGetTheirOwnBuffers) {
+TEST(MemoryPlan, OverlappingValuesGetDisjointBytes) {
   const std::vector<Lifetime> v = {{0, 5, 10}, {1, 4, 20}, {2, 3, 30}, {5, 6, 40}};
-  const std::vector<int> plan = share_buffers(v);
-  EXPECT_TRUE(disjoint(v, plan));
-  EXPECT_NE(plan[0], plan[1]);
-  EXPECT_NE(plan[1], plan[2]);
-  EXPECT_NE(plan[0], plan[3]) << "the last step of one and the first of the other coincide";
-  EXPECT_EQ(buffer_bytes(v, plan).size(), 3u) << "the last value reuses a freed buffer";
+  const std::vector<size_t> at = place_values(v, 1);
+  EXPECT_TRUE(disjoint(v, at));
+  // Step 5 holds the first and the last value ("last" is inclusive): 50 bytes; steps 2-3 hold
+  // the first three: 60.
+  EXPECT_EQ(peak_live_bytes(v), 60u);
+  EXPECT_EQ(arena_bytes(v, at), 60u);
 }
 
-TEST(MemoryPlan, TakesTheSmallestFreeBufferThatFits) {
-  // Two buffers free at step 2 (of 1000 and 100 bytes): a 50-byte value takes the 100-byte one,
-  // and a 5000-byte value then grows the 1000-byte one rather than opening a third.
-  const std::vector<Lifetime> v = {{0, 1, 1000}, {0, 1, 100}, {2, 3, 50}, {2, 3, 5000}};
-  const std::vector<int> plan = share_buffers(v);
-  EXPECT_EQ(plan[2], plan[1]);
-  EXPECT_EQ(plan[3], plan[0]);
-  const std::vector<size_t> bytes = buffer_bytes(v, plan);
-  ASSERT_EQ(bytes.size(), 2u);
-  EXPECT_EQ(bytes[size_t(plan[0])], 5000u);
-  EXPECT_EQ(bytes[size_t(plan[1])], 100u);
+TEST(MemoryPlan, ASmallValueFillsTheGapOfAFinishedOne) {
+  // 400 bytes live throughout; 300 bytes until step 1; then 200 and 100 from step 2 on. The 200
+  // and the 100 both fit where the 300 was, beside the 400: 700 bytes, the peak.
+  const std::vector<Lifetime> v = {{0, 9, 400}, {0, 1, 300}, {2, 9, 200}, {2, 9, 100}};
+  const std::vector<size_t> at = place_values(v, 1);
+  EXPECT_TRUE(disjoint(v, at));
+  EXPECT_EQ(arena_bytes(v, at), 700u);
+  // Two separate buffers per value would take 1000 bytes; buffer reuse without offsets, 900.
 }
 
-TEST(MemoryPlan, NoValuesNoBuffers) {
-  EXPECT_TRUE(share_buffers({}).empty());
-  EXPECT_TRUE(buffer_bytes({}, {}).empty());
+TEST(MemoryPlan, OffsetsKeepTheAlignment) {
+  const std::vector<Lifetime> v = {{0, 3, 1000}, {1, 2, 3}, {1, 2, 517}, {2, 4, 64}};
+  const std::vector<size_t> at = place_values(v, 512);
+  EXPECT_TRUE(disjoint(v, at));
+  for (size_t o : at) EXPECT_EQ(o % 512, 0u);
+}
+
+TEST(MemoryPlan, ManyValuesStayDisjointAndNearThePeak) {
+  // A forward that keeps every other value for a backward, then gradients: a network's shape.
+  std::vector<Lifetime> v;
+  const int n = 40;
+  for (int i = 0; i < n; ++i) {
+    const size_t bytes = size_t(1000 * (1 + (i * 7) % 5));
+    v.push_back({i, i % 2 ? i + 1 : 2 * n - 1 - i, bytes});  // data
+    v.push_back({2 * n - 2 - i, 2 * n - 1 - i, bytes});      // its gradient
+  }
+  const std::vector<size_t> at = place_values(v, 16);
+  EXPECT_TRUE(disjoint(v, at));
+  EXPECT_GE(arena_bytes(v, at), peak_live_bytes(v));
+  EXPECT_LE(arena_bytes(v, at), peak_live_bytes(v) * 5 / 4);
+}
+
+TEST(MemoryPlan, NoValuesNoBytes) {
+  EXPECT_TRUE(place_values({}, 512).empty());
+  EXPECT_EQ(arena_bytes({}, {}), 0u);
+  EXPECT_EQ(peak_live_bytes({}), 0u);
 }
 
 }  // namespace

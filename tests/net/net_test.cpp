@@ -227,67 +227,6 @@ TEST(Net, CopyTrainedLayersChecksShapes) {
   }
 }
 
-// A residual block with in-place BatchNorm, Scale and ReLU, a fan-out (Split), a sum, a concat, a
-// pool and an Accuracy that reads a Split top without a backward: with shared gradient memory
-// the parameters' gradients are bit for bit those of the plain net, the activations' gradients
-// take fewer buffers, and the Split top that nothing writes keeps its zeros.
-TEST(Net, SharedGradientMemoryLeavesParameterGradientsUnchanged) {
-  const NetParameter p = parse_net(R"(
-    layer { name: "data" type: "DummyData" top: "data" top: "label"
-      dummy_data_param { shape { dim: 4 dim: 3 dim: 6 dim: 6 } shape { dim: 4 }
-        data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
-    layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
-      convolution_param { num_output: 4 kernel_size: 3 pad: 1 bias_term: false
-        weight_filler { type: "gaussian" std: 0.3 } } }
-    layer { name: "bn1" type: "BatchNorm" bottom: "conv1" top: "conv1" }
-    layer { name: "scale1" type: "Scale" bottom: "conv1" top: "conv1"
-      scale_param { bias_term: true filler { type: "constant" value: 1.5 } } }
-    layer { name: "relu1" type: "ReLU" bottom: "conv1" top: "conv1" }
-    layer { name: "conv2" type: "Convolution" bottom: "conv1" top: "conv2"
-      convolution_param { num_output: 4 kernel_size: 3 pad: 1
-        weight_filler { type: "gaussian" std: 0.3 } } }
-    layer { name: "sum" type: "Eltwise" bottom: "conv1" bottom: "conv2" top: "sum" }
-    layer { name: "conv3" type: "Convolution" bottom: "sum" top: "conv3"
-      convolution_param { num_output: 2 kernel_size: 1 weight_filler { type: "gaussian" std: 0.3 } } }
-    layer { name: "cat" type: "Concat" bottom: "sum" bottom: "conv3" top: "cat" }
-    layer { name: "pool" type: "Pooling" bottom: "cat" top: "pool"
-      pooling_param { pool: MAX kernel_size: 3 stride: 2 } }
-    layer { name: "ip" type: "InnerProduct" bottom: "pool" top: "ip"
-      inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
-    layer { name: "accuracy" type: "Accuracy" bottom: "ip" bottom: "label" top: "accuracy" }
-    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })");
-  Net<double> plain(p, TRAIN, Device::kCPU), shared(p, TRAIN, Device::kCPU);
-  NetParameter trained;
-  plain.to_proto(&trained);
-  shared.copy_trained_layers_from(trained);
-  shared.share_gradient_memory();
-  prim::Handle h;
-  for (int step = 0; step < 2; ++step) {  // the second pass finds the buffers holding old values
-    const double loss = plain.forward(h);
-    shared.blob_by_name("data")->copy_from(*plain.blob_by_name("data"));
-    EXPECT_EQ(shared.forward_range(h, 1, shared.num_layers() - 1), loss);
-    plain.backward(h);
-    shared.backward(h);
-    for (size_t k = 0; k < plain.params().size(); ++k)
-      EXPECT_EQ(plain.params()[k]->diff_vector(), shared.params()[k]->diff_vector())
-          << "parameter " << k << ", pass " << step;
-  }
-  // Every gradient between the layers once had a buffer of its own.
-  std::set<const double*> plain_diffs, shared_diffs;
-  for (const std::string& name : {"conv1", "conv2", "sum", "conv3", "cat", "pool"}) {
-    plain_diffs.insert(plain.blob_by_name(name)->diff());
-    shared_diffs.insert(shared.blob_by_name(name)->diff());
-  }
-  EXPECT_EQ(plain_diffs.size(), 6u);
-  EXPECT_LT(shared_diffs.size(), plain_diffs.size());
-  // The Split top the Accuracy layer reads: never written, still zero.
-  const auto& names = shared.layer_names();
-  const size_t accuracy = size_t(std::find(names.begin(), names.end(), "accuracy") - names.begin());
-  ASSERT_LT(accuracy, names.size());
-  const auto unused = shared.bottom_vecs()[accuracy][0]->diff_vector();
-  EXPECT_TRUE(std::all_of(unused.begin(), unused.end(), [](double v) { return v == 0; }));
-}
-
 // conv, BatchNorm, Scale and ReLU all in place (a ResNet's chain): the Scale takes its input
 // for the scale gradient from BatchNorm's copy of its output instead of a copy of its own, and
 // the gradients equal those of the same net with the Scale out of place, bit for bit.
