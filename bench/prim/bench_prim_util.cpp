@@ -239,7 +239,7 @@ bool selected(const Options& o, const std::string& op, const std::string& layer,
 void print_header() {
   std::printf(
       "| op | layer | pass | crema algo | cuDNN algo | crema ms | cuDNN ms | crema/cuDNN | "
-      "crema rate | cuDNN rate | max rel err | copy ms | crema % of copy |\n");
+      "crema rate | cuDNN rate | max rel err | copy ms | crema %% of copy |\n");
   std::printf("|---|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   std::fflush(stdout);
 }
