@@ -36,6 +36,8 @@ const Shape kShapes[] = {
     {"resnet50:bn4a_branch1", 2, 1024, 14, 14},
     {"resnet50:bn5c_branch2c", 2, 2048, 7, 7},
     {"one_channel_long", 8, 1, 150, 151},
+    {"features_2500", 64, 2500, 1, 1},  // blocks of 32 channels, warps over rows
+    {"features_rows_in_parts", 1100, 2048, 1, 1},
 };
 
 template <typename T>

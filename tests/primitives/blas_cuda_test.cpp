@@ -238,12 +238,17 @@ TEST(BlasCuda, BiasAddAndReduceMatchCpu) {
                               TensorDesc::nchw(DataType::kFloat32, 2, 64, 56, 56),
                               TensorDesc::nchw(DataType::kFloat32, 64, 20, 24, 24),
                               TensorDesc::nchw(DataType::kFloat32, 5, 1000, 1, 1),
-                              // many short channels: threads take channels, each summing
-                              // one slice of the batch (7 slices of 1; caffenet:fc6's bias,
-                              // 32 of 8; 100 rows in slices of 2, the last slices empty)
+                              // many channels of one value per row: blocks of 32 channels,
+                              // warps over the rows (7 rows, fewer than the warps;
+                              // caffenet:fc6's bias; 2500 channels, the last block partial;
+                              // 2100 rows in three parts, the last one short)
                               TensorDesc::nchw(DataType::kFloat32, 7, 4096, 1, 1),
                               TensorDesc::nchw(DataType::kFloat32, 256, 4096, 1, 1),
-                              TensorDesc::nchw(DataType::kFloat32, 100, 2500, 1, 1)}) {
+                              TensorDesc::nchw(DataType::kFloat32, 100, 2500, 1, 1),
+                              TensorDesc::nchw(DataType::kFloat32, 2100, 2048, 1, 1),
+                              // short channels: threads take channels, each summing one
+                              // slice of the batch
+                              TensorDesc::nchw(DataType::kFloat32, 100, 2500, 3, 3)}) {
     for (const TensorDesc& v : {d, nhwc_of(d)}) {
       TensorDesc f = v;
       check_bias<float>(f);
