@@ -319,8 +319,8 @@ void bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const T* y, const 
   cudaStream_t s = stream_of(h);
   const T alpha = T(b.alpha), beta = T(b.beta);
   if (pool_max_bwd_planes(s, pd, yd, dy, xd, x, dx, alpha, beta) ||
-      pool_max_bwd_lanes(s, pd, yd, y, dy, xd, x, dx, alpha, beta) ||
-      pool_max_bwd_lanes_s2(s, pd, yd, y, dy, xd, x, dx, alpha, beta) ||
+      pool_max_bwd_lanes(s, pd, yd, dy, xd, x, dx, alpha, beta) ||
+      pool_max_bwd_lanes_s2(s, pd, yd, dy, xd, x, dx, alpha, beta) ||
       pool_avg_bwd_global(s, pd, yd, dy, xd, dx, alpha, beta) ||
       pool_bwd_sweep(s, pd, yd, y, dy, xd, x, dx, alpha, beta)) {
     check_launch("pool_bwd");

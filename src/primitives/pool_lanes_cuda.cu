@@ -8,7 +8,9 @@
 // reached 45-48% of the copy bandwidth on the inception pools (docs/benchmarks.md).
 // Backward: window (p, q) belongs to the lane of column q alone: it finds the window's argmax once
 // and hands (argmax cell, alpha * dy) by shuffles to the K lanes whose columns the window covers.
-// A step thus loads one x, one y and one dy per lane and evaluates one window per lane. The sweep
+// A step thus loads one x and one dy per lane and evaluates one window per lane: the argmax is
+// recomputed from the window's cells, which the lane holds, so y is never read (reading it cost
+// 9-10%: googlenet:inception_3a/pool 0.1733 ms with it, 0.1575 without). The sweep
 // has each lane load K x cells and K windows' y and dy and evaluate K windows per step; it was
 // instruction-bound there (ncu on googlenet:inception_3a/pool at batch 128: 201.6M instructions
 // for 19.3M outputs, 76% issue-active, L2 43% busy) at 1.45x cuDNN's time; this kernel: 118.8M,
@@ -16,7 +18,9 @@
 // Results equal the CPU's bit for bit. Forward: the CPU keeps the first of equal values in
 // row-major order, and so does a left-to-right maximum of each row followed by a top-to-bottom
 // maximum of the rows. Backward: each cell starts from beta * dx and receives its windows'
-// gradients in (p, q) order, the first cell equal to y (row-major) being a window's argmax.
+// gradients in (p, q) order. A window's argmax is its first cell (row-major) greater than all
+// before it, starting from the lowest finite value as the CPU's forward does: the first cell
+// equal to the forward's y, which the CPU's backward looks for.
 #include <cstdint>
 #include <limits>
 
@@ -41,14 +45,15 @@ constexpr unsigned kFull = 0xffffffffu;
 // Backward steps whose loads are in flight at once: one step's dependent chain (load, shuffles,
 // compares, shuffles) left the kernel latency-bound (ncu: 50% issue-active, DRAM 34%) without
 // them. Three (googlenet:inception_3a/pool 0.173-0.174 ms) against 2, 4 and 6: 0.174-0.175,
-// 0.177 and 0.181 ms (docs/benchmarks.md).
+// 0.177 and 0.181 ms, when the kernel also read y; without y, 2 to 5 all ran 0.157-0.158 ms
+// (docs/benchmarks.md).
 constexpr int kAhead = 3;
 
 // f32 is bounded to four blocks per SM (64 registers; unbounded it takes 72, three blocks).
 template <typename T, int K>
 __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
-    max_bwd_lanes_kernel(LaneGeo g, const T* __restrict__ x, const T* __restrict__ y,
-                         const T* __restrict__ dy, T* dx, T alpha, T beta) {
+    max_bwd_lanes_kernel(LaneGeo g, const T* __restrict__ x, const T* __restrict__ dy, T* dx,
+                         T alpha, T beta) {
   constexpr int R = (K - 1) / 2;
   const T nan = std::numeric_limits<T>::quiet_NaN();
   const int lane = int(threadIdx.x) & 31;
@@ -60,19 +65,17 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
     const bool valid = at.valid;
     const int64_t n = at.n, c = at.c;
     const T* xp = x + n * g.xn + c * g.xc + col * g.xw;
-    const T* yp = y + n * g.yn + c * g.yc + col * g.yw;
     const T* gp = dy + n * g.yn + c * g.yc + col * g.yw;
     T* dp = dx + n * g.xn + c * g.xc + col * g.xw;
     const int r0 = at.band * g.band, r1 = min(r0 + g.band, g.H);
 
-    // This lane's cell of input row `row` (NaN outside the input: it equals no y), and its
-    // window's y and dy in window row p (NaN and 0 where the line has no window p). Rows
-    // [0, x_rows) hold the lane's cells, window rows [0, w_rows) the windows that reach the
-    // band's rows (none for lanes without a line); one unsigned compare tests both ends.
+    // This lane's cell of input row `row` (NaN outside the input: it is greater than nothing),
+    // and its window's dy in window row p (0 where the line has no window p). Rows [0, x_rows)
+    // hold the lane's cells, window rows [0, w_rows) the windows that reach the band's rows
+    // (none for lanes without a line); one unsigned compare tests both ends.
     const unsigned x_rows = valid ? unsigned(g.H) : 0u;
     const unsigned w_rows = valid ? unsigned(min(g.H, r1 + R)) : 0u;
     auto load_x = [&](int row) { return unsigned(row) < x_rows ? xp[row * g.xh] : nan; };
-    auto load_y = [&](int p) { return unsigned(p) < w_rows ? yp[p * g.yh] : nan; };
     auto load_dy = [&](int p) { return unsigned(p) < w_rows ? gp[p * g.yh] : T(0); };
     // A row at columns col - R .. col + R from each lane's own cell.
     auto spread = [&](T own, T(&v)[K]) {
@@ -98,12 +101,11 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
 #pragma unroll
     for (int r = 0; r < K; ++r) acc[r] = prime(r0 - 2 * R + r);
     // The loads of the next kAhead steps, issued that many steps early: xq[i] is row p + R + i,
-    // yq[i] and gq[i] window row p + i.
-    T xq[kAhead], yq[kAhead], gq[kAhead];
+    // gq[i] window row p + i.
+    T xq[kAhead], gq[kAhead];
 #pragma unroll
     for (int i = 0; i < kAhead; ++i) {
       xq[i] = load_x(r0 + i);
-      yq[i] = load_y(r0 - R + i);
       gq[i] = load_dy(r0 - R + i);
     }
 
@@ -114,24 +116,26 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
 #pragma unroll
         for (int j = 0; j < K; ++j) win[r][j] = win[r + 1][j];
       spread(xq[0], win[K - 1]);
-      const T ym = yq[0], gm = alpha * gq[0];
+      const T gm = alpha * gq[0];
 #pragma unroll
       for (int i = 0; i + 1 < kAhead; ++i) {
         xq[i] = xq[i + 1];
-        yq[i] = yq[i + 1];
         gq[i] = gq[i + 1];
       }
       xq[kAhead - 1] = load_x(p + R + kAhead);
-      yq[kAhead - 1] = load_y(p + kAhead);
       gq[kAhead - 1] = load_dy(p + kAhead);
-      // This lane's window (p, col): its argmax as r * K + j, -1 where there is none (ym NaN).
+      // This lane's window (p, col): its argmax as r * K + j, -1 where there is none.
       int at = -1;
+      T m = std::numeric_limits<T>::lowest();
 #pragma unroll
-      for (int t = K * K - 1; t >= 0; --t) {
-        if (win[t / K][t % K] == ym) at = t;
-      }
-      // Windows q = col + d, in increasing q, add to this column's cells: the cell at the
-      // window's column R - d.
+      for (int t = 0; t < K * K; ++t)
+        if (win[t / K][t % K] > m) {
+          m = win[t / K][t % K];
+          at = t;
+        }
+      if (unsigned(p) >= w_rows) at = -1;
+        // Windows q = col + d, in increasing q, add to this column's cells: the cell at the
+        // window's column R - d.
 #pragma unroll
       for (int d = -R; d <= R; ++d) {
         int a = at;
@@ -243,14 +247,13 @@ bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd
 }
 
 template <typename T>
-bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
-                        const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
+bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
+                        const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
   constexpr int K = 3;
   if (!lanes_fit<K>(pd, xd, yd)) return false;
   LaneGeo g{};
   plan_lanes(g, xd, yd, xd.h, 32 / xd.w);
-  max_bwd_lanes_kernel<T, K>
-      <<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, dy, dx, alpha, beta);
+  max_bwd_lanes_kernel<T, K><<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, dy, dx, alpha, beta);
   return true;
 }
 
@@ -258,7 +261,7 @@ bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd
   template bool pool_max_fwd_lanes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
                                       const TensorDesc&, T*, T, T);                               \
   template bool pool_max_bwd_lanes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
-                                      const T*, const TensorDesc&, const T*, T*, T, T);
+                                      const TensorDesc&, const T*, T*, T, T);
 CREMA_POOL_LANES(float)
 CREMA_POOL_LANES(double)
 #undef CREMA_POOL_LANES

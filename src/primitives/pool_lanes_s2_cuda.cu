@@ -5,14 +5,17 @@
 // (p, q + 1), the first row of block (p + 1, q) and one cell of block (p + 1, q + 1). The lanes
 // of a warp hold consecutive column blocks of 32 / B lines (B blocks a line; a line: one plane's
 // band of block rows) and walk down them together. The lane of block q owns window q: each step
-// it loads its block's two columns of the two rows the next window row adds, the window's y and
-// dy, takes the third column from the next lane by a shuffle, finds the argmax once and hands
-// (argmax cell, alpha * dy) to the next lane, whose first column the window covers. The column
+// it loads its block's two columns of the two rows the next window row adds and the window's dy,
+// takes the third column from the next lane by a shuffle, finds the argmax once from the window's
+// cells (y is never read) and hands (argmax cell, alpha * dy) to the next lane, whose first
+// column the window covers. The column
 // sweep (pool_sweep_cuda.cu), which these planes took before, loads five columns of those rows and
 // two windows' y and dy per lane and step, and evaluates every window twice (docs/benchmarks.md
 // has both measured).
 // Results equal the CPU's bit for bit: each cell starts from beta * dx and receives its windows'
-// gradients in (p, q) order, the first cell equal to y (row-major) being a window's argmax.
+// gradients in (p, q) order. A window's argmax is its first cell (row-major) greater than all
+// before it, starting from the lowest finite value as the CPU's forward does: the first cell
+// equal to the forward's y, which the CPU's backward looks for.
 // The forward (below the backward) walks the same lanes; against the forward sweep it measured
 // 0.95x on caffenet:pool2 and 0.97-1.03x on the other layers (docs/benchmarks.md).
 #include <cstdint>
@@ -47,8 +50,8 @@ constexpr int kAhead = 2;
 // f32 is bounded to four blocks per SM (64 registers, no spill; unbounded it takes 71).
 template <typename T>
 __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
-    max_bwd_lanes_s2_kernel(Lane2Geo g, const T* __restrict__ x, const T* __restrict__ y,
-                            const T* __restrict__ dy, T* dx, T alpha, T beta) {
+    max_bwd_lanes_s2_kernel(Lane2Geo g, const T* __restrict__ x, const T* __restrict__ dy, T* dx,
+                            T alpha, T beta) {
   const T nan = std::numeric_limits<T>::quiet_NaN();
   const int lane = int(threadIdx.x) & 31;
   const int l = lane / g.B, b = lane - l * g.B;
@@ -70,12 +73,11 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
     for (int j = 0; j < 2; ++j)
       rows[j] = valid && unsigned(c0 + j) < unsigned(g.W) ? unsigned(g.H) : 0u;
     const unsigned w_rows = valid && b < g.Q ? unsigned(g.P) : 0u;
-    // Input cells read NaN outside the input (they equal no y); windows that do not exist read y
-    // NaN and dy 0.
+    // Input cells read NaN outside the input (greater than nothing); windows that do not exist
+    // read dy 0.
     auto load_x = [&](int row, int j) {
       return unsigned(row) < rows[j] ? x[xo + j * g.xw + row * g.xh] : nan;
     };
-    auto load_y = [&](int p) { return unsigned(p) < w_rows ? y[yo + p * g.yh] : nan; };
     auto load_dy = [&](int p) { return unsigned(p) < w_rows ? dy[yo + p * g.yh] : T(0); };
     // The block's cell of `row`, column j, is this line's to store.
     auto owns = [&](int row, int j, int block_row) {
@@ -109,17 +111,16 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
     }
     // The loads of window rows p .. p + kAhead - 1, issued kAhead steps early: xq[i][r][j] is
     // input row 2(p + i) - ph + 1 + r, column c0 + j.
-    T xq[kAhead][2][2], yq[kAhead], gq[kAhead];
-    auto fetch = [&](int p, T(&xr)[2][2], T& yv, T& gv) {
+    T xq[kAhead][2][2], gq[kAhead];
+    auto fetch = [&](int p, T(&xr)[2][2], T& gv) {
 #pragma unroll
       for (int r = 0; r < 2; ++r)
 #pragma unroll
         for (int j = 0; j < 2; ++j) xr[r][j] = load_x(2 * p - g.ph + 1 + r, j);
-      yv = load_y(p);
       gv = load_dy(p);
     };
 #pragma unroll
-    for (int i = 0; i < kAhead; ++i) fetch(p0 + i, xq[i], yq[i], gq[i]);
+    for (int i = 0; i < kAhead; ++i) fetch(p0 + i, xq[i], gq[i]);
 
     for (int p = p0; p < r1; ++p) {
 #pragma unroll
@@ -130,23 +131,27 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
         win[r + 1][1] = xq[0][r][1];
         win[r + 1][2] = third(xq[0][r][0]);
       }
-      const T ym = yq[0], gm = alpha * gq[0];
+      const T gm = alpha * gq[0];
 #pragma unroll
       for (int i = 0; i + 1 < kAhead; ++i) {
 #pragma unroll
         for (int r = 0; r < 2; ++r)
 #pragma unroll
           for (int j = 0; j < 2; ++j) xq[i][r][j] = xq[i + 1][r][j];
-        yq[i] = yq[i + 1];
         gq[i] = gq[i + 1];
       }
-      fetch(p + kAhead, xq[kAhead - 1], yq[kAhead - 1], gq[kAhead - 1]);
+      fetch(p + kAhead, xq[kAhead - 1], gq[kAhead - 1]);
 
-      // This lane's window (p, b): its argmax as i * 3 + j, -1 where there is none (ym NaN).
+      // This lane's window (p, b): its argmax as i * 3 + j, -1 where there is none.
       int at = -1;
+      T m = std::numeric_limits<T>::lowest();
 #pragma unroll
-      for (int t = 8; t >= 0; --t)
-        if (win[t / 3][t % 3] == ym) at = t;
+      for (int t = 0; t < 9; ++t)
+        if (win[t / 3][t % 3] > m) {
+          m = win[t / 3][t % 3];
+          at = t;
+        }
+      if (unsigned(p) >= w_rows) at = -1;
       // Window (p, b - 1) first, then (p, b): (p, q) order. The left window's third column is
       // this block's first.
       int left = __shfl_sync(kFull, at, (lane - 1) & 31);
@@ -284,22 +289,20 @@ bool pool_max_fwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc&
 }
 
 template <typename T>
-bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
-                           const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
+bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
+                           const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
   Lane2Geo g{};
   if (!lanes_s2_fit(pd, xd, yd, g)) return false;
   plan_lanes(g, xd, yd, g.R, 32 / g.B);
-  max_bwd_lanes_s2_kernel<T>
-      <<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, dy, dx, alpha, beta);
+  max_bwd_lanes_s2_kernel<T><<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, dy, dx, alpha, beta);
   return true;
 }
 
-#define CREMA_POOL_LANES_S2(T)                                                                   \
-  template bool pool_max_fwd_lanes_s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&,       \
-                                         const T*, const TensorDesc&, T*, T, T);                 \
-  template bool pool_max_bwd_lanes_s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&,       \
-                                         const T*, const T*, const TensorDesc&, const T*, T*, T, \
-                                         T);
+#define CREMA_POOL_LANES_S2(T)                                                             \
+  template bool pool_max_fwd_lanes_s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, \
+                                         const T*, const TensorDesc&, T*, T, T);           \
+  template bool pool_max_bwd_lanes_s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, \
+                                         const T*, const TensorDesc&, const T*, T*, T, T);
 CREMA_POOL_LANES_S2(float)
 CREMA_POOL_LANES_S2(double)
 #undef CREMA_POOL_LANES_S2

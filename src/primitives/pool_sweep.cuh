@@ -25,21 +25,21 @@ bool pool_bwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, co
                     const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
 // Max forward and backward for 3 x 3 windows of stride 1 and pad 1 on planes at most 32 wide
-// (pool_lanes_cuda.cu); same contract.
+// (pool_lanes_cuda.cu); same contract. The backward does not read y.
 template <typename T>
 bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
                         const TensorDesc& yd, T* y, T alpha, T beta);
 template <typename T>
-bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
-                        const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
+bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
+                        const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 // Max forward and backward for 3 x 3 windows of stride 2 on planes of at most 32 two-column
-// blocks (pool_lanes_s2_cuda.cu); same contract.
+// blocks (pool_lanes_s2_cuda.cu); same contract. The backward does not read y.
 template <typename T>
 bool pool_max_fwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
                            const TensorDesc& yd, T* y, T alpha, T beta);
 template <typename T>
-bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
-                           const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
+bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
+                           const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
 // Global pooling (one window covering each whole plane; pool_global_cuda.cu): forward of packed
 // NCHW planes of at most 64 cells, average backward of planes with contiguous cells; same
