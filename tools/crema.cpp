@@ -124,6 +124,7 @@ int test() {
   prim::Handle handle(device, device_id);
   Net<float> net(load_net_param_text(FLAGS_model), TEST, device);
   copy_weights(net, FLAGS_weights);
+  net.share_inference_memory();
   LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
   std::vector<double> sums;
   std::vector<std::string> names;

@@ -45,6 +45,9 @@ class Net {
   // are not touched. The Solver calls this on its training net. Throws crema::Error when the
   // buffers cannot be allocated.
   void share_activation_memory();
+  // The same for a net that only runs forward (the Solver's test nets, `crema test`): data live
+  // until their last forward read, gradients are left alone. A backward is then undefined.
+  void share_inference_memory();
 
   // Loads weights by layer name from a trained net (.caffemodel); layers absent from the source
   // keep their initialization. A blob count or shape mismatch throws.
@@ -92,6 +95,7 @@ class Net {
   void hand_over_loss_weights();
   void decide_backward(const NetParameter& param);
   void link_kept_inputs();
+  void share_memory(bool backward);
 
   std::string name_;
   Phase phase_ = TRAIN;

@@ -1,12 +1,13 @@
-// Net::share_activation_memory: a training net's activations, data and gradients, share one
-// arena by lifetime (core/memory_plan.h places them).
+// Net::share_activation_memory (training) and share_inference_memory (forward only): a net's
+// activations share one arena by lifetime (core/memory_plan.h places them).
 //
 // Steps: step i < n is layer i's forward, step 2n - 1 - i its backward. An activation's data
 // lives from the forward of the first layer that writes it to the last step that reads it: a
 // forward that takes it as a bottom, or a backward whose layer declares that it reads it
 // (Layer::bottom_data_use / top_data_use). Its gradient lives from the backward of its last
 // consumer (the first to write it) to the backward of its first producer (the last to read it).
-// A view (Split's tops; Flatten's and Reshape's top) is one value with the blob it views.
+// A view (Split's tops; Flatten's and Reshape's top) is one value with the blob it views. Forward
+// only, data live until their last forward read and gradients are not planned.
 #include <glog/logging.h>
 
 #include <algorithm>
@@ -22,6 +23,18 @@ namespace crema {
 
 template <typename Dtype>
 void Net<Dtype>::share_activation_memory() {
+  share_memory(true);
+}
+
+template <typename Dtype>
+void Net<Dtype>::share_inference_memory() {
+  share_memory(false);
+}
+
+// backward false: no layer's backward runs, so no data lives past its last forward read and no
+// gradient is planned.
+template <typename Dtype>
+void Net<Dtype>::share_memory(bool backward) {
   using Use = typename Layer<Dtype>::DataUse;
   const int n = num_layers();
   const size_t nb = blobs_.size();
@@ -60,7 +73,7 @@ void Net<Dtype>::share_activation_memory() {
       Value& d = data[data_root[id]];
       const Use use = layer.top_data_use(int(j));
       d.touch(i);
-      if (use == Use::kBackward && layer_need_backward_[l]) d.touch(backward_step(i));
+      if (backward && use == Use::kBackward && layer_need_backward_[l]) d.touch(backward_step(i));
       if (use == Use::kUnknown || input) d.planned = false;
       Value& g = diff[diff_root[id]];
       g.touch(backward_step(i));
@@ -71,7 +84,7 @@ void Net<Dtype>::share_activation_memory() {
       Value& d = data[data_root[id]];
       const Use use = layer.bottom_data_use(int(j));
       d.touch(i);
-      if (use == Use::kBackward && layer_need_backward_[l]) d.touch(backward_step(i));
+      if (backward && use == Use::kBackward && layer_need_backward_[l]) d.touch(backward_step(i));
       if (use == Use::kUnknown) d.planned = false;
       // A gradient that some consumer never writes stays as allocated, zero: a Split sums all
       // its tops' diffs, also the one an Accuracy layer reads without a backward.
@@ -89,7 +102,7 @@ void Net<Dtype>::share_activation_memory() {
     d.bytes = std::max(d.bytes, blobs_[k]->bytes());
     g.bytes = std::max(g.bytes, blobs_[k]->bytes());
     if (kept) d.planned = g.planned = false;
-    if (!blob_need_backward_[k]) g.planned = false;
+    if (!backward || !blob_need_backward_[k]) g.planned = false;
   }
 
   // One arena for both: the data that backward no longer reads makes room for gradients.
@@ -105,6 +118,7 @@ void Net<Dtype>::share_activation_memory() {
       unshared += v.bytes;
       if (!gradient) ++data_values;
     }
+  if (lives.empty()) return;
   // Slices start on 512-byte boundaries: beyond cudaMalloc's 256, so kernels that take 16-byte
   // vector paths on aligned tensors still do.
   const std::vector<size_t> offsets = place_values(lives, 512);
@@ -157,5 +171,7 @@ void Net<Dtype>::share_activation_memory() {
 
 template void Net<float>::share_activation_memory();
 template void Net<double>::share_activation_memory();
+template void Net<float>::share_inference_memory();
+template void Net<double>::share_inference_memory();
 
 }  // namespace crema

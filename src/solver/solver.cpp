@@ -157,6 +157,7 @@ void Solver<Dtype>::init_test_nets() {
     LOG(INFO) << "Creating test net (#" << i << ") specified by " << sources[i];
     test_nets_.push_back(std::make_unique<Net<Dtype>>(params[i], device_));
     test_nets_.back()->share_trained_layers_with(*net_);
+    test_nets_.back()->share_inference_memory();
   }
 }
 

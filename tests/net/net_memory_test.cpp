@@ -67,6 +67,43 @@ TEST(NetMemory, DataNoBackwardReadsMakesRoom) {
   EXPECT_GT(sharing, 0);
 }
 
+// A net that only runs forward: data live until their last forward read, so even what training
+// keeps for backward (conv1, read by ReLU's, the convolutions' and PROD's backward) makes room;
+// the outputs equal the plain net's bit for bit, and no gradient memory is planned.
+TEST(NetMemory, InferenceSharesDataUntilTheLastForwardRead) {
+  const NetParameter p = mixed_net();
+  Net<double> plain(p, TEST, Device::kCPU), shared(p, TEST, Device::kCPU);
+  NetParameter trained;
+  plain.to_proto(&trained);
+  shared.copy_trained_layers_from(trained);
+  shared.share_inference_memory();
+  prim::Handle h;
+  for (int pass = 0; pass < 2; ++pass) {
+    const double loss = plain.forward(h);
+    shared.blob_by_name("data")->copy_from(*plain.blob_by_name("data"));
+    EXPECT_EQ(shared.forward_range(h, 1, shared.num_layers() - 1), loss) << "pass " << pass;
+    for (size_t o = 0; o < plain.output_blobs().size(); ++o)
+      EXPECT_EQ(plain.output_blobs()[o]->data_vector(), shared.output_blobs()[o]->data_vector());
+  }
+  // conv1's bytes hold a later activation's data; no gradient lies in the data's memory.
+  const auto range = [](const Tensor<double>& t, const double* p) {
+    return std::pair(reinterpret_cast<const char*>(p),
+                     reinterpret_cast<const char*>(p) + t.bytes());
+  };
+  const auto overlap = [](auto a, auto b) { return a.first < b.second && b.first < a.second; };
+  const Tensor<double>& conv1 = *shared.blob_by_name("conv1");
+  int sharing = 0;
+  for (const auto& b : shared.blobs()) {
+    if (b->data_buffer() != conv1.data_buffer())
+      sharing += overlap(range(*b, b->data()), range(conv1, conv1.data()));
+    if (!b->diff_buffer()) continue;
+    for (const auto& c : shared.blobs()) {
+      EXPECT_FALSE(overlap(range(*b, b->diff()), range(*c, c->data()))) << "a gradient was planned";
+    }
+  }
+  EXPECT_GT(sharing, 0);
+}
+
 // What a layer declares forward-only is overwritten with NaN between forward and backward: the
 // gradients stay those of the untouched net. A layer whose backward read such data would
 // spread the NaN (or fail on the null pointer it then gets).
