@@ -67,25 +67,25 @@ void Net<Dtype>::share_memory(bool backward) {
   for (int i = 0; i < n; ++i) {
     const size_t l = size_t(i);
     const Layer<Dtype>& layer = *layers_[l];
-    const bool input = bottom_ids_[l].empty();  // data layers fill their tops themselves
-    for (size_t j = 0; j < top_ids_[l].size(); ++j) {
-      const size_t id = size_t(top_ids_[l][j]);
+    // Data: written or read by this layer's forward, read by its backward where it says so.
+    const auto use_data = [&](size_t id, Use use) -> Value& {
       Value& d = data[data_root[id]];
-      const Use use = layer.top_data_use(int(j));
-      d.touch(i);
-      if (backward && use == Use::kBackward && layer_need_backward_[l]) d.touch(backward_step(i));
-      if (use == Use::kUnknown || input) d.planned = false;
-      Value& g = diff[diff_root[id]];
-      g.touch(backward_step(i));
-      if (input) g.planned = false;
-    }
-    for (size_t j = 0; j < bottom_ids_[l].size(); ++j) {
-      const size_t id = size_t(bottom_ids_[l][j]);
-      Value& d = data[data_root[id]];
-      const Use use = layer.bottom_data_use(int(j));
       d.touch(i);
       if (backward && use == Use::kBackward && layer_need_backward_[l]) d.touch(backward_step(i));
       if (use == Use::kUnknown) d.planned = false;
+      return d;
+    };
+    const bool input = bottom_ids_[l].empty();  // data layers fill their tops themselves
+    for (size_t j = 0; j < top_ids_[l].size(); ++j) {
+      const size_t id = size_t(top_ids_[l][j]);
+      Value& d = use_data(id, layer.top_data_use(int(j)));
+      Value& g = diff[diff_root[id]];
+      g.touch(backward_step(i));
+      if (input) d.planned = g.planned = false;
+    }
+    for (size_t j = 0; j < bottom_ids_[l].size(); ++j) {
+      const size_t id = size_t(bottom_ids_[l][j]);
+      use_data(id, layer.bottom_data_use(int(j)));
       // A gradient that some consumer never writes stays as allocated, zero: a Split sums all
       // its tops' diffs, also the one an Accuracy layer reads without a backward.
       Value& g = diff[diff_root[id]];
