@@ -32,10 +32,9 @@ class PoolingLayer : public Layer<Dtype> {
   int min_num_top() const override { return 1; }
   // Caffe allows a mask top for MAX; accepting the count lets layer_setup say why it is refused.
   int max_num_top() const override { return 2; }
-  // MAX's gradient reads the input and the output; AVE's neither. (Top 1, MAX's mask, stays
-  // out of the plan.)
+  // MAX's gradient reads the input and the output; AVE's neither.
   DataUse bottom_data_use(int) const override { return uses(); }
-  DataUse top_data_use(int j) const override { return j == 0 ? uses() : DataUse::kUnknown; }
+  DataUse top_data_use(int) const override { return uses(); }
 
  private:
   DataUse uses() const {
