@@ -15,6 +15,7 @@ template <typename Dtype>
 class CropLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void reshape(const Tensors& bottom, const Tensors& top) override;
@@ -26,6 +27,9 @@ class CropLayer : public Layer<Dtype> {
   int exact_num_bottom() const override { return 2; }
   int exact_num_top() const override { return 1; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index == 0; }
+  // Backward copies the top's gradient into a window of bottom 0's; bottom 1 gives a shape only.
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::ViewDesc window_;  // the cropped window inside bottom 0 (from window_offset_)

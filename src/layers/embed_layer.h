@@ -16,6 +16,7 @@ template <typename Dtype>
 class EmbedLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -28,6 +29,9 @@ class EmbedLayer : public Layer<Dtype> {
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
   bool allow_force_backward(int) const override { return false; }
+  // Backward reads the indices (the weight gradient), never the output.
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   int64_t input_dim_ = 0, num_output_ = 0, m_ = 0;  // m_: number of indices

@@ -14,6 +14,7 @@ template <typename Dtype>
 class EuclideanLossLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void reshape(const Tensors& bottom, const Tensors& top) override;
@@ -26,6 +27,8 @@ class EuclideanLossLayer : public Layer<Dtype> {
   int exact_num_top() const override { return 1; }
   bool auto_top_blobs() const override { return true; }
   bool is_loss() const override { return true; }
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::EuclideanLossDesc desc_;

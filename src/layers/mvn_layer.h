@@ -16,6 +16,7 @@ template <typename Dtype>
 class MvnLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -27,6 +28,9 @@ class MvnLayer : public Layer<Dtype> {
   const char* type() const override { return "MVN"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  // Backward reads the input, never the output.
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::MvnDesc mvn_;

@@ -38,7 +38,8 @@ void PreluLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
                 " channels on axis 1, as at setup");
   const int64_t n = x.shape(0), inner = x.count(2);
   desc_ = prim::TensorDesc::nchw(dtype_of<Dtype>(), int(n), int(channels_), 1, int(inner));
-  if (top[0] != bottom[0]) {
+  in_place_ = top[0] == bottom[0];
+  if (!in_place_) {
     top[0]->reshape_like(x);
   } else {
     x_copy_->reshape_like(x);

@@ -17,6 +17,7 @@ template <typename Dtype>
 class PreluLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -28,12 +29,18 @@ class PreluLayer : public Layer<Dtype> {
   const char* type() const override { return "PReLU"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  // Backward reads the input (in place: a copy of its own instead), never the output.
+  DataUse bottom_data_use(int) const override {
+    return in_place_ ? DataUse::kForward : DataUse::kBackward;
+  }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::PreluDesc prelu_;
   prim::TensorDesc desc_;
   int64_t channels_ = 0;
   std::unique_ptr<Tensor<Dtype>> x_copy_;  // the input, when running in place
+  bool in_place_ = false;
 };
 
 }  // namespace crema

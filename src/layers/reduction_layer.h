@@ -17,6 +17,7 @@ template <typename Dtype>
 class ReductionLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -28,6 +29,9 @@ class ReductionLayer : public Layer<Dtype> {
   const char* type() const override { return "Reduction"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  // Backward reads the input (ASUM's signs, SUMSQ's values).
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::ReduceDesc reduce_;

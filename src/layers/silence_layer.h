@@ -10,6 +10,7 @@ template <typename Dtype>
 class SilenceLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void reshape(const Tensors&, const Tensors&) override {}
@@ -20,6 +21,7 @@ class SilenceLayer : public Layer<Dtype> {
   const char* type() const override { return "Silence"; }
   int min_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 0; }
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
 };
 
 }  // namespace crema

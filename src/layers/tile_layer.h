@@ -13,6 +13,7 @@ template <typename Dtype>
 class TileLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -24,6 +25,9 @@ class TileLayer : public Layer<Dtype> {
   const char* type() const override { return "Tile"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  // Backward sums the copies' gradients: no data.
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   int64_t tiles_ = 1, outer_ = 0, inner_ = 0;

@@ -104,6 +104,23 @@ TEST(NetMemory, InferenceSharesDataUntilTheLastForwardRead) {
   EXPECT_GT(sharing, 0);
 }
 
+// The other layers with declared data uses: the step unchanged with shared memory, and their
+// forward-only data unread by backward.
+TEST(NetMemory, MoreLayersKeepTheStepAndTheirDeclarations) {
+  {
+    Twins<double> t(test::more_net(), Device::kCPU);
+    t.other.share_activation_memory();
+    prim::Handle h;
+    for (int pass = 0; pass < 2; ++pass) t.step(h, pass, [] {});
+    EXPECT_GT(overlapping_pairs(t.other), 0);
+  }
+  Twins<double> t(test::more_net(), Device::kCPU);
+  prim::Handle h;
+  std::set<std::string> poisoned;
+  t.step(h, 0, [&] { poisoned = test::poison_forward_only(t.other); });
+  EXPECT_EQ(poisoned, (std::set<std::string>{"emb_sum", "mvn", "red", "tile"}));
+}
+
 // What a layer declares forward-only is overwritten with NaN between forward and backward: the
 // gradients stay those of the untouched net. A layer whose backward read such data would
 // spread the NaN (or fail on the null pointer it then gets).

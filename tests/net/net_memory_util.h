@@ -74,11 +74,49 @@ inline const char* const kMixedNet = R"(
   layer { name: "accuracy" type: "Accuracy" bottom: "ip3" bottom: "label" top: "accuracy" }
   layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip3" bottom: "label" top: "loss" })";
 
-inline NetParameter mixed_net() {
+// More layers that declare their data uses: PReLU in place and not, MVN, Tile, Crop, Reduction,
+// Embed, and the Euclidean and sigmoid cross-entropy losses. Forward-only data here: MVN's and
+// Tile's outputs and the two Reduction outputs the sum reads.
+inline const char* const kMoreNet = R"(
+  layer { name: "data" type: "DummyData" top: "data" top: "label" top: "ids" top: "target"
+    top: "odds"
+    dummy_data_param { shape { dim: 4 dim: 3 dim: 8 dim: 8 } shape { dim: 4 } shape { dim: 4 dim: 5 }
+      shape { dim: 4 } shape { dim: 4 dim: 3 }
+      data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 }
+      data_filler { type: "constant" value: 2 } data_filler { type: "constant" value: 0.3 }
+      data_filler { type: "constant" value: 0.5 } } }
+  layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+    convolution_param { num_output: 4 kernel_size: 3 pad: 1
+      weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "prelu1" type: "PReLU" bottom: "conv1" top: "conv1" }
+  layer { name: "conv2" type: "Convolution" bottom: "conv1" top: "conv2"
+    convolution_param { num_output: 4 kernel_size: 3 pad: 1
+      weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "prelu2" type: "PReLU" bottom: "conv2" top: "p2" }
+  layer { name: "mvn" type: "MVN" bottom: "p2" top: "mvn" }
+  layer { name: "tile" type: "Tile" bottom: "mvn" top: "tile" tile_param { axis: 1 tiles: 2 } }
+  layer { name: "crop" type: "Crop" bottom: "tile" bottom: "conv1" top: "crop"
+    crop_param { axis: 1 offset: 2 offset: 0 offset: 0 } }
+  layer { name: "red" type: "Reduction" bottom: "crop" top: "red"
+    reduction_param { operation: SUMSQ axis: 1 coeff: 0.01 } }
+  layer { name: "emb" type: "Embed" bottom: "ids" top: "emb"
+    embed_param { input_dim: 10 num_output: 3 weight_filler { type: "gaussian" std: 1 } } }
+  layer { name: "emb_sum" type: "Reduction" bottom: "emb" top: "emb_sum" reduction_param { axis: 1 } }
+  layer { name: "s" type: "Eltwise" bottom: "red" bottom: "emb_sum" top: "s" }
+  layer { name: "euclid" type: "EuclideanLoss" bottom: "s" bottom: "target" top: "euclid" }
+  layer { name: "ip" type: "InnerProduct" bottom: "crop" top: "ip"
+    inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "softmax_loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "sl" }
+  layer { name: "sigmoid_loss" type: "SigmoidCrossEntropyLoss" bottom: "ip" bottom: "odds"
+    top: "scl" })";
+
+inline NetParameter parse_net(const char* text) {
   NetParameter p;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kMixedNet, &p));
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &p));
   return p;
 }
+inline NetParameter mixed_net() { return parse_net(kMixedNet); }
+inline NetParameter more_net() { return parse_net(kMoreNet); }
 
 // Two nets of the same definition and weights on one device; `other` is the one under test.
 template <typename Dtype>
