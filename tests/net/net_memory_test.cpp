@@ -1,6 +1,7 @@
 // Net::share_activation_memory: a training step with shared activation memory equals the plain
 // net's bit for bit, buffers are reused, a gradient some consumer never writes stays zero, and
 // every layer's data-use declaration holds (what it calls forward-only, backward never reads).
+// Net::share_inference_memory: forward-only nets share more and plan no gradients.
 #include <gtest/gtest.h>
 
 #include <algorithm>
