@@ -271,8 +271,8 @@ void print_row(const Row& r) {
   std::printf("| %s | %s | %s | %s | %s | %.4f | %s | %s | %s | %s | %.1e | %s | %s |\n",
               r.op.c_str(), r.layer.c_str(), r.pass.c_str(), r.crema_algo.c_str(),
               peer ? r.cudnn_algo.c_str() : "-", r.crema_ms, dnn_ms, ratio,
-              rate(r, r.crema_ms).c_str(), peer ? rate(r, r.cudnn_ms).c_str() : "-", r.err,
-              copy_ms, of_copy);
+              rate(r, r.crema_ms).c_str(), peer ? rate(r, r.cudnn_ms).c_str() : "-", r.err, copy_ms,
+              of_copy);
   std::fflush(stdout);
 }
 
@@ -335,8 +335,8 @@ double same_bytes_copy_ms(Context& c, double bytes) {
   BENCH_CUDA(cudaMemset(src.get(), 0x3C, half));
   const Rotation rot({{src.get(), half}, {dst.get(), half}}, c.l2_bytes);
   return median_ms(c.stream, c.opt.repeats, [&](int i) {
-    BENCH_CUDA(cudaMemcpyAsync(rot.at(1, i), rot.at(0, i), half, cudaMemcpyDeviceToDevice,
-                               c.stream));
+    BENCH_CUDA(
+        cudaMemcpyAsync(rot.at(1, i), rot.at(0, i), half, cudaMemcpyDeviceToDevice, c.stream));
   });
 }
 

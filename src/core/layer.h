@@ -86,11 +86,11 @@ class Layer {
     return false;
   }
 
-  // What the memory plan of a training net (Net::share_activation_memory) may assume about the
-  // data of this layer's bottoms and tops. kForward: forward reads the bottom, or writes every
-  // value of the top, and backward never reads it; kBackward: backward reads it too. kUnknown,
-  // the default, keeps the blob out of the plan. Where a primitive's backward takes data it may
-  // not need (pooling, element-wise sums, activations), the layer passes null for what it
+  // What the memory plan of a net (Net::share_activation_memory, share_inference_memory) may
+  // assume about the data of this layer's bottoms and tops. kForward: forward reads the bottom, or
+  // writes every value of the top, and backward never reads it; kBackward: backward reads it too.
+  // kUnknown, the default, keeps the blob out of the plan. Where a primitive's backward takes data
+  // it may not need (pooling, element-wise sums, activations), the layer passes null for what it
   // declares kForward, so that a wrong declaration fails loudly.
   enum class DataUse { kUnknown, kForward, kBackward };
   virtual DataUse bottom_data_use(int i) const {

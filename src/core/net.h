@@ -37,13 +37,13 @@ class Net {
   void backward_range(Handle& h, int start, int end);
   // Re-runs every layer's reshape (after an input shape changed).
   void reshape();
-  // Lets activations whose values are never needed at the same time share buffers, data and
-  // gradients alike: an activation's data lives until the last forward or backward that reads it
-  // (as its layers declare, Layer::bottom_data_use), its gradient from the backward of the layer
-  // that writes it to the backward of the layer that reads it. After a step, only the net's
-  // inputs, outputs and losses (data and diffs) are sure to keep their values; the parameters
-  // are not touched. The Solver calls this on its training net. Throws crema::Error when the
-  // buffers cannot be allocated.
+  // Places activations in one arena where those whose values are never needed at the same time
+  // share bytes, data and gradients alike: an activation's data lives until the last forward or
+  // backward that reads it (as its layers declare, Layer::bottom_data_use), its gradient from the
+  // backward of the layer that writes it to the backward of the layer that reads it. After a step,
+  // only the net's inputs, outputs and losses (data and diffs) are sure to keep their values; the
+  // parameters are not touched. The Solver calls this on its training net. Throws crema::Error when
+  // the arena cannot be allocated.
   void share_activation_memory();
   // The same for a net that only runs forward (the Solver's test nets, `crema test`): data live
   // until their last forward read, gradients are left alone. A backward is then undefined.

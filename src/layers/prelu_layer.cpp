@@ -49,7 +49,7 @@ void PreluLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
 template <typename Dtype>
 void PreluLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   // In place, the output overwrites the input both gradients need: keep a copy.
-  if (top[0] == bottom[0])
+  if (in_place_)
     prim::device_memcpy(x_copy_->mutable_data(), x_copy_->device(), bottom[0]->data(),
                         bottom[0]->device(), bottom[0]->bytes());
   prim::prelu_fwd(h, prelu_, desc_, bottom[0]->data(), this->blobs_[0]->data(), desc_,
@@ -61,7 +61,7 @@ void PreluLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                  const std::vector<bool>& propagate_down, const Tensors& bottom) {
   const bool slope = this->param_propagate_down(0);
   if (!slope && !propagate_down[0]) return;
-  const Dtype* x = top[0] == bottom[0] ? x_copy_->data() : bottom[0]->data();
+  const Dtype* x = in_place_ ? x_copy_->data() : bottom[0]->data();
   // The slope gradient accumulates (beta 1); the data gradient is overwritten. The primitive
   // sums the slope gradient before writing dx, so dx may be dy (in place).
   prim::prelu_bwd(h, prelu_, desc_, x, top[0]->diff(), this->blobs_[0]->data(),

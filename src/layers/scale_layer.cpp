@@ -79,7 +79,7 @@ template <typename Dtype>
 void ScaleLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   // In place, the output overwrites the input the scale gradient needs: keep a copy (unless the
   // layer before keeps one).
-  if (top[0] == bottom[0] && !kept_input_)
+  if (in_place_ && !kept_input_)
     prim::device_memcpy(x_copy_->mutable_data(), x_copy_->device(), bottom[0]->data(),
                         bottom[0]->device(), bottom[0]->bytes());
   const Dtype* bias = bias_index_ >= 0 ? this->blobs_[bias_index_]->data() : nullptr;
@@ -91,9 +91,9 @@ template <typename Dtype>
 void ScaleLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                  const std::vector<bool>& propagate_down, const Tensors& bottom) {
   const Dtype* dy = top[0]->diff();
-  const Dtype* x = top[0] != bottom[0] ? bottom[0]->data()
-                   : kept_input_       ? kept_input_->data()
-                                       : x_copy_->data();
+  const Dtype* x = !in_place_    ? bottom[0]->data()
+                   : kept_input_ ? kept_input_->data()
+                                 : x_copy_->data();
   // Parameter gradients first: in place, dx overwrites dy. Learned parameters accumulate
   // (beta 1); a bottom's gradient is overwritten.
   const bool scale_is_bottom = bottom.size() > 1;
