@@ -53,8 +53,10 @@ struct ChanPlan {
   int parts;        // pieces per channel: blocks (block path) or outer slices (the others)
   bool per_thread;  // thread-per-channel path
   bool columns;     // inner 1: blocks of 32 channels, warps over rows
+  // With one piece per channel the thread and column paths hand totals to fin directly; the
+  // block path writes its partials in any case.
   size_t scratch_doubles(int n) const {
-    return per_thread && parts == 1 ? 0 : size_t(n) * size_t(C) * parts;
+    return (per_thread || columns) && parts == 1 ? 0 : size_t(n) * size_t(C) * parts;
   }
 };
 
@@ -67,7 +69,7 @@ inline ChanPlan plan_channels(int64_t outer, int64_t C, int64_t inner) {
   const int64_t m = outer * inner;
   if (inner == 1 && C >= 2048) {
     const int64_t parts = (outer + kColumnRows - 1) / kColumnRows;
-    p.per_thread = p.columns = true;
+    p.columns = true;
     p.parts = int(parts < 1 ? 1 : parts > 65535 ? 65535 : parts);
     return p;
   }

@@ -18,9 +18,8 @@
 // Results equal the CPU's bit for bit. Forward: the CPU keeps the first of equal values in
 // row-major order, and so does a left-to-right maximum of each row followed by a top-to-bottom
 // maximum of the rows. Backward: each cell starts from beta * dx and receives its windows'
-// gradients in (p, q) order. A window's argmax is its first cell (row-major) greater than all
-// before it, starting from the lowest finite value as the CPU's forward does: the first cell
-// equal to the forward's y, which the CPU's backward looks for.
+// gradients in (p, q) order. A window's argmax is the first cell of its maximum
+// (scan_first_max): the first cell equal to the forward's y, which the CPU's backward looks for.
 #include <cstdint>
 #include <limits>
 
@@ -128,11 +127,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
       int at = -1;
       T m = std::numeric_limits<T>::lowest();
 #pragma unroll
-      for (int t = 0; t < K * K; ++t)
-        if (win[t / K][t % K] > m) {
-          m = win[t / K][t % K];
-          at = t;
-        }
+      for (int t = 0; t < K * K; ++t) scan_first_max(win[t / K][t % K], t, m, at);
       if (unsigned(p) >= w_rows) at = -1;
         // Windows q = col + d, in increasing q, add to this column's cells: the cell at the
         // window's column R - d.

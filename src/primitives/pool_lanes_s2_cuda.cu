@@ -13,9 +13,8 @@
 // two windows' y and dy per lane and step, and evaluates every window twice (docs/benchmarks.md
 // has both measured).
 // Results equal the CPU's bit for bit: each cell starts from beta * dx and receives its windows'
-// gradients in (p, q) order. A window's argmax is its first cell (row-major) greater than all
-// before it, starting from the lowest finite value as the CPU's forward does: the first cell
-// equal to the forward's y, which the CPU's backward looks for.
+// gradients in (p, q) order. A window's argmax is the first cell of its maximum
+// (scan_first_max): the first cell equal to the forward's y, which the CPU's backward looks for.
 // The forward (below the backward) walks the same lanes; against the forward sweep it measured
 // 0.95x on caffenet:pool2 and 0.97-1.03x on the other layers (docs/benchmarks.md).
 #include <cstdint>
@@ -146,11 +145,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
       int at = -1;
       T m = std::numeric_limits<T>::lowest();
 #pragma unroll
-      for (int t = 0; t < 9; ++t)
-        if (win[t / 3][t % 3] > m) {
-          m = win[t / 3][t % 3];
-          at = t;
-        }
+      for (int t = 0; t < 9; ++t) scan_first_max(win[t / 3][t % 3], t, m, at);
       if (unsigned(p) >= w_rows) at = -1;
       // Window (p, b - 1) first, then (p, b): (p, q) order. The left window's third column is
       // this block's first.

@@ -130,22 +130,14 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // The first cell (row-major) of the maximum of the window spanning rows a and columns b of the
-// plane at t, or -1 for an empty window: a strict > records each new maximum at its first
-// occurrence; a cell equal to the initial lowest() counts while nothing is recorded, so a window
-// whose maximum is lowest() finds it too. NaN never compares greater or equal, as it never equals
-// the forward's y (pool.h: y is the maximum of the same cells, so y itself is not read).
+// plane at t, or -1 for an empty window (scan_first_max). y itself is not read: pool.h makes it
+// the maximum of the same cells.
 template <typename T>
 __device__ __forceinline__ int first_max(const T* t, int W, const Span& a, const Span& b) {
   int at = -1;
   T m = std::numeric_limits<T>::lowest();
   for (int i = a.lo; i < a.hi; ++i)
-    for (int j = b.lo; j < b.hi; ++j) {
-      const T v = t[i * W + j];
-      if (v > m || (at < 0 && v == m)) {
-        m = v;
-        at = i * W + j;
-      }
-    }
+    for (int j = b.lo; j < b.hi; ++j) scan_first_max(t[i * W + j], i * W + j, m, at);
   return at;
 }
 

@@ -60,6 +60,20 @@ template <typename T>
 bool pool_max_bwd_planes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
                          const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
+// One cell, in row-major order, of the scan for a window's argmax (at: -1 until a cell is
+// recorded; m starts at lowest()): the first cell of the window's maximum, the cell the CPU's
+// backward finds as the first equal to the forward's y. A strict > records each new maximum at its
+// first occurrence; a cell equal to lowest() counts while nothing is recorded, so a window whose
+// cells all hold lowest() routes its gradient too. NaN (the kernels' padding) never compares
+// greater or equal.
+template <typename T>
+__device__ __forceinline__ void scan_first_max(T v, int t, T& m, int& at) {
+  if (v > m || (at < 0 && v == m)) {
+    m = v;
+    at = t;
+  }
+}
+
 // Where a lane kernel's lane works: line `warp * per_warp + l` (band-major: band * planes +
 // plane), whether that line exists (lanes past the last line or the warp's lines run the steps
 // without loading or storing), its band, and its plane's image n and channel c.

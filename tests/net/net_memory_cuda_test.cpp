@@ -1,5 +1,5 @@
-// Activation memory on the GPU: the mixed net's training step with its activations in one arena
-// equals the plain net's bit for bit (the CUDA kernels use no float atomics), and with the
+// Activation memory on the GPU: the training steps of the two test nets with their activations in
+// one arena equal the plain nets' bit for bit (the CUDA kernels use no float atomics), and with the
 // forward-only data overwritten by NaN before backward (no CUDA kernel reads what its layer
 // declares forward-only).
 #include <gtest/gtest.h>
@@ -28,6 +28,22 @@ TEST(NetMemoryCuda, ForwardOnlyDataIsNotReadByBackward) {
   std::set<std::string> poisoned;
   t.step(h, 0, [&] { poisoned = test::poison_forward_only(t.other); });
   EXPECT_EQ(poisoned.size(), 11u);  // as on the CPU (net_memory_test.cpp lists them)
+}
+
+// The layers of the second net (PReLU, MVN, Tile, Crop, Reduction, Embed, two more losses) on the
+// GPU: the step unchanged in the arena, and their forward-only data unread by backward.
+TEST(NetMemoryCuda, MoreLayersKeepTheStepAndTheirDeclarations) {
+  CREMA_SKIP_WITHOUT_GPU();
+  prim::Handle h(Device::kCUDA);
+  {
+    test::Twins<float> t(test::more_net(), Device::kCUDA);
+    t.other.share_activation_memory();
+    for (int pass = 0; pass < 2; ++pass) t.step(h, pass, [] {});
+  }
+  test::Twins<float> t(test::more_net(), Device::kCUDA);
+  std::set<std::string> poisoned;
+  t.step(h, 0, [&] { poisoned = test::poison_forward_only(t.other); });
+  EXPECT_EQ(poisoned, (std::set<std::string>{"emb_sum", "mvn", "red", "tile"}));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // sums exact; only the average's division rounds.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,8 @@ struct Case {
   int n, c, h, w, kh, kw, ph, pw, sh, sw;
   bool ceil_mode;
   bool nhwc = false;
-  int shift = 0;  // device tensors start this many elements into their buffers
+  int shift = 0;        // device tensors start this many elements into their buffers
+  bool lowest = false;  // most x cells hold the lowest finite value (max pooling only)
 };
 
 TensorDesc make_desc(DataType t, int n, int c, int h, int w, bool nhwc) {
@@ -49,7 +51,11 @@ void check_case(const Case& k, Blend blend) {
   const PoolDesc pd{k.mode, k.kh, k.kw, k.ph, k.pw, k.sh, k.sw};
   const size_t nx = size_t(xd.count()), ny = size_t(yd.count());
   // Small integers: ties are common, which exercises the first-maximum rule.
-  const auto x = test::random_int_vector<T>(nx, 11, -4, 4);
+  auto x = test::random_int_vector<T>(nx, 11, -4, 4);
+  // Cells of 3 and 4 (2 in 9) stay; one 3 x 3 window in 10 holds only lowest().
+  if (k.lowest)
+    for (T& v : x)
+      if (v < T(3)) v = std::numeric_limits<T>::lowest();
   const auto dy = test::random_int_vector<T>(ny, 12, -4, 4);
   const bool is_max = k.mode == PoolMode::kMax;
   // Max and all blends of integers are exact; the average divides once (f64 also sums exactly).
@@ -224,6 +230,25 @@ TEST(PoolCuda, StagedPlanesMatchCpu) {
       all.push_back(k);
     }
   for (const Case& k : all) check_all(k);
+}
+
+// Max windows whose cells all hold the lowest finite value: the maximum equals the scans' initial
+// value, and the gradient still goes to the window's first cell, as on the CPU. Each max kernel:
+// the lanes of 3/1 and 3/2 windows, the staged planes, the sweep and the general kernel.
+TEST(PoolCuda, WindowsOfLowestValuesMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  std::vector<Case> all;
+  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
+  const std::vector<PoolMode> kMaxOnly = {PoolMode::kMax};
+  add(expand("lowest_lanes", 3, 50, 7, 7, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("lowest_lanes_s2", 2, 3, 11, 64, 3, 3, 1, 1, 2, 2, kMaxOnly, false));
+  add(expand("lowest_planes", 7, 5001, 13, 13, 3, 3, 0, 0, 2, 2, kMaxOnly, false));
+  add(expand("lowest_sweep", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("lowest_general", 1, 3, 20, 17, 9, 8, 2, 3, 4, 3, kMaxOnly, false));
+  for (Case& k : all) {
+    k.lowest = true;
+    check_all(k);
+  }
 }
 
 TEST(PoolCuda, NamedLayerShapesMatchCpu) {
