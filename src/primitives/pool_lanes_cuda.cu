@@ -1,27 +1,34 @@
 // Max pooling for K x K windows of stride 1 with "same" padding (pad (K - 1) / 2 on both axes, so
-// P = H and Q = W: GoogLeNet's inception pools) on planes at most 32 columns wide. The lanes of a
-// warp hold consecutive columns of 32 / W lines (a line: one plane's band of rows) and walk down
-// them together; every warp-wide load and store is coalesced.
+// P = H and Q = W: GoogLeNet's inception pools) on narrow planes. A lane holds V adjacent columns
+// of a row, and the lanes of a warp hold consecutive columns of 32 / L lines (a line: one plane's
+// band of rows, L = W / V lanes wide) and walk down them together; every warp-wide load and store
+// is coalesced. The forward takes V = 1 (planes at most 32 wide); the backward V = 2 where rows
+// of packed cells start on two-cell boundaries (planes at most 64 wide; see lane_cells), else 1.
 // Forward: a step loads one x per lane; the row's maximum over columns col - R .. col + R comes
 // from the neighbours by shuffles, and the window's from the last K row maxima. The column sweep
 // (pool_sweep_cuda.cu), which these planes took before, loads K cells per lane and step and
-// reached 45-48% of the copy bandwidth on the inception pools (docs/benchmarks.md).
+// reached 45-48% of the copy bandwidth on the inception pools (docs/benchmarks.md). A forward
+// with two cells per lane ran 0.068 ms against this one's 0.072 on googlenet:inception_3a/pool
+// but 0.053 against 0.052 on inception_4a (14 wide: half the warps), so it was not kept.
 // Backward: window (p, q) belongs to the lane of column q alone: it finds the window's argmax once
-// and hands (argmax cell, alpha * dy) by shuffles to the K lanes whose columns the window covers.
-// A step thus loads one x and one dy per lane and evaluates one window per lane: the argmax is
+// and hands (argmax cell, alpha * dy) by shuffles to the lanes whose columns the window covers.
+// A step thus loads V x and V dy per lane and evaluates V windows per lane: the argmax is
 // recomputed from the window's cells, which the lane holds, so y is never read (reading it cost
 // 9-10%: googlenet:inception_3a/pool 0.1733 ms with it, 0.1575 without). The sweep
 // has each lane load K x cells and K windows' y and dy and evaluate K windows per step; it was
 // instruction-bound there (ncu on googlenet:inception_3a/pool at batch 128: 201.6M instructions
-// for 19.3M outputs, 76% issue-active, L2 43% busy) at 1.45x cuDNN's time; this kernel: 118.8M,
-// 0.95x (docs/benchmarks.md).
+// for 19.3M outputs, 76% issue-active, L2 43% busy) at 1.45x cuDNN's time; this kernel with
+// V = 1: 118.8M, 0.95x. Two cells per lane halve the shuffles and load instructions per cell:
+// inception_3a 0.155 -> 0.122 ms, inception_4a 0.107 -> 0.090 (docs/benchmarks.md).
 // Results equal the CPU's bit for bit. Forward: the CPU keeps the first of equal values in
 // row-major order, and so does a left-to-right maximum of each row followed by a top-to-bottom
 // maximum of the rows. Backward: each cell starts from beta * dx and receives its windows'
 // gradients in (p, q) order. A window's argmax is the first cell of its maximum
 // (scan_first_max): the first cell equal to the forward's y, which the CPU's backward looks for.
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
+#include <type_traits>
 
 #include "primitives/cuda_util.cuh"
 #include "primitives/pool_sweep.cuh"
@@ -36,11 +43,44 @@ struct LaneGeo {
   int64_t planes;
   int band;       // rows per band; every line runs band + K - 1 steps
   int64_t lines;  // planes * bands, band-major
-  int per_warp;   // lines per warp: 32 / W
+  int L;          // lanes per line: W / V
+  int per_warp;   // lines per warp: 32 / L
   int64_t warps;  // ceil(lines / per_warp)
 };
 
 constexpr unsigned kFull = 0xffffffffu;
+
+// A lane's V adjacent cells of a row, moved as one access.
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Cells {
+  T v[V];
+};
+
+template <typename T, int V>
+__device__ __forceinline__ Cells<T, V> splat(T value) {
+  Cells<T, V> c;
+#pragma unroll
+  for (int i = 0; i < V; ++i) c.v[i] = value;
+  return c;
+}
+
+// The cells of a row at columns col - R .. col + V - 1 + R, from the lane's own V cells and its
+// neighbours' (`outside` where the neighbour is past the line's ends: padding, another line).
+template <int V, int R, typename T>
+__device__ __forceinline__ void spread(const Cells<T, V>& own, int lane, bool has_left,
+                                       bool has_right, T outside, T (&e)[V + 2 * R]) {
+  static_assert(R <= V, "a row's window reaches only the next lane");
+#pragma unroll
+  for (int i = 0; i < V; ++i) e[R + i] = own.v[i];
+#pragma unroll
+  for (int d = 1; d <= R; ++d) {
+    const T left = __shfl_sync(kFull, own.v[V - d], (lane - 1) & 31);
+    const T right = __shfl_sync(kFull, own.v[d - 1], (lane + 1) & 31);
+    e[R - d] = has_left ? left : outside;
+    e[R + V - 1 + d] = has_right ? right : outside;
+  }
+}
+
 // Backward steps whose loads are in flight at once: one step's dependent chain (load, shuffles,
 // compares, shuffles) left the kernel latency-bound (ncu: 50% issue-active, DRAM 34%) without
 // them. Three (googlenet:inception_3a/pool 0.173-0.174 ms) against 2, 4 and 6: 0.174-0.175,
@@ -49,14 +89,17 @@ constexpr unsigned kFull = 0xffffffffu;
 constexpr int kAhead = 3;
 
 // f32 is bounded to four blocks per SM (64 registers; unbounded it takes 72, three blocks).
-template <typename T, int K>
+template <typename T, int K, int V>
 __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
     max_bwd_lanes_kernel(LaneGeo g, const T* __restrict__ x, const T* __restrict__ dy, T* dx,
                          T alpha, T beta) {
   constexpr int R = (K - 1) / 2;
+  constexpr int E = V + 2 * R;  // columns of a row the lane's V windows cover
+  using C = Cells<T, V>;
   const T nan = std::numeric_limits<T>::quiet_NaN();
   const int lane = int(threadIdx.x) & 31;
-  const int l = lane / g.W, col = lane - l * g.W;
+  const int l = lane / g.L, lc = lane - l * g.L, col = lc * V;
+  const bool has_left = lc > 0, has_right = lc + 1 < g.L;
   // Every lane of a warp runs the same iterations and steps (the shuffles need all 32); lanes
   // without a line of their own load nothing and store nothing.
   CREMA_CUDA_WARP_LOOP(warp, g.warps) {
@@ -68,40 +111,42 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
     T* dp = dx + n * g.xn + c * g.xc + col * g.xw;
     const int r0 = at.band * g.band, r1 = min(r0 + g.band, g.H);
 
-    // This lane's cell of input row `row` (NaN outside the input: it is greater than nothing),
-    // and its window's dy in window row p (0 where the line has no window p). Rows [0, x_rows)
+    // This lane's cells of input row `row` (NaN outside the input: it is greater than nothing),
+    // and its windows' dy in window row p (0 where the line has no window p). Rows [0, x_rows)
     // hold the lane's cells, window rows [0, w_rows) the windows that reach the band's rows
     // (none for lanes without a line); one unsigned compare tests both ends.
     const unsigned x_rows = valid ? unsigned(g.H) : 0u;
     const unsigned w_rows = valid ? unsigned(min(g.H, r1 + R)) : 0u;
-    auto load_x = [&](int row) { return unsigned(row) < x_rows ? xp[row * g.xh] : nan; };
-    auto load_dy = [&](int p) { return unsigned(p) < w_rows ? gp[p * g.yh] : T(0); };
-    // A row at columns col - R .. col + R from each lane's own cell.
-    auto spread = [&](T own, T(&v)[K]) {
-      v[R] = own;
-#pragma unroll
-      for (int d = -R; d <= R; ++d) {
-        if (d == 0) continue;
-        const T u = __shfl_sync(kFull, own, (lane + d) & 31);
-        v[R + d] = unsigned(col + d) < unsigned(g.W) ? u : nan;
-      }
+    auto load_x = [&](int row) {
+      return unsigned(row) < x_rows ? *reinterpret_cast<const C*>(xp + row * g.xh)
+                                    : splat<T, V>(nan);
+    };
+    auto load_dy = [&](int p) {
+      return unsigned(p) < w_rows ? *reinterpret_cast<const C*>(gp + p * g.yh) : splat<T, V>(T(0));
     };
     // beta * dx of a row this line stores, else 0.
     auto prime = [&](int row) {
-      return beta != T(0) && valid && row >= r0 && row < r1 ? beta * dp[row * g.xh] : T(0);
+      C v = splat<T, V>(T(0));
+      if (beta != T(0) && valid && row >= r0 && row < r1) {
+        v = *reinterpret_cast<const C*>(dp + row * g.xh);
+#pragma unroll
+        for (int i = 0; i < V; ++i) v.v[i] = beta * v.v[i];
+      }
+      return v;
     };
 
-    // win[r][j]: row p - R + r, column col - R + j, for the window row p of the step.
-    T win[K][K];
+    // win[r][e]: row p - R + r, column col - R + e, for the window row p of the step.
+    T win[K][E];
 #pragma unroll
-    for (int r = 1; r < K; ++r) spread(load_x(r0 - 2 * R - 1 + r), win[r]);
+    for (int r = 1; r < K; ++r)
+      spread<V, R>(load_x(r0 - 2 * R - 1 + r), lane, has_left, has_right, nan, win[r]);
     // acc[r]: row p - R + r.
-    T acc[K];
+    C acc[K];
 #pragma unroll
     for (int r = 0; r < K; ++r) acc[r] = prime(r0 - 2 * R + r);
     // The loads of the next kAhead steps, issued that many steps early: xq[i] is row p + R + i,
     // gq[i] window row p + i.
-    T xq[kAhead], gq[kAhead];
+    C xq[kAhead], gq[kAhead];
 #pragma unroll
     for (int i = 0; i < kAhead; ++i) {
       xq[i] = load_x(r0 + i);
@@ -113,9 +158,11 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
 #pragma unroll
       for (int r = 0; r + 1 < K; ++r)
 #pragma unroll
-        for (int j = 0; j < K; ++j) win[r][j] = win[r + 1][j];
-      spread(xq[0], win[K - 1]);
-      const T gm = alpha * gq[0];
+        for (int e = 0; e < E; ++e) win[r][e] = win[r + 1][e];
+      spread<V, R>(xq[0], lane, has_left, has_right, nan, win[K - 1]);
+      T gm[V];
+#pragma unroll
+      for (int u = 0; u < V; ++u) gm[u] = alpha * gq[0].v[u];
 #pragma unroll
       for (int i = 0; i + 1 < kAhead; ++i) {
         xq[i] = xq[i + 1];
@@ -123,30 +170,46 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
       }
       xq[kAhead - 1] = load_x(p + R + kAhead);
       gq[kAhead - 1] = load_dy(p + kAhead);
-      // This lane's window (p, col): its argmax as r * K + j, -1 where there is none.
-      int at = -1;
-      T m = std::numeric_limits<T>::lowest();
+      // This lane's windows (p, col + u): their argmax as r * K + j, -1 where there is none.
+      int am[V];
 #pragma unroll
-      for (int t = 0; t < K * K; ++t) scan_first_max(win[t / K][t % K], t, m, at);
-      if (unsigned(p) >= w_rows) at = -1;
-        // Windows q = col + d, in increasing q, add to this column's cells: the cell at the
-        // window's column R - d.
+      for (int u = 0; u < V; ++u) {
+        am[u] = -1;
+        T m = std::numeric_limits<T>::lowest();
 #pragma unroll
-      for (int d = -R; d <= R; ++d) {
-        int a = at;
-        T gw = gm;
-        if (d != 0) {
-          a = __shfl_sync(kFull, at, (lane + d) & 31);
-          gw = __shfl_sync(kFull, gm, (lane + d) & 31);
-          if (unsigned(col + d) >= unsigned(g.W)) a = -1;  // another line's lane
+        for (int t = 0; t < K * K; ++t) scan_first_max(win[t / K][u + t % K], t, m, am[u]);
+        if (unsigned(p) >= w_rows) am[u] = -1;
+      }
+      // Windows q = col + u, u = -R .. V - 1 + R in increasing q, add to this lane's cells:
+      // cell v is the window's column v - u + R. Those left and right of the lane's own come
+      // from the neighbours.
+#pragma unroll
+      for (int u = -R; u < V + R; ++u) {
+        int a;
+        T gw;
+        if (u < 0) {
+          a = __shfl_sync(kFull, am[V + u], (lane - 1) & 31);
+          gw = __shfl_sync(kFull, gm[V + u], (lane - 1) & 31);
+          if (!has_left) a = -1;
+        } else if (u >= V) {
+          a = __shfl_sync(kFull, am[u - V], (lane + 1) & 31);
+          gw = __shfl_sync(kFull, gm[u - V], (lane + 1) & 31);
+          if (!has_right) a = -1;
+        } else {
+          a = am[u];
+          gw = gm[u];
         }
 #pragma unroll
         for (int r = 0; r < K; ++r)
-          if (a == r * K + (R - d)) acc[r] = acc[r] + gw;
+#pragma unroll
+          for (int v = 0; v < V; ++v) {
+            const int j = v - u + R;
+            if (j >= 0 && j < K && a == r * K + j) acc[r].v[v] = acc[r].v[v] + gw;
+          }
       }
       // Row p - R has all its windows now.
       const int done = p - R;
-      if (valid && done >= r0 && done < r1) dp[done * g.xh] = acc[0];
+      if (valid && done >= r0 && done < r1) *reinterpret_cast<C*>(dp + done * g.xh) = acc[0];
 #pragma unroll
       for (int r = 0; r + 1 < K; ++r) acc[r] = acc[r + 1];
       acc[K - 1] = prime(p + R + 1);
@@ -219,13 +282,34 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
-// The windows these kernels take: K x K, stride 1, "same" padding, planes at most 32 wide whose
-// rows span less than 2^31 elements.
+// The windows these kernels take: K x K, stride 1, "same" padding, rows that span less than 2^31
+// elements.
 template <int K>
 bool lanes_fit(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
   return pd.mode == PoolMode::kMax && pd.kernel_h == K && pd.kernel_w == K && pd.stride_h == 1 &&
-         pd.stride_w == 1 && pd.pad_h == (K - 1) / 2 && pd.pad_w == (K - 1) / 2 && xd.w <= 32 &&
-         yd.h == xd.h && yd.w == xd.w && xd.h >= 1 && xd.w >= 1 && rows_fit_int(xd, yd);
+         pd.stride_w == 1 && pd.pad_h == (K - 1) / 2 && pd.pad_w == (K - 1) / 2 && yd.h == xd.h &&
+         yd.w == xd.w && xd.h >= 1 && xd.w >= 1 && rows_fit_int(xd, yd);
+}
+
+// The backward's cells per lane: 2 where planes are at most 64 wide and every row of the tensors
+// (descriptors and pointers) starts on a 2-cell boundary with packed cells, 1 where planes are at
+// most 32 wide, else 0 (the kernel does not fit).
+template <typename T>
+int lane_cells(const TensorDesc& xd, const TensorDesc& yd,
+               std::initializer_list<const void*> ptrs) {
+  bool pairs = xd.w % 2 == 0 && xd.w <= 64 && xd.stride_w == 1 && yd.stride_w == 1;
+  for (int64_t s : {xd.stride_h, xd.stride_c, xd.stride_n, yd.stride_h, yd.stride_c, yd.stride_n})
+    pairs = pairs && s % 2 == 0;
+  for (const void* p : ptrs) pairs = pairs && reinterpret_cast<uintptr_t>(p) % (2 * sizeof(T)) == 0;
+  return pairs ? 2 : xd.w <= 32 ? 1 : 0;
+}
+
+template <int V>
+LaneGeo lane_geo(const TensorDesc& xd, const TensorDesc& yd) {
+  LaneGeo g{};
+  g.L = xd.w / V;
+  plan_lanes(g, xd, yd, xd.h, 32 / g.L);
+  return g;
 }
 
 }  // namespace
@@ -235,8 +319,8 @@ bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd
                         const TensorDesc& yd, T* y, T alpha, T beta) {
   constexpr int K = 3;
   if (!lanes_fit<K>(pd, xd, yd)) return false;
-  LaneGeo g{};
-  plan_lanes(g, xd, yd, xd.h, 32 / xd.w);
+  if (xd.w > 32) return false;
+  const LaneGeo g = lane_geo<1>(xd, yd);
   max_fwd_lanes_kernel<T, K><<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, alpha, beta);
   return true;
 }
@@ -246,10 +330,22 @@ bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd
                         const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
   constexpr int K = 3;
   if (!lanes_fit<K>(pd, xd, yd)) return false;
-  LaneGeo g{};
-  plan_lanes(g, xd, yd, xd.h, 32 / xd.w);
-  max_bwd_lanes_kernel<T, K><<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, dy, dx, alpha, beta);
-  return true;
+  auto launch = [&](auto v) {
+    constexpr int V = decltype(v)::value;
+    const LaneGeo g = lane_geo<V>(xd, yd);
+    max_bwd_lanes_kernel<T, K, V>
+        <<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, dy, dx, alpha, beta);
+  };
+  switch (lane_cells<T>(xd, yd, {dy, x, dx})) {
+    case 2:
+      launch(std::integral_constant<int, 2>{});
+      return true;
+    case 1:
+      launch(std::integral_constant<int, 1>{});
+      return true;
+    default:
+      return false;
+  }
 }
 
 #define CREMA_POOL_LANES(T)                                                                       \

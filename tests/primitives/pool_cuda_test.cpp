@@ -162,19 +162,32 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
   add(expand("bands_k3s2", 1, 2, 41, 6, 3, 3, 1, 1, 2, 2, kAllModes));
   add(expand("bands_k2s2", 2, 1, 37, 5, 2, 2, 1, 1, 2, 2, kAllModes));
   add(expand("bands_k3s1", 1, 2, 30, 5, 3, 3, 1, 1, 1, 1, kAllModes));
-  // The lane kernel of the 3/1 pad-1 max backward (planes at most 32 wide): one full warp per
-  // line (32 wide), six lines per warp with idle lanes (5 wide), bands of rows whose lines share
-  // a warp, and 33 wide, which takes the sweep.
-  add(expand("lanes_w32", 2, 3, 9, 32, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
-  add(expand("lanes_w5_bands", 1, 3, 40, 5, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
-  add(expand("lanes_w7_planes", 3, 50, 7, 7, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
-  add(expand("lanes_w1", 2, 3, 6, 1, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
-  add(expand("sweep_w33", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  // The lane kernels of the 3/1 pad-1 max pool, a cell per lane (the forward up to 32 wide, the
+  // backward on odd widths up to 32): one full warp per line less one lane (31 wide), six lines
+  // per warp with idle lanes (5 wide), bands of rows whose lines share a warp, and 33 wide, which
+  // takes the sweep. Two cells per lane (the backward on even widths up to 64): a full warp per
+  // line (64 wide, and 32: two lines), four lines of 7 lanes (14 wide), a lane per line (2 wide),
+  // and 66 wide, which takes the sweep; the same 14-wide planes shifted by one element (no 2-cell
+  // rows) take a cell per lane.
+  const std::vector<PoolMode> kMaxOnly = {PoolMode::kMax};
+  add(expand("lanes_w31", 2, 3, 9, 31, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("lanes_w5_bands", 1, 3, 40, 5, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("lanes_w7_planes", 3, 50, 7, 7, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("lanes_w1", 2, 3, 6, 1, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("sweep_w33", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("lanes_pairs_w64", 2, 3, 9, 64, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("lanes_pairs_w32", 2, 3, 9, 32, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("lanes_pairs_w14_bands", 2, 9, 37, 14, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("lanes_pairs_w2", 3, 50, 5, 2, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("sweep_w66", 1, 2, 6, 66, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  for (Case k : expand("lanes_w14_shifted", 2, 9, 11, 14, 3, 3, 1, 1, 1, 1, kMaxOnly, false)) {
+    k.shift = 1;
+    all.push_back(k);
+  }
   // The lane kernel of the 3/2 max backward (at most 32 two-column blocks a line): 32 blocks
   // (64 and 63 wide, pad 0 and 1), 33 blocks (65 wide: the sweep), one and two blocks (1 wide with
   // pad 1, 3 wide), 16 lines of two blocks with bands, pad 2 (a first block of pad alone), and
   // rectangular pads.
-  const std::vector<PoolMode> kMaxOnly = {PoolMode::kMax};
   add(expand("lanes_s2_w64", 2, 3, 11, 64, 3, 3, 0, 0, 2, 2, kMaxOnly));
   add(expand("lanes_s2_w63_pad1", 1, 3, 12, 63, 3, 3, 1, 1, 2, 2, kMaxOnly));
   add(expand("sweep_s2_w65", 1, 2, 7, 65, 3, 3, 0, 0, 2, 2, kMaxOnly));
@@ -234,13 +247,15 @@ TEST(PoolCuda, StagedPlanesMatchCpu) {
 
 // Max windows whose cells all hold the lowest finite value: the maximum equals the scans' initial
 // value, and the gradient still goes to the window's first cell, as on the CPU. Each max kernel:
-// the lanes of 3/1 and 3/2 windows, the staged planes, the sweep and the general kernel.
+// the lanes of 3/1 windows (a cell and two cells per lane) and of 3/2 windows, the staged planes,
+// the sweep and the general kernel.
 TEST(PoolCuda, WindowsOfLowestValuesMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
   std::vector<Case> all;
   auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
   const std::vector<PoolMode> kMaxOnly = {PoolMode::kMax};
   add(expand("lowest_lanes", 3, 50, 7, 7, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
+  add(expand("lowest_lanes_pairs", 3, 50, 7, 14, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
   add(expand("lowest_lanes_s2", 2, 3, 11, 64, 3, 3, 1, 1, 2, 2, kMaxOnly, false));
   add(expand("lowest_planes", 7, 5001, 13, 13, 3, 3, 0, 0, 2, 2, kMaxOnly, false));
   add(expand("lowest_sweep", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
