@@ -185,14 +185,20 @@ __global__ void bwd_filter_direct_kernel(Prob pb, const T* __restrict__ x, const
     sum = add_rn(sum, mul_rn(dy[n * pb.ysn + k * pb.ysc + p * pb.ysh + q * pb.ysw],
                              x[n * pb.xsn + ch * pb.xsc + hh * pb.xsh + ww * pb.xsw]));
   }
-  __shared__ T buf[kFilterThreads];
-  buf[threadIdx.x] = sum;
+  // Warps add their lanes by shuffles, then thread 0 adds the warps' sums in order: four shared
+  // values a block (a shared-memory tree of 128 took 2 shared accesses per thread and level,
+  // which compute-sanitizer's racecheck tracks one by one: caffenet:conv3's 885k blocks ran past
+  // its time limit).
+  for (int off = 16; off > 0; off >>= 1) sum = add_rn(sum, __shfl_down_sync(0xffffffffu, sum, off));
+  constexpr int kWarps = kFilterThreads / 32;
+  __shared__ T part[kWarps];
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x / 32] = sum;
   __syncthreads();
-  for (int half = kFilterThreads / 2; half > 0; half >>= 1) {
-    if (threadIdx.x < half) buf[threadIdx.x] = add_rn(buf[threadIdx.x], buf[threadIdx.x + half]);
-    __syncthreads();
+  if (threadIdx.x == 0) {
+    T total = part[0];
+    for (int w = 1; w < kWarps; ++w) total = add_rn(total, part[w]);
+    dw[wi] = blend_rn(total, alpha, beta, dw + wi);
   }
-  if (threadIdx.x == 0) dw[wi] = blend_rn(buf[0], alpha, beta, dw + wi);
 }
 
 // out[k][i*P*Q + j] = src[i][k][j] for the b images of a chunk: planes of b images side by side
