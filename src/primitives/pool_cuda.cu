@@ -2,7 +2,7 @@
 // Special cases first, each in its own file: global pooling of small planes (pool_global_cuda.cu);
 // the forward and max backward of small packed planes staged in shared memory, where they
 // measured faster (pool_planes_cuda.cu); lane kernels for the max forward and backward of 3/1
-// windows with pad 1 on planes at most 32 wide (pool_lanes_cuda.cu) and of 3/2 windows on planes
+// windows with pad 1 on narrow planes (pool_lanes_cuda.cu) and of 3/2 windows on planes
 // of at most 32 two-column blocks (pool_lanes_s2_cuda.cu); the sweeps for the square 2/2, 3/2 and
 // 3/1 windows (kernel/stride) of the reference nets (pool_sweep_cuda.cu: a thread walks down a
 // column of a plane with the input rows in registers; the backward in one pass). Other shapes

@@ -25,7 +25,8 @@ bool pool_bwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, co
                     const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
 // Max forward and backward for 3 x 3 windows of stride 1 and pad 1 on planes at most 32 wide
-// (pool_lanes_cuda.cu); same contract. The backward does not read y.
+// (the backward also on even widths up to 64 with rows on two-cell boundaries;
+// pool_lanes_cuda.cu); same contract. The backward does not read y.
 template <typename T>
 bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
                         const TensorDesc& yd, T* y, T alpha, T beta);

@@ -9,7 +9,7 @@
 // warp's column loads are strided by S, so each moves twice the sectors it uses. The 3/2 max
 // forward and backward of planes up to 64 columns wide (the reference nets' but the 112-wide
 // first pools) take pool_lanes_s2_cuda.cu's kernels instead, which load each cell once per lane,
-// and so do the 3/1 max pools of planes up to 32 wide (pool_lanes_cuda.cu).
+// and so do the 3/1 max pools of planes up to 32 wide (the backward: up to 64; pool_lanes_cuda.cu).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
