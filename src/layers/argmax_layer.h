@@ -16,6 +16,7 @@ template <typename Dtype>
 class ArgMaxLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -28,6 +29,9 @@ class ArgMaxLayer : public Layer<Dtype> {
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
   bool allow_force_backward(int) const override { return false; }
+  // Backward only refuses; the top holds indices and/or values for every output.
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::ArgMaxDesc desc_;

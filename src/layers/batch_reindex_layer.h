@@ -15,6 +15,7 @@ template <typename Dtype>
 class BatchReindexLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void reshape(const Tensors& bottom, const Tensors& top) override;
@@ -26,6 +27,11 @@ class BatchReindexLayer : public Layer<Dtype> {
   int exact_num_bottom() const override { return 2; }
   int exact_num_top() const override { return 1; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index == 0; }
+  // Backward scatters by the indices (bottom 1); the gathered rows fill the top.
+  DataUse bottom_data_use(int i) const override {
+    return i == 1 ? DataUse::kBackward : DataUse::kForward;
+  }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   int64_t n_ = 0, m_ = 0, inner_ = 0;

@@ -17,6 +17,7 @@ template <typename Dtype>
 class ContrastiveLossLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -31,6 +32,8 @@ class ContrastiveLossLayer : public Layer<Dtype> {
   bool auto_top_blobs() const override { return true; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index != 2; }
   bool is_loss() const override { return true; }
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::ContrastiveLossDesc desc_;

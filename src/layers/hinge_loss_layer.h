@@ -15,6 +15,7 @@ template <typename Dtype>
 class HingeLossLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -29,6 +30,8 @@ class HingeLossLayer : public Layer<Dtype> {
   bool auto_top_blobs() const override { return true; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index != 1; }
   bool is_loss() const override { return true; }
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::HingeLossDesc desc_;

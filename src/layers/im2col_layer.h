@@ -15,6 +15,7 @@ template <typename Dtype>
 class Im2colLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -26,6 +27,8 @@ class Im2colLayer : public Layer<Dtype> {
   const char* type() const override { return "Im2col"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::Im2colDesc desc_;

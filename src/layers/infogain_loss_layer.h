@@ -24,6 +24,7 @@ template <typename Dtype>
 class InfogainLossLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   // Reads the loss parameters and, with two bottoms, the infogain matrix file.
@@ -41,6 +42,14 @@ class InfogainLossLayer : public Layer<Dtype> {
   bool auto_top_blobs() const override { return true; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index == 0; }
   bool is_loss() const override { return true; }
+  // Backward reads its own probabilities, not the scores; the labels and a matrix bottom it
+  // reads. The second top shares those probabilities.
+  DataUse bottom_data_use(int i) const override {
+    return i == 0 ? DataUse::kForward : DataUse::kBackward;
+  }
+  DataUse top_data_use(int j) const override {
+    return j == 0 ? DataUse::kForward : DataUse::kUnknown;
+  }
 
  private:
   const Tensor<Dtype>& infogain(const Tensors& bottom) const {

@@ -14,6 +14,7 @@ template <typename Dtype>
 class MultinomialLogisticLossLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void reshape(const Tensors& bottom, const Tensors& top) override;
@@ -27,6 +28,8 @@ class MultinomialLogisticLossLayer : public Layer<Dtype> {
   bool auto_top_blobs() const override { return true; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index != 1; }
   bool is_loss() const override { return true; }
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::MultinomialLogisticLossDesc desc_;

@@ -20,6 +20,7 @@ template <typename Dtype>
 class SppLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -31,6 +32,9 @@ class SppLayer : public Layer<Dtype> {
   const char* type() const override { return "SPP"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
+  // Each level's pooling backward reads x and its slice of y; the levels fill the top.
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kBackward; }
 
  private:
   struct Level {

@@ -46,5 +46,22 @@ TEST(NetMemoryCuda, MoreLayersKeepTheStepAndTheirDeclarations) {
   EXPECT_EQ(poisoned, (std::set<std::string>{"emb_sum", "mvn", "red", "tile"}));
 }
 
+// And the remaining declared layers (rest_net()).
+TEST(NetMemoryCuda, RemainingLayersKeepTheStepAndTheirDeclarations) {
+  CREMA_SKIP_WITHOUT_GPU();
+  prim::Handle h(Device::kCUDA);
+  {
+    test::Twins<float> t(test::rest_net(), Device::kCUDA);
+    t.other.share_activation_memory();
+    for (int pass = 0; pass < 2; ++pass) t.step(h, pass, [] {});
+  }
+  test::Twins<float> t(test::rest_net(), Device::kCUDA);
+  std::set<std::string> poisoned;
+  t.step(h, 0, [&] { poisoned = test::poison_forward_only(t.other); });
+  // conv1 and c, each with the two Split views that feed its two readers.
+  EXPECT_EQ(poisoned, (std::set<std::string>{"c", "c_ip_c_0_split_0", "c_ip_c_0_split_1", "conv1",
+                                             "conv1_conv1_0_split_0", "conv1_conv1_0_split_1"}));
+}
+
 }  // namespace
 }  // namespace crema

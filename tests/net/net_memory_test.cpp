@@ -122,6 +122,24 @@ TEST(NetMemory, MoreLayersKeepTheStepAndTheirDeclarations) {
   EXPECT_EQ(poisoned, (std::set<std::string>{"emb_sum", "mvn", "red", "tile"}));
 }
 
+// And the remaining declared layers (rest_net()).
+TEST(NetMemory, RemainingLayersKeepTheStepAndTheirDeclarations) {
+  {
+    Twins<double> t(test::rest_net(), Device::kCPU);
+    t.other.share_activation_memory();
+    prim::Handle h;
+    for (int pass = 0; pass < 2; ++pass) t.step(h, pass, [] {});
+    EXPECT_GT(overlapping_pairs(t.other), 0);
+  }
+  Twins<double> t(test::rest_net(), Device::kCPU);
+  prim::Handle h;
+  std::set<std::string> poisoned;
+  t.step(h, 0, [&] { poisoned = test::poison_forward_only(t.other); });
+  // conv1 and c, each with the two Split views that feed its two readers.
+  EXPECT_EQ(poisoned, (std::set<std::string>{"c", "c_ip_c_0_split_0", "c_ip_c_0_split_1", "conv1",
+                                             "conv1_conv1_0_split_0", "conv1_conv1_0_split_1"}));
+}
+
 // What a layer declares forward-only is overwritten with NaN between forward and backward: the
 // gradients stay those of the untouched net. A layer whose backward read such data would
 // spread the NaN (or fail on the null pointer it then gets).

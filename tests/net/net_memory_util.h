@@ -110,6 +110,38 @@ inline const char* const kMoreNet = R"(
   layer { name: "sigmoid_loss" type: "SigmoidCrossEntropyLoss" bottom: "ip" bottom: "odds"
     top: "scl" })";
 
+// The remaining layers with declared data uses: BatchReindex, SPP, Im2col, ArgMax and the
+// contrastive, hinge, multinomial logistic and infogain losses. Forward-only data here: conv1
+// (read by BatchReindex and Im2col) and c (read by the infogain loss and ArgMax).
+inline const char* const kRestNet = R"(
+  layer { name: "data" type: "DummyData" top: "data" top: "label" top: "sim" top: "order"
+    top: "H"
+    dummy_data_param { shape { dim: 4 dim: 3 dim: 6 dim: 6 } shape { dim: 4 } shape { dim: 4 }
+      shape { dim: 4 } shape { dim: 3 dim: 3 }
+      data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 }
+      data_filler { type: "constant" value: 1 } data_filler { type: "constant" value: 2 }
+      data_filler { type: "constant" value: 0.5 } } }
+  layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+    convolution_param { num_output: 4 kernel_size: 3 pad: 1
+      weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "reidx" type: "BatchReindex" bottom: "conv1" bottom: "order" top: "re" }
+  layer { name: "spp" type: "SPP" bottom: "re" top: "spp" spp_param { pyramid_height: 2 } }
+  layer { name: "col" type: "Im2col" bottom: "conv1" top: "col"
+    convolution_param { kernel_size: 3 stride: 3 } }
+  layer { name: "ip_a" type: "InnerProduct" bottom: "spp" top: "a"
+    inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "ip_b" type: "InnerProduct" bottom: "col" top: "b"
+    inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "ip_c" type: "InnerProduct" bottom: "spp" top: "c"
+    inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+  layer { name: "contrastive" type: "ContrastiveLoss" bottom: "a" bottom: "b" bottom: "sim"
+    top: "cl" contrastive_loss_param { margin: 1 } }
+  layer { name: "hinge" type: "HingeLoss" bottom: "a" bottom: "label" top: "hl" }
+  layer { name: "prob" type: "Softmax" bottom: "b" top: "prob" }
+  layer { name: "mlog" type: "MultinomialLogisticLoss" bottom: "prob" bottom: "label" top: "ml" }
+  layer { name: "info" type: "InfogainLoss" bottom: "c" bottom: "label" bottom: "H" top: "il" }
+  layer { name: "am" type: "ArgMax" bottom: "c" top: "am" })";
+
 inline NetParameter parse_net(const char* text) {
   NetParameter p;
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &p));
@@ -117,6 +149,7 @@ inline NetParameter parse_net(const char* text) {
 }
 inline NetParameter mixed_net() { return parse_net(kMixedNet); }
 inline NetParameter more_net() { return parse_net(kMoreNet); }
+inline NetParameter rest_net() { return parse_net(kRestNet); }
 
 // Two nets of the same definition and weights on one device; `other` is the one under test.
 template <typename Dtype>
