@@ -22,7 +22,14 @@ void ActivationLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& t
   const std::string& t = p.type();
   prim::ActDesc& a = act_;
   a = prim::ActDesc{};
-  if (t == "Sigmoid") {
+  if (t == "ReLU") {
+    a.mode = prim::ActMode::kRelu;
+    a.relu_negative_slope = p.relu_param().negative_slope();
+    if (a.relu_negative_slope < 0 && top[0] == bottom[0])
+      this->error(
+          "a negative negative_slope cannot run in place: the gradient needs the sign of "
+          "the input");
+  } else if (t == "Sigmoid") {
     a.mode = prim::ActMode::kSigmoid;
   } else if (t == "TanH") {
     a.mode = prim::ActMode::kTanh;
@@ -69,7 +76,8 @@ void ActivationLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& t
     if (!std::isfinite(v)) this->error("parameters must be finite");
   // In place, backward finds the output where it reads the input: fine when the gradient does
   // not read the input, or reads only a sign the output keeps (ELU with alpha >= 0).
-  const bool sign_only = a.mode == prim::ActMode::kElu && a.elu_alpha >= 0;
+  const bool sign_only = (a.mode == prim::ActMode::kRelu && a.relu_negative_slope >= 0) ||
+                         (a.mode == prim::ActMode::kElu && a.elu_alpha >= 0);
   if (top[0] == bottom[0] && prim::act_has_bwd(a) && prim::act_bwd_reads_x(a) && !sign_only)
     this->error(
         "cannot run in place: the gradient needs the input, which the output would "

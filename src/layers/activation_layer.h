@@ -1,5 +1,6 @@
-// The point-wise activation layers of Caffe's catalogue other than ReLU, as one class whose Caffe
-// type name picks the mode (formulas and gradients in primitives/activation.h):
+// The point-wise activation layers of Caffe's catalogue, as one class whose Caffe type name picks
+// the mode (formulas and gradients in primitives/activation.h):
+//   ReLU       relu_param.negative_slope (0)            y = x > 0 ? x : negative_slope * x
 //   Sigmoid                                             y = 1 / (1 + exp(-x))
 //   TanH                                                y = tanh(x)
 //   ELU        elu_param.alpha (1)                      y = x > 0 ? x : alpha * (exp(x) - 1)
@@ -12,7 +13,8 @@
 //   Clip       clip_param.min, max                      y = min(max(x, min), max)
 //   Swish      swish_param.beta (1)                     y = x * sigmoid(beta * x)
 // In place where the gradient can do without the input (it reads only the output, or only the
-// sign of the input that the output keeps); otherwise in place is an error at setup. Threshold
+// sign of the input that the output keeps: ReLU with negative_slope >= 0, ELU with alpha >= 0);
+// otherwise in place is an error at setup. Threshold
 // has no gradient (Caffe does not define one): a backward that asks for it is an error.
 #pragma once
 

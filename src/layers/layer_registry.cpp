@@ -39,7 +39,6 @@
 #include "layers/pooling_layer.h"
 #include "layers/prelu_layer.h"
 #include "layers/reduction_layer.h"
-#include "layers/relu_layer.h"
 #include "layers/reshape_layer.h"
 #include "layers/scale_layer.h"
 #include "layers/sigmoid_cross_entropy_loss_layer.h"
@@ -109,7 +108,7 @@ constexpr Entry<Dtype> kTable[] = {
     {"Parameter", &make<ParameterLayer, Dtype>},
     {"Pooling", &make<PoolingLayer, Dtype>},
     {"Power", &make<ActivationLayer, Dtype>},
-    {"ReLU", &make<ReluLayer, Dtype>},
+    {"ReLU", &make<ActivationLayer, Dtype>},
     {"Reduction", &make<ReductionLayer, Dtype>},
     {"Reshape", &make<ReshapeLayer, Dtype>},
     {"SPP", &make<SppLayer, Dtype>},

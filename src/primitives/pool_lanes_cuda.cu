@@ -318,8 +318,7 @@ template <typename T>
 bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
                         const TensorDesc& yd, T* y, T alpha, T beta) {
   constexpr int K = 3;
-  if (!lanes_fit<K>(pd, xd, yd)) return false;
-  if (xd.w > 32) return false;
+  if (!lanes_fit<K>(pd, xd, yd) || xd.w > 32) return false;
   const LaneGeo g = lane_geo<1>(xd, yd);
   max_fwd_lanes_kernel<T, K><<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, alpha, beta);
   return true;

@@ -150,6 +150,12 @@ inline NetParameter parse_net(const char* text) {
 inline NetParameter mixed_net() { return parse_net(kMixedNet); }
 inline NetParameter more_net() { return parse_net(kMoreNet); }
 inline NetParameter rest_net() { return parse_net(kRestNet); }
+// The blobs of more_net() and rest_net() whose data backward never reads (each forward-only
+// input with the Split views that feed its readers).
+inline const std::set<std::string> kMoreNetForwardOnly = {"emb_sum", "mvn", "red", "tile"};
+inline const std::set<std::string> kRestNetForwardOnly = {
+    "c",     "c_ip_c_0_split_0",      "c_ip_c_0_split_1",
+    "conv1", "conv1_conv1_0_split_0", "conv1_conv1_0_split_1"};
 
 // Two nets of the same definition and weights on one device; `other` is the one under test.
 template <typename Dtype>
@@ -203,6 +209,24 @@ std::set<std::string> poison_forward_only(Net<Dtype>& net) {
       net.blobs()[k]->fill_data(std::numeric_limits<Dtype>::quiet_NaN());
       poisoned.insert(net.blob_names()[k]);
     }
+  return poisoned;
+}
+
+// The declarations of p's layers, both ways: two steps with the activations in one arena equal
+// the plain net's (`inspect` then sees the arena's net), and the data that poison_forward_only
+// overwrites before backward leaves the gradients unchanged. Returns what it overwrote.
+template <typename Dtype, typename F>
+std::set<std::string> check_declarations(const NetParameter& p, Device device, F inspect) {
+  prim::Handle h(device);
+  {
+    Twins<Dtype> t(p, device);
+    t.other.share_activation_memory();
+    for (int pass = 0; pass < 2; ++pass) t.step(h, pass, [] {});
+    inspect(t.other);
+  }
+  Twins<Dtype> t(p, device);
+  std::set<std::string> poisoned;
+  t.step(h, 0, [&] { poisoned = poison_forward_only(t.other); });
   return poisoned;
 }
 
