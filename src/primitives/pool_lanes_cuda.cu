@@ -10,6 +10,12 @@
 // reached 45-48% of the copy bandwidth on the inception pools (docs/benchmarks.md). A forward
 // with two cells per lane ran 0.068 ms against this one's 0.072 on googlenet:inception_3a/pool
 // but 0.053 against 0.052 on inception_4a (14 wide: half the warps), so it was not kept.
+// Where a warp's lines are whole packed planes of at most 4 KB, and there are enough of them (see
+// kStageWarps), the forward first copies its planes into shared memory with asynchronous 16-byte
+// copies, all in flight at once, then takes the same steps from the tile. Loading one row per step
+// left it latency-bound (a warp had two rows ahead in flight, 112 bytes on inception_4a): at batch
+// 128, inception_3a 0.0719 -> 0.0588 ms and inception_4a 0.0521 -> 0.0425 (76% -> 92% and 68% ->
+// 84% of a copy of their bytes; docs/benchmarks.md).
 // Backward: window (p, q) belongs to the lane of column q alone: it finds the window's argmax once
 // and hands (argmax cell, alpha * dy) by shuffles to the lanes whose columns the window covers.
 // A step thus loads V x and V dy per lane and evaluates V windows per lane: the argmax is
@@ -25,6 +31,8 @@
 // maximum of the rows. Backward: each cell starts from beta * dx and receives its windows'
 // gradients in (p, q) order. A window's argmax is the first cell of its maximum
 // (scan_first_max): the first cell equal to the forward's y, which the CPU's backward looks for.
+#include <cuda_pipeline_primitives.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -41,28 +49,16 @@ struct LaneGeo {
   int64_t xn, xc, xw, yn, yc, yw;
   int xh, yh;  // row strides; a plane's rows span less than 2^31 elements
   int64_t planes;
-  int band;       // rows per band; every line runs band + K - 1 steps
-  int64_t lines;  // planes * bands, band-major
-  int L;          // lanes per line: W / V
-  int per_warp;   // lines per warp: 32 / L
-  int64_t warps;  // ceil(lines / per_warp)
+  int band;        // rows per band; every line runs band + K - 1 steps
+  int64_t lines;   // planes * bands, band-major
+  int L;           // lanes per line: W / V
+  int per_warp;    // lines per warp: 32 / L
+  int64_t warps;   // ceil(lines / per_warp)
+  int tile;        // staged forward: elements of a warp's tile (per_warp whole planes)
+  int plane_vecs;  // staged forward: 16-byte vectors per plane
 };
 
 constexpr unsigned kFull = 0xffffffffu;
-
-// A lane's V adjacent cells of a row, moved as one access.
-template <typename T, int V>
-struct alignas(sizeof(T) * V) Cells {
-  T v[V];
-};
-
-template <typename T, int V>
-__device__ __forceinline__ Cells<T, V> splat(T value) {
-  Cells<T, V> c;
-#pragma unroll
-  for (int i = 0; i < V; ++i) c.v[i] = value;
-  return c;
-}
 
 // The cells of a row at columns col - R .. col + V - 1 + R, from the lane's own V cells and its
 // neighbours' (`outside` where the neighbour is past the line's ends: padding, another line).
@@ -222,18 +218,34 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 4 : 1)
 constexpr int kFwdAhead = 2;
 
 // f32 needs no bound: the kernel takes fewer than 64 registers.
-template <typename T, int K>
+template <typename T, int K, bool kStaged>
 __global__ void __launch_bounds__(kBlock)
     max_fwd_lanes_kernel(LaneGeo g, const T* __restrict__ x, T* y, T alpha, T beta) {
   constexpr int R = (K - 1) / 2;
   const T fill = -std::numeric_limits<T>::infinity();
   const int lane = int(threadIdx.x) & 31;
   const int l = lane / g.W, col = lane - l * g.W;
+  extern __shared__ uint4 staged[];
+  T* tile = reinterpret_cast<T*>(staged) + (threadIdx.x / 32) * g.tile;
   CREMA_CUDA_WARP_LOOP(warp, g.warps) {
     const LanePlace at = lane_place(g, warp, l);
     const bool valid = at.valid;
     const int64_t n = at.n, c = at.c;
     const T* xp = x + n * g.xn + c * g.xc + col * g.xw;
+    if constexpr (kStaged) {
+      // The warp's lines are whole packed planes, consecutive in x: every vector of them is in
+      // flight at once, copied to the tile without passing through registers.
+      const int64_t first = warp * g.per_warp;
+      const int vecs = int(min(int64_t(g.per_warp), g.lines - first)) * g.plane_vecs;
+      const uint4* src = reinterpret_cast<const uint4*>(x + first * g.xc);
+      __syncwarp();  // the last iteration's reads of the tile are done
+      for (int v = lane; v < vecs; v += 32)
+        __pipeline_memcpy_async(reinterpret_cast<uint4*>(tile) + v, src + v, sizeof(uint4));
+      __pipeline_commit();
+      __pipeline_wait_prior(0);
+      __syncwarp();
+      xp = tile + l * g.H * g.W + col;
+    }
     T* yp = y + n * g.yn + c * g.yc + col * g.yw;
     const int r0 = at.band * g.band, r1 = min(r0 + g.band, g.H);
 
@@ -282,6 +294,15 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+// The forward stages a warp's planes where they fit in this many bytes (googlenet:inception_3a's
+// 28 x 28 planes: 3136), a block's tiles in 8 times that, and where whole planes make at least
+// kStageWarps warps. Below, it cuts planes into bands of rows, unstaged, for more warps: at batch
+// 8 (about 2^11 warps of whole planes) staging ran 0.0099-0.0100 ms against 0.0091-0.0093 on
+// inception_3a and 0.0072 / 0.0153 against 0.0080-0.0082 on inception_4a; at batch 32 (7680 and
+// 8192 warps) 0.0200 against 0.0228 and 0.0145 against 0.0180 (docs/benchmarks.md).
+constexpr int64_t kStageBytes = 4096;
+constexpr int64_t kStageWarps = int64_t(1) << 12;
+
 // The windows these kernels take: K x K, stride 1, "same" padding, rows that span less than 2^31
 // elements.
 template <int K>
@@ -305,10 +326,10 @@ int lane_cells(const TensorDesc& xd, const TensorDesc& yd,
 }
 
 template <int V>
-LaneGeo lane_geo(const TensorDesc& xd, const TensorDesc& yd) {
+LaneGeo lane_geo(const TensorDesc& xd, const TensorDesc& yd, bool whole = false) {
   LaneGeo g{};
   g.L = xd.w / V;
-  plan_lanes(g, xd, yd, xd.h, 32 / g.L);
+  plan_lanes(g, xd, yd, xd.h, 32 / g.L, whole);
   return g;
 }
 
@@ -319,8 +340,27 @@ bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd
                         const TensorDesc& yd, T* y, T alpha, T beta) {
   constexpr int K = 3;
   if (!lanes_fit<K>(pd, xd, yd) || xd.w > 32) return false;
-  const LaneGeo g = lane_geo<1>(xd, yd);
-  max_fwd_lanes_kernel<T, K><<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, alpha, beta);
+  const int per_warp = 32 / xd.w;
+  const int64_t plane = int64_t(xd.h) * xd.w, planes = int64_t(xd.n) * xd.c;
+  const int64_t tile_bytes = per_warp * plane * int64_t(sizeof(T));
+  const bool staged = xd.stride_w == 1 && xd.stride_h == xd.w && xd.stride_c == plane &&
+                      xd.stride_n == xd.c * plane && plane * sizeof(T) % 16 == 0 &&
+                      reinterpret_cast<uintptr_t>(x) % 16 == 0 && tile_bytes <= kStageBytes &&
+                      (planes + per_warp - 1) / per_warp >= kStageWarps;
+  LaneGeo g = lane_geo<1>(xd, yd, staged);
+  if (staged) {
+    g.tile = int(per_warp * plane);
+    g.plane_vecs = int(plane * sizeof(T) / 16);
+    const auto kernel = max_fwd_lanes_kernel<T, K, true>;
+    // Tiles of several blocks per SM (pool_global_cuda.cu: the driver's own carveout varies).
+    cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                         cudaSharedmemCarveoutMaxShared);
+    kernel<<<grid_for(g.warps * 32), kBlock, size_t(tile_bytes) * (kBlock / 32), s>>>(g, x, y,
+                                                                                      alpha, beta);
+  } else {
+    max_fwd_lanes_kernel<T, K, false>
+        <<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, alpha, beta);
+  }
   return true;
 }
 

@@ -1,8 +1,9 @@
 // The special-case pooling kernels on CUDA, called by pool_cuda.cu: the sweeps for square 2/2,
 // 3/2 and 3/1 windows (kernel/stride: every reference net's pooling; pool_sweep_cuda.cu), the
 // lane kernels that narrow 3/1 and 3/2 planes take for max pooling (pool_lanes_cuda.cu,
-// pool_lanes_s2_cuda.cu), small packed planes staged in shared memory (pool_planes_cuda.cu) and
-// global pooling (pool_global_cuda.cu). Only included by .cu files of the primitives library.
+// pool_lanes_s2_cuda.cu), small packed planes staged in shared memory (pool_planes_cuda.cu), the
+// max backward of 2/2 windows tiling their planes (pool_k2s2_cuda.cu) and global pooling
+// (pool_global_cuda.cu). Only included by .cu files of the primitives library.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -42,6 +43,12 @@ template <typename T>
 bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
                            const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
+// Max backward of 2 x 2 windows of stride 2 and no padding that tile the plane (H = 2P, W = 2Q)
+// on rows of contiguous cells (pool_k2s2_cuda.cu); same contract. y is not read.
+template <typename T>
+bool pool_max_bwd_k2s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
+                       const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
+
 // Global pooling (one window covering each whole plane; pool_global_cuda.cu): forward of packed
 // NCHW planes of at most 64 cells, average backward of planes with contiguous cells; same
 // contract.
@@ -75,6 +82,20 @@ __device__ __forceinline__ void scan_first_max(T v, int t, T& m, int& at) {
   }
 }
 
+// V adjacent cells of a row, moved as one access (the caller checks the alignment).
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Cells {
+  T v[V];
+};
+
+template <typename T, int V>
+__device__ __forceinline__ Cells<T, V> splat(T value) {
+  Cells<T, V> c;
+#pragma unroll
+  for (int i = 0; i < V; ++i) c.v[i] = value;
+  return c;
+}
+
 // Where a lane kernel's lane works: line `warp * per_warp + l` (band-major: band * planes +
 // plane), whether that line exists (lanes past the last line or the warp's lines run the steps
 // without loading or storing), its band, and its plane's image n and channel c.
@@ -102,11 +123,12 @@ inline bool rows_fit_int(const TensorDesc& xd, const TensorDesc& yd) {
 }
 
 // The launch plan both lane kernels share: fills g's plane and stride fields from xd and yd, and
-// cuts each plane's `rows` steps into bands so that about 2^13 warps run, `per_warp` lines (a
-// line: one plane's band) to a warp. Row strides are stored as int: the callers have checked
-// rows_fit_int.
+// cuts each plane's `rows` steps into bands so that about 2^13 warps run (unless `whole`: one
+// band), `per_warp` lines (a line: one plane's band) to a warp. Row strides are stored as int:
+// the callers have checked rows_fit_int.
 template <typename G>
-void plan_lanes(G& g, const TensorDesc& xd, const TensorDesc& yd, int rows, int per_warp) {
+void plan_lanes(G& g, const TensorDesc& xd, const TensorDesc& yd, int rows, int per_warp,
+                bool whole = false) {
   constexpr int64_t kLaneWarps = int64_t(1) << 13;
   g.C = xd.c;
   g.H = xd.h;
@@ -122,7 +144,8 @@ void plan_lanes(G& g, const TensorDesc& xd, const TensorDesc& yd, int rows, int 
   g.planes = int64_t(xd.n) * xd.c;
   g.per_warp = per_warp;
   const int64_t plane_warps = (g.planes + per_warp - 1) / per_warp;
-  const int64_t bands = std::clamp<int64_t>((kLaneWarps + plane_warps - 1) / plane_warps, 1, rows);
+  const int64_t bands =
+      whole ? 1 : std::clamp<int64_t>((kLaneWarps + plane_warps - 1) / plane_warps, 1, rows);
   g.band = int((rows + bands - 1) / bands);
   g.lines = g.planes * ((rows + g.band - 1) / g.band);
   g.warps = (g.lines + per_warp - 1) / per_warp;

@@ -196,6 +196,17 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
   add(expand("lanes_s2_w4_bands", 3, 5, 61, 4, 3, 3, 0, 0, 2, 2, kMaxOnly));
   add(expand("lanes_s2_pad2", 2, 4, 12, 13, 3, 3, 2, 2, 2, 2, kMaxOnly));
   add(expand("lanes_s2_pads_1_2", 2, 3, 10, 15, 3, 3, 1, 2, 2, 2, kMaxOnly));
+  // The element-wise max backward of 2/2 windows tiling their planes: two windows per thread
+  // (12 wide), one (6 wide, and 12 wide shifted by two elements: rows off a 4-cell boundary), and
+  // tensors it leaves to the sweep: shifted by one element, an odd height (an NHWC view below).
+  add(expand("k2s2_tiles_w12", 2, 5, 6, 12, 2, 2, 0, 0, 2, 2, kMaxOnly));
+  add(expand("k2s2_tiles_w6", 3, 4, 8, 6, 2, 2, 0, 0, 2, 2, kMaxOnly));
+  add(expand("k2s2_tiles_h7", 2, 3, 7, 8, 2, 2, 0, 0, 2, 2, kMaxOnly));
+  for (int shift : {1, 2})
+    for (Case k : expand("k2s2_tiles_shifted", 2, 3, 4, 12, 2, 2, 0, 0, 2, 2, kMaxOnly, false)) {
+      k.shift = shift;
+      all.push_back(k);
+    }
   // Many small planes: the plane/channel split of the flat index.
   add(expand("many_planes", 1, 70000, 3, 3, 2, 2, 0, 0, 1, 1, kAllModes, false));
   for (const Case& k : all) check_all(k);
@@ -213,6 +224,10 @@ TEST(PoolCuda, NhwcViewMatchesCpu) {
     check_all(k);
   }
   for (Case k : expand("nhwc_k3s1", 2, 3, 7, 6, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false)) {
+    k.nhwc = true;
+    check_all(k);
+  }
+  for (Case k : expand("nhwc_k2s2", 2, 4, 6, 8, 2, 2, 0, 0, 2, 2, {PoolMode::kMax}, false)) {
     k.nhwc = true;
     check_all(k);
   }
@@ -245,6 +260,19 @@ TEST(PoolCuda, StagedPlanesMatchCpu) {
   for (const Case& k : all) check_all(k);
 }
 
+// The 3/1 lane forward stages a warp's planes in shared memory where they are packed, fit in
+// 4 KB and make at least 2^12 warps of whole planes: 14 x 14 planes two to a warp, the last warp
+// holding one (f64 too), and 28 x 28 planes one to a warp (f64 over 4 KB: not staged). The
+// shifted and smaller cases of UnitShapesMatchCpu take the unstaged kernel.
+TEST(PoolCuda, StagedLanesMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  std::vector<Case> all;
+  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
+  add(expand("staged_lanes_w14", 1, 8193, 14, 14, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  add(expand("staged_lanes_w28", 1, 4097, 28, 28, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  for (const Case& k : all) check_all(k);
+}
+
 // Max windows whose cells all hold the lowest finite value: the maximum equals the scans' initial
 // value, and the gradient still goes to the window's first cell, as on the CPU. Each max kernel:
 // the lanes of 3/1 windows (a cell and two cells per lane) and of 3/2 windows, the staged planes,
@@ -258,6 +286,7 @@ TEST(PoolCuda, WindowsOfLowestValuesMatchCpu) {
   add(expand("lowest_lanes_pairs", 3, 50, 7, 14, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
   add(expand("lowest_lanes_s2", 2, 3, 11, 64, 3, 3, 1, 1, 2, 2, kMaxOnly, false));
   add(expand("lowest_planes", 7, 5001, 13, 13, 3, 3, 0, 0, 2, 2, kMaxOnly, false));
+  add(expand("lowest_k2s2", 2, 3, 6, 12, 2, 2, 0, 0, 2, 2, kMaxOnly, false));
   add(expand("lowest_sweep", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
   add(expand("lowest_general", 1, 3, 20, 17, 9, 8, 2, 3, 4, 3, kMaxOnly, false));
   for (Case& k : all) {
