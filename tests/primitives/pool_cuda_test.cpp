@@ -236,11 +236,10 @@ TEST(PoolCuda, NhwcViewMatchesCpu) {
 // The staged forward and max backward of small packed planes (pool_planes_cuda.cu) run on grids
 // of at least one wave (forward) or two (backward) of 8 blocks per SM, so these cases have
 // 2400-3000 groups of planes, the last one partial: 13 x 13 planes in groups of 12 (a span
-// ending in a partial 16-byte vector), 8 x 8 in groups of 32, padded 2/2 windows (one phase of
-// backward windows), 32 x 32 planes (2 per group), 55 x 55 (4 per group, the largest forward
-// tile; too large for the backward's), rectangular windows, and tensors that do not start on a
-// 16-byte boundary, which the staged kernels leave to the others (every shift of f32; 1 and 3 of
-// f64). 3/1 windows with pad 1 (nine phases) take the lane kernels.
+// ending in a partial 16-byte vector), 8 x 8 in groups of 32 (the forward; the max backward of
+// these tiling windows takes pool_k2s2_cuda.cu), and padded 2/2 windows (one phase of backward
+// windows). 3/1 windows with pad 1 (nine phases) take the lane kernels. The cases are split over
+// three tests so that each runs within the sanitizer sweep's time limit.
 TEST(PoolCuda, StagedPlanesMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
   std::vector<Case> all;
@@ -249,15 +248,30 @@ TEST(PoolCuda, StagedPlanesMatchCpu) {
   add(expand("planes_8x8", 7, 12001, 8, 8, 2, 2, 0, 0, 2, 2, kAllModes, false));
   add(expand("planes_k2s2_pad1", 4, 10001, 11, 11, 2, 2, 1, 1, 2, 2, kAllModes));
   add(expand("planes_k3s1_pad1", 7, 2001, 14, 14, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
+  for (const Case& k : all) check_all(k);
+}
+
+// Larger staged planes: 32 x 32 (2 per group), 55 x 55 (4 per group, the largest forward tile; too
+// large for the backward's), and rectangular windows.
+TEST(PoolCuda, StagedLargePlanesMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  std::vector<Case> all;
+  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
   add(expand("planes_32x32", 3, 1601, 32, 32, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
   add(expand("planes_55x55", 8, 1001, 55, 55, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
   add(expand("planes_k5x3_s3x2", 3, 7001, 17, 14, 5, 3, 2, 1, 3, 2, kAllModes, false));
+  for (const Case& k : all) check_all(k);
+}
+
+// Tensors that do not start on a 16-byte boundary, which the staged kernels leave to the others
+// (every shift of f32; 1 and 3 of f64).
+TEST(PoolCuda, StagedPlanesShiftedMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
   for (int shift : {1, 2, 3})
     for (Case k : expand("planes_shifted", 2, 18001, 13, 13, 3, 3, 0, 0, 2, 2, kAllModes, false)) {
       k.shift = shift;
-      all.push_back(k);
+      check_all(k);
     }
-  for (const Case& k : all) check_all(k);
 }
 
 // The 3/1 lane forward stages a warp's planes in shared memory where they are packed, fit in
