@@ -1,13 +1,13 @@
 // Pooling on CUDA, max and average, with the window rules of pool_ops.h (the same as the CPU).
 // Special cases first, each in its own file: global pooling of small planes (pool_global_cuda.cu);
-// the max backward of 2/2 windows that tile their planes, element-wise (pool_k2s2_cuda.cu); the
-// forward and max backward of small packed planes staged in shared memory, where they measured
-// faster (pool_planes_cuda.cu); lane kernels for the max forward and backward of 3/1 windows with
-// pad 1 on narrow planes (pool_lanes_cuda.cu) and of 3/2 windows on planes of at most 32
-// two-column blocks (pool_lanes_s2_cuda.cu); the sweeps for the square 2/2, 3/2 and 3/1 windows
-// (kernel/stride) of the reference nets (pool_sweep_cuda.cu: a thread walks down a column of a
-// plane with the input rows in registers; the backward in one pass). Other shapes take the
-// kernels here:
+// backward passes by vectors of dx rows, for the max of 2/2 windows that tile their planes and
+// the average of 2/2 and 3/2 windows (pool_rows_cuda.cu); the forward and max backward of small
+// packed planes staged in shared memory, where they measured faster (pool_planes_cuda.cu); lane
+// kernels for the max forward and backward of 3/1 windows with pad 1 on narrow planes
+// (pool_lanes_cuda.cu) and of 3/2 windows on planes of at most 32 two-column blocks
+// (pool_lanes_s2_cuda.cu); the sweeps for the square 2/2, 3/2 and 3/1 windows (kernel/stride) of
+// the reference nets (pool_sweep_cuda.cu: a thread walks down a column of a plane with the input
+// rows in registers; the backward in one pass). Other shapes take the kernels here:
 // Forward: one thread per output (a warp per output for large windows such as global pooling).
 // Backward (other shapes only) without atomics, so it is deterministic: each input element gathers,
 // in the CPU's (p, q) order, from the output windows covering it. Max backward first stores each
@@ -324,6 +324,7 @@ void bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const T* y, const 
       pool_max_bwd_lanes(s, pd, yd, dy, xd, x, dx, alpha, beta) ||
       pool_max_bwd_lanes_s2(s, pd, yd, dy, xd, x, dx, alpha, beta) ||
       pool_avg_bwd_global(s, pd, yd, dy, xd, dx, alpha, beta) ||
+      pool_avg_bwd_rows(s, pd, yd, dy, xd, dx, alpha, beta) ||
       pool_bwd_sweep(s, pd, yd, y, dy, xd, x, dx, alpha, beta)) {
     check_launch("pool_bwd");
     return;

@@ -1,8 +1,8 @@
 // The special-case pooling kernels on CUDA, called by pool_cuda.cu: the sweeps for square 2/2,
 // 3/2 and 3/1 windows (kernel/stride: every reference net's pooling; pool_sweep_cuda.cu), the
 // lane kernels that narrow 3/1 and 3/2 planes take for max pooling (pool_lanes_cuda.cu,
-// pool_lanes_s2_cuda.cu), small packed planes staged in shared memory (pool_planes_cuda.cu), the
-// max backward of 2/2 windows tiling their planes (pool_k2s2_cuda.cu) and global pooling
+// pool_lanes_s2_cuda.cu), small packed planes staged in shared memory (pool_planes_cuda.cu),
+// backward passes by vectors of dx rows (pool_rows_cuda.cu) and global pooling
 // (pool_global_cuda.cu). Only included by .cu files of the primitives library.
 #pragma once
 
@@ -43,11 +43,15 @@ template <typename T>
 bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
                            const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
-// Max backward of 2 x 2 windows of stride 2 and no padding that tile the plane (H = 2P, W = 2Q)
-// on rows of contiguous cells (pool_k2s2_cuda.cu); same contract. y is not read.
+// Backward passes by vectors of dx rows, on rows of contiguous cells (pool_rows_cuda.cu); same
+// contract. Max of 2 x 2 windows of stride 2 and no padding that tile the plane (H = 2P, W = 2Q;
+// y is not read), and average of square 2/2 and 3/2 windows on even widths.
 template <typename T>
 bool pool_max_bwd_k2s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
                        const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
+template <typename T>
+bool pool_avg_bwd_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
+                       const TensorDesc& xd, T* dx, T alpha, T beta);
 
 // Global pooling (one window covering each whole plane; pool_global_cuda.cu): forward of packed
 // NCHW planes of at most 64 cells, average backward of planes with contiguous cells; same

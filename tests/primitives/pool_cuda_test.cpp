@@ -207,6 +207,20 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
       k.shift = shift;
       all.push_back(k);
     }
+  // The average backward of 2/2 and 3/2 windows by row vectors: four cells per thread (widths of
+  // 4k), two (4k + 2), padding (windows clipped at both ends), rows no window covers (floor
+  // shapes), and rows off a 4-cell boundary (shifted by one element: the sweep; by two f32: two
+  // cells).
+  const std::vector<PoolMode> kAvgOnly = {PoolMode::kAverage, PoolMode::kAverageExcludePad};
+  add(expand("avg_rows_k3_w12", 2, 3, 9, 12, 3, 3, 0, 0, 2, 2, kAvgOnly));
+  add(expand("avg_rows_k3_w10_pad1", 2, 3, 8, 10, 3, 3, 1, 1, 2, 2, kAvgOnly));
+  add(expand("avg_rows_k2_w8_pad1", 1, 4, 7, 8, 2, 2, 1, 1, 2, 2, kAvgOnly));
+  add(expand("avg_rows_k2_w12", 2, 2, 5, 12, 2, 2, 0, 0, 2, 2, kAvgOnly));
+  for (int shift : {1, 2})
+    for (Case k : expand("avg_rows_shifted", 2, 3, 6, 8, 3, 3, 0, 0, 2, 2, kAvgOnly, false)) {
+      k.shift = shift;
+      all.push_back(k);
+    }
   // Many small planes: the plane/channel split of the flat index.
   add(expand("many_planes", 1, 70000, 3, 3, 2, 2, 0, 0, 1, 1, kAllModes, false));
   for (const Case& k : all) check_all(k);

@@ -1,0 +1,246 @@
+// Backward passes in which a thread owns adjacent cells of a row of dx, stores them as one vector
+// and walks nothing: the max backward of 2 x 2 windows of stride 2 that tile their planes, and the
+// average backward of the 2/2 and 3/2 windows (kernel/stride) the sweep (pool_sweep_cuda.cu)
+// would otherwise take.
+// Max, H = 2P and W = 2Q (LeNet's pools, VGG's): the windows are disjoint and cover every cell
+// once. A thread takes V adjacent windows of a window row, loads their two input rows as 2V-cell
+// vectors and their V dy as one, finds each window's first maximum from x (y is not read), and
+// stores both rows of dx as 2V-cell vectors. The sweep, which these windows took before, reads y
+// besides, and loads and stores a column block's cells one at a time, two columns apart:
+// lenet:pool1's backward ran 0.0080 ms there, 0.0056 here (66-78% -> 97-102% of a copy of its
+// bytes; docs/benchmarks.md).
+// Average: a thread takes V cells of a row, loads the dy of every window covering them at once
+// (at most ceil(K / S) window rows of (V + K - 2) / S + 1), then adds each window's
+// alpha * dy / divisor to the cells it covers. The sweep ran cifar10_quick:pool2's backward in
+// 1.52 waves of blocks (53 registers) with two dependent steps per thread: 7.8 us in ncu, 0.0079-
+// 0.0081 ms timed; this kernel 6.1-6.3 us, 0.0063-0.0070 ms (docs/benchmarks.md). A first version
+// that loaded each window's dy inside its loop ran no faster than the sweep.
+// Results equal the CPU's bit for bit: each cell is beta * dx plus, for max, alpha * dy where it
+// is its window's first maximum in row-major order (the first cell equal to y, which the CPU
+// looks for); for the average, its windows' gradients in the CPU's (p, q) order.
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "primitives/cuda_util.cuh"
+#include "primitives/fast_div.h"
+#include "primitives/pool_ops.h"
+#include "primitives/pool_sweep.cuh"
+
+namespace crema::prim::cuda {
+namespace {
+
+using pool_ops::Span;
+using pool_ops::span_of;
+
+// A launch of `rows` x `groups` threads per plane: rows are window rows (max) or cell rows
+// (average), groups V adjacent windows or cells.
+struct RowsGeo {
+  int C, rows, groups;
+  int64_t xn, xc, yn, yc;
+  int xh, yh;     // row strides; a plane's rows span less than 2^31 elements
+  uint32_t work;  // planes * rows * groups, under 2^31
+  FastDiv by_groups, by_rows, by_c;
+  // Average: the windows.
+  PoolMode mode;
+  int H, W, P, Q, ph, pw;
+};
+
+// Thread t's row and group, and its plane's offsets in x and in y.
+struct RowItem {
+  int row, group;
+  int64_t xo, yo;
+};
+
+__device__ __forceinline__ RowItem row_item(const RowsGeo& g, uint32_t t) {
+  const uint32_t rg = g.by_groups.div(t), plane = g.by_rows.div(rg), n = g.by_c.div(plane);
+  const int64_t c = plane - n * g.C;
+  return RowItem{int(rg - plane * g.rows), int(t - rg * g.groups), n * g.xn + c * g.xc,
+                 n * g.yn + c * g.yc};
+}
+
+// beta * dx of N cells, or 0 without reading dx when beta is 0.
+template <typename T, int N>
+__device__ __forceinline__ Cells<T, N> primed(const T* dx, T beta) {
+  if (beta == T(0)) return splat<T, N>(T(0));
+  Cells<T, N> v = *reinterpret_cast<const Cells<T, N>*>(dx);
+#pragma unroll
+  for (int e = 0; e < N; ++e) v.v[e] = beta * v.v[e];
+  return v;
+}
+
+template <typename T, int V>
+__global__ void max_bwd_k2s2_kernel(RowsGeo g, const T* __restrict__ x, const T* __restrict__ dy,
+                                    T* dx, T alpha, T beta) {
+  using Row = Cells<T, 2 * V>;
+  CREMA_CUDA_LOOP(i, g.work) {
+    const RowItem it = row_item(g, uint32_t(i));
+    const int64_t xo = it.xo + int64_t(2 * it.row) * g.xh + 2 * V * it.group;
+    const Row top = *reinterpret_cast<const Row*>(x + xo);
+    const Row bottom = *reinterpret_cast<const Row*>(x + xo + g.xh);
+    const Cells<T, V> d =
+        *reinterpret_cast<const Cells<T, V>*>(dy + it.yo + it.row * g.yh + V * it.group);
+    Row out[2] = {primed<T, 2 * V>(dx + xo, beta), primed<T, 2 * V>(dx + xo + g.xh, beta)};
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      const T cell[4] = {top.v[2 * u], top.v[2 * u + 1], bottom.v[2 * u], bottom.v[2 * u + 1]};
+      T m = std::numeric_limits<T>::lowest();
+      int at = -1;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) scan_first_max(cell[k], k, m, at);
+        // Static indices keep out in registers.
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (at == k) out[k / 2].v[2 * u + k % 2] += alpha * d.v[u];
+    }
+    *reinterpret_cast<Row*>(dx + xo) = out[0];
+    *reinterpret_cast<Row*>(dx + xo + g.xh) = out[1];
+  }
+}
+
+// The first window along an axis whose K cells (from o * S - pad) reach cell `at`.
+template <int K, int S>
+__device__ __forceinline__ int first_covering(int at, int pad) {
+  const int reach = at + pad - K + 1;
+  return reach <= 0 ? 0 : (reach + S - 1) / S;
+}
+
+template <typename T, int K, int S, int V>
+__global__ void avg_bwd_rows_kernel(RowsGeo g, const T* __restrict__ dy, T* dx, T alpha, T beta) {
+  constexpr int WR = (K - 1) / S + 1;      // window rows covering a cell row, at most
+  constexpr int WC = (V + K - 2) / S + 1;  // window columns covering V cells, at most
+  CREMA_CUDA_LOOP(i, g.work) {
+    const RowItem it = row_item(g, uint32_t(i));
+    const int row = it.row, j0 = V * it.group;
+    T* dp = dx + it.xo + int64_t(row) * g.xh + j0;
+    const int p0 = first_covering<K, S>(row, g.ph), p1 = min(g.P - 1, (row + g.ph) / S);
+    const int q0 = first_covering<K, S>(j0, g.pw), q1 = min(g.Q - 1, (j0 + V - 1 + g.pw) / S);
+    // Every covering window's dy, loaded before any is used.
+    T d[WR][WC];
+#pragma unroll
+    for (int r = 0; r < WR; ++r)
+#pragma unroll
+      for (int c = 0; c < WC; ++c)
+        d[r][c] = p0 + r <= p1 && q0 + c <= q1 ? dy[it.yo + (p0 + r) * g.yh + q0 + c] : T(0);
+    Cells<T, V> acc = primed<T, V>(dp, beta);
+#pragma unroll
+    for (int r = 0; r < WR; ++r) {
+      const Span a = span_of(p0 + r, g.H, K, g.ph, S);
+#pragma unroll
+      for (int c = 0; c < WC; ++c) {
+        if (p0 + r > p1 || q0 + c > q1) continue;
+        const Span b = span_of(q0 + c, g.W, K, g.pw, S);
+        const T v = alpha * d[r][c] / T(pool_ops::divisor_of(g.mode, a, b));
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (j0 + e >= b.lo && j0 + e < b.hi) acc.v[e] += v;
+      }
+    }
+    *reinterpret_cast<Cells<T, V>*>(dp) = acc;
+  }
+}
+
+// Whether rows fit vectors: contiguous cells, every row of x and dx starting on an `xv`-cell
+// boundary and every row of dy on a `yv`-cell one, in the descriptors and at the pointers.
+template <typename T>
+bool rows_aligned(const TensorDesc& xd, const TensorDesc& yd, const void* x, const void* dx,
+                  const void* dy, int xv, int yv) {
+  bool ok = xd.stride_w == 1 && yd.stride_w == 1 && rows_fit_int(xd, yd) &&
+            reinterpret_cast<uintptr_t>(x) % (xv * sizeof(T)) == 0 &&
+            reinterpret_cast<uintptr_t>(dx) % (xv * sizeof(T)) == 0 &&
+            reinterpret_cast<uintptr_t>(dy) % (yv * sizeof(T)) == 0;
+  for (int64_t s : {xd.stride_h, xd.stride_c, xd.stride_n}) ok = ok && s % xv == 0;
+  for (int64_t s : {yd.stride_h, yd.stride_c, yd.stride_n}) ok = ok && s % yv == 0;
+  return ok;
+}
+
+// The geometry of `rows` x `groups` threads per plane, or work 0 where they reach 2^31.
+RowsGeo rows_geo(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd, int rows,
+                 int groups) {
+  RowsGeo g{};
+  const int64_t work = int64_t(xd.n) * xd.c * rows * groups;
+  if (work >= (int64_t(1) << 31)) return g;
+  g.C = xd.c;
+  g.rows = rows;
+  g.groups = groups;
+  g.xn = xd.stride_n;
+  g.xc = xd.stride_c;
+  g.yn = yd.stride_n;
+  g.yc = yd.stride_c;
+  g.xh = int(xd.stride_h);
+  g.yh = int(yd.stride_h);
+  g.work = uint32_t(work);
+  g.by_groups = FastDiv(uint32_t(groups));
+  g.by_rows = FastDiv(uint32_t(rows));
+  g.by_c = FastDiv(uint32_t(xd.c));
+  g.mode = pd.mode;
+  g.H = xd.h;
+  g.W = xd.w;
+  g.P = yd.h;
+  g.Q = yd.w;
+  g.ph = pd.pad_h;
+  g.pw = pd.pad_w;
+  return g;
+}
+
+}  // namespace
+
+template <typename T>
+bool pool_max_bwd_k2s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
+                       const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
+  if (pd.mode != PoolMode::kMax || pd.kernel_h != 2 || pd.kernel_w != 2 || pd.stride_h != 2 ||
+      pd.stride_w != 2 || pd.pad_h != 0 || pd.pad_w != 0 || xd.h != 2 * yd.h || xd.w != 2 * yd.w ||
+      yd.h < 1 || yd.w < 1)
+    return false;
+  auto launch = [&](auto v) {
+    constexpr int V = decltype(v)::value;
+    const RowsGeo g = rows_geo(pd, xd, yd, yd.h, yd.w / V);
+    if (g.work == 0) return false;
+    max_bwd_k2s2_kernel<T, V><<<grid_for(g.work), kBlock, 0, s>>>(g, x, dy, dx, alpha, beta);
+    return true;
+  };
+  // Two windows per thread (16-byte rows of f32) where the rows allow, else one.
+  if (yd.w % 2 == 0 && rows_aligned<T>(xd, yd, x, dx, dy, 4, 2))
+    return launch(std::integral_constant<int, 2>{});
+  if (rows_aligned<T>(xd, yd, x, dx, dy, 2, 1)) return launch(std::integral_constant<int, 1>{});
+  return false;
+}
+
+template <typename T>
+bool pool_avg_bwd_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
+                       const TensorDesc& xd, T* dx, T alpha, T beta) {
+  if (pd.mode == PoolMode::kMax || pd.stride_h != 2 || pd.stride_w != 2 ||
+      pd.kernel_h != pd.kernel_w || (pd.kernel_h != 2 && pd.kernel_h != 3) || xd.h < 1 ||
+      xd.w < 1 || yd.h < 1 || yd.w < 1)
+    return false;
+  auto launch = [&](auto k, auto v) {
+    constexpr int K = decltype(k)::value, V = decltype(v)::value;
+    const RowsGeo g = rows_geo(pd, xd, yd, xd.h, xd.w / V);
+    if (g.work == 0) return false;
+    avg_bwd_rows_kernel<T, K, 2, V><<<grid_for(g.work), kBlock, 0, s>>>(g, dy, dx, alpha, beta);
+    return true;
+  };
+  auto with_cells = [&](auto k) {
+    // Four cells per thread (16-byte vectors of f32) where the rows allow, else two; odd widths
+    // take the sweep. Eight (two vectors, 0.6 waves instead of 1.01 on cifar10_quick:pool2) ran
+    // no faster: 6.37 us against 6.27 in ncu.
+    if (xd.w % 4 == 0 && rows_aligned<T>(xd, yd, dx, dx, dy, 4, 1))
+      return launch(k, std::integral_constant<int, 4>{});
+    if (xd.w % 2 == 0 && rows_aligned<T>(xd, yd, dx, dx, dy, 2, 1))
+      return launch(k, std::integral_constant<int, 2>{});
+    return false;
+  };
+  return pd.kernel_h == 2 ? with_cells(std::integral_constant<int, 2>{})
+                          : with_cells(std::integral_constant<int, 3>{});
+}
+
+#define CREMA_POOL_ROWS(T)                                                                       \
+  template bool pool_max_bwd_k2s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
+                                     const TensorDesc&, const T*, T*, T, T);                     \
+  template bool pool_avg_bwd_rows<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
+                                     const TensorDesc&, T*, T, T);
+CREMA_POOL_ROWS(float)
+CREMA_POOL_ROWS(double)
+#undef CREMA_POOL_ROWS
+
+}  // namespace crema::prim::cuda
