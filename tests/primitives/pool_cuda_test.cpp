@@ -251,7 +251,7 @@ TEST(PoolCuda, NhwcViewMatchesCpu) {
 // of at least one wave (forward) or two (backward) of 8 blocks per SM, so these cases have
 // 2400-3000 groups of planes, the last one partial: 13 x 13 planes in groups of 12 (a span
 // ending in a partial 16-byte vector), 8 x 8 in groups of 32 (the forward; the max backward of
-// these tiling windows takes pool_k2s2_cuda.cu), and padded 2/2 windows (one phase of backward
+// these tiling windows takes pool_rows_cuda.cu), and padded 2/2 windows (one phase of backward
 // windows). 3/1 windows with pad 1 (nine phases) take the lane kernels. The cases are split over
 // three tests so that each runs within the sanitizer sweep's time limit.
 TEST(PoolCuda, StagedPlanesMatchCpu) {
