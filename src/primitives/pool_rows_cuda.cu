@@ -84,11 +84,12 @@ __global__ void max_bwd_k2s2_kernel(RowsGeo g, const T* __restrict__ x, const T*
 #pragma unroll
     for (int u = 0; u < V; ++u) {
       const T cell[4] = {top.v[2 * u], top.v[2 * u + 1], bottom.v[2 * u], bottom.v[2 * u + 1]};
+      // The window's first maximum, then its gradient to that cell (static indices keep out in
+      // registers).
       T m = std::numeric_limits<T>::lowest();
       int at = -1;
 #pragma unroll
       for (int k = 0; k < 4; ++k) scan_first_max(cell[k], k, m, at);
-        // Static indices keep out in registers.
 #pragma unroll
       for (int k = 0; k < 4; ++k)
         if (at == k) out[k / 2].v[2 * u + k % 2] += alpha * d.v[u];
