@@ -14,8 +14,8 @@
 //   Swish      swish_param.beta (1)                     y = x * sigmoid(beta * x)
 // In place where the gradient can do without the input (it reads only the output, or only the
 // sign of the input that the output keeps: ReLU with negative_slope >= 0, ELU with alpha >= 0);
-// otherwise in place is an error at setup. Threshold
-// has no gradient (Caffe does not define one): a backward that asks for it is an error.
+// otherwise in place is an error at setup. Threshold has no gradient (Caffe does not define one):
+// a backward that asks for it is an error.
 #pragma once
 
 #include "core/layer.h"

@@ -34,7 +34,6 @@
 #include <cuda_pipeline_primitives.h>
 
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
 #include <type_traits>
 
@@ -49,13 +48,11 @@ struct LaneGeo {
   int64_t xn, xc, xw, yn, yc, yw;
   int xh, yh;  // row strides; a plane's rows span less than 2^31 elements
   int64_t planes;
-  int band;        // rows per band; every line runs band + K - 1 steps
-  int64_t lines;   // planes * bands, band-major
-  int L;           // lanes per line: W / V
-  int per_warp;    // lines per warp: 32 / L
-  int64_t warps;   // ceil(lines / per_warp)
-  int tile;        // staged forward: elements of a warp's tile (per_warp whole planes)
-  int plane_vecs;  // staged forward: 16-byte vectors per plane
+  int band;       // rows per band; every line runs band + K - 1 steps
+  int64_t lines;  // planes * bands, band-major
+  int L;          // lanes per line: W / V
+  int per_warp;   // lines per warp: 32 / L
+  int64_t warps;  // ceil(lines / per_warp)
 };
 
 constexpr unsigned kFull = 0xffffffffu;
@@ -225,8 +222,10 @@ __global__ void __launch_bounds__(kBlock)
   const T fill = -std::numeric_limits<T>::infinity();
   const int lane = int(threadIdx.x) & 31;
   const int l = lane / g.W, col = lane - l * g.W;
+  // Staged: each warp's tile holds its per_warp whole planes.
   extern __shared__ uint4 staged[];
-  T* tile = reinterpret_cast<T*>(staged) + (threadIdx.x / 32) * g.tile;
+  const int plane = g.H * g.W;
+  T* tile = reinterpret_cast<T*>(staged) + (threadIdx.x / 32) * g.per_warp * plane;
   CREMA_CUDA_WARP_LOOP(warp, g.warps) {
     const LanePlace at = lane_place(g, warp, l);
     const bool valid = at.valid;
@@ -236,7 +235,7 @@ __global__ void __launch_bounds__(kBlock)
       // The warp's lines are whole packed planes, consecutive in x: every vector of them is in
       // flight at once, copied to the tile without passing through registers.
       const int64_t first = warp * g.per_warp;
-      const int vecs = int(min(int64_t(g.per_warp), g.lines - first)) * g.plane_vecs;
+      const int vecs = int(min(int64_t(g.per_warp), g.lines - first)) * plane * int(sizeof(T)) / 16;
       const uint4* src = reinterpret_cast<const uint4*>(x + first * g.xc);
       __syncwarp();  // the last iteration's reads of the tile are done
       for (int v = lane; v < vecs; v += 32)
@@ -244,7 +243,7 @@ __global__ void __launch_bounds__(kBlock)
       __pipeline_commit();
       __pipeline_wait_prior(0);
       __syncwarp();
-      xp = tile + l * g.H * g.W + col;
+      xp = tile + l * plane + col;
     }
     T* yp = y + n * g.yn + c * g.yc + col * g.yw;
     const int r0 = at.band * g.band, r1 = min(r0 + g.band, g.H);
@@ -316,12 +315,9 @@ bool lanes_fit(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
 // (descriptors and pointers) starts on a 2-cell boundary with packed cells, 1 where planes are at
 // most 32 wide, else 0 (the kernel does not fit).
 template <typename T>
-int lane_cells(const TensorDesc& xd, const TensorDesc& yd,
-               std::initializer_list<const void*> ptrs) {
-  bool pairs = xd.w % 2 == 0 && xd.w <= 64 && xd.stride_w == 1 && yd.stride_w == 1;
-  for (int64_t s : {xd.stride_h, xd.stride_c, xd.stride_n, yd.stride_h, yd.stride_c, yd.stride_n})
-    pairs = pairs && s % 2 == 0;
-  for (const void* p : ptrs) pairs = pairs && reinterpret_cast<uintptr_t>(p) % (2 * sizeof(T)) == 0;
+int lane_cells(const TensorDesc& xd, const TensorDesc& yd, const T* x, const T* dx, const T* dy) {
+  const bool pairs = xd.w % 2 == 0 && xd.w <= 64 && rows_on_cells<T>(xd, 2, {x, dx}) &&
+                     rows_on_cells<T>(yd, 2, {dy});
   return pairs ? 2 : xd.w <= 32 ? 1 : 0;
 }
 
@@ -343,14 +339,11 @@ bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd
   const int per_warp = 32 / xd.w;
   const int64_t plane = int64_t(xd.h) * xd.w, planes = int64_t(xd.n) * xd.c;
   const int64_t tile_bytes = per_warp * plane * int64_t(sizeof(T));
-  const bool staged = xd.stride_w == 1 && xd.stride_h == xd.w && xd.stride_c == plane &&
-                      xd.stride_n == xd.c * plane && plane * sizeof(T) % 16 == 0 &&
+  const bool staged = xd.is_packed_nchw() && plane * sizeof(T) % 16 == 0 &&
                       reinterpret_cast<uintptr_t>(x) % 16 == 0 && tile_bytes <= kStageBytes &&
                       (planes + per_warp - 1) / per_warp >= kStageWarps;
-  LaneGeo g = lane_geo<1>(xd, yd, staged);
+  const LaneGeo g = lane_geo<1>(xd, yd, staged);
   if (staged) {
-    g.tile = int(per_warp * plane);
-    g.plane_vecs = int(plane * sizeof(T) / 16);
     const auto kernel = max_fwd_lanes_kernel<T, K, true>;
     // Tiles of several blocks per SM (pool_global_cuda.cu: the driver's own carveout varies).
     cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -375,7 +368,7 @@ bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd
     max_bwd_lanes_kernel<T, K, V>
         <<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, dy, dx, alpha, beta);
   };
-  switch (lane_cells<T>(xd, yd, {dy, x, dx})) {
+  switch (lane_cells<T>(xd, yd, x, dx, dy)) {
     case 2:
       launch(std::integral_constant<int, 2>{});
       return true;

@@ -8,10 +8,9 @@
 // it loads its block's two columns of the two rows the next window row adds and the window's dy,
 // takes the third column from the next lane by a shuffle, finds the argmax once from the window's
 // cells (y is never read) and hands (argmax cell, alpha * dy) to the next lane, whose first
-// column the window covers. The column
-// sweep (pool_sweep_cuda.cu), which these planes took before, loads five columns of those rows and
-// two windows' y and dy per lane and step, and evaluates every window twice (docs/benchmarks.md
-// has both measured).
+// column the window covers. The column sweep (pool_sweep_cuda.cu), which these planes took
+// before, loads five columns of those rows and two windows' y and dy per lane and step, and
+// evaluates every window twice (docs/benchmarks.md has both measured).
 // Results equal the CPU's bit for bit: each cell starts from beta * dx and receives its windows'
 // gradients in (p, q) order. A window's argmax is the first cell of its maximum
 // (scan_first_max): the first cell equal to the forward's y, which the CPU's backward looks for.

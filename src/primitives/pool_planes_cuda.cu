@@ -176,18 +176,14 @@ __global__ void __launch_bounds__(kThreads)
     dxg[e] = (beta == T(0) ? T(0) : beta * dxg[e]) + gs[e];
 }
 
-bool packed(const TensorDesc& d) {
-  return d.stride_w == 1 && d.stride_h == d.w && d.stride_c == int64_t(d.h) * d.w &&
-         d.stride_n == d.c * d.stride_c;
-}
-
 // The geometry when xd and yd are packed planes small enough to stage, else cells == 0. Groups
 // start 16-byte aligned in x, and with `align_y` in y too.
 template <typename T>
 PlanesGeo plan(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd, bool align_y) {
   PlanesGeo g{};
   const int64_t cells = int64_t(xd.h) * xd.w, outs = int64_t(yd.h) * yd.w;
-  if (!packed(xd) || !packed(yd) || cells > kMaxCells || outs > kMaxCells * 4) return g;
+  if (!xd.is_packed_nchw() || !yd.is_packed_nchw() || cells > kMaxCells || outs > kMaxCells * 4)
+    return g;
   g.H = xd.h;
   g.W = xd.w;
   g.P = yd.h;

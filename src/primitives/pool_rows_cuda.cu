@@ -141,20 +141,6 @@ __global__ void avg_bwd_rows_kernel(RowsGeo g, const T* __restrict__ dy, T* dx, 
   }
 }
 
-// Whether rows fit vectors: contiguous cells, every row of x and dx starting on an `xv`-cell
-// boundary and every row of dy on a `yv`-cell one, in the descriptors and at the pointers.
-template <typename T>
-bool rows_aligned(const TensorDesc& xd, const TensorDesc& yd, const void* x, const void* dx,
-                  const void* dy, int xv, int yv) {
-  bool ok = xd.stride_w == 1 && yd.stride_w == 1 && rows_fit_int(xd, yd) &&
-            reinterpret_cast<uintptr_t>(x) % (xv * sizeof(T)) == 0 &&
-            reinterpret_cast<uintptr_t>(dx) % (xv * sizeof(T)) == 0 &&
-            reinterpret_cast<uintptr_t>(dy) % (yv * sizeof(T)) == 0;
-  for (int64_t s : {xd.stride_h, xd.stride_c, xd.stride_n}) ok = ok && s % xv == 0;
-  for (int64_t s : {yd.stride_h, yd.stride_c, yd.stride_n}) ok = ok && s % yv == 0;
-  return ok;
-}
-
 // The geometry of `rows` x `groups` threads per plane, or work 0 where they reach 2^31.
 RowsGeo rows_geo(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd, int rows,
                  int groups) {
@@ -191,7 +177,7 @@ bool pool_max_bwd_k2s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd,
                        const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
   if (pd.mode != PoolMode::kMax || pd.kernel_h != 2 || pd.kernel_w != 2 || pd.stride_h != 2 ||
       pd.stride_w != 2 || pd.pad_h != 0 || pd.pad_w != 0 || xd.h != 2 * yd.h || xd.w != 2 * yd.w ||
-      yd.h < 1 || yd.w < 1)
+      yd.h < 1 || yd.w < 1 || !rows_fit_int(xd, yd))
     return false;
   auto launch = [&](auto v) {
     constexpr int V = decltype(v)::value;
@@ -201,9 +187,10 @@ bool pool_max_bwd_k2s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd,
     return true;
   };
   // Two windows per thread (16-byte rows of f32) where the rows allow, else one.
-  if (yd.w % 2 == 0 && rows_aligned<T>(xd, yd, x, dx, dy, 4, 2))
+  if (yd.w % 2 == 0 && rows_on_cells<T>(xd, 4, {x, dx}) && rows_on_cells<T>(yd, 2, {dy}))
     return launch(std::integral_constant<int, 2>{});
-  if (rows_aligned<T>(xd, yd, x, dx, dy, 2, 1)) return launch(std::integral_constant<int, 1>{});
+  if (rows_on_cells<T>(xd, 2, {x, dx}) && rows_on_cells<T>(yd, 1, {dy}))
+    return launch(std::integral_constant<int, 1>{});
   return false;
 }
 
@@ -212,7 +199,7 @@ bool pool_avg_bwd_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd,
                        const TensorDesc& xd, T* dx, T alpha, T beta) {
   if (pd.mode == PoolMode::kMax || pd.stride_h != 2 || pd.stride_w != 2 ||
       pd.kernel_h != pd.kernel_w || (pd.kernel_h != 2 && pd.kernel_h != 3) || xd.h < 1 ||
-      xd.w < 1 || yd.h < 1 || yd.w < 1)
+      xd.w < 1 || yd.h < 1 || yd.w < 1 || !rows_fit_int(xd, yd) || !rows_on_cells<T>(yd, 1, {dy}))
     return false;
   auto launch = [&](auto k, auto v) {
     constexpr int K = decltype(k)::value, V = decltype(v)::value;
@@ -225,9 +212,9 @@ bool pool_avg_bwd_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd,
     // Four cells per thread (16-byte vectors of f32) where the rows allow, else two; odd widths
     // take the sweep. Eight (two vectors, 0.6 waves instead of 1.01 on cifar10_quick:pool2) ran
     // no faster: 6.37 us against 6.27 in ncu.
-    if (xd.w % 4 == 0 && rows_aligned<T>(xd, yd, dx, dx, dy, 4, 1))
+    if (xd.w % 4 == 0 && rows_on_cells<T>(xd, 4, {dx}))
       return launch(k, std::integral_constant<int, 4>{});
-    if (xd.w % 2 == 0 && rows_aligned<T>(xd, yd, dx, dx, dy, 2, 1))
+    if (xd.w % 2 == 0 && rows_on_cells<T>(xd, 2, {dx}))
       return launch(k, std::integral_constant<int, 2>{});
     return false;
   };

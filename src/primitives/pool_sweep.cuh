@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 
 #include "primitives/pool.h"
 
@@ -124,6 +125,17 @@ __device__ __forceinline__ LanePlace lane_place(const G& g, int64_t warp, int l)
 inline bool rows_fit_int(const TensorDesc& xd, const TensorDesc& yd) {
   return int64_t(xd.h) * xd.stride_h < (int64_t(1) << 31) &&
          int64_t(yd.h) * yd.stride_h < (int64_t(1) << 31);
+}
+
+// Whether d's rows hold contiguous cells and every row starts on a v-cell boundary, in d's strides
+// and at each pointer to a tensor of d: the condition of the kernels that move v cells (or a
+// multiple) as one access.
+template <typename T>
+bool rows_on_cells(const TensorDesc& d, int v, std::initializer_list<const void*> ptrs) {
+  bool ok = d.stride_w == 1;
+  for (int64_t s : {d.stride_h, d.stride_c, d.stride_n}) ok = ok && s % v == 0;
+  for (const void* p : ptrs) ok = ok && reinterpret_cast<uintptr_t>(p) % (v * sizeof(T)) == 0;
+  return ok;
 }
 
 // The launch plan both lane kernels share: fills g's plane and stride fields from xd and yd, and

@@ -72,11 +72,9 @@ TEST(NetMemory, DataNoBackwardReadsMakesRoom) {
 // keeps for backward (conv1, read by ReLU's, the convolutions' and PROD's backward) makes room;
 // the outputs equal the plain net's bit for bit, and no gradient memory is planned.
 TEST(NetMemory, InferenceSharesDataUntilTheLastForwardRead) {
-  const NetParameter p = mixed_net();
-  Net<double> plain(p, TEST, Device::kCPU), shared(p, TEST, Device::kCPU);
-  NetParameter trained;
-  plain.to_proto(&trained);
-  shared.copy_trained_layers_from(trained);
+  Twins<double> t(mixed_net(), Device::kCPU, TEST);
+  Net<double>& plain = t.plain;
+  Net<double>& shared = t.other;
   shared.share_inference_memory();
   prim::Handle h;
   for (int pass = 0; pass < 2; ++pass) {

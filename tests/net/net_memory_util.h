@@ -157,11 +157,13 @@ inline const std::set<std::string> kRestNetForwardOnly = {
     "c",     "c_ip_c_0_split_0",      "c_ip_c_0_split_1",
     "conv1", "conv1_conv1_0_split_0", "conv1_conv1_0_split_1"};
 
-// Two nets of the same definition and weights on one device; `other` is the one under test.
+// Two nets of the same definition, phase and weights on one device; `other` is the one under
+// test.
 template <typename Dtype>
 struct Twins {
   Net<Dtype> plain, other;
-  Twins(const NetParameter& p, Device device) : plain(p, TRAIN, device), other(p, TRAIN, device) {
+  Twins(const NetParameter& p, Device device, Phase phase = TRAIN)
+      : plain(p, phase, device), other(p, phase, device) {
     NetParameter trained;
     plain.to_proto(&trained);
     other.copy_trained_layers_from(trained);
