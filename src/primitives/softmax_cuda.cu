@@ -59,6 +59,23 @@ __device__ __forceinline__ T row_reduce(T v, Op op, T* smem) {
   return v;
 }
 
+// A thread's channels of a row are c = t, t + TPR, ...; the passes below take them kChunk at a
+// time, loading a chunk's elements into registers before using any, so that a chunk's loads are
+// in flight together. A loop of one load per step waited on memory once per element: four round
+// trips for a 1000-class row on a 256-thread block (caffenet:prob forward 4.1 us against 2.5 for
+// a copy of its bytes).
+constexpr int kChunk = 4;
+
+template <int TPR, typename T>
+__device__ __forceinline__ void load_chunk(const T* p, int64_t c0, int64_t C, T pad,
+                                           T (&v)[kChunk]) {
+#pragma unroll
+  for (int k = 0; k < kChunk; ++k) {
+    const int64_t c = c0 + int64_t(k) * TPR;
+    v[k] = c < C ? p[c] : pad;
+  }
+}
+
 // y may alias x: every read of the row happens before the reductions complete, and the final
 // pass reads and writes the same index in the same thread.
 template <int TPR, typename T>
@@ -66,24 +83,38 @@ __global__ void fwd_rows_kernel(int64_t rows, int64_t C, bool log, const T* x, T
                                 T beta) {
   __shared__ T smem[kBlock / 32];
   constexpr int kRowsPerBlock = kBlock / TPR;
+  constexpr int64_t kStep = int64_t(TPR) * kChunk;
   const int t = threadIdx.x % TPR;
+  const T lowest = std::numeric_limits<T>::lowest();
   for (int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / TPR; row < rows;
        row += int64_t(gridDim.x) * kRowsPerBlock) {
     const T* xs = x + row * C;
     T* ys = y + row * C;
-    T m = std::numeric_limits<T>::lowest();
-    for (int64_t c = t; c < C; c += TPR) m = xs[c] > m ? xs[c] : m;
+    T v[kChunk];
+    T m = lowest;
+    for (int64_t c0 = t; c0 < C; c0 += kStep) {
+      load_chunk<TPR>(xs, c0, C, lowest, v);
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) m = v[k] > m ? v[k] : m;
+    }
     m = row_reduce<TPR>(m, MaxOp<T>{}, smem);
     T s = T(0);
-    for (int64_t c = t; c < C; c += TPR) s += std::exp(xs[c] - m);
+    for (int64_t c0 = t; c0 < C; c0 += kStep) {
+      load_chunk<TPR>(xs, c0, C, lowest, v);
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k)
+        if (c0 + int64_t(k) * TPR < C) s += std::exp(v[k] - m);
+    }
     s = row_reduce<TPR>(s, SumOp<T>{}, smem);
-    if (log) {
-      const T ls = std::log(s);
-      for (int64_t c = t; c < C; c += TPR) blend_store(ys + c, (xs[c] - m) - ls, alpha, beta);
-    } else {
-      const T inv = T(1) / s;
-      for (int64_t c = t; c < C; c += TPR)
-        blend_store(ys + c, std::exp(xs[c] - m) * inv, alpha, beta);
+    const T ls = log ? std::log(s) : T(0), inv = T(1) / s;
+    for (int64_t c0 = t; c0 < C; c0 += kStep) {
+      load_chunk<TPR>(xs, c0, C, lowest, v);
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) {
+        const int64_t c = c0 + int64_t(k) * TPR;
+        if (c < C)
+          blend_store(ys + c, log ? (v[k] - m) - ls : std::exp(v[k] - m) * inv, alpha, beta);
+      }
     }
   }
 }
@@ -117,18 +148,33 @@ __global__ void bwd_rows_kernel(int64_t rows, int64_t C, bool log, const T* y, c
                                 T alpha, T beta) {
   __shared__ T smem[kBlock / 32];
   constexpr int kRowsPerBlock = kBlock / TPR;
+  constexpr int64_t kStep = int64_t(TPR) * kChunk;
   const int t = threadIdx.x % TPR;
   for (int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / TPR; row < rows;
        row += int64_t(gridDim.x) * kRowsPerBlock) {
     const T* ys = y + row * C;
     const T* gs = dy + row * C;
     T* out = dx + row * C;
+    T yv[kChunk], gv[kChunk];
     T s = T(0);
-    for (int64_t c = t; c < C; c += TPR) s += log ? gs[c] : gs[c] * ys[c];
+    for (int64_t c0 = t; c0 < C; c0 += kStep) {
+      load_chunk<TPR>(gs, c0, C, T(0), gv);
+      if (!log) load_chunk<TPR>(ys, c0, C, T(0), yv);
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k)
+        if (c0 + int64_t(k) * TPR < C) s += log ? gv[k] : gv[k] * yv[k];
+    }
     s = row_reduce<TPR>(s, SumOp<T>{}, smem);
-    for (int64_t c = t; c < C; c += TPR) {
-      const T v = log ? gs[c] - std::exp(ys[c]) * s : ys[c] * (gs[c] - s);
-      blend_store(out + c, v, alpha, beta);
+    for (int64_t c0 = t; c0 < C; c0 += kStep) {
+      load_chunk<TPR>(gs, c0, C, T(0), gv);
+      load_chunk<TPR>(ys, c0, C, T(0), yv);
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) {
+        const int64_t c = c0 + int64_t(k) * TPR;
+        if (c < C)
+          blend_store(out + c, log ? gv[k] - std::exp(yv[k]) * s : yv[k] * (gv[k] - s), alpha,
+                      beta);
+      }
     }
   }
 }
