@@ -4,8 +4,10 @@
 // relative, a different summation order; the others within 1e-5; dropout, whose masks differ,
 // each against its own mask; the solver update, which cuDNN lacks, against the host), then times
 // both with CUDA events on one stream (warm-up, median of the repeats, buffers rotated where a
-// row would fit in L2) and prints a markdown table. A memory-bound row also times a
+// row would fit in L2, calls under a millisecond replayed as CUDA graphs of about a millisecond
+// of calls) and prints a markdown table. A memory-bound row also times a
 // device-to-device copy of the bytes it must move, the same way: the ceiling at the row's size.
+// A row's samples of crema, cuDNN and the copy are taken in turn, so they share the conditions.
 // The last line is the copy ceiling of 1 GiB.
 //
 // cuDNN is never linked by the library, only by this program. Build it by pointing CMake at a

@@ -112,8 +112,14 @@ class Rotation {
 
 // Median milliseconds of one call of f(i), i counting calls, all queued on the stream: a few
 // warm-up calls, then `repeats` samples, each timed with CUDA events around enough calls to
-// last about a millisecond.
+// last about a millisecond. Calls under a millisecond are recorded once into a CUDA graph of
+// such a group and the graph replayed, so the host's launch rate does not bound them (calls that
+// cannot be recorded are timed one launch at a time).
 double median_ms(cudaStream_t s, int repeats, const std::function<void(int)>& f);
+// The same for several functions compared in one row (crema, cuDNN, a copy), their samples
+// taken in turn; one median per function, in order.
+std::vector<double> median_ms(cudaStream_t s, int repeats,
+                              const std::vector<std::function<void(int)>>& fs);
 
 // ---- table --------------------------------------------------------------------------------
 

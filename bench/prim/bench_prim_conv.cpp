@@ -263,12 +263,12 @@ void bench_pass(Context& c, const ConvCase& k, Pass p) {
                 {out_crema.get(), size_t(out_count) * fb},
                 {out_dnn.get(), size_t(out_count) * fb}},
                c.l2_bytes);
-  row.crema_ms = median_ms(c.stream, c.opt.repeats, [&](int i) {
-    crema_pass(c, k, p, algo, rot.at(0, i), rot.at(1, i), rot.at(2, i));
-  });
-  row.cudnn_ms = median_ms(c.stream, c.opt.repeats, [&](int i) {
-    cudnn_pass(c, k, p, dnn_algo, rot.at(0, i), rot.at(1, i), rot.at(3, i));
-  });
+  const std::vector<double> ms = median_ms(
+      c.stream, c.opt.repeats,
+      {[&](int i) { crema_pass(c, k, p, algo, rot.at(0, i), rot.at(1, i), rot.at(2, i)); },
+       [&](int i) { cudnn_pass(c, k, p, dnn_algo, rot.at(0, i), rot.at(1, i), rot.at(3, i)); }});
+  row.crema_ms = ms[0];
+  row.cudnn_ms = ms[1];
   row.flops = k.flops;
   print_row(row);
 }
