@@ -297,6 +297,7 @@ void fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const T* x, const 
   const T alpha = T(b.alpha), beta = T(b.beta);
   cudaStream_t s = stream_of(h);
   if (!pool_fwd_global(s, pd, xd, x, yd, y, alpha, beta) &&
+      !pool_fwd_s2_rows(s, pd, xd, x, yd, y, alpha, beta) &&
       !pool_fwd_planes(s, pd, xd, x, yd, y, alpha, beta) &&
       !pool_max_fwd_lanes(s, pd, xd, x, yd, y, alpha, beta) &&
       !pool_max_fwd_lanes_s2(s, pd, xd, x, yd, y, alpha, beta) &&

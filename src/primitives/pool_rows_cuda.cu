@@ -1,7 +1,12 @@
-// Backward passes in which a thread owns adjacent cells of a row of dx, stores them as one vector
-// and walks nothing: the max backward of 2 x 2 windows of stride 2 that tile their planes, and the
-// average backward of the 2/2 and 3/2 windows (kernel/stride) the sweep (pool_sweep_cuda.cu)
-// would otherwise take.
+// Passes in which a thread owns adjacent cells of a row of y or dx, stores them as one vector and
+// walks nothing: the forward of 2/2 windows and of 3/2 average windows (kernel/stride, no
+// padding), the max backward of 2 x 2 windows of stride 2 that tile their planes, and the average
+// backward of the 2/2 and 3/2 windows, all of which the sweep (pool_sweep_cuda.cu) would
+// otherwise take.
+// Forward: four outputs per thread load their K input rows as 16-byte vectors (two per row, and
+// for K = 3 the cell after them), all before any is used; the sweep loads one cell at a time, two
+// columns apart. Replayed as graphs (bench_prim), ms: lenet:pool1 0.0039 -> 0.0036, lenet:pool2
+// 0.0028 -> 0.0026, cifar10_quick:pool2 0.0047-0.0049 -> 0.0043 (cuDNN 0.0042, 0.0031, 0.0047).
 // Max, H = 2P and W = 2Q (LeNet's pools, VGG's): the windows are disjoint and cover every cell
 // once. A thread takes V adjacent windows of a window row, loads their two input rows as 2V-cell
 // vectors and their V dy as one, finds each window's first maximum from x (y is not read), and
@@ -141,6 +146,59 @@ __global__ void avg_bwd_rows_kernel(RowsGeo g, const T* __restrict__ dy, T* dx, 
   }
 }
 
+// Forward of K x K windows of stride 2 and no padding: thread (plane, p, group) computes outputs
+// q0 .. q0 + V - 1 of row p (q0 = V * group). Their cells are columns 2 q0 .. 2 q0 + 2V + K - 3
+// of input rows 2p .. 2p + K - 1: per row two V-cell vectors and, for K = 3, the cell after them,
+// all loaded before any is used. Cells past the input (ceil-mode windows) hold the fold's
+// identity, and each output folds its window in row-major order as the sweep does, so the result
+// equals the CPU's bit for bit.
+template <typename T, int K, int V>
+__global__ void fwd_s2_rows_kernel(RowsGeo g, const T* __restrict__ x, T* y, T alpha, T beta) {
+  constexpr int N = 2 * V + K - 2;  // cells of a row the V windows read
+  const bool is_max = g.mode == PoolMode::kMax;
+  const T fill = is_max ? std::numeric_limits<T>::lowest() : T(0);
+  CREMA_CUDA_LOOP(i, g.work) {
+    const RowItem it = row_item(g, uint32_t(i));
+    const int p = it.row, q0 = V * it.group, c0 = 2 * q0;
+    T cell[K][N];
+#pragma unroll
+    for (int d = 0; d < K; ++d) {
+      const int row = 2 * p + d;
+      const bool in = row < g.H;
+      const T* r = x + it.xo + int64_t(row) * g.xh + c0;
+      const Cells<T, V> a = in ? *reinterpret_cast<const Cells<T, V>*>(r) : splat<T, V>(fill);
+      const Cells<T, V> b = in ? *reinterpret_cast<const Cells<T, V>*>(r + V) : splat<T, V>(fill);
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        cell[d][e] = a.v[e];
+        cell[d][V + e] = b.v[e];
+      }
+      if constexpr (K == 3) cell[d][2 * V] = in && c0 + 2 * V < g.W ? r[2 * V] : fill;
+    }
+    T* yp = y + it.yo + int64_t(p) * g.yh + q0;
+    Cells<T, V> out = beta == T(0) ? splat<T, V>(T(0)) : *reinterpret_cast<const Cells<T, V>*>(yp);
+    const Span a = span_of(p, g.H, K, 0, 2);
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+      T v = fill;
+#pragma unroll
+      for (int d = 0; d < K; ++d)
+#pragma unroll
+        for (int t = 0; t < K; ++t) {
+          const T c = cell[d][2 * u + t];
+          v = is_max ? (c > v ? c : v) : v + c;
+        }
+      const Span b = span_of(q0 + u, g.W, K, 0, 2);
+      if (a.lo >= a.hi || b.lo >= b.hi)
+        v = T(0);
+      else if (!is_max)
+        v = v / T(pool_ops::divisor_of(g.mode, a, b));
+      out.v[u] = beta == T(0) ? alpha * v : alpha * v + beta * out.v[u];
+    }
+    *reinterpret_cast<Cells<T, V>*>(yp) = out;
+  }
+}
+
 // The geometry of `rows` x `groups` threads per plane, or work 0 where they reach 2^31.
 RowsGeo rows_geo(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd, int rows,
                  int groups) {
@@ -222,7 +280,37 @@ bool pool_avg_bwd_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd,
                           : with_cells(std::integral_constant<int, 3>{});
 }
 
+template <typename T>
+bool pool_fwd_s2_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
+                      const TensorDesc& yd, T* y, T alpha, T beta) {
+  const int K = pd.kernel_h;
+  // Max 3/2 windows keep the lane kernels (pool_lanes_s2_cuda.cu), which load each cell once.
+  if (pd.stride_h != 2 || pd.stride_w != 2 || pd.pad_h != 0 || pd.pad_w != 0 || pd.kernel_w != K ||
+      (K != 2 && K != 3) || (K == 3 && pd.mode == PoolMode::kMax) || xd.h < 1 || yd.h < 1 ||
+      yd.w < 1 || 2 * yd.w > xd.w || !rows_fit_int(xd, yd))
+    return false;
+  auto launch = [&](auto k, auto v) {
+    constexpr int KK = decltype(k)::value, V = decltype(v)::value;
+    const RowsGeo g = rows_geo(pd, xd, yd, yd.h, yd.w / V);
+    if (g.work == 0) return false;
+    fwd_s2_rows_kernel<T, KK, V><<<grid_for(g.work), kBlock, 0, s>>>(g, x, y, alpha, beta);
+    return true;
+  };
+  auto with_cells = [&](auto k) {
+    // Four outputs per thread (16-byte vectors of f32) where the rows allow, else two.
+    if (yd.w % 4 == 0 && rows_on_cells<T>(xd, 4, {x}) && rows_on_cells<T>(yd, 4, {y}))
+      return launch(k, std::integral_constant<int, 4>{});
+    if (yd.w % 2 == 0 && rows_on_cells<T>(xd, 2, {x}) && rows_on_cells<T>(yd, 2, {y}))
+      return launch(k, std::integral_constant<int, 2>{});
+    return false;
+  };
+  return K == 2 ? with_cells(std::integral_constant<int, 2>{})
+                : with_cells(std::integral_constant<int, 3>{});
+}
+
 #define CREMA_POOL_ROWS(T)                                                                       \
+  template bool pool_fwd_s2_rows<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*,  \
+                                    const TensorDesc&, T*, T, T);                                \
   template bool pool_max_bwd_k2s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
                                      const TensorDesc&, const T*, T*, T, T);                     \
   template bool pool_avg_bwd_rows<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \

@@ -2,7 +2,7 @@
 // 3/2 and 3/1 windows (kernel/stride: every reference net's pooling; pool_sweep_cuda.cu), the
 // lane kernels that narrow 3/1 and 3/2 planes take for max pooling (pool_lanes_cuda.cu,
 // pool_lanes_s2_cuda.cu), small packed planes staged in shared memory (pool_planes_cuda.cu),
-// backward passes by vectors of dx rows (pool_rows_cuda.cu) and global pooling
+// passes by row vectors (pool_rows_cuda.cu) and global pooling
 // (pool_global_cuda.cu). Only included by .cu files of the primitives library.
 #pragma once
 
@@ -44,6 +44,12 @@ template <typename T>
 bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
                            const TensorDesc& xd, const T* x, T* dx, T alpha, T beta);
 
+// Forward of 2 x 2 windows (max and average) and 3 x 3 average windows, stride 2 and no padding,
+// by row vectors (pool_rows_cuda.cu) where the windows stay inside columns [0, W) but for a
+// ceil-mode last one; same contract.
+template <typename T>
+bool pool_fwd_s2_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
+                      const TensorDesc& yd, T* y, T alpha, T beta);
 // Backward passes by vectors of dx rows, on rows of contiguous cells (pool_rows_cuda.cu); same
 // contract. Max of 2 x 2 windows of stride 2 and no padding that tile the plane (H = 2P, W = 2Q;
 // y is not read), and average of square 2/2 and 3/2 windows on even widths.
