@@ -3,10 +3,10 @@
 // padding), the max backward of 2 x 2 windows of stride 2 that tile their planes, and the average
 // backward of the 2/2 and 3/2 windows, all of which the sweep (pool_sweep_cuda.cu) would
 // otherwise take.
-// Forward: four outputs per thread load their K input rows as 16-byte vectors (two per row, and
-// for K = 3 the cell after them), all before any is used; the sweep loads one cell at a time, two
+// Forward: V outputs per thread load their K input rows as 2V-cell vectors (two per row, and for
+// K = 3 the cell after them), all before any is used; the sweep loads one cell at a time, two
 // columns apart. Replayed as graphs (bench_prim), ms: lenet:pool1 0.0039 -> 0.0036, lenet:pool2
-// 0.0028 -> 0.0026, cifar10_quick:pool2 0.0047-0.0049 -> 0.0043 (cuDNN 0.0042, 0.0031, 0.0047).
+// 0.0028 -> 0.0026, cifar10_quick:pool2 0.0047-0.0049 -> 0.0039 (cuDNN 0.0042, 0.0031, 0.0047).
 // Max, H = 2P and W = 2Q (LeNet's pools, VGG's): the windows are disjoint and cover every cell
 // once. A thread takes V adjacent windows of a window row, loads their two input rows as 2V-cell
 // vectors and their V dy as one, finds each window's first maximum from x (y is not read), and
@@ -297,8 +297,12 @@ bool pool_fwd_s2_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, 
     return true;
   };
   auto with_cells = [&](auto k) {
-    // Four outputs per thread (16-byte vectors of f32) where the rows allow, else two.
-    if (yd.w % 4 == 0 && rows_on_cells<T>(xd, 4, {x}) && rows_on_cells<T>(yd, 4, {y}))
+    // 2 x 2 windows: four outputs per thread (16-byte vectors of f32) where the rows allow, else
+    // two. 3 x 3 windows: two, which load five cells a row instead of nine and run twice the
+    // threads (cifar10_quick:pool2 0.0039 ms against 0.0043 with four; lenet:pool1's 2 x 2
+    // windows 0.0036 either way).
+    if (decltype(k)::value == 2 && yd.w % 4 == 0 && rows_on_cells<T>(xd, 4, {x}) &&
+        rows_on_cells<T>(yd, 4, {y}))
       return launch(k, std::integral_constant<int, 4>{});
     if (yd.w % 2 == 0 && rows_on_cells<T>(xd, 2, {x}) && rows_on_cells<T>(yd, 2, {y}))
       return launch(k, std::integral_constant<int, 2>{});

@@ -221,10 +221,10 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
       k.shift = shift;
       all.push_back(k);
     }
-  // The forward of 2/2 windows and 3/2 average windows by row vectors: four outputs per thread
-  // with a ceil-mode last window past the right edge (16 wide, 3/2; its 7-output floor shape
-  // takes the sweep), two outputs with a ceil-mode last row past the bottom (7 high, 12 wide),
-  // and 8 outputs whose last window reads column 16 inside the row (17 wide; 18 wide floor).
+  // The forward of 2/2 windows and 3/2 average windows by row vectors (four and two outputs per
+  // thread): a ceil-mode last window past the right edge (16 wide, 3/2; its 7-output floor shape
+  // takes the sweep), a ceil-mode last row past the bottom (7 high, 2/2, 12 wide: two outputs per
+  // thread), and a last window that reads column 16 inside the row (17 wide; 18 wide floor).
   add(expand("fwd_rows_k3_w16", 2, 3, 16, 16, 3, 3, 0, 0, 2, 2, kAllModes));
   add(expand("fwd_rows_k2_h7_w12", 2, 3, 7, 12, 2, 2, 0, 0, 2, 2, kAllModes));
   add(expand("fwd_rows_k3_w17", 1, 3, 9, 17, 3, 3, 0, 0, 2, 2, kAllModes));
