@@ -14,12 +14,15 @@
 // besides, and loads and stores a column block's cells one at a time, two columns apart:
 // lenet:pool1's backward ran 0.0080 ms there, 0.0056 here (66-78% -> 97-102% of a copy of its
 // bytes; docs/benchmarks.md).
-// Average: a thread takes V cells of a row, loads the dy of every window covering them at once
-// (at most ceil(K / S) window rows of (V + K - 2) / S + 1), then adds each window's
-// alpha * dy / divisor to the cells it covers. The sweep ran cifar10_quick:pool2's backward in
-// 1.52 waves of blocks (53 registers) with two dependent steps per thread: 7.8 us in ncu, 0.0079-
-// 0.0081 ms timed; this kernel 6.1-6.3 us, 0.0063-0.0070 ms (docs/benchmarks.md). A first version
-// that loaded each window's dy inside its loop ran no faster than the sweep.
+// Average: a thread takes V cells of two adjacent rows, loads the dy of every window covering them
+// at once (at most K / S + 1 window rows of (V + K - 2) / S + 1), computes each window's
+// alpha * dy / divisor once, then adds it to the cells it covers in both rows. The sweep ran
+// cifar10_quick:pool2's backward in 1.52 waves of blocks (53 registers) with two dependent steps
+// per thread: 7.8 us in ncu, 0.0079-0.0081 ms timed; a thread per V cells of one row 6.1-6.3 us,
+// 0.0063-0.0070 ms (launch by launch) and 0.0052 ms replayed as graphs, where ncu found it bound
+// by instruction issue: a window's share was divided out by each of the 4-6 threads it covers.
+// Two rows per thread: 0.0043 ms (graphs; cuDNN 0.0088). A first version that loaded each
+// window's dy inside its loop ran no faster than the sweep.
 // Results equal the CPU's bit for bit: each cell is beta * dx plus, for max, alpha * dy where it
 // is its window's first maximum in row-major order (the first cell equal to y, which the CPU
 // looks for); for the average, its windows' gradients in the CPU's (p, q) order.
@@ -111,15 +114,18 @@ __device__ __forceinline__ int first_covering(int at, int pad) {
   return reach <= 0 ? 0 : (reach + S - 1) / S;
 }
 
+// Cell rows per thread of the average backward.
+constexpr int kAvgRows = 2;
+
 template <typename T, int K, int S, int V>
 __global__ void avg_bwd_rows_kernel(RowsGeo g, const T* __restrict__ dy, T* dx, T alpha, T beta) {
-  constexpr int WR = (K - 1) / S + 1;      // window rows covering a cell row, at most
-  constexpr int WC = (V + K - 2) / S + 1;  // window columns covering V cells, at most
+  constexpr int RP = kAvgRows;
+  constexpr int WR = (K + RP - 2) / S + 1;  // window rows covering RP cell rows, at most
+  constexpr int WC = (V + K - 2) / S + 1;   // window columns covering V cells, at most
   CREMA_CUDA_LOOP(i, g.work) {
     const RowItem it = row_item(g, uint32_t(i));
-    const int row = it.row, j0 = V * it.group;
-    T* dp = dx + it.xo + int64_t(row) * g.xh + j0;
-    const int p0 = first_covering<K, S>(row, g.ph), p1 = min(g.P - 1, (row + g.ph) / S);
+    const int row0 = RP * it.row, j0 = V * it.group;
+    const int p0 = first_covering<K, S>(row0, g.ph), p1 = min(g.P - 1, (row0 + RP - 1 + g.ph) / S);
     const int q0 = first_covering<K, S>(j0, g.pw), q1 = min(g.Q - 1, (j0 + V - 1 + g.pw) / S);
     // Every covering window's dy, loaded before any is used.
     T d[WR][WC];
@@ -128,21 +134,37 @@ __global__ void avg_bwd_rows_kernel(RowsGeo g, const T* __restrict__ dy, T* dx, 
 #pragma unroll
       for (int c = 0; c < WC; ++c)
         d[r][c] = p0 + r <= p1 && q0 + c <= q1 ? dy[it.yo + (p0 + r) * g.yh + q0 + c] : T(0);
-    Cells<T, V> acc = primed<T, V>(dp, beta);
+    // Each window's share, alpha * dy / divisor, once for the thread's RP rows.
+    Span a[WR], b[WC];
 #pragma unroll
-    for (int r = 0; r < WR; ++r) {
-      const Span a = span_of(p0 + r, g.H, K, g.ph, S);
+    for (int r = 0; r < WR; ++r) a[r] = span_of(p0 + r, g.H, K, g.ph, S);
 #pragma unroll
-      for (int c = 0; c < WC; ++c) {
-        if (p0 + r > p1 || q0 + c > q1) continue;
-        const Span b = span_of(q0 + c, g.W, K, g.pw, S);
-        const T v = alpha * d[r][c] / T(pool_ops::divisor_of(g.mode, a, b));
+    for (int c = 0; c < WC; ++c) b[c] = span_of(q0 + c, g.W, K, g.pw, S);
 #pragma unroll
-        for (int e = 0; e < V; ++e)
-          if (j0 + e >= b.lo && j0 + e < b.hi) acc.v[e] += v;
+    for (int r = 0; r < WR; ++r)
+#pragma unroll
+      for (int c = 0; c < WC; ++c)
+        if (p0 + r <= p1 && q0 + c <= q1)
+          d[r][c] = alpha * d[r][c] / T(pool_ops::divisor_of(g.mode, a[r], b[c]));
+#pragma unroll
+    for (int e = 0; e < RP; ++e) {
+      const int row = row0 + e;
+      if (row >= g.H) break;
+      T* dp = dx + it.xo + int64_t(row) * g.xh + j0;
+      Cells<T, V> acc = primed<T, V>(dp, beta);
+#pragma unroll
+      for (int r = 0; r < WR; ++r) {
+        if (p0 + r > p1 || row < a[r].lo || row >= a[r].hi) continue;
+#pragma unroll
+        for (int c = 0; c < WC; ++c) {
+          if (q0 + c > q1) continue;
+#pragma unroll
+          for (int u = 0; u < V; ++u)
+            if (j0 + u >= b[c].lo && j0 + u < b[c].hi) acc.v[u] += d[r][c];
+        }
       }
+      *reinterpret_cast<Cells<T, V>*>(dp) = acc;
     }
-    *reinterpret_cast<Cells<T, V>*>(dp) = acc;
   }
 }
 
@@ -261,7 +283,7 @@ bool pool_avg_bwd_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd,
     return false;
   auto launch = [&](auto k, auto v) {
     constexpr int K = decltype(k)::value, V = decltype(v)::value;
-    const RowsGeo g = rows_geo(pd, xd, yd, xd.h, xd.w / V);
+    const RowsGeo g = rows_geo(pd, xd, yd, (xd.h + kAvgRows - 1) / kAvgRows, xd.w / V);
     if (g.work == 0) return false;
     avg_bwd_rows_kernel<T, K, 2, V><<<grid_for(g.work), kBlock, 0, s>>>(g, dy, dx, alpha, beta);
     return true;
