@@ -4,7 +4,6 @@
 // it. No float atomics anywhere: partial sums go to scratch memory and are added in index order.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "primitives/cuda_util.cuh"
@@ -89,11 +88,6 @@ inline ChanPlan plan_channels(int64_t outer, int64_t C, int64_t inner) {
   int64_t parts = (m + 16383) / 16384;
   const int64_t want = (2048 + C - 1) / C;
   if (parts > want) parts = want;
-  // Few channels of a few thousand elements: at least about 512 blocks while each keeps 1024
-  // elements or more; 60 blocks left lenet:conv1's bias gradient (20 channels of 36864) at 10.4
-  // us, each thread a chain of 48 dependent adds.
-  const int64_t floor_parts = std::min<int64_t>((512 + C - 1) / C, m / 1024);
-  if (parts < floor_parts) parts = floor_parts;
   if (parts < 1) parts = 1;
   if (parts > 65535) parts = 65535;
   p.parts = int(parts);
