@@ -1,7 +1,8 @@
 // Pooling on CUDA, max and average, with the window rules of pool_ops.h (the same as the CPU).
 // Special cases first, each in its own file: global pooling of small planes (pool_global_cuda.cu);
-// backward passes by vectors of dx rows, for the max of 2/2 windows that tile their planes and
-// the average of 2/2 and 3/2 windows (pool_rows_cuda.cu); the forward and max backward of small
+// passes by row vectors: the forward of 2/2 windows and of 3/2 average windows without padding,
+// the max backward of 2/2 windows that tile their planes and the average backward of 2/2 and 3/2
+// windows (pool_rows_cuda.cu); the forward and max backward of small
 // packed planes staged in shared memory, where they measured faster (pool_planes_cuda.cu); lane
 // kernels for the max forward and backward of 3/1 windows with pad 1 on narrow planes
 // (pool_lanes_cuda.cu) and of 3/2 windows on planes of at most 32 two-column blocks

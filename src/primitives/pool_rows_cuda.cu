@@ -41,15 +41,16 @@ namespace {
 using pool_ops::Span;
 using pool_ops::span_of;
 
-// A launch of `rows` x `groups` threads per plane: rows are window rows (max) or cell rows
-// (average), groups V adjacent windows or cells.
+// A launch of `rows` x `groups` threads per plane: rows are output rows (forward), window rows
+// (max backward) or pairs of cell rows (average backward); groups are V adjacent outputs, windows
+// or cells.
 struct RowsGeo {
   int C, rows, groups;
   int64_t xn, xc, yn, yc;
   int xh, yh;     // row strides; a plane's rows span less than 2^31 elements
   uint32_t work;  // planes * rows * groups, under 2^31
   FastDiv by_groups, by_rows, by_c;
-  // Average: the windows.
+  // The windows (forward and average backward).
   PoolMode mode;
   int H, W, P, Q, ph, pw;
 };
@@ -290,8 +291,9 @@ bool pool_avg_bwd_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd,
   };
   auto with_cells = [&](auto k) {
     // Four cells per thread (16-byte vectors of f32) where the rows allow, else two; odd widths
-    // take the sweep. Eight (two vectors, 0.6 waves instead of 1.01 on cifar10_quick:pool2) ran
-    // no faster: 6.37 us against 6.27 in ncu.
+    // take the sweep. With one row per thread, eight (two vectors, 0.6 waves instead of 1.01 on
+    // cifar10_quick:pool2) ran no faster: 6.37 us against 6.27 in ncu; two ran 0.0060 ms against
+    // four's 0.0052 (graphs).
     if (xd.w % 4 == 0 && rows_on_cells<T>(xd, 4, {dx}))
       return launch(k, std::integral_constant<int, 4>{});
     if (xd.w % 2 == 0 && rows_on_cells<T>(xd, 2, {dx}))

@@ -10,6 +10,9 @@
 // forward and backward of planes up to 64 columns wide (the reference nets' but the 112-wide
 // first pools) take pool_lanes_s2_cuda.cu's kernels instead, which load each cell once per lane,
 // and so do the 3/1 max pools of planes up to 32 wide (the backward: up to 64; pool_lanes_cuda.cu).
+// Rows of contiguous cells take pool_rows_cuda.cu's row vectors for the forward of 2/2 windows and
+// of 3/2 average windows without padding, the max backward of tiling 2/2 windows and the average
+// backward of 2/2 and 3/2 windows.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
