@@ -3,12 +3,13 @@
 // (classifier rows) gives each row a warp, or a 256-thread block when rows are long or too few
 // to fill the GPU with warps (warp_rows), that reduces with shuffles; inner > 1 gives each (outer,
 // inner) position a thread that walks the channels, coalesced over inner. Numerically stable (max
-// subtracted). Forward reads the row three times (max, sum, write; the re-reads hit cache) and
-// writes once; backward reads y and dy twice and writes dx. The loss and accuracy reduce per block
-// and then in one block, in a fixed order, so results do not depend on scheduling. Like the CPU
-// they write nothing when a label is invalid. The loss, which runs every iteration, checks its
-// labels on the GPU and reports an invalid one as a deferred error (handle.h), so the host never
-// waits for it; accuracy, whose value the host reads anyway, synchronizes and throws at once.
+// subtracted). Forward reads a row once when it fits in registers (up to 1024 channels on a
+// block, 128 on a warp), else three times (max, sum, write; the re-reads hit cache), and writes it
+// once; backward likewise reads y and dy once or twice and writes dx. The loss and accuracy reduce
+// per block and then in one block, in a fixed order, so results do not depend on scheduling. Like
+// the CPU they write nothing when a label is invalid. The loss, which runs every iteration, checks
+// its labels on the GPU and reports an invalid one as a deferred error (handle.h), so the host
+// never waits for it; accuracy, whose value the host reads anyway, synchronizes and throws at once.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -44,17 +45,22 @@ struct SumOp {
 };
 
 // Combines v over the TPR threads of one row (TPR 32: a warp; else the whole block, which then
-// must call this uniformly). Every thread gets the result. smem holds one value per warp.
+// must call this uniformly). Every thread gets the same result: the warps leave their partials in
+// smem (one value per warp), and after the one barrier every warp reads all of them and combines
+// them in the same butterfly order. A second barrier to guard smem's reuse would add a block-wide
+// wait to every reduction, so callers alternate two buffers instead: a buffer is written again
+// only after a barrier that every reader of its last value has passed.
 template <int TPR, typename T, typename Op>
 __device__ __forceinline__ T row_reduce(T v, Op op, T* smem) {
+  static_assert(TPR == 32 || (TPR % 32 == 0 && TPR <= 1024 && (TPR & (TPR - 1)) == 0));
   for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   if constexpr (TPR > 32) {
-    const int warp = threadIdx.x / 32;
-    if ((threadIdx.x & 31) == 0) smem[warp] = v;
+    constexpr int kWarps = TPR / 32;
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) smem[threadIdx.x / 32] = v;
     __syncthreads();
-    v = smem[0];
-    for (int w = 1; w < TPR / 32; ++w) v = op(v, smem[w]);
-    __syncthreads();  // smem is reused by the next reduction
+    v = smem[lane % kWarps];
+    for (int o = kWarps / 2; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   }
   return v;
 }
@@ -63,7 +69,11 @@ __device__ __forceinline__ T row_reduce(T v, Op op, T* smem) {
 // time, loading a chunk's elements into registers before using any, so that a chunk's loads are
 // in flight together. A loop of one load per step waited on memory once per element: four round
 // trips for a 1000-class row on a 256-thread block (caffenet:prob forward 4.1 us against 2.5 for
-// a copy of its bytes).
+// a copy of its bytes). The first chunk stays in registers through all passes. Rows of at most
+// TPR * kChunk channels (kResident: a 1000-class row on a block) are the first chunk alone: read
+// once, with no loop code at all. A 128 x 1000 forward (googlenet:prob) is about 15 instructions
+// on its critical path per pass, so re-reading its chunk from L1 for each pass, and even the
+// untaken loops, showed in its time.
 constexpr int kChunk = 4;
 
 template <int TPR, typename T>
@@ -76,39 +86,53 @@ __device__ __forceinline__ void load_chunk(const T* p, int64_t c0, int64_t C, T 
   }
 }
 
+template <int TPR>
+bool resident(int64_t C) {
+  return C <= int64_t(TPR) * kChunk;
+}
+
 // y may alias x: every read of the row happens before the reductions complete, and the final
-// pass reads and writes the same index in the same thread.
-template <int TPR, typename T>
+// pass reads and writes the same index in the same thread. Padding is -inf, so that exp gives 0
+// for it under any finite maximum, without a test.
+template <int TPR, bool kResident, typename T>
 __global__ void fwd_rows_kernel(int64_t rows, int64_t C, bool log, const T* x, T* y, T alpha,
                                 T beta) {
-  __shared__ T smem[kBlock / 32];
+  __shared__ T smem[2][kBlock / 32];  // the max's and the sum's reductions (row_reduce)
   constexpr int kRowsPerBlock = kBlock / TPR;
   constexpr int64_t kStep = int64_t(TPR) * kChunk;
   const int t = threadIdx.x % TPR;
-  const T lowest = std::numeric_limits<T>::lowest();
+  const T pad = -std::numeric_limits<T>::infinity();
   for (int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / TPR; row < rows;
        row += int64_t(gridDim.x) * kRowsPerBlock) {
     const T* xs = x + row * C;
     T* ys = y + row * C;
-    T v[kChunk];
-    T m = lowest;
-    for (int64_t c0 = t; c0 < C; c0 += kStep) {
-      load_chunk<TPR>(xs, c0, C, lowest, v);
+    T first[kChunk], e[kChunk], v[kChunk];
+    load_chunk<TPR>(xs, t, C, pad, first);
+    T m = first[0];
+#pragma unroll
+    for (int k = 1; k < kChunk; ++k) m = first[k] > m ? first[k] : m;
+    for (int64_t c0 = t + kStep; !kResident && c0 < C; c0 += kStep) {
+      load_chunk<TPR>(xs, c0, C, pad, v);
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) m = v[k] > m ? v[k] : m;
     }
-    m = row_reduce<TPR>(m, MaxOp<T>{}, smem);
+    m = row_reduce<TPR>(m, MaxOp<T>{}, smem[0]);
     T s = T(0);
-    for (int64_t c0 = t; c0 < C; c0 += kStep) {
-      load_chunk<TPR>(xs, c0, C, lowest, v);
 #pragma unroll
-      for (int k = 0; k < kChunk; ++k)
-        if (c0 + int64_t(k) * TPR < C) s += std::exp(v[k] - m);
+    for (int k = 0; k < kChunk; ++k) s += e[k] = std::exp(first[k] - m);
+    for (int64_t c0 = t + kStep; !kResident && c0 < C; c0 += kStep) {
+      load_chunk<TPR>(xs, c0, C, pad, v);
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) s += std::exp(v[k] - m);
     }
-    s = row_reduce<TPR>(s, SumOp<T>{}, smem);
+    s = row_reduce<TPR>(s, SumOp<T>{}, smem[1]);
     const T ls = log ? std::log(s) : T(0), inv = T(1) / s;
-    for (int64_t c0 = t; c0 < C; c0 += kStep) {
-      load_chunk<TPR>(xs, c0, C, lowest, v);
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k)
+      if (t + int64_t(k) * TPR < C)
+        blend_store(ys + t + k * TPR, log ? (first[k] - m) - ls : e[k] * inv, alpha, beta);
+    for (int64_t c0 = t + kStep; !kResident && c0 < C; c0 += kStep) {
+      load_chunk<TPR>(xs, c0, C, pad, v);
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
         const int64_t c = c0 + int64_t(k) * TPR;
@@ -142,39 +166,48 @@ __global__ void fwd_spatial_kernel(int64_t positions, int64_t C, int64_t I, bool
   }
 }
 
-// dx may alias dy, as in forward.
-template <int TPR, typename T>
+// dx may alias dy, as in forward. The first chunk of y and dy stays in registers, as there;
+// padding is zero in both, so padded terms add nothing.
+template <int TPR, bool kResident, typename T>
 __global__ void bwd_rows_kernel(int64_t rows, int64_t C, bool log, const T* y, const T* dy, T* dx,
                                 T alpha, T beta) {
-  __shared__ T smem[kBlock / 32];
+  __shared__ T smem[2][kBlock / 32];  // alternate rows' reductions (row_reduce)
   constexpr int kRowsPerBlock = kBlock / TPR;
   constexpr int64_t kStep = int64_t(TPR) * kChunk;
   const int t = threadIdx.x % TPR;
+  int parity = 0;
   for (int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / TPR; row < rows;
-       row += int64_t(gridDim.x) * kRowsPerBlock) {
+       row += int64_t(gridDim.x) * kRowsPerBlock, parity ^= 1) {
     const T* ys = y + row * C;
     const T* gs = dy + row * C;
     T* out = dx + row * C;
-    T yv[kChunk], gv[kChunk];
+    T y0[kChunk], g0[kChunk], yv[kChunk], gv[kChunk];
+    load_chunk<TPR>(gs, t, C, T(0), g0);
+    load_chunk<TPR>(ys, t, C, T(0), y0);
     T s = T(0);
-    for (int64_t c0 = t; c0 < C; c0 += kStep) {
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) s += log ? g0[k] : g0[k] * y0[k];
+    for (int64_t c0 = t + kStep; !kResident && c0 < C; c0 += kStep) {
       load_chunk<TPR>(gs, c0, C, T(0), gv);
       if (!log) load_chunk<TPR>(ys, c0, C, T(0), yv);
 #pragma unroll
-      for (int k = 0; k < kChunk; ++k)
-        if (c0 + int64_t(k) * TPR < C) s += log ? gv[k] : gv[k] * yv[k];
+      for (int k = 0; k < kChunk; ++k) s += log ? gv[k] : gv[k] * yv[k];
     }
-    s = row_reduce<TPR>(s, SumOp<T>{}, smem);
-    for (int64_t c0 = t; c0 < C; c0 += kStep) {
-      load_chunk<TPR>(gs, c0, C, T(0), gv);
-      load_chunk<TPR>(ys, c0, C, T(0), yv);
+    s = row_reduce<TPR>(s, SumOp<T>{}, smem[parity]);
+    auto store = [&](int64_t c0, const T(&yw)[kChunk], const T(&gw)[kChunk]) {
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
         const int64_t c = c0 + int64_t(k) * TPR;
         if (c < C)
-          blend_store(out + c, log ? gv[k] - std::exp(yv[k]) * s : yv[k] * (gv[k] - s), alpha,
+          blend_store(out + c, log ? gw[k] - std::exp(yw[k]) * s : yw[k] * (gw[k] - s), alpha,
                       beta);
       }
+    };
+    store(t, y0, g0);
+    for (int64_t c0 = t + kStep; !kResident && c0 < C; c0 += kStep) {
+      load_chunk<TPR>(gs, c0, C, T(0), gv);
+      load_chunk<TPR>(ys, c0, C, T(0), yv);
+      store(c0, yv, gv);
     }
   }
 }
@@ -203,17 +236,39 @@ unsigned row_grid(int64_t rows, int rows_per_block) {
   return unsigned(b < 1 ? 1 : b > 65536 ? 65536 : b);
 }
 
+// Rows of TPR threads (a warp, or a block per row), the row-resident form where the row fits.
+template <int TPR, typename T>
+void fwd_rows(cudaStream_t s, const SoftmaxDesc& sd, const T* x, T* y, T alpha, T beta) {
+  const unsigned grid = row_grid(sd.outer, kBlock / TPR);
+  if (resident<TPR>(sd.channels))
+    fwd_rows_kernel<TPR, true, T>
+        <<<grid, kBlock, 0, s>>>(sd.outer, sd.channels, sd.log, x, y, alpha, beta);
+  else
+    fwd_rows_kernel<TPR, false, T>
+        <<<grid, kBlock, 0, s>>>(sd.outer, sd.channels, sd.log, x, y, alpha, beta);
+}
+
+template <int TPR, typename T>
+void bwd_rows(cudaStream_t s, const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, T alpha,
+              T beta) {
+  const unsigned grid = row_grid(sd.outer, kBlock / TPR);
+  if (resident<TPR>(sd.channels))
+    bwd_rows_kernel<TPR, true, T>
+        <<<grid, kBlock, 0, s>>>(sd.outer, sd.channels, sd.log, y, dy, dx, alpha, beta);
+  else
+    bwd_rows_kernel<TPR, false, T>
+        <<<grid, kBlock, 0, s>>>(sd.outer, sd.channels, sd.log, y, dy, dx, alpha, beta);
+}
+
 template <typename T>
 void fwd(Handle& h, const SoftmaxDesc& sd, const T* x, T* y, Blend b) {
   const T alpha = T(b.alpha), beta = T(b.beta);
   cudaStream_t s = stream_of(h);
   if (sd.inner == 1) {
     if (warp_rows(sd.outer, sd.channels))
-      fwd_rows_kernel<32, T><<<row_grid(sd.outer, kBlock / 32), kBlock, 0, s>>>(
-          sd.outer, sd.channels, sd.log, x, y, alpha, beta);
+      fwd_rows<32>(s, sd, x, y, alpha, beta);
     else
-      fwd_rows_kernel<kBlock, T><<<row_grid(sd.outer, 1), kBlock, 0, s>>>(
-          sd.outer, sd.channels, sd.log, x, y, alpha, beta);
+      fwd_rows<kBlock>(s, sd, x, y, alpha, beta);
   } else {
     const int64_t positions = sd.outer * sd.inner;
     fwd_spatial_kernel<T><<<grid_for(positions), kBlock, 0, s>>>(positions, sd.channels, sd.inner,
@@ -228,11 +283,9 @@ void bwd(Handle& h, const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, Blend
   cudaStream_t s = stream_of(h);
   if (sd.inner == 1) {
     if (warp_rows(sd.outer, sd.channels))
-      bwd_rows_kernel<32, T><<<row_grid(sd.outer, kBlock / 32), kBlock, 0, s>>>(
-          sd.outer, sd.channels, sd.log, y, dy, dx, alpha, beta);
+      bwd_rows<32>(s, sd, y, dy, dx, alpha, beta);
     else
-      bwd_rows_kernel<kBlock, T><<<row_grid(sd.outer, 1), kBlock, 0, s>>>(
-          sd.outer, sd.channels, sd.log, y, dy, dx, alpha, beta);
+      bwd_rows<kBlock>(s, sd, y, dy, dx, alpha, beta);
   } else {
     const int64_t positions = sd.outer * sd.inner;
     bwd_spatial_kernel<T><<<grid_for(positions), kBlock, 0, s>>>(positions, sd.channels, sd.inner,

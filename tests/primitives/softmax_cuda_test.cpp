@@ -1,8 +1,9 @@
 // softmax_fwd/bwd, softmax_loss_fwd/bwd and accuracy_fwd on CUDA against the CPU implementation:
 // the CPU tests' shapes plus classifier and spatial layer shapes (rows of up to 3000 classes take
-// the block-per-row kernel), softmax and log-softmax, both blends, in place, f32 and f64; every
-// loss normalization with and without an ignore label; invalid labels refused naming the
-// position; accuracy with ties (integer scores, exact), top_k, ignore label and per-class.
+// the block-per-row kernel, also with more rows than its grid has blocks), softmax and log-softmax,
+// both blends, in place, f32 and f64; every loss normalization with and without an ignore label;
+// invalid labels refused naming the position; accuracy with ties (integer scores, exact), top_k,
+// ignore label and per-class.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -27,9 +28,11 @@ struct Shape {
   size_t count() const { return size_t(outer * channels * inner); }
 };
 
+// Rows of up to 128 channels (on a warp) or 1024 (on a block) are held in registers; longer ones
+// (300 on a warp, 1025 and 3000 on a block) are read in chunks after the first.
 const Shape kShapes[] = {{1, 10, 1},   {3, 7, 1},    {2, 5, 9},   {1, 3, 13},
                          {4, 1, 3},    {2, 1000, 1}, {64, 10, 1}, {5, 3000, 1},
-                         {2, 21, 100}, {3, 1025, 1}, {70, 33, 1}};
+                         {2, 21, 100}, {3, 1025, 1}, {70, 33, 1}, {2048, 300, 1}};
 
 template <typename T>
 constexpr DataType dtype_of() {
@@ -81,6 +84,13 @@ TEST(SoftmaxCuda, ForwardAndBackwardMatchCpu) {
           check_softmax<float>(s, log, blend, in_place);
           check_softmax<double>(s, log, blend, in_place);
         }
+}
+
+// More rows than the block-per-row grid has blocks (65536): some blocks take a second row, and
+// their reductions must not overwrite shared memory that the first row's are still reading.
+TEST(SoftmaxCuda, BlockRowsBeyondOneGridMatchCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (bool log : {false, true}) check_softmax<float>({65536 + 130, 1025, 1}, log, Blend{}, false);
 }
 
 // Inputs far from zero: the max subtraction keeps exp finite.
