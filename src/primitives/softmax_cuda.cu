@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "primitives/cuda_util.cuh"
 #include "primitives/softmax.h"
@@ -236,28 +237,22 @@ unsigned row_grid(int64_t rows, int rows_per_block) {
   return unsigned(b < 1 ? 1 : b > 65536 ? 65536 : b);
 }
 
-// Rows of TPR threads (a warp, or a block per row), the row-resident form where the row fits.
-template <int TPR, typename T>
-void fwd_rows(cudaStream_t s, const SoftmaxDesc& sd, const T* x, T* y, T alpha, T beta) {
-  const unsigned grid = row_grid(sd.outer, kBlock / TPR);
-  if (resident<TPR>(sd.channels))
-    fwd_rows_kernel<TPR, true, T>
-        <<<grid, kBlock, 0, s>>>(sd.outer, sd.channels, sd.log, x, y, alpha, beta);
+// The row kernels' shape for sd (inner == 1): launch(TPR, resident, grid) with TPR 32 (a warp
+// per row) or kBlock (warp_rows), and the resident form where a row fits one chunk.
+template <typename Launch>
+void by_rows(const SoftmaxDesc& sd, Launch launch) {
+  auto with = [&](auto tpr) {
+    constexpr int TPR = decltype(tpr)::value;
+    const unsigned grid = row_grid(sd.outer, kBlock / TPR);
+    if (resident<TPR>(sd.channels))
+      launch(tpr, std::true_type{}, grid);
+    else
+      launch(tpr, std::false_type{}, grid);
+  };
+  if (warp_rows(sd.outer, sd.channels))
+    with(std::integral_constant<int, 32>{});
   else
-    fwd_rows_kernel<TPR, false, T>
-        <<<grid, kBlock, 0, s>>>(sd.outer, sd.channels, sd.log, x, y, alpha, beta);
-}
-
-template <int TPR, typename T>
-void bwd_rows(cudaStream_t s, const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, T alpha,
-              T beta) {
-  const unsigned grid = row_grid(sd.outer, kBlock / TPR);
-  if (resident<TPR>(sd.channels))
-    bwd_rows_kernel<TPR, true, T>
-        <<<grid, kBlock, 0, s>>>(sd.outer, sd.channels, sd.log, y, dy, dx, alpha, beta);
-  else
-    bwd_rows_kernel<TPR, false, T>
-        <<<grid, kBlock, 0, s>>>(sd.outer, sd.channels, sd.log, y, dy, dx, alpha, beta);
+    with(std::integral_constant<int, kBlock>{});
 }
 
 template <typename T>
@@ -265,10 +260,10 @@ void fwd(Handle& h, const SoftmaxDesc& sd, const T* x, T* y, Blend b) {
   const T alpha = T(b.alpha), beta = T(b.beta);
   cudaStream_t s = stream_of(h);
   if (sd.inner == 1) {
-    if (warp_rows(sd.outer, sd.channels))
-      fwd_rows<32>(s, sd, x, y, alpha, beta);
-    else
-      fwd_rows<kBlock>(s, sd, x, y, alpha, beta);
+    by_rows(sd, [&](auto tpr, auto res, unsigned grid) {
+      fwd_rows_kernel<decltype(tpr)::value, decltype(res)::value, T>
+          <<<grid, kBlock, 0, s>>>(sd.outer, sd.channels, sd.log, x, y, alpha, beta);
+    });
   } else {
     const int64_t positions = sd.outer * sd.inner;
     fwd_spatial_kernel<T><<<grid_for(positions), kBlock, 0, s>>>(positions, sd.channels, sd.inner,
@@ -282,10 +277,10 @@ void bwd(Handle& h, const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, Blend
   const T alpha = T(b.alpha), beta = T(b.beta);
   cudaStream_t s = stream_of(h);
   if (sd.inner == 1) {
-    if (warp_rows(sd.outer, sd.channels))
-      bwd_rows<32>(s, sd, y, dy, dx, alpha, beta);
-    else
-      bwd_rows<kBlock>(s, sd, y, dy, dx, alpha, beta);
+    by_rows(sd, [&](auto tpr, auto res, unsigned grid) {
+      bwd_rows_kernel<decltype(tpr)::value, decltype(res)::value, T>
+          <<<grid, kBlock, 0, s>>>(sd.outer, sd.channels, sd.log, y, dy, dx, alpha, beta);
+    });
   } else {
     const int64_t positions = sd.outer * sd.inner;
     bwd_spatial_kernel<T><<<grid_for(positions), kBlock, 0, s>>>(positions, sd.channels, sd.inner,
