@@ -123,136 +123,143 @@ std::vector<Case> expand(const std::string& name, int n, int c, int h, int w, in
   return out;
 }
 
+const std::vector<PoolMode> kMaxOnly = {PoolMode::kMax};
+const std::vector<PoolMode> kAvgOnly = {PoolMode::kAverage, PoolMode::kAverageExcludePad};
+
+// The cases of several expand() calls, in order.
+std::vector<Case> concat(std::initializer_list<std::vector<Case>> parts) {
+  std::vector<Case> all;
+  for (const std::vector<Case>& v : parts) all.insert(all.end(), v.begin(), v.end());
+  return all;
+}
+
+// v with every case's device tensors starting `shift` elements into their buffers.
+std::vector<Case> shifted(std::vector<Case> v, int shift) {
+  for (Case& k : v) k.shift = shift;
+  return v;
+}
+
+// v with every case's tensors viewed as NHWC.
+std::vector<Case> as_nhwc(std::vector<Case> v) {
+  for (Case& k : v) k.nhwc = true;
+  return v;
+}
+
+void check_all(const std::vector<Case>& cases) {
+  for (const Case& k : cases) check_all(k);
+}
+
 TEST(PoolCuda, UnitShapesMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
-  std::vector<Case> all;
-  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
-  add(expand("k2s2_even", 2, 3, 8, 8, 2, 2, 0, 0, 2, 2, kAllModes));
-  add(expand("k3s2_odd", 2, 3, 9, 10, 3, 3, 0, 0, 2, 2, kAllModes));
-  add(expand("k3s2_ceil_partial", 1, 2, 8, 7, 3, 3, 0, 0, 2, 2, kAllModes));
-  add(expand("pad1_s2_clip", 2, 2, 5, 6, 2, 2, 1, 1, 2, 2, kAllModes));
-  add(expand("pad1_k3s1", 1, 3, 7, 5, 3, 3, 1, 1, 1, 1, kAllModes));
-  add(expand("pad2_k3s3", 2, 2, 10, 9, 3, 3, 2, 2, 3, 3, kAllModes));
-  add(expand("asymmetric", 1, 2, 7, 9, 3, 2, 1, 0, 2, 1, kAllModes));
-  add(expand("global", 2, 4, 5, 7, 5, 7, 0, 0, 1, 1, kAllModes));
-  add(expand("global_s2", 1, 3, 6, 6, 6, 6, 0, 0, 2, 2, kAllModes));
-  add(expand("n1_1x1", 1, 2, 3, 5, 1, 1, 0, 0, 1, 1, kAllModes));
-  add(expand("stride_gt_kernel", 2, 2, 11, 11, 2, 2, 0, 0, 3, 3, kAllModes));
-  add(expand("single_row", 3, 2, 1, 9, 1, 3, 0, 1, 1, 2, kAllModes));
-  // The staged global forward and the average's global backward: planes of 49 cells not filling
-  // the last warp (3 x 37 planes), 64 cells (the largest staged, an even tile stride), one cell.
-  add(expand("global_7x7_planes", 3, 37, 7, 7, 7, 7, 0, 0, 1, 1, kAllModes, false));
-  add(expand("global_8x8", 2, 33, 8, 8, 8, 8, 0, 0, 1, 1, kAllModes, false));
-  add(expand("global_1x1", 2, 40, 1, 1, 1, 1, 0, 0, 1, 1, kAllModes, false));
-  // Windows of 64 cells and more take the warp-per-output kernels (the global average backward
-  // of any size takes the global kernel).
-  add(expand("global_14x14", 2, 5, 14, 14, 14, 14, 0, 0, 1, 1, kAllModes, false));
-  add(expand("big_window_pad", 1, 3, 20, 17, 9, 8, 2, 3, 4, 3, kAllModes));
-  // A max window of 6400 cells: the first-maximum scan of a large window.
-  add(expand("global_80x80", 1, 2, 80, 80, 80, 80, 0, 0, 1, 1, {PoolMode::kMax}, false));
-  // Stride above the kernel with padding: inputs no window covers, tiles with gaps.
-  add(expand("gaps_pad", 2, 3, 23, 19, 2, 3, 1, 1, 4, 5, kAllModes));
-  // Many small planes per block, and planes wider than one 32-column tile.
-  add(expand("tiny_planes", 3, 70, 4, 4, 2, 2, 0, 0, 2, 2, kAllModes));
-  add(expand("wide", 1, 2, 9, 131, 3, 3, 1, 1, 2, 2, kAllModes));
-  // The sweep kernels (square 2/2, 3/2, 3/1 windows): a pad as large as the stride (a first
-  // block of pad cells only), and tall planes cut into bands of rows whose first steps gather
-  // what the windows above the band add.
-  add(expand("pad2_k3s2", 2, 3, 13, 11, 3, 3, 2, 2, 2, 2, kAllModes));
-  add(expand("bands_k3s2", 1, 2, 41, 6, 3, 3, 1, 1, 2, 2, kAllModes));
-  add(expand("bands_k2s2", 2, 1, 37, 5, 2, 2, 1, 1, 2, 2, kAllModes));
-  add(expand("bands_k3s1", 1, 2, 30, 5, 3, 3, 1, 1, 1, 1, kAllModes));
-  // The lane kernels of the 3/1 pad-1 max pool, a cell per lane (the forward up to 32 wide, the
-  // backward on odd widths up to 32): one full warp per line less one lane (31 wide), six lines
-  // per warp with idle lanes (5 wide), bands of rows whose lines share a warp, and 33 wide, which
-  // takes the sweep. Two cells per lane (the backward on even widths up to 64): a full warp per
-  // line (64 wide, and 32: two lines), four lines of 7 lanes (14 wide), a lane per line (2 wide),
-  // and 66 wide, which takes the sweep; the same 14-wide planes shifted by one element (no 2-cell
-  // rows) take a cell per lane.
-  const std::vector<PoolMode> kMaxOnly = {PoolMode::kMax};
-  add(expand("lanes_w31", 2, 3, 9, 31, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("lanes_w5_bands", 1, 3, 40, 5, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("lanes_w7_planes", 3, 50, 7, 7, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("lanes_w1", 2, 3, 6, 1, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("sweep_w33", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("lanes_pairs_w64", 2, 3, 9, 64, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("lanes_pairs_w32", 2, 3, 9, 32, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("lanes_pairs_w14_bands", 2, 9, 37, 14, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("lanes_pairs_w2", 3, 50, 5, 2, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("sweep_w66", 1, 2, 6, 66, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  for (Case k : expand("lanes_w14_shifted", 2, 9, 11, 14, 3, 3, 1, 1, 1, 1, kMaxOnly, false)) {
-    k.shift = 1;
-    all.push_back(k);
-  }
-  // The lane kernel of the 3/2 max backward (at most 32 two-column blocks a line): 32 blocks
-  // (64 and 63 wide, pad 0 and 1), 33 blocks (65 wide: the sweep), one and two blocks (1 wide with
-  // pad 1, 3 wide), 16 lines of two blocks with bands, pad 2 (a first block of pad alone), and
-  // rectangular pads.
-  add(expand("lanes_s2_w64", 2, 3, 11, 64, 3, 3, 0, 0, 2, 2, kMaxOnly));
-  add(expand("lanes_s2_w63_pad1", 1, 3, 12, 63, 3, 3, 1, 1, 2, 2, kMaxOnly));
-  add(expand("sweep_s2_w65", 1, 2, 7, 65, 3, 3, 0, 0, 2, 2, kMaxOnly));
-  add(expand("lanes_s2_w1_pad1", 2, 3, 9, 1, 3, 3, 1, 1, 2, 2, kMaxOnly));
-  add(expand("lanes_s2_w3", 2, 3, 8, 3, 3, 3, 0, 0, 2, 2, kMaxOnly));
-  add(expand("lanes_s2_w4_bands", 3, 5, 61, 4, 3, 3, 0, 0, 2, 2, kMaxOnly));
-  add(expand("lanes_s2_pad2", 2, 4, 12, 13, 3, 3, 2, 2, 2, 2, kMaxOnly));
-  add(expand("lanes_s2_pads_1_2", 2, 3, 10, 15, 3, 3, 1, 2, 2, 2, kMaxOnly));
-  // The element-wise max backward of 2/2 windows tiling their planes: two windows per thread
-  // (12 wide), one (6 wide, and 12 wide shifted by two elements: rows off a 4-cell boundary), and
-  // tensors it leaves to the sweep: shifted by one element, an odd height (an NHWC view below).
-  add(expand("k2s2_tiles_w12", 2, 5, 6, 12, 2, 2, 0, 0, 2, 2, kMaxOnly));
-  add(expand("k2s2_tiles_w6", 3, 4, 8, 6, 2, 2, 0, 0, 2, 2, kMaxOnly));
-  add(expand("k2s2_tiles_h7", 2, 3, 7, 8, 2, 2, 0, 0, 2, 2, kMaxOnly));
-  for (int shift : {1, 2})
-    for (Case k : expand("k2s2_tiles_shifted", 2, 3, 4, 12, 2, 2, 0, 0, 2, 2, kMaxOnly, false)) {
-      k.shift = shift;
-      all.push_back(k);
-    }
-  // The average backward of 2/2 and 3/2 windows by row vectors: four cells per thread (widths of
-  // 4k), two (4k + 2), padding (windows clipped at both ends), rows no window covers (floor
-  // shapes), and rows off a 4-cell boundary (shifted by one element: the sweep; by two f32: two
-  // cells).
-  const std::vector<PoolMode> kAvgOnly = {PoolMode::kAverage, PoolMode::kAverageExcludePad};
-  add(expand("avg_rows_k3_w12", 2, 3, 9, 12, 3, 3, 0, 0, 2, 2, kAvgOnly));
-  add(expand("avg_rows_k3_w10_pad1", 2, 3, 8, 10, 3, 3, 1, 1, 2, 2, kAvgOnly));
-  add(expand("avg_rows_k2_w8_pad1", 1, 4, 7, 8, 2, 2, 1, 1, 2, 2, kAvgOnly));
-  add(expand("avg_rows_k2_w12", 2, 2, 5, 12, 2, 2, 0, 0, 2, 2, kAvgOnly));
-  for (int shift : {1, 2})
-    for (Case k : expand("avg_rows_shifted", 2, 3, 6, 8, 3, 3, 0, 0, 2, 2, kAvgOnly, false)) {
-      k.shift = shift;
-      all.push_back(k);
-    }
-  // The forward of 2/2 windows and 3/2 average windows by row vectors (four and two outputs per
-  // thread): a ceil-mode last window past the right edge (16 wide, 3/2; its 7-output floor shape
-  // takes the sweep), a ceil-mode last row past the bottom (7 high, 2/2, 12 wide: two outputs per
-  // thread), and a last window that reads column 16 inside the row (17 wide; 18 wide floor).
-  add(expand("fwd_rows_k3_w16", 2, 3, 16, 16, 3, 3, 0, 0, 2, 2, kAllModes));
-  add(expand("fwd_rows_k2_h7_w12", 2, 3, 7, 12, 2, 2, 0, 0, 2, 2, kAllModes));
-  add(expand("fwd_rows_k3_w17", 1, 3, 9, 17, 3, 3, 0, 0, 2, 2, kAllModes));
-  add(expand("fwd_rows_k3_w18", 1, 3, 9, 18, 3, 3, 0, 0, 2, 2, kAllModes));
-  // Many small planes: the plane/channel split of the flat index.
-  add(expand("many_planes", 1, 70000, 3, 3, 2, 2, 0, 0, 1, 1, kAllModes, false));
-  for (const Case& k : all) check_all(k);
+  check_all(concat({
+      expand("k2s2_even", 2, 3, 8, 8, 2, 2, 0, 0, 2, 2, kAllModes),
+      expand("k3s2_odd", 2, 3, 9, 10, 3, 3, 0, 0, 2, 2, kAllModes),
+      expand("k3s2_ceil_partial", 1, 2, 8, 7, 3, 3, 0, 0, 2, 2, kAllModes),
+      expand("pad1_s2_clip", 2, 2, 5, 6, 2, 2, 1, 1, 2, 2, kAllModes),
+      expand("pad1_k3s1", 1, 3, 7, 5, 3, 3, 1, 1, 1, 1, kAllModes),
+      expand("pad2_k3s3", 2, 2, 10, 9, 3, 3, 2, 2, 3, 3, kAllModes),
+      expand("asymmetric", 1, 2, 7, 9, 3, 2, 1, 0, 2, 1, kAllModes),
+      expand("global", 2, 4, 5, 7, 5, 7, 0, 0, 1, 1, kAllModes),
+      expand("global_s2", 1, 3, 6, 6, 6, 6, 0, 0, 2, 2, kAllModes),
+      expand("n1_1x1", 1, 2, 3, 5, 1, 1, 0, 0, 1, 1, kAllModes),
+      expand("stride_gt_kernel", 2, 2, 11, 11, 2, 2, 0, 0, 3, 3, kAllModes),
+      expand("single_row", 3, 2, 1, 9, 1, 3, 0, 1, 1, 2, kAllModes),
+      // The staged global forward and the average's global backward: planes of 49 cells not filling
+      // the last warp (3 x 37 planes), 64 cells (the largest staged, an even tile stride), one
+      // cell.
+      expand("global_7x7_planes", 3, 37, 7, 7, 7, 7, 0, 0, 1, 1, kAllModes, false),
+      expand("global_8x8", 2, 33, 8, 8, 8, 8, 0, 0, 1, 1, kAllModes, false),
+      expand("global_1x1", 2, 40, 1, 1, 1, 1, 0, 0, 1, 1, kAllModes, false),
+      // Windows of 64 cells and more take the warp-per-output kernels (the global average backward
+      // of any size takes the global kernel).
+      expand("global_14x14", 2, 5, 14, 14, 14, 14, 0, 0, 1, 1, kAllModes, false),
+      expand("big_window_pad", 1, 3, 20, 17, 9, 8, 2, 3, 4, 3, kAllModes),
+      // A max window of 6400 cells: the first-maximum scan of a large window.
+      expand("global_80x80", 1, 2, 80, 80, 80, 80, 0, 0, 1, 1, {PoolMode::kMax}, false),
+      // Stride above the kernel with padding: inputs no window covers, tiles with gaps.
+      expand("gaps_pad", 2, 3, 23, 19, 2, 3, 1, 1, 4, 5, kAllModes),
+      // Many small planes per block, and planes wider than one 32-column tile.
+      expand("tiny_planes", 3, 70, 4, 4, 2, 2, 0, 0, 2, 2, kAllModes),
+      expand("wide", 1, 2, 9, 131, 3, 3, 1, 1, 2, 2, kAllModes),
+      // The sweep kernels (square 2/2, 3/2, 3/1 windows): a pad as large as the stride (a first
+      // block of pad cells only), and tall planes cut into bands of rows whose first steps gather
+      // what the windows above the band add.
+      expand("pad2_k3s2", 2, 3, 13, 11, 3, 3, 2, 2, 2, 2, kAllModes),
+      expand("bands_k3s2", 1, 2, 41, 6, 3, 3, 1, 1, 2, 2, kAllModes),
+      expand("bands_k2s2", 2, 1, 37, 5, 2, 2, 1, 1, 2, 2, kAllModes),
+      expand("bands_k3s1", 1, 2, 30, 5, 3, 3, 1, 1, 1, 1, kAllModes),
+      // The lane kernels of the 3/1 pad-1 max pool, a cell per lane (the forward up to 32 wide, the
+      // backward on odd widths up to 32): one full warp per line less one lane (31 wide), six lines
+      // per warp with idle lanes (5 wide), bands of rows whose lines share a warp, and 33 wide,
+      // which takes the sweep. Two cells per lane (the backward on even widths up to 64): a full
+      // warp per line (64 wide, and 32: two lines), four lines of 7 lanes (14 wide), a lane per
+      // line (2 wide), and 66 wide, which takes the sweep; the same 14-wide planes shifted by one
+      // element (no 2-cell rows) take a cell per lane.
+      expand("lanes_w31", 2, 3, 9, 31, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("lanes_w5_bands", 1, 3, 40, 5, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("lanes_w7_planes", 3, 50, 7, 7, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("lanes_w1", 2, 3, 6, 1, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("sweep_w33", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("lanes_pairs_w64", 2, 3, 9, 64, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("lanes_pairs_w32", 2, 3, 9, 32, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("lanes_pairs_w14_bands", 2, 9, 37, 14, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("lanes_pairs_w2", 3, 50, 5, 2, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("sweep_w66", 1, 2, 6, 66, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      shifted(expand("lanes_w14_shifted", 2, 9, 11, 14, 3, 3, 1, 1, 1, 1, kMaxOnly, false), 1),
+      // The lane kernel of the 3/2 max backward (at most 32 two-column blocks a line): 32 blocks
+      // (64 and 63 wide, pad 0 and 1), 33 blocks (65 wide: the sweep), one and two blocks (1 wide
+      // with pad 1, 3 wide), 16 lines of two blocks with bands, pad 2 (a first block of pad alone),
+      // and rectangular pads.
+      expand("lanes_s2_w64", 2, 3, 11, 64, 3, 3, 0, 0, 2, 2, kMaxOnly),
+      expand("lanes_s2_w63_pad1", 1, 3, 12, 63, 3, 3, 1, 1, 2, 2, kMaxOnly),
+      expand("sweep_s2_w65", 1, 2, 7, 65, 3, 3, 0, 0, 2, 2, kMaxOnly),
+      expand("lanes_s2_w1_pad1", 2, 3, 9, 1, 3, 3, 1, 1, 2, 2, kMaxOnly),
+      expand("lanes_s2_w3", 2, 3, 8, 3, 3, 3, 0, 0, 2, 2, kMaxOnly),
+      expand("lanes_s2_w4_bands", 3, 5, 61, 4, 3, 3, 0, 0, 2, 2, kMaxOnly),
+      expand("lanes_s2_pad2", 2, 4, 12, 13, 3, 3, 2, 2, 2, 2, kMaxOnly),
+      expand("lanes_s2_pads_1_2", 2, 3, 10, 15, 3, 3, 1, 2, 2, 2, kMaxOnly),
+      // The element-wise max backward of 2/2 windows tiling their planes: two windows per thread
+      // (12 wide), one (6 wide, and 12 wide shifted by two elements: rows off a 4-cell boundary),
+      // and tensors it leaves to the sweep: shifted by one element, an odd height (an NHWC view
+      // below).
+      expand("k2s2_tiles_w12", 2, 5, 6, 12, 2, 2, 0, 0, 2, 2, kMaxOnly),
+      expand("k2s2_tiles_w6", 3, 4, 8, 6, 2, 2, 0, 0, 2, 2, kMaxOnly),
+      expand("k2s2_tiles_h7", 2, 3, 7, 8, 2, 2, 0, 0, 2, 2, kMaxOnly),
+      shifted(expand("k2s2_tiles_shifted", 2, 3, 4, 12, 2, 2, 0, 0, 2, 2, kMaxOnly, false), 1),
+      shifted(expand("k2s2_tiles_shifted", 2, 3, 4, 12, 2, 2, 0, 0, 2, 2, kMaxOnly, false), 2),
+      // The average backward of 2/2 and 3/2 windows by row vectors: four cells per thread (widths
+      // of 4k), two (4k + 2), padding (windows clipped at both ends), rows no window covers (floor
+      // shapes), and rows off a 4-cell boundary (shifted by one element: the sweep; by two f32: two
+      // cells).
+      expand("avg_rows_k3_w12", 2, 3, 9, 12, 3, 3, 0, 0, 2, 2, kAvgOnly),
+      expand("avg_rows_k3_w10_pad1", 2, 3, 8, 10, 3, 3, 1, 1, 2, 2, kAvgOnly),
+      expand("avg_rows_k2_w8_pad1", 1, 4, 7, 8, 2, 2, 1, 1, 2, 2, kAvgOnly),
+      expand("avg_rows_k2_w12", 2, 2, 5, 12, 2, 2, 0, 0, 2, 2, kAvgOnly),
+      shifted(expand("avg_rows_shifted", 2, 3, 6, 8, 3, 3, 0, 0, 2, 2, kAvgOnly, false), 1),
+      shifted(expand("avg_rows_shifted", 2, 3, 6, 8, 3, 3, 0, 0, 2, 2, kAvgOnly, false), 2),
+      // The forward of 2/2 windows and 3/2 average windows by row vectors (four and two outputs per
+      // thread): a ceil-mode last window past the right edge (16 wide, 3/2; its 7-output floor
+      // shape takes the sweep), a ceil-mode last row past the bottom (7 high, 2/2, 12 wide: two
+      // outputs per thread), and a last window that reads column 16 inside the row (17 wide; 18
+      // wide floor).
+      expand("fwd_rows_k3_w16", 2, 3, 16, 16, 3, 3, 0, 0, 2, 2, kAllModes),
+      expand("fwd_rows_k2_h7_w12", 2, 3, 7, 12, 2, 2, 0, 0, 2, 2, kAllModes),
+      expand("fwd_rows_k3_w17", 1, 3, 9, 17, 3, 3, 0, 0, 2, 2, kAllModes),
+      expand("fwd_rows_k3_w18", 1, 3, 9, 18, 3, 3, 0, 0, 2, 2, kAllModes),
+      // Many small planes: the plane/channel split of the flat index.
+      expand("many_planes", 1, 70000, 3, 3, 2, 2, 0, 0, 1, 1, kAllModes, false),
+  }));
 }
 
 TEST(PoolCuda, NhwcViewMatchesCpu) {
   CREMA_SKIP_WITHOUT_GPU();
-  for (Case k : expand("nhwc", 2, 3, 7, 6, 3, 3, 1, 1, 2, 2, kAllModes)) {
-    k.nhwc = true;
-    check_all(k);
-  }
-  // Global pooling of planes whose cells are not contiguous: the general kernels.
-  for (Case k : expand("nhwc_global", 2, 3, 5, 4, 5, 4, 0, 0, 1, 1, kAllModes, false)) {
-    k.nhwc = true;
-    check_all(k);
-  }
-  for (Case k : expand("nhwc_k3s1", 2, 3, 7, 6, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false)) {
-    k.nhwc = true;
-    check_all(k);
-  }
-  for (Case k : expand("nhwc_k2s2", 2, 4, 6, 8, 2, 2, 0, 0, 2, 2, {PoolMode::kMax}, false)) {
-    k.nhwc = true;
-    check_all(k);
-  }
+  check_all(as_nhwc(concat({
+      expand("nhwc", 2, 3, 7, 6, 3, 3, 1, 1, 2, 2, kAllModes),
+      // Global pooling of planes whose cells are not contiguous: the general kernels.
+      expand("nhwc_global", 2, 3, 5, 4, 5, 4, 0, 0, 1, 1, kAllModes, false),
+      expand("nhwc_k3s1", 2, 3, 7, 6, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("nhwc_k2s2", 2, 4, 6, 8, 2, 2, 0, 0, 2, 2, kMaxOnly, false),
+  })));
 }
 
 // The staged forward and max backward of small packed planes (pool_planes_cuda.cu) run on grids
@@ -264,25 +271,23 @@ TEST(PoolCuda, NhwcViewMatchesCpu) {
 // three tests so that each runs within the sanitizer sweep's time limit.
 TEST(PoolCuda, StagedPlanesMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
-  std::vector<Case> all;
-  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
-  add(expand("planes_13x13", 7, 5001, 13, 13, 3, 3, 0, 0, 2, 2, kAllModes, false));
-  add(expand("planes_8x8", 7, 12001, 8, 8, 2, 2, 0, 0, 2, 2, kAllModes, false));
-  add(expand("planes_k2s2_pad1", 4, 10001, 11, 11, 2, 2, 1, 1, 2, 2, kAllModes));
-  add(expand("planes_k3s1_pad1", 7, 2001, 14, 14, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
-  for (const Case& k : all) check_all(k);
+  check_all(concat({
+      expand("planes_13x13", 7, 5001, 13, 13, 3, 3, 0, 0, 2, 2, kAllModes, false),
+      expand("planes_8x8", 7, 12001, 8, 8, 2, 2, 0, 0, 2, 2, kAllModes, false),
+      expand("planes_k2s2_pad1", 4, 10001, 11, 11, 2, 2, 1, 1, 2, 2, kAllModes),
+      expand("planes_k3s1_pad1", 7, 2001, 14, 14, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false),
+  }));
 }
 
 // Larger staged planes: 32 x 32 (2 per group), 55 x 55 (4 per group, the largest forward tile; too
 // large for the backward's), and rectangular windows.
 TEST(PoolCuda, StagedLargePlanesMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
-  std::vector<Case> all;
-  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
-  add(expand("planes_32x32", 3, 1601, 32, 32, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
-  add(expand("planes_55x55", 8, 1001, 55, 55, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
-  add(expand("planes_k5x3_s3x2", 3, 7001, 17, 14, 5, 3, 2, 1, 3, 2, kAllModes, false));
-  for (const Case& k : all) check_all(k);
+  check_all(concat({
+      expand("planes_32x32", 3, 1601, 32, 32, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false),
+      expand("planes_55x55", 8, 1001, 55, 55, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false),
+      expand("planes_k5x3_s3x2", 3, 7001, 17, 14, 5, 3, 2, 1, 3, 2, kAllModes, false),
+  }));
 }
 
 // Tensors that do not start on a 16-byte boundary, which the staged kernels leave to the others
@@ -290,10 +295,8 @@ TEST(PoolCuda, StagedLargePlanesMatchCpu) {
 TEST(PoolCuda, StagedPlanesShiftedMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
   for (int shift : {1, 2, 3})
-    for (Case k : expand("planes_shifted", 2, 18001, 13, 13, 3, 3, 0, 0, 2, 2, kAllModes, false)) {
-      k.shift = shift;
-      check_all(k);
-    }
+    check_all(shifted(
+        expand("planes_shifted", 2, 18001, 13, 13, 3, 3, 0, 0, 2, 2, kAllModes, false), shift));
 }
 
 // The 3/1 lane forward stages a warp's planes in shared memory where they are packed, fit in
@@ -302,11 +305,10 @@ TEST(PoolCuda, StagedPlanesShiftedMatchCpu) {
 // shifted and smaller cases of UnitShapesMatchCpu take the unstaged kernel.
 TEST(PoolCuda, StagedLanesMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
-  std::vector<Case> all;
-  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
-  add(expand("staged_lanes_w14", 1, 8193, 14, 14, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
-  add(expand("staged_lanes_w28", 1, 4097, 28, 28, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
-  for (const Case& k : all) check_all(k);
+  check_all(concat({
+      expand("staged_lanes_w14", 1, 8193, 14, 14, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false),
+      expand("staged_lanes_w28", 1, 4097, 28, 28, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false),
+  }));
 }
 
 // Max windows whose cells all hold the lowest finite value: the maximum equals the scans' initial
@@ -315,20 +317,17 @@ TEST(PoolCuda, StagedLanesMatchCpu) {
 // the sweep and the general kernel.
 TEST(PoolCuda, WindowsOfLowestValuesMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
-  std::vector<Case> all;
-  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
-  const std::vector<PoolMode> kMaxOnly = {PoolMode::kMax};
-  add(expand("lowest_lanes", 3, 50, 7, 7, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("lowest_lanes_pairs", 3, 50, 7, 14, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("lowest_lanes_s2", 2, 3, 11, 64, 3, 3, 1, 1, 2, 2, kMaxOnly, false));
-  add(expand("lowest_planes", 7, 5001, 13, 13, 3, 3, 0, 0, 2, 2, kMaxOnly, false));
-  add(expand("lowest_k2s2", 2, 3, 6, 12, 2, 2, 0, 0, 2, 2, kMaxOnly, false));
-  add(expand("lowest_sweep", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
-  add(expand("lowest_general", 1, 3, 20, 17, 9, 8, 2, 3, 4, 3, kMaxOnly, false));
-  for (Case& k : all) {
-    k.lowest = true;
-    check_all(k);
-  }
+  std::vector<Case> all = concat({
+      expand("lowest_lanes", 3, 50, 7, 7, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("lowest_lanes_pairs", 3, 50, 7, 14, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("lowest_lanes_s2", 2, 3, 11, 64, 3, 3, 1, 1, 2, 2, kMaxOnly, false),
+      expand("lowest_planes", 7, 5001, 13, 13, 3, 3, 0, 0, 2, 2, kMaxOnly, false),
+      expand("lowest_k2s2", 2, 3, 6, 12, 2, 2, 0, 0, 2, 2, kMaxOnly, false),
+      expand("lowest_sweep", 1, 2, 6, 33, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
+      expand("lowest_general", 1, 3, 20, 17, 9, 8, 2, 3, 4, 3, kMaxOnly, false),
+  });
+  for (Case& k : all) k.lowest = true;
+  check_all(all);
 }
 
 TEST(PoolCuda, NamedLayerShapesMatchCpu) {
@@ -345,22 +344,21 @@ TEST(PoolCuda, NamedLayerShapesMatchCpu) {
 // training (googlenet:inception_4a's pool: two 14-wide lines per warp).
 TEST(PoolCuda, RealSizeLayersMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
-  std::vector<Case> all;
-  auto add = [&](std::vector<Case> v) { all.insert(all.end(), v.begin(), v.end()); };
-  add(expand("caffenet:pool1_b8", 8, 96, 55, 55, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
-  add(expand("caffenet:pool2_b8", 8, 256, 27, 27, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
-  add(expand("googlenet:pool2_b8", 8, 192, 56, 56, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
-  add(expand("googlenet:3a_pool_b8", 8, 192, 28, 28, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
-  add(expand("googlenet:4a_pool_b8", 8, 480, 14, 14, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false));
-  add(expand("caffenet:pool5_b8", 8, 256, 13, 13, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
-  add(expand("googlenet:pool4_b8", 8, 480, 14, 14, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false));
-  add(expand("cifar10_quick:pool2_b16", 16, 32, 16, 16, 3, 3, 0, 0, 2, 2, {PoolMode::kAverage},
-             false));
-  // Average pooling on bands of several rows (small layers get one-row bands).
-  add(expand("avg_k3s2_55_b8", 8, 96, 55, 55, 3, 3, 0, 0, 2, 2,
-             {PoolMode::kAverage, PoolMode::kAverageExcludePad}, false));
-  add(expand("googlenet:pool5_b8", 8, 1024, 7, 7, 7, 7, 0, 0, 1, 1, {PoolMode::kAverage}, false));
-  for (const Case& k : all) check_all(k);
+  check_all(concat({
+      expand("caffenet:pool1_b8", 8, 96, 55, 55, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false),
+      expand("caffenet:pool2_b8", 8, 256, 27, 27, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false),
+      expand("googlenet:pool2_b8", 8, 192, 56, 56, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false),
+      expand("googlenet:3a_pool_b8", 8, 192, 28, 28, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false),
+      expand("googlenet:4a_pool_b8", 8, 480, 14, 14, 3, 3, 1, 1, 1, 1, {PoolMode::kMax}, false),
+      expand("caffenet:pool5_b8", 8, 256, 13, 13, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false),
+      expand("googlenet:pool4_b8", 8, 480, 14, 14, 3, 3, 0, 0, 2, 2, {PoolMode::kMax}, false),
+      expand("cifar10_quick:pool2_b16", 16, 32, 16, 16, 3, 3, 0, 0, 2, 2, {PoolMode::kAverage},
+             false),
+      // Average pooling on bands of several rows (small layers get one-row bands).
+      expand("avg_k3s2_55_b8", 8, 96, 55, 55, 3, 3, 0, 0, 2, 2,
+             {PoolMode::kAverage, PoolMode::kAverageExcludePad}, false),
+      expand("googlenet:pool5_b8", 8, 1024, 7, 7, 7, 7, 0, 0, 1, 1, {PoolMode::kAverage}, false),
+  }));
 }
 
 }  // namespace
