@@ -12,6 +12,9 @@
 // As a linear map, d/dx of sum(w * y) is alpha * w read back through the same views.
 // x may repeat elements (stride 0); y must not (a zero stride on an axis of size > 1 is an
 // error), and x and y must not overlap. beta == 0 never reads y.
+// x and y may have different data types (cudnnTransformTensor's conversion): elements are read
+// into fp32 (fp64 if either side is f64), blended there, and stored rounded to nearest even.
+// This is how fp32 master weights become bf16/f16 working copies and gradients come back.
 #pragma once
 
 #include "primitives/handle.h"

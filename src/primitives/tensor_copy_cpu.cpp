@@ -1,9 +1,11 @@
 // CPU implementation of tensor_copy: the views are first coalesced (tensor_copy_ops.h) so a
 // Concat of packed tensors becomes a few long rows; each row is then one memcpy or one
-// vectorizable loop.
+// vectorizable loop (a conversion between storage types: one loop through fp32).
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/handle.h"
 #include "primitives/tensor_copy_ops.h"
 #include "primitives/types.h"
@@ -36,18 +38,33 @@ void copy_row(const T* x, int64_t ix, T* y, int64_t iy, int64_t n, T a, T b) {
   }
 }
 
-template <typename T>
+// Between storage types: through M (fp32, or fp64 when a side is f64).
+template <typename X, typename Y>
+void copy_row(const X* x, int64_t ix, Y* y, int64_t iy, int64_t n, double a, double b) {
+  using M = decltype(load_as_float(X{}) + load_as_float(Y{}));
+  const M ma = M(a), mb = M(b);
+  for (int64_t i = 0; i < n; ++i) {
+    const M v = ma * M(load_as_float(x[i * ix]));
+    y[i * iy] = store_from_float<Y>(mb == M(0) ? v : v + mb * M(load_as_float(y[i * iy])));
+  }
+}
+
+template <typename X, typename Y>
 void copy_impl(const ViewDesc& xd, const void* xv, const ViewDesc& yd, void* yv, Blend blend) {
   const Coalesced c = coalesce(xd, yd);
-  const T* x = static_cast<const T*>(xv);
-  T* y = static_cast<T*>(yv);
+  const X* x = static_cast<const X*>(xv);
+  Y* y = static_cast<Y*>(yv);
   const int last = c.rank - 1;
   int64_t rows = 1;
   for (int d = 0; d < last; ++d) rows *= c.size[d];
   int64_t idx[ViewDesc::kMaxDims] = {};
   int64_t ox = 0, oy = 0;
   for (int64_t r = 0; r < rows; ++r) {
-    copy_row(x + ox, c.sx[last], y + oy, c.sy[last], c.size[last], T(blend.alpha), T(blend.beta));
+    if constexpr (std::is_same_v<X, Y> && !std::is_same_v<X, bf16_t> && !std::is_same_v<X, f16_t>)
+      copy_row(x + ox, c.sx[last], y + oy, c.sy[last], c.size[last], X(blend.alpha),
+               X(blend.beta));
+    else
+      copy_row(x + ox, c.sx[last], y + oy, c.sy[last], c.size[last], blend.alpha, blend.beta);
     // Odometer over the outer axes, last one fastest.
     for (int d = last - 1; d >= 0; --d) {
       ox += c.sx[d];
@@ -64,10 +81,11 @@ void copy_impl(const ViewDesc& xd, const void* xv, const ViewDesc& yd, void* yv,
 
 void tensor_copy(Handle&, const ViewDesc& xd, const void* x, const ViewDesc& yd, void* y,
                  Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    copy_impl<double>(xd, x, yd, y, blend);
-  else
-    copy_impl<float>(xd, x, yd, y, blend);
+  visit_dtype(kAllTypes, xd.dtype, "tensor_copy", Device::kCPU, [&](auto xt) {
+    visit_dtype(kAllTypes, yd.dtype, "tensor_copy", Device::kCPU, [&](auto yt) {
+      copy_impl<typename decltype(xt)::type, typename decltype(yt)::type>(xd, x, yd, y, blend);
+    });
+  });
 }
 
 }  // namespace crema::prim::cpu

@@ -3,9 +3,48 @@
 
 namespace crema::prim {
 
-size_t dtype_size(DataType t) { return t == DataType::kFloat64 ? 8 : 4; }
+size_t dtype_size(DataType t) {
+  switch (t) {
+    case DataType::kFloat32:
+      return 4;
+    case DataType::kFloat64:
+      return 8;
+    case DataType::kBFloat16:
+    case DataType::kFloat16:
+      return 2;
+  }
+  throw PrimError("invalid data type " + std::to_string(int(t)));
+}
 
-const char* dtype_name(DataType t) { return t == DataType::kFloat64 ? "f64" : "f32"; }
+const char* dtype_name(DataType t) {
+  switch (t) {
+    case DataType::kFloat32:
+      return "f32";
+    case DataType::kFloat64:
+      return "f64";
+    case DataType::kBFloat16:
+      return "bf16";
+    case DataType::kFloat16:
+      return "f16";
+  }
+  return "invalid";
+}
+
+const char* device_name(Device d) { return d == Device::kCPU ? "cpu" : "cuda"; }
+
+const char* math_name(MathMode m) {
+  switch (m) {
+    case MathMode::kFP32:
+      return "fp32";
+    case MathMode::kTF32:
+      return "tf32";
+    case MathMode::kBF16:
+      return "bf16";
+    case MathMode::kFP16:
+      return "fp16";
+  }
+  return "invalid";
+}
 
 TensorDesc TensorDesc::nchw(DataType t, int n, int c, int h, int w) {
   TensorDesc d;

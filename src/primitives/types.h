@@ -9,11 +9,22 @@
 
 namespace crema::prim {
 
-enum class DataType { kFloat32, kFloat64 };
+// Storage types. f64 exists for gradient checks; bf16 and f16 are the half-size storage of
+// mixed-precision training. Each primitive states which it implements on which device and
+// rejects the others with one line (dtype_visit.h); none silently reads one as another.
+enum class DataType { kFloat32, kFloat64, kBFloat16, kFloat16 };
 enum class Device { kCPU, kCUDA };
 
 size_t dtype_size(DataType t);
-const char* dtype_name(DataType t);
+const char* dtype_name(DataType t);  // "f32", "f64", "bf16", "f16"
+const char* device_name(Device d);   // "cpu", "cuda"
+
+// How the multiplications of a GEMM-based primitive (convolution, GEMM) round their inputs; the
+// products are always accumulated in fp32 (fp64 for f64 data). kFP32 is strict IEEE fp32;
+// kTF32 rounds the inputs to 10 mantissa bits (tensor cores); kBF16 and kFP16 to bfloat16 and
+// float16. A mode a device cannot honour is an error, never a silent fallback.
+enum class MathMode { kFP32, kTF32, kBF16, kFP16 };
+const char* math_name(MathMode m);  // "fp32", "tf32", "bf16", "fp16"
 
 // Thrown when a descriptor is invalid or a backend cannot run a request. The framework turns it
 // into its own error with layer context.

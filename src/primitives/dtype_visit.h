@@ -1,0 +1,167 @@
+// Internal: the one place a DataType becomes a C++ type. The half-size storage types (bf16_t,
+// f16_t: bit patterns with round-to-nearest-even conversions, the same on host and device) and
+// the visitor every backend calls instead of branching on the dtype:
+//
+//   visit_dtype(kFloatTypes, xd.dtype, "act_fwd", Device::kCPU, [&](auto tag) {
+//     using T = typename decltype(tag)::type;
+//     ...
+//   });
+//
+// calls the lambda with the tag of the storage type, or throws one line ("act_fwd: bf16 is not
+// supported on cpu") when the op does not list that type for the device. Nothing falls through
+// to float. Written for C++17 so CUDA sources use it too.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "primitives/types.h"
+
+#ifdef __CUDACC__
+#define CREMA_HOST_DEVICE __host__ __device__
+#else
+#define CREMA_HOST_DEVICE
+#endif
+
+namespace crema::prim {
+
+// bfloat16: the upper half of an fp32 (8 exponent bits, 7 mantissa bits).
+struct bf16_t {
+  uint16_t bits;
+};
+// IEEE 754 binary16 (5 exponent bits, 10 mantissa bits, max 65504).
+struct f16_t {
+  uint16_t bits;
+};
+
+CREMA_HOST_DEVICE inline uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+CREMA_HOST_DEVICE inline float bits_float(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof(f));
+  return f;
+}
+
+CREMA_HOST_DEVICE inline float to_float(bf16_t v) { return bits_float(uint32_t(v.bits) << 16); }
+
+CREMA_HOST_DEVICE inline float to_float(f16_t v) {
+  const uint32_t sign = uint32_t(v.bits & 0x8000u) << 16;
+  const uint32_t e = (v.bits >> 10) & 0x1fu, m = v.bits & 0x3ffu;
+  if (e == 0) {  // zero or subnormal: m * 2^-24, exact in fp32
+    const float f = float(m) * 5.9604644775390625e-08f;
+    return sign ? -f : f;
+  }
+  if (e == 31) return bits_float(sign | 0x7f800000u | (m << 13));  // inf, NaN
+  return bits_float(sign | ((e + 112) << 23) | (m << 13));
+}
+
+CREMA_HOST_DEVICE inline bf16_t to_bf16(float f) {
+  const uint32_t u = float_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return bf16_t{uint16_t((u >> 16) | 0x40u)};  // quiet NaN
+  return bf16_t{uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};                   // RNE
+}
+
+CREMA_HOST_DEVICE inline f16_t to_f16(float f) {
+  uint32_t x = float_bits(f);
+  const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
+  x &= 0x7fffffffu;
+  if (x >= 0x7f800000u) return f16_t{uint16_t(sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u))};
+  if (x >= 0x477ff000u) return f16_t{uint16_t(sign | 0x7c00u)};  // rounds to 65520 or more
+  if (x < 0x38800000u) {                                          // below 2^-14: subnormal
+    if (x <= 0x33000000u) return f16_t{sign};                     // at most 2^-25: rounds to 0
+    const uint32_t e = x >> 23, m = (x & 0x7fffffu) | 0x800000u;
+    const uint32_t shift = 126u - e;  // 14..24: the result counts units of 2^-24
+    uint32_t r = m >> shift;
+    const uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    if (rem > half || (rem == half && (r & 1u))) ++r;
+    return f16_t{uint16_t(sign | r)};
+  }
+  x += 0x0fffu + ((x >> 13) & 1u);  // RNE on the 13 dropped bits; a carry bumps the exponent
+  return f16_t{uint16_t(sign | ((x - (uint32_t(127 - 15) << 23)) >> 13))};
+}
+
+// Loads and stores through fp32 (fp64 stays fp64): how a kernel templated on its storage type
+// reads bf16/f16 and computes in fp32.
+CREMA_HOST_DEVICE inline float load_as_float(bf16_t v) { return to_float(v); }
+CREMA_HOST_DEVICE inline float load_as_float(f16_t v) { return to_float(v); }
+CREMA_HOST_DEVICE inline float load_as_float(float v) { return v; }
+CREMA_HOST_DEVICE inline double load_as_float(double v) { return v; }
+template <typename T>
+CREMA_HOST_DEVICE inline T store_from_float(double v);
+template <>
+CREMA_HOST_DEVICE inline float store_from_float<float>(double v) {
+  return float(v);
+}
+template <>
+CREMA_HOST_DEVICE inline double store_from_float<double>(double v) {
+  return v;
+}
+template <>
+CREMA_HOST_DEVICE inline bf16_t store_from_float<bf16_t>(double v) {
+  return to_bf16(float(v));
+}
+template <>
+CREMA_HOST_DEVICE inline f16_t store_from_float<f16_t>(double v) {
+  return to_f16(float(v));
+}
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+template <typename T>
+constexpr DataType dtype_of();
+template <>
+constexpr DataType dtype_of<float>() {
+  return DataType::kFloat32;
+}
+template <>
+constexpr DataType dtype_of<double>() {
+  return DataType::kFloat64;
+}
+template <>
+constexpr DataType dtype_of<bf16_t>() {
+  return DataType::kBFloat16;
+}
+template <>
+constexpr DataType dtype_of<f16_t>() {
+  return DataType::kFloat16;
+}
+
+// A list of storage types an op implements.
+template <typename... Ts>
+struct DTypes {};
+inline constexpr DTypes<float, double> kFloatTypes{};  // fp32 and the fp64 of gradient checks
+inline constexpr DTypes<float, double, bf16_t, f16_t> kAllTypes{};
+
+[[noreturn]] inline void throw_unsupported_dtype(const char* op, DataType t, Device d) {
+  throw PrimError(std::string(op) + ": " + dtype_name(t) + " is not supported on " +
+                  device_name(d));
+}
+
+namespace detail {
+template <typename T, typename... Rest, typename F>
+decltype(auto) visit_dtype_in(DataType t, const char* op, Device d, F& f) {
+  if constexpr (sizeof...(Rest) == 0) {
+    if (t != dtype_of<T>()) throw_unsupported_dtype(op, t, d);
+    return f(TypeTag<T>{});
+  } else {
+    if (t == dtype_of<T>()) return f(TypeTag<T>{});
+    return visit_dtype_in<Rest...>(t, op, d, f);
+  }
+}
+}  // namespace detail
+
+// Calls f(TypeTag<T>{}) for the T among Ts whose dtype is t; throws the op's one-line error if
+// t is not among them.
+template <typename... Ts, typename F>
+decltype(auto) visit_dtype(DTypes<Ts...>, DataType t, const char* op, Device d, F&& f) {
+  return detail::visit_dtype_in<Ts...>(t, op, d, f);
+}
+
+}  // namespace crema::prim
