@@ -205,13 +205,13 @@ ConvAlgo crema_choice(Context& c, const ConvCase& k, Pass p, const float* a, con
     algo = static_cast<ConvAlgo>(c.h.algo_cache().begin()->second);
   } else if (c.opt.crema_algo != "auto") {
     bool known = false;
-    for (ConvAlgo a2 : {ConvAlgo::kIm2colGemm, ConvAlgo::kGemm1x1, ConvAlgo::kDirect})
+    for (ConvAlgo a2 : prim::conv_algos(c.h))
       if (c.opt.crema_algo == prim::conv_algo_name(a2)) {
         known = true;
         algo = a2;
       }
     if (!known) throw std::runtime_error("unknown --crema-algo " + c.opt.crema_algo);
-    if (!prim::conv_supports(algo, k.cd, k.xd, k.wd, k.yd))
+    if (!prim::conv_supports(c.h, algo, k.cd, k.xd, k.wd, k.yd))
       throw std::runtime_error(c.opt.crema_algo + " does not support this layer");
   }
   label = with_ws(prim::conv_algo_name(algo),

@@ -1,8 +1,9 @@
-// Convolution: descriptor validation, algorithm support and choice (heuristic and timed find
-// with the Handle's cache), workspace queries, and the one device dispatcher per pass. The
-// bodies live in conv_cpu.cpp and conv_cuda.cu.
+// Convolution: descriptor validation, the implementation table (conv_impl.h) and the choice of
+// its row (the heuristic's walk, timed find with the Handle's cache, or a forced row), workspace
+// queries. The rows live in conv_cpu.cpp and conv_cuda.cu.
 #include "primitives/conv.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,22 +13,40 @@
 #include <vector>
 
 #include "primitives/blas.h"
-#include "primitives/conv_ops.h"
-#include "primitives/dispatch.h"
-#include "primitives/im2col_cpu.h"
+#include "primitives/conv_impl.h"
 
 namespace crema::prim {
 
-// The implementations (conv_cpu.cpp, conv_cuda.cu), with the public signatures.
-CREMA_BACKENDS(void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
-                             const void* x, const FilterDesc& wd, const void* w,
-                             const TensorDesc& yd, void* y, Blend blend, const ConvEpilogue& ep);
-               void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo,
-                                  const FilterDesc& wd, const void* w, const TensorDesc& dyd,
-                                  const void* dy, const TensorDesc& dxd, void* dx, Blend blend);
-               void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo,
-                                    const TensorDesc& xd, const void* x, const TensorDesc& dyd,
-                                    const void* dy, const FilterDesc& dwd, void* dw, Blend blend);)
+// The implementation table: each device's rows in order of preference (the kAuto walk).
+namespace {
+
+const ConvImpl* const kTable[] = {
+#ifdef CREMA_WITH_CUDA
+    &cuda::kConvGemm1x1, &cuda::kConvIm2colGemm, &cuda::kConvDirect,
+#endif
+    &cpu::kConvGemm1x1,  &cpu::kConvIm2colGemm,  &cpu::kConvDirect,
+};
+
+const ConvImpl* find_row(Device d, ConvAlgo a) {
+  for (const ConvImpl* row : kTable)
+    if (row->device == d && row->algo == a) return row;
+  return nullptr;
+}
+
+}  // namespace
+
+const char* conv_unsupported_gemm(const ConvProblem& p) {
+  if (!conv_image_packed(p.xd) || !conv_image_packed(p.yd))
+    return "x and y images must be packed C x H x W";
+  return nullptr;
+}
+
+const char* conv_unsupported_gemm1x1(const ConvProblem& p) {
+  if (p.wd.r != 1 || p.wd.s != 1) return "the filter is not 1x1";
+  if (p.cd.stride_h != 1 || p.cd.stride_w != 1) return "the stride is not 1";
+  if (p.cd.pad_h != 0 || p.cd.pad_w != 0) return "the input is padded";
+  return conv_unsupported_gemm(p);
+}
 
 namespace {
 
@@ -52,13 +71,6 @@ std::string dims(const TensorDesc& d) {
          std::to_string(d.w);
 }
 
-// Each image is a packed C x H x W block; the batch stride is free (batch slices and
-// channel-concatenated outputs qualify). This is what the GEMM algorithms need.
-bool image_packed(const TensorDesc& d) {
-  return d.stride_w == 1 && d.stride_h == d.w && d.stride_c == int64_t(d.h) * d.w &&
-         d.stride_n >= int64_t(d.c) * d.h * d.w;
-}
-
 // Elements spanned by a strided tensor, to size a scratch copy of it.
 int64_t span(const TensorDesc& d) {
   return int64_t(d.n - 1) * d.stride_n + int64_t(d.c - 1) * d.stride_c +
@@ -70,8 +82,11 @@ bool verbose() {
   return v && std::strcmp(v, "1") == 0;
 }
 
-std::string cache_key(Pass p, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
-                      const TensorDesc& yd) {
+std::string cache_key(Pass p, const ConvProblem& pr) {
+  const ConvDesc& cd = pr.cd;
+  const TensorDesc& xd = pr.xd;
+  const FilterDesc& wd = pr.wd;
+  const TensorDesc& yd = pr.yd;
   auto strides = [](const TensorDesc& d) {
     return std::to_string(d.stride_n) + "," + std::to_string(d.stride_c) + "," +
            std::to_string(d.stride_h) + "," + std::to_string(d.stride_w);
@@ -80,83 +95,94 @@ std::string cache_key(Pass p, const ConvDesc& cd, const TensorDesc& xd, const Fi
   std::snprintf(conv, sizeof(conv), "k%dx%dx%dx%d pad%d,%d str%d,%d dil%d,%d g%d", wd.k, wd.c, wd.r,
                 wd.s, cd.pad_h, cd.pad_w, cd.stride_h, cd.stride_w, cd.dilation_h, cd.dilation_w,
                 cd.groups);
-  return std::string(pass_name(p)) + " " + dtype_name(xd.dtype) + " x" + dims(xd) + "/" +
+  return std::string(pass_name(p)) + " " + dtype_name(xd.dtype) + " " + math_name(cd.math) + " x" + dims(xd) + "/" +
          strides(xd) + " y" + dims(yd) + "/" + strides(yd) + " " + conv;
 }
 
-// Runs one pass with a concrete algorithm on the handle's device. `out` is y, dx or dw.
-void dispatch(Handle& h, Pass p, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
-              const void* x, const FilterDesc& wd, const void* w, const TensorDesc& yd,
-              const void* dy, void* out, Blend blend, const ConvEpilogue& ep) {
+// Runs one pass of a row. `out` is y, dx or dw.
+void run(Handle& h, Pass p, const ConvImpl& row, const ConvProblem& pr, const void* x,
+         const void* w, const void* dy, void* out, Blend blend, const ConvEpilogue& ep) {
   switch (p) {
     case Pass::kFwd:
-      CREMA_DISPATCH(h, conv_fwd, h, cd, algo, xd, x, wd, w, yd, out, blend, ep);
+      row.fwd(h, pr, x, w, out, blend, ep);
       break;
     case Pass::kBwdData:
-      CREMA_DISPATCH(h, conv_bwd_data, h, cd, algo, wd, w, yd, dy, xd, out, blend);
+      row.bwd_data(h, pr, w, dy, out, blend);
       break;
     case Pass::kBwdFilter:
-      CREMA_DISPATCH(h, conv_bwd_filter, h, cd, algo, xd, x, yd, dy, wd, out, blend);
+      row.bwd_filter(h, pr, x, dy, out, blend);
       break;
   }
 }
 
-// Times every supported concrete algorithm once (on CUDA after an untimed first run, which pays
-// for cuBLAS's lazy initialisation and kernel loading), writing into a scratch output so the
-// caller's output (which may be blended into) is untouched, and caches the fastest.
-ConvAlgo find_algo(Handle& h, Pass p, const ConvDesc& cd, const TensorDesc& xd, const void* x,
-                   const FilterDesc& wd, const void* w, const TensorDesc& yd, const void* dy) {
-  const std::string key = cache_key(p, cd, xd, wd, yd);
+// The reason a row cannot run a problem, or nullptr.
+const char* unsupported(const ConvImpl* row, const ConvProblem& pr) {
+  return row ? row->unsupported(pr) : "no such algorithm on this device";
+}
+
+// Times every supported row of the handle's device once (on CUDA after an untimed first run,
+// which pays for cuBLAS's lazy initialisation and kernel loading), writing into a scratch output
+// so the caller's output (which may be blended into) is untouched, and caches the fastest.
+const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* x,
+                          const void* w, const void* dy) {
+  const std::string key = cache_key(p, pr);
   auto& cache = h.algo_cache();
   if (auto it = cache.find(key); it != cache.end()) {
-    const ConvAlgo cached = static_cast<ConvAlgo>(it->second);
-    // A cached entry must name a concrete supported algorithm; anything else is re-timed.
-    if (cached != ConvAlgo::kAuto && cached != ConvAlgo::kFind &&
-        conv_supports(cached, cd, xd, wd, yd))
-      return cached;
+    // A cached entry must name a supported row; anything else is re-timed.
+    const ConvImpl* row = find_row(h.device(), static_cast<ConvAlgo>(it->second));
+    if (row && !row->unsupported(pr)) return *row;
   }
-  const TensorDesc& out_desc = p == Pass::kBwdData ? xd : yd;
-  const int64_t out_count = p == Pass::kBwdFilter ? wd.count() : span(out_desc);
-  DeviceBuffer scratch(h.device(), size_t(out_count) * dtype_size(xd.dtype));
-  h.workspace(conv_workspace_size(h, ConvAlgo::kFind, cd, xd, wd, yd));
+  const TensorDesc& out_desc = p == Pass::kBwdData ? pr.xd : pr.yd;
+  const int64_t out_count = p == Pass::kBwdFilter ? pr.wd.count() : span(out_desc);
+  DeviceBuffer scratch(h.device(), size_t(out_count) * dtype_size(pr.xd.dtype));
 
-  ConvAlgo best = ConvAlgo::kDirect;
+  const ConvImpl* best = nullptr;
   double best_ms = -1;
   std::string log;
-  for (ConvAlgo a : {ConvAlgo::kGemm1x1, ConvAlgo::kIm2colGemm, ConvAlgo::kDirect}) {
-    if (!conv_supports(a, cd, xd, wd, yd)) continue;
+  for (const ConvImpl* row : kTable) {
+    if (row->device != h.device() || row->unsupported(pr)) continue;
     if (h.device() != Device::kCPU)
-      dispatch(h, p, cd, a, xd, x, wd, w, yd, dy, scratch.get(), Blend{}, ConvEpilogue{});
+      run(h, p, *row, pr, x, w, dy, scratch.get(), Blend{}, ConvEpilogue{});
     h.synchronize();  // earlier queued work must not count
     const auto t0 = std::chrono::steady_clock::now();
-    dispatch(h, p, cd, a, xd, x, wd, w, yd, dy, scratch.get(), Blend{}, ConvEpilogue{});
+    run(h, p, *row, pr, x, w, dy, scratch.get(), Blend{}, ConvEpilogue{});
     h.synchronize();
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     char buf[64];
-    std::snprintf(buf, sizeof(buf), " %s %.3f ms", conv_algo_name(a), ms);
+    std::snprintf(buf, sizeof(buf), " %s %.3f ms", conv_algo_name(row->algo), ms);
     log += buf;
     if (best_ms < 0 || ms < best_ms) {
       best_ms = ms;
-      best = a;
+      best = row;
     }
   }
-  cache[key] = static_cast<int>(best);
+  if (!best) fail(std::string(pass_name(p)) + ": no algorithm supports " + key);
+  cache[key] = static_cast<int>(best->algo);
   if (verbose())
-    std::fprintf(stderr, "crema: find %s -> %s (%s )\n", key.c_str(), conv_algo_name(best),
+    std::fprintf(stderr, "crema: find %s -> %s (%s )\n", key.c_str(), conv_algo_name(best->algo),
                  log.c_str());
-  return best;
+  return *best;
 }
 
-ConvAlgo resolve(Handle& h, Pass p, ConvAlgo algo, const ConvDesc& cd, const TensorDesc& xd,
-                 const void* x, const FilterDesc& wd, const void* w, const TensorDesc& yd,
-                 const void* dy) {
-  if (algo == ConvAlgo::kAuto) return conv_heuristic(h, cd, xd, wd, yd);
-  if (algo == ConvAlgo::kFind) return find_algo(h, p, cd, xd, x, wd, w, yd, dy);
-  if (!conv_supports(algo, cd, xd, wd, yd))
-    fail(std::string(pass_name(p)) + ": algorithm " + conv_algo_name(algo) +
-         " does not support this problem (" + cache_key(p, cd, xd, wd, yd) + ")");
-  return algo;
+// The first supported row in the heuristic's order, logging each skip under CREMA_VERBOSE=1.
+const ConvImpl& auto_row(Handle& h, Pass p, const ConvProblem& pr) {
+  const ConvAlgo a = conv_heuristic(h, pr.cd, pr.xd, pr.wd, pr.yd);
+  if (verbose())
+    std::fprintf(stderr, "crema: auto %s -> %s\n", cache_key(p, pr).c_str(), conv_algo_name(a));
+  return *find_row(h.device(), a);
+}
+
+const ConvImpl& resolve(Handle& h, Pass p, ConvAlgo algo, const ConvProblem& pr, const void* x,
+                        const void* w, const void* dy) {
+  if (algo == ConvAlgo::kAuto) return auto_row(h, p, pr);
+  if (algo == ConvAlgo::kFind) return timed_row(h, p, pr, x, w, dy);
+  const ConvImpl* row = find_row(h.device(), algo);
+  if (const char* why = unsupported(row, pr))
+    fail(std::string(pass_name(p)) + ": algorithm " + conv_algo_name(algo) + " on " +
+         device_name(h.device()) + " does not support this problem: " + why + " (" +
+         cache_key(p, pr) + ")");
+  return *row;
 }
 
 void require_pointers(Pass p, std::initializer_list<const void*> ptrs) {
@@ -222,20 +248,17 @@ void conv_check(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
          ", got " + std::to_string(yd.h) + "x" + std::to_string(yd.w));
 }
 
-bool conv_supports(ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
-                   const TensorDesc& yd) {
-  switch (a) {
-    case ConvAlgo::kAuto:
-    case ConvAlgo::kFind:
-    case ConvAlgo::kDirect:
-      return true;
-    case ConvAlgo::kIm2colGemm:
-      return image_packed(xd) && image_packed(yd);
-    case ConvAlgo::kGemm1x1:
-      return wd.r == 1 && wd.s == 1 && cd.stride_h == 1 && cd.stride_w == 1 && cd.pad_h == 0 &&
-             cd.pad_w == 0 && image_packed(xd) && image_packed(yd);
-  }
-  return false;
+std::vector<ConvAlgo> conv_algos(Handle& h) {
+  std::vector<ConvAlgo> algos;
+  for (const ConvImpl* row : kTable)
+    if (row->device == h.device()) algos.push_back(row->algo);
+  return algos;
+}
+
+bool conv_supports(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
+                   const FilterDesc& wd, const TensorDesc& yd) {
+  if (a == ConvAlgo::kAuto || a == ConvAlgo::kFind) return true;
+  return !unsupported(find_row(h.device(), a), ConvProblem{cd, xd, wd, yd});
 }
 
 ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
@@ -244,39 +267,28 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   // direct kernel reads each input once per tap from cache, where im2col would write and read a
   // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
   if (h.device() != Device::kCPU && cd.groups > 1 && wd.c == 1) return ConvAlgo::kDirect;
-  if (conv_supports(ConvAlgo::kGemm1x1, cd, xd, wd, yd)) return ConvAlgo::kGemm1x1;
-  if (conv_supports(ConvAlgo::kIm2colGemm, cd, xd, wd, yd)) return ConvAlgo::kIm2colGemm;
-  return ConvAlgo::kDirect;
+  const ConvProblem pr{cd, xd, wd, yd};
+  const bool log = verbose();
+  for (const ConvImpl* row : kTable) {
+    if (row->device != h.device()) continue;
+    const char* why = row->unsupported(pr);
+    if (!why) return row->algo;
+    if (log) std::fprintf(stderr, "crema: conv %s skips %s: %s\n", device_name(h.device()),
+                          conv_algo_name(row->algo), why);
+  }
+  fail("conv: no algorithm on " + std::string(device_name(h.device())) + " supports this problem");
 }
 
 size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                            const FilterDesc& wd, const TensorDesc& yd) {
+  const ConvProblem pr{cd, xd, wd, yd};
   if (a == ConvAlgo::kAuto) a = conv_heuristic(h, cd, xd, wd, yd);
-  // find may try every algorithm: plan for the largest.
-  if (a == ConvAlgo::kFind)
-    a = conv_supports(ConvAlgo::kIm2colGemm, cd, xd, wd, yd) ? ConvAlgo::kIm2colGemm
-                                                             : ConvAlgo::kGemm1x1;
-  if (a != ConvAlgo::kIm2colGemm && a != ConvAlgo::kGemm1x1) return 0;
-  if (h.device() != Device::kCPU) {
-    // CUDA (conv_ops.h): 1x1 reads the input in place except for its backward filter; im2col
-    // plans chunks of images.
-    if (a == ConvAlgo::kGemm1x1)
-      return plan_conv1x1_filter_cuda(xd.c, wd.k, wd.c, int64_t(xd.h) * xd.w, xd.n,
-                                      dtype_size(xd.dtype), h.workspace_budget())
-                 .elems *
-             dtype_size(xd.dtype);
-    return plan_conv_cuda(int64_t(xd.c) * wd.r * wd.s, wd.k, int64_t(yd.h) * yd.w, xd.n, cd.groups,
-                          dtype_size(xd.dtype), h.workspace_budget())
-               .elems *
-           dtype_size(xd.dtype);
-  }
-  const cpu::ConvGeom g{xd.c,          xd.h,     xd.w,        wd.r,        wd.s,
-                        cd.pad_h,      cd.pad_w, cd.stride_h, cd.stride_w, cd.dilation_h,
-                        cd.dilation_w, yd.h,     yd.w};
-  const cpu::ConvCpuPlan plan =
-      cpu::plan_conv_cpu(g, xd.n, wd.k, wd.count(), dtype_size(xd.dtype), h.workspace_budget(),
-                         h.cpu_threads(), a == ConvAlgo::kIm2colGemm);
-  return plan.total_elems() * dtype_size(xd.dtype);
+  size_t bytes = 0;
+  for (const ConvImpl* row : kTable)  // find may try every supported row: the largest
+    if (row->device == h.device() && (a == ConvAlgo::kFind || row->algo == a) &&
+        !row->unsupported(pr))
+      bytes = std::max(bytes, row->workspace(h, pr));
+  return bytes;
 }
 
 void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
@@ -284,8 +296,9 @@ void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd
               const ConvEpilogue& ep) {
   conv_check(cd, xd, wd, yd);
   require_pointers(Pass::kFwd, {x, w, y});
-  const ConvAlgo a = resolve(h, Pass::kFwd, algo, cd, xd, x, wd, w, yd, nullptr);
-  dispatch(h, Pass::kFwd, cd, a, xd, x, wd, w, yd, nullptr, y, blend, ep);
+  const ConvProblem pr{cd, xd, wd, yd};
+  const ConvImpl& row = resolve(h, Pass::kFwd, algo, pr, x, w, nullptr);
+  row.fwd(h, pr, x, w, y, blend, ep);
 }
 
 void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
@@ -293,8 +306,9 @@ void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDes
                    void* dx, Blend blend) {
   conv_check(cd, dxd, wd, dyd);
   require_pointers(Pass::kBwdData, {w, dy, dx});
-  const ConvAlgo a = resolve(h, Pass::kBwdData, algo, cd, dxd, nullptr, wd, w, dyd, dy);
-  dispatch(h, Pass::kBwdData, cd, a, dxd, nullptr, wd, w, dyd, dy, dx, blend, {});
+  const ConvProblem pr{cd, dxd, wd, dyd};
+  const ConvImpl& row = resolve(h, Pass::kBwdData, algo, pr, nullptr, w, dy);
+  row.bwd_data(h, pr, w, dy, dx, blend);
 }
 
 void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
@@ -302,8 +316,9 @@ void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorD
                      void* dw, Blend blend) {
   conv_check(cd, xd, dwd, dyd);
   require_pointers(Pass::kBwdFilter, {x, dy, dw});
-  const ConvAlgo a = resolve(h, Pass::kBwdFilter, algo, cd, xd, x, dwd, nullptr, dyd, dy);
-  dispatch(h, Pass::kBwdFilter, cd, a, xd, x, dwd, nullptr, dyd, dy, dw, blend, {});
+  const ConvProblem pr{cd, xd, dwd, dyd};
+  const ConvImpl& row = resolve(h, Pass::kBwdFilter, algo, pr, x, nullptr, dy);
+  row.bwd_filter(h, pr, x, dy, dw, blend);
 }
 
 void conv_bwd_bias(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend) {

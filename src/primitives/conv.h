@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "primitives/handle.h"
 #include "primitives/types.h"
@@ -24,10 +25,16 @@ struct ConvDesc {
   int stride_h = 1, stride_w = 1;
   int dilation_h = 1, dilation_w = 1;
   int groups = 1;
+  // The least precision the multiplications may use (cudnnSetConvolutionMathType): kFP32 is
+  // strict; kTF32, kBF16 and kFP16 let a row round x and w (dy and w, x and dy) to that format on
+  // tensor cores, always accumulating in fp32. A permission: rows without tensor cores (the
+  // CPU's, the direct kernels) compute in the storage type's full precision.
+  MathMode math = MathMode::kFP32;
 };
 
-// Algorithms, in preference order. kAuto asks the heuristic; kFind times the supported
-// candidates once per shape and caches the winner in the Handle.
+// Algorithms: each names one row per device of the implementation table. kAuto walks the
+// device's rows in order of preference; kFind times the supported rows once per shape and
+// caches the winner in the Handle.
 enum class ConvAlgo {
   kAuto,
   kFind,
@@ -51,13 +58,17 @@ int conv_out_dim(int in, int kernel, int pad, int stride, int dilation);
 void conv_check(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
                 const TensorDesc& yd);
 
-// Whether an algorithm supports a problem, and the one the heuristic picks.
-bool conv_supports(ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
-                   const TensorDesc& yd);
+// The algorithms the handle's device implements, in the order kAuto tries them.
+std::vector<ConvAlgo> conv_algos(Handle& h);
+// Whether the handle's device runs a problem with an algorithm, and the one the heuristic picks
+// (CREMA_VERBOSE=1 logs each row it skips, with the reason).
+bool conv_supports(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
+                   const FilterDesc& wd, const TensorDesc& yd);
 ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
                         const TensorDesc& yd);
 
-// Workspace bytes an algorithm needs (the same for the three passes of one algorithm on the CPU).
+// Workspace bytes an algorithm needs, the most of its three passes (kFind: of every supported
+// row).
 size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                            const FilterDesc& wd, const TensorDesc& yd);
 

@@ -1,7 +1,9 @@
-// CPU convolution: im2col + GEMM (one GEMM per group over a chunk of images side by side, the
-// batch split over the Handle's threads),
-// the 1x1 GEMM that reads the input in place, and direct loops that handle any strides. The
-// dispatcher in conv.cpp has validated the descriptors and picked a supported algorithm.
+// CPU convolution, three rows of the implementation table (conv_impl.h): im2col + GEMM (one GEMM
+// per group over a chunk of images side by side, the batch split over the Handle's threads), the
+// 1x1 GEMM that reads the input in place, and direct loops that handle any strides. The
+// dispatcher in conv.cpp has validated the descriptors and checked the row's support rule.
+// Every row computes in the storage type's own precision: a looser math mode is a permission
+// the CPU does not use.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -9,17 +11,19 @@
 #include <vector>
 
 #include "primitives/blas.h"
-#include "primitives/conv.h"
+#include "primitives/conv_impl.h"
+#include "primitives/dtype_visit.h"
 #include "primitives/im2col_cpu.h"
 #include "primitives/parallel.h"
 
 namespace crema::prim::cpu {
 namespace {
 
-ConvGeom geom_of(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
-                 const TensorDesc& yd) {
-  return ConvGeom{xd.c,        xd.h,        xd.w,          wd.r,          wd.s, cd.pad_h, cd.pad_w,
-                  cd.stride_h, cd.stride_w, cd.dilation_h, cd.dilation_w, yd.h, yd.w};
+ConvGeom geom_of(const ConvProblem& p) {
+  const ConvDesc& cd = p.cd;
+  return ConvGeom{p.xd.c,      p.xd.h,      p.xd.w,        p.wd.r,        p.wd.s, cd.pad_h,
+                  cd.pad_w,    cd.stride_h, cd.stride_w,   cd.dilation_h, cd.dilation_w,
+                  p.yd.h,      p.yd.w};
 }
 
 // out = alpha * acc + beta * out over a plane with arbitrary strides; beta == 0 never reads out.
@@ -67,15 +71,14 @@ void pre_scale(T* out, int64_t n, T beta) {
 template <typename T>
 class ConvCpu {
  public:
-  ConvCpu(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
-          const TensorDesc& yd)
-      : h_(h), cd_(cd), xd_(xd), wd_(wd), yd_(yd), g_(geom_of(cd, xd, wd, yd)) {
-    groups_ = cd.groups;
-    kg_ = wd.k / groups_;
-    cg_ = wd.c;
-    crs_ = int64_t(cg_) * wd.r * wd.s;
-    pq_ = int64_t(yd.h) * yd.w;
-    hw_ = int64_t(xd.h) * xd.w;
+  ConvCpu(Handle& h, const ConvProblem& p)
+      : h_(h), cd_(p.cd), xd_(p.xd), wd_(p.wd), yd_(p.yd), g_(geom_of(p)) {
+    groups_ = cd_.groups;
+    kg_ = wd_.k / groups_;
+    cg_ = wd_.c;
+    crs_ = int64_t(cg_) * wd_.r * wd_.s;
+    pq_ = int64_t(yd_.h) * yd_.w;
+    hw_ = int64_t(xd_.h) * xd_.w;
   }
 
   void fwd(ConvAlgo algo, const T* x, const T* w, T* y, Blend blend, const ConvEpilogue& ep) {
@@ -369,45 +372,69 @@ class ConvCpu {
   int64_t crs_, pq_, hw_;
 };
 
+// The three passes of one row: the storage type from the descriptors, the algorithm fixed.
+template <ConvAlgo A>
+void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
+         const ConvEpilogue& ep) {
+  visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ConvCpu<T>(h, p).fwd(A, static_cast<const T*>(x), static_cast<const T*>(w),
+                         static_cast<T*>(y), blend, ep);
+  });
+}
+
+template <ConvAlgo A>
+void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, void* dx,
+              Blend blend) {
+  visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_data", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ConvCpu<T>(h, p).bwd_data(A, static_cast<const T*>(w), static_cast<const T*>(dy),
+                              static_cast<T*>(dx), blend);
+  });
+}
+
+template <ConvAlgo A>
+void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
+                Blend blend) {
+  visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_filter", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ConvCpu<T>(h, p).bwd_filter(A, static_cast<const T*>(x), static_cast<const T*>(dy),
+                                static_cast<T*>(dw), blend);
+  });
+}
+
+// Per-thread chunk matrices (im2col only) and partial filter gradients (several threads).
+template <ConvAlgo A>
+size_t workspace(Handle& h, const ConvProblem& p) {
+  const size_t elem = dtype_size(p.xd.dtype);
+  const ConvCpuPlan plan =
+      plan_conv_cpu(geom_of(p), p.xd.n, p.wd.k, p.wd.count(), elem, h.workspace_budget(),
+                    h.cpu_threads(), A == ConvAlgo::kIm2colGemm);
+  return plan.total_elems() * elem;
+}
+
+size_t no_workspace(Handle&, const ConvProblem&) { return 0; }
+const char* runs_everything(const ConvProblem&) { return nullptr; }
+
 }  // namespace
 
-void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
-              const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y, Blend blend,
-              const ConvEpilogue& ep) {
-  if (xd.dtype == DataType::kFloat64)
-    ConvCpu<double>(h, cd, xd, wd, yd)
-        .fwd(algo, static_cast<const double*>(x), static_cast<const double*>(w),
-             static_cast<double*>(y), blend, ep);
-  else
-    ConvCpu<float>(h, cd, xd, wd, yd)
-        .fwd(algo, static_cast<const float*>(x), static_cast<const float*>(w),
-             static_cast<float*>(y), blend, ep);
-}
-
-void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
-                   const void* w, const TensorDesc& dyd, const void* dy, const TensorDesc& dxd,
-                   void* dx, Blend blend) {
-  if (dxd.dtype == DataType::kFloat64)
-    ConvCpu<double>(h, cd, dxd, wd, dyd)
-        .bwd_data(algo, static_cast<const double*>(w), static_cast<const double*>(dy),
-                  static_cast<double*>(dx), blend);
-  else
-    ConvCpu<float>(h, cd, dxd, wd, dyd)
-        .bwd_data(algo, static_cast<const float*>(w), static_cast<const float*>(dy),
-                  static_cast<float*>(dx), blend);
-}
-
-void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
-                     const void* x, const TensorDesc& dyd, const void* dy, const FilterDesc& dwd,
-                     void* dw, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    ConvCpu<double>(h, cd, xd, dwd, dyd)
-        .bwd_filter(algo, static_cast<const double*>(x), static_cast<const double*>(dy),
-                    static_cast<double*>(dw), blend);
-  else
-    ConvCpu<float>(h, cd, xd, dwd, dyd)
-        .bwd_filter(algo, static_cast<const float*>(x), static_cast<const float*>(dy),
-                    static_cast<float*>(dw), blend);
-}
+const ConvImpl kConvIm2colGemm{ConvAlgo::kIm2colGemm,
+                               Device::kCPU,
+                               conv_unsupported_gemm,
+                               workspace<ConvAlgo::kIm2colGemm>,
+                               fwd<ConvAlgo::kIm2colGemm>,
+                               bwd_data<ConvAlgo::kIm2colGemm>,
+                               bwd_filter<ConvAlgo::kIm2colGemm>};
+const ConvImpl kConvGemm1x1{ConvAlgo::kGemm1x1,
+                            Device::kCPU,
+                            conv_unsupported_gemm1x1,
+                            workspace<ConvAlgo::kGemm1x1>,
+                            fwd<ConvAlgo::kGemm1x1>,
+                            bwd_data<ConvAlgo::kGemm1x1>,
+                            bwd_filter<ConvAlgo::kGemm1x1>};
+const ConvImpl kConvDirect{ConvAlgo::kDirect,           Device::kCPU,
+                           runs_everything,             no_workspace,
+                           fwd<ConvAlgo::kDirect>,      bwd_data<ConvAlgo::kDirect>,
+                           bwd_filter<ConvAlgo::kDirect>};
 
 }  // namespace crema::prim::cpu

@@ -12,22 +12,27 @@
 // results repeat bit for bit.
 #include <algorithm>
 
-#include "primitives/conv.h"
+#include "primitives/conv_impl.h"
 #include "primitives/conv_ops.h"
+#include "primitives/dtype_visit.h"
 #include "primitives/im2col_cuda.cuh"
 
 namespace crema::prim::cuda {
 namespace {
 
-cublasStatus_t gemm_batched(cublasHandle_t b, cublasOperation_t ta, cublasOperation_t tb, int m,
-                            int n, int k, const float* alpha, const float* a, int lda, long long sa,
-                            const float* bb, int ldb, long long sb, const float* beta, float* c,
-                            int ldc, long long sc, int batch) {
-  return cublasSgemmStridedBatched(b, ta, tb, m, n, k, alpha, a, lda, sa, bb, ldb, sb, beta, c, ldc,
-                                   sc, batch);
+// fp32 data: cuBLAS's Ex form, whose compute type carries the math mode (tensor cores for
+// TF32/BF16/FP16). fp64: strict DGEMM whatever the mode (a permission, see ConvDesc::math).
+cublasStatus_t gemm_batched(cublasHandle_t b, MathMode math, cublasOperation_t ta,
+                            cublasOperation_t tb, int m, int n, int k, const float* alpha,
+                            const float* a, int lda, long long sa, const float* bb, int ldb,
+                            long long sb, const float* beta, float* c, int ldc, long long sc,
+                            int batch) {
+  return cublasGemmStridedBatchedEx(b, ta, tb, m, n, k, alpha, a, CUDA_R_32F, lda, sa, bb,
+                                    CUDA_R_32F, ldb, sb, beta, c, CUDA_R_32F, ldc, sc, batch,
+                                    fp32_compute_type(math), CUBLAS_GEMM_DEFAULT);
 }
-cublasStatus_t gemm_batched(cublasHandle_t b, cublasOperation_t ta, cublasOperation_t tb, int m,
-                            int n, int k, const double* alpha, const double* a, int lda,
+cublasStatus_t gemm_batched(cublasHandle_t b, MathMode, cublasOperation_t ta, cublasOperation_t tb,
+                            int m, int n, int k, const double* alpha, const double* a, int lda,
                             long long sa, const double* bb, int ldb, long long sb,
                             const double* beta, double* c, int ldc, long long sc, int batch) {
   return cublasDgemmStridedBatched(b, ta, tb, m, n, k, alpha, a, lda, sa, bb, ldb, sb, beta, c, ldc,
@@ -47,12 +52,12 @@ struct Mat {
 // Row-major C_i (m x n) = alpha * op(A_i) op(B_i) + beta * C_i for i < batch, through the
 // column-major cuBLAS as C^T = op(B)^T op(A)^T. beta == 0 never reads C (cuBLAS contract).
 template <typename T>
-void gemm_rm(Handle& h, int m, int n, int k, T alpha, Mat<T> a, Mat<T> b, T beta, T* c, int ldc,
-             int64_t stride_c, int batch) {
+void gemm_rm(Handle& h, MathMode math, int m, int n, int k, T alpha, Mat<T> a, Mat<T> b, T beta,
+             T* c, int ldc, int64_t stride_c, int batch) {
   cublasHandle_t bh = blas_of(h);
   check_cublas(cublasSetPointerMode(bh, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
   check_cublas(cublasSetMathMode(bh, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-  check_cublas(gemm_batched(bh, b.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+  check_cublas(gemm_batched(bh, math, b.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
                             a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b.p, b.ld,
                             b.stride, a.p, a.ld, a.stride, &beta, c, ldc, stride_c, batch),
                "cublas gemm strided batched");
@@ -286,9 +291,12 @@ __global__ void sum_partials_kernel(int b, int64_t count, const T* __restrict__ 
 template <typename T>
 class ConvCuda {
  public:
-  ConvCuda(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
-           const TensorDesc& yd)
-      : h_(h), xd_(xd), wd_(wd), yd_(yd), st_(stream_of(h)) {
+  ConvCuda(Handle& h, const ConvProblem& pr)
+      : h_(h), xd_(pr.xd), wd_(pr.wd), yd_(pr.yd), math_(pr.cd.math), st_(stream_of(h)) {
+    const ConvDesc& cd = pr.cd;
+    const TensorDesc& xd = pr.xd;
+    const FilterDesc& wd = pr.wd;
+    const TensorDesc& yd = pr.yd;
     g_ = ConvGeom{xd.c,        xd.h,        xd.w,          wd.r,          wd.s, cd.pad_h, cd.pad_w,
                   cd.stride_h, cd.stride_w, cd.dilation_h, cd.dilation_w, yd.h, yd.w};
     groups_ = cd.groups;
@@ -317,7 +325,7 @@ class ConvCuda {
     if (algo == ConvAlgo::kGemm1x1) {
       // The input image already is the (C x H*W) patch matrix.
       for (int gi = 0; gi < groups_; ++gi)
-        gemm_rm<T>(h_, kg_, int(pq_), cg_, alpha, {w + gi * kg_ * crs_, cg_, 0},
+        gemm_rm<T>(h_, math_, kg_, int(pq_), cg_, alpha, {w + gi * kg_ * crs_, cg_, 0},
                    {x + gi * cg_ * hw_, int(hw_), xd_.stride_n}, beta, y + gi * kg_ * pq_, int(pq_),
                    yd_.stride_n, xd_.n);
     } else if (wide()) {
@@ -329,7 +337,7 @@ class ConvCuda {
         const int64_t ld = int64_t(b) * pq_;
         T* out = col + crs_ * groups_ * ld;
         launch_im2col(st_, g_, b, x + n0 * xd_.stride_n, xd_.stride_n, col, pq_, ld);
-        gemm_rm<T>(h_, kg_, int(ld), int(crs_), T(1), {w, int(crs_), kg_ * crs_},
+        gemm_rm<T>(h_, math_, kg_, int(ld), int(crs_), T(1), {w, int(crs_), kg_ * crs_},
                    {col, int(ld), crs_ * ld}, T(0), out, int(ld), kg_ * ld, groups_);
         launch_scatter_planes(st_, b, wd_.k, pq_, out, y + n0 * yd_.stride_n, yd_.stride_n, alpha,
                               beta, bias, ep.relu);
@@ -342,7 +350,7 @@ class ConvCuda {
         const int b = std::min(plan_.chunk, xd_.n - n0);
         launch_im2col(st_, g_, b, x + n0 * xd_.stride_n, xd_.stride_n, col, col_image, pq_);
         for (int gi = 0; gi < groups_; ++gi)
-          gemm_rm<T>(h_, kg_, int(pq_), int(crs_), alpha, {w + gi * kg_ * crs_, int(crs_), 0},
+          gemm_rm<T>(h_, math_, kg_, int(pq_), int(crs_), alpha, {w + gi * kg_ * crs_, int(crs_), 0},
                      {col + gi * crs_ * pq_, int(pq_), col_image}, beta,
                      y + n0 * yd_.stride_n + gi * kg_ * pq_, int(pq_), yd_.stride_n, b);
       }
@@ -364,7 +372,7 @@ class ConvCuda {
     }
     if (algo == ConvAlgo::kGemm1x1) {
       for (int gi = 0; gi < groups_; ++gi)
-        gemm_rm<T>(h_, cg_, int(hw_), kg_, alpha, {w + gi * kg_ * crs_, cg_, 0, true},
+        gemm_rm<T>(h_, math_, cg_, int(hw_), kg_, alpha, {w + gi * kg_ * crs_, cg_, 0, true},
                    {dy + gi * kg_ * pq_, int(pq_), yd_.stride_n}, beta, dx + gi * cg_ * hw_,
                    int(hw_), xd_.stride_n, xd_.n);
       return;
@@ -379,7 +387,7 @@ class ConvCuda {
         const int64_t ld = int64_t(b) * pq_;
         T* grad = col + crs_ * groups_ * ld;
         launch_gather_planes(st_, b, wd_.k, pq_, dy + n0 * yd_.stride_n, yd_.stride_n, grad);
-        gemm_rm<T>(h_, int(crs_), int(ld), kg_, alpha, {w, int(crs_), kg_ * crs_, true},
+        gemm_rm<T>(h_, math_, int(crs_), int(ld), kg_, alpha, {w, int(crs_), kg_ * crs_, true},
                    {grad, int(ld), kg_ * ld}, T(0), col, int(ld), crs_ * ld, groups_);
         launch_col2im(st_, g_, b, col, pq_, ld, dx + n0 * xd_.stride_n, xd_.stride_n, T(1), beta);
       }
@@ -389,7 +397,7 @@ class ConvCuda {
     for (int n0 = 0; n0 < xd_.n; n0 += plan_.chunk) {
       const int b = std::min(plan_.chunk, xd_.n - n0);
       for (int gi = 0; gi < groups_; ++gi)
-        gemm_rm<T>(h_, int(crs_), int(pq_), kg_, alpha, {w + gi * kg_ * crs_, int(crs_), 0, true},
+        gemm_rm<T>(h_, math_, int(crs_), int(pq_), kg_, alpha, {w + gi * kg_ * crs_, int(crs_), 0, true},
                    {dy + n0 * yd_.stride_n + gi * kg_ * pq_, int(pq_), yd_.stride_n}, T(0),
                    col + gi * crs_ * pq_, int(pq_), col_image, b);
       launch_col2im(st_, g_, b, col, col_image, pq_, dx + n0 * xd_.stride_n, xd_.stride_n, T(1),
@@ -423,7 +431,7 @@ class ConvCuda {
       launch_gather_planes(st_, b, wd_.k, pq_, dy + n0 * yd_.stride_n, yd_.stride_n, grad);
       const int split = split_for_depth(plan_, ld);
       if (split == 1) {
-        gemm_rm<T>(h_, kg_, int(crs_), int(ld), alpha, {grad, int(ld), kg_ * ld},
+        gemm_rm<T>(h_, math_, kg_, int(crs_), int(ld), alpha, {grad, int(ld), kg_ * ld},
                    {col, int(ld), crs_ * ld, true}, beta, dw, int(crs_), kg_ * crs_, groups_);
         continue;
       }
@@ -434,10 +442,10 @@ class ConvCuda {
         const T* grad_g = grad + gi * kg_ * ld;
         const T* col_g = col + gi * crs_ * ld;
         T* part_g = part + gi * kg_ * crs_;
-        gemm_rm<T>(h_, kg_, int(crs_), int(depth), T(1), {grad_g, int(ld), depth},
+        gemm_rm<T>(h_, math_, kg_, int(crs_), int(depth), T(1), {grad_g, int(ld), depth},
                    {col_g, int(ld), depth, true}, T(0), part_g, int(crs_), count, split);
         if (rest > 0)
-          gemm_rm<T>(h_, kg_, int(crs_), int(rest), T(1), {grad_g + split * depth, int(ld), 0},
+          gemm_rm<T>(h_, math_, kg_, int(crs_), int(rest), T(1), {grad_g + split * depth, int(ld), 0},
                      {col_g + split * depth, int(ld), 0, true}, T(1), part_g + (split - 1) * count,
                      int(crs_), 0, 1);
       }
@@ -473,7 +481,7 @@ class ConvCuda {
       if (plan.partials) {
         // part[n][k][c] = dY_g[n] X_g[n]^T, group by group, batched over the chunk's images.
         for (int gi = 0; gi < groups_; ++gi)
-          gemm_rm<T>(h_, kg_, cg_, int(hw_), T(1),
+          gemm_rm<T>(h_, math_, kg_, cg_, int(hw_), T(1),
                      {dy + n0 * yd_.stride_n + gi * kg_ * pq_, int(pq_), yd_.stride_n},
                      {x + n0 * xd_.stride_n + gi * cg_ * hw_, int(hw_), xd_.stride_n, true}, T(0),
                      ws + gi * kg_ * cg_, cg_, count, b);
@@ -485,7 +493,7 @@ class ConvCuda {
         T* dys = ws + int64_t(xd_.c) * ld;
         launch_gather_planes(st_, b, xd_.c, hw_, x + n0 * xd_.stride_n, xd_.stride_n, xs);
         launch_gather_planes(st_, b, wd_.k, pq_, dy + n0 * yd_.stride_n, yd_.stride_n, dys);
-        gemm_rm<T>(h_, kg_, cg_, int(ld), alpha, {dys, int(ld), kg_ * ld},
+        gemm_rm<T>(h_, math_, kg_, cg_, int(ld), alpha, {dys, int(ld), kg_ * ld},
                    {xs, int(ld), cg_ * ld, true}, beta, dw, cg_, int64_t(kg_) * cg_, groups_);
       }
     }
@@ -501,6 +509,7 @@ class ConvCuda {
   const TensorDesc& xd_;
   const FilterDesc& wd_;
   const TensorDesc& yd_;
+  MathMode math_;
   cudaStream_t st_;
   ConvGeom g_;
   Prob pb_;
@@ -509,45 +518,77 @@ class ConvCuda {
   ConvCudaPlan plan_;
 };
 
+// The three passes of one row: the storage type from the descriptors, the algorithm fixed.
+template <ConvAlgo A>
+void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
+         const ConvEpilogue& ep) {
+  visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ConvCuda<T>(h, p).fwd(A, static_cast<const T*>(x), static_cast<const T*>(w),
+                          static_cast<T*>(y), blend, ep);
+  });
+}
+
+template <ConvAlgo A>
+void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, void* dx,
+              Blend blend) {
+  visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_data", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ConvCuda<T>(h, p).bwd_data(A, static_cast<const T*>(w), static_cast<const T*>(dy),
+                               static_cast<T*>(dx), blend);
+  });
+}
+
+template <ConvAlgo A>
+void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
+                Blend blend) {
+  visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_filter", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ConvCuda<T>(h, p).bwd_filter(A, static_cast<const T*>(x), static_cast<const T*>(dy),
+                                 static_cast<T*>(dw), blend);
+  });
+}
+
+// conv_ops.h: im2col plans chunks of images; 1x1 reads the input in place except for its
+// backward filter.
+size_t im2col_workspace(Handle& h, const ConvProblem& p) {
+  const size_t elem = dtype_size(p.xd.dtype);
+  return plan_conv_cuda(int64_t(p.xd.c) * p.wd.r * p.wd.s, p.wd.k, int64_t(p.yd.h) * p.yd.w,
+                        p.xd.n, p.cd.groups, elem, h.workspace_budget())
+             .elems *
+         elem;
+}
+
+size_t gemm1x1_workspace(Handle& h, const ConvProblem& p) {
+  const size_t elem = dtype_size(p.xd.dtype);
+  return plan_conv1x1_filter_cuda(p.xd.c, p.wd.k, p.wd.c, int64_t(p.xd.h) * p.xd.w, p.xd.n, elem,
+                                  h.workspace_budget())
+             .elems *
+         elem;
+}
+
+size_t no_workspace(Handle&, const ConvProblem&) { return 0; }
+const char* runs_everything(const ConvProblem&) { return nullptr; }
+
 }  // namespace
 
-void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
-              const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y, Blend blend,
-              const ConvEpilogue& ep) {
-  if (xd.dtype == DataType::kFloat64)
-    ConvCuda<double>(h, cd, xd, wd, yd)
-        .fwd(algo, static_cast<const double*>(x), static_cast<const double*>(w),
-             static_cast<double*>(y), blend, ep);
-  else
-    ConvCuda<float>(h, cd, xd, wd, yd)
-        .fwd(algo, static_cast<const float*>(x), static_cast<const float*>(w),
-             static_cast<float*>(y), blend, ep);
-}
-
-void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
-                   const void* w, const TensorDesc& dyd, const void* dy, const TensorDesc& dxd,
-                   void* dx, Blend blend) {
-  if (dxd.dtype == DataType::kFloat64)
-    ConvCuda<double>(h, cd, dxd, wd, dyd)
-        .bwd_data(algo, static_cast<const double*>(w), static_cast<const double*>(dy),
-                  static_cast<double*>(dx), blend);
-  else
-    ConvCuda<float>(h, cd, dxd, wd, dyd)
-        .bwd_data(algo, static_cast<const float*>(w), static_cast<const float*>(dy),
-                  static_cast<float*>(dx), blend);
-}
-
-void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
-                     const void* x, const TensorDesc& dyd, const void* dy, const FilterDesc& dwd,
-                     void* dw, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    ConvCuda<double>(h, cd, xd, dwd, dyd)
-        .bwd_filter(algo, static_cast<const double*>(x), static_cast<const double*>(dy),
-                    static_cast<double*>(dw), blend);
-  else
-    ConvCuda<float>(h, cd, xd, dwd, dyd)
-        .bwd_filter(algo, static_cast<const float*>(x), static_cast<const float*>(dy),
-                    static_cast<float*>(dw), blend);
-}
+const ConvImpl kConvIm2colGemm{ConvAlgo::kIm2colGemm,
+                               Device::kCUDA,
+                               conv_unsupported_gemm,
+                               im2col_workspace,
+                               fwd<ConvAlgo::kIm2colGemm>,
+                               bwd_data<ConvAlgo::kIm2colGemm>,
+                               bwd_filter<ConvAlgo::kIm2colGemm>};
+const ConvImpl kConvGemm1x1{ConvAlgo::kGemm1x1,
+                            Device::kCUDA,
+                            conv_unsupported_gemm1x1,
+                            gemm1x1_workspace,
+                            fwd<ConvAlgo::kGemm1x1>,
+                            bwd_data<ConvAlgo::kGemm1x1>,
+                            bwd_filter<ConvAlgo::kGemm1x1>};
+const ConvImpl kConvDirect{ConvAlgo::kDirect,           Device::kCUDA,
+                           runs_everything,             no_workspace,
+                           fwd<ConvAlgo::kDirect>,      bwd_data<ConvAlgo::kDirect>,
+                           bwd_filter<ConvAlgo::kDirect>};
 
 }  // namespace crema::prim::cuda

@@ -69,6 +69,23 @@ CREMA_CUBLAS_FORWARD(cublasDgemv_v2,
                       const double* a, int lda, const double* x, int incx, const double* beta,
                       double* y, int incy),
                      (handle, t, m, n, alpha, a, lda, x, incx, beta, y, incy))
+// cublas_api.h overloads this name for C++ (a legacy compute-type form), so the forwarder names
+// the C entry point's type itself.
+extern "C" cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+    const void* alpha, const void* a, cudaDataType a_type, int lda, long long int stride_a,
+    const void* b, cudaDataType b_type, int ldb, long long int stride_b, const void* beta, void* c,
+    cudaDataType c_type, int ldc, long long int stride_c, int batch, cublasComputeType_t compute,
+    cublasGemmAlgo_t algo) {
+  using Fn = cublasStatus_t(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                            const void*, const void*, cudaDataType, int, long long int,
+                            const void*, cudaDataType, int, long long int, const void*, void*,
+                            cudaDataType, int, long long int, int, cublasComputeType_t,
+                            cublasGemmAlgo_t);
+  static Fn* const real = resolve<Fn>("cublasGemmStridedBatchedEx");
+  return real(handle, ta, tb, m, n, k, alpha, a, a_type, lda, stride_a, b, b_type, ldb, stride_b,
+              beta, c, c_type, ldc, stride_c, batch, compute, algo);
+}
 CREMA_CUBLAS_FORWARD(cublasSgemmStridedBatched,
                      (cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
                       int n, int k, const float* alpha, const float* a, int lda,

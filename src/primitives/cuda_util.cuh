@@ -37,6 +37,22 @@ inline void wait_for_stream(Handle& h, const char* what) {
   h.raise_deferred_error();
 }
 
+// The cuBLAS compute type of an fp32 GEMM under a math mode: each FAST type lets cuBLAS round
+// the inputs to that format on tensor cores, accumulating in fp32.
+inline cublasComputeType_t fp32_compute_type(MathMode m) {
+  switch (m) {
+    case MathMode::kTF32:
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case MathMode::kBF16:
+      return CUBLAS_COMPUTE_32F_FAST_16BF;
+    case MathMode::kFP16:
+      return CUBLAS_COMPUTE_32F_FAST_16F;
+    case MathMode::kFP32:
+      break;
+  }
+  return CUBLAS_COMPUTE_32F;
+}
+
 inline constexpr int kBlock = 256;
 
 // Blocks for a grid-stride loop over n elements: enough to fill the GPU, never more than needed.

@@ -197,7 +197,7 @@ void check_problem(const ConvProblem& pb, bool integer, Tolerance tol, size_t bu
                 Op::kBwdFilter, Op::kBwdFilterBlend}) {
     const std::vector<T> want = run_cpu(cpu, op, ds, d);
     for (ConvAlgo algo : algos) {
-      if (!conv_supports(algo, ds.cd, ds.xd, ds.wd, ds.yd)) continue;
+      if (!conv_supports(gpu, algo, ds.cd, ds.xd, ds.wd, ds.yd)) continue;
       EXPECT_TRUE(all_close(run_gpu(gpu, op, algo, ds, d, g), want, tol))
           << op_name(op) << " with " << conv_algo_name(algo);
     }
@@ -464,7 +464,7 @@ TEST(ConvCuda, FindCachesOneEntryPerPassAndReusesIt) {
     EXPECT_EQ(gpu.algo_cache().size(), 1u);
   }
   const ConvAlgo chosen = static_cast<ConvAlgo>(gpu.algo_cache().begin()->second);
-  EXPECT_TRUE(conv_supports(chosen, ds.cd, ds.xd, ds.wd, ds.yd));
+  EXPECT_TRUE(conv_supports(gpu, chosen, ds.cd, ds.xd, ds.wd, ds.yd));
   EXPECT_NE(chosen, ConvAlgo::kAuto);
   EXPECT_NE(chosen, ConvAlgo::kFind);
   run_gpu(gpu, Op::kBwdFilter, ConvAlgo::kFind, ds, d, g);

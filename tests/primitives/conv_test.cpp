@@ -171,9 +171,10 @@ void check_problem(const ConvProblem& pb, const Data& d, const Reference& ref, R
   const Tolerance dw_tol = exact_unless_sparse(ref.dw_reached, sh.w);
   Handle h;
   const ConvAlgo heuristic = conv_heuristic(h, ds.cd, ds.xd, ds.wd, ds.yd);
-  for (ConvAlgo algo : {ConvAlgo::kIm2colGemm, ConvAlgo::kGemm1x1, ConvAlgo::kDirect,
-                        ConvAlgo::kAuto, ConvAlgo::kFind}) {
-    if (!conv_supports(algo, ds.cd, ds.xd, ds.wd, ds.yd)) continue;
+  std::vector<ConvAlgo> algos = conv_algos(h);
+  algos.insert(algos.end(), {ConvAlgo::kAuto, ConvAlgo::kFind});
+  for (ConvAlgo algo : algos) {
+    if (!conv_supports(h, algo, ds.cd, ds.xd, ds.wd, ds.yd)) continue;
     if (opt.large && (algo == ConvAlgo::kAuto || algo == ConvAlgo::kFind)) continue;
     if (opt.large && opt.is_double && algo != heuristic) continue;
     SCOPED_TRACE(conv_algo_name(algo));
@@ -378,7 +379,7 @@ TEST(ConvStrided, NhwcAndChannelSliceViews) {
     return out;
   };
   const TensorDesc xn = nhwc(ds.xd), yn = nhwc(ds.yd);
-  EXPECT_FALSE(conv_supports(ConvAlgo::kIm2colGemm, ds.cd, xn, ds.wd, yn));
+  EXPECT_FALSE(conv_supports(h, ConvAlgo::kIm2colGemm, ds.cd, xn, ds.wd, yn));
   EXPECT_EQ(conv_heuristic(h, ds.cd, xn, ds.wd, yn), ConvAlgo::kDirect);
   const auto x = to_nhwc(d.x, ds.xd), w = cast<float>(d.w);
   auto y = test::poisoned<float>(sh.y);
@@ -483,7 +484,7 @@ TEST(ConvCheck, RejectsInconsistentDescriptorsWithPrimError) {
   Handle h;
   h.set_cpu_threads(1);  // the sizes below are those of one thread
   std::vector<float> buf(4096);
-  EXPECT_FALSE(conv_supports(ConvAlgo::kGemm1x1, cd, x, w, y));
+  EXPECT_FALSE(conv_supports(h, ConvAlgo::kGemm1x1, cd, x, w, y));
   EXPECT_THROW(conv_fwd(h, cd, ConvAlgo::kGemm1x1, x, buf.data(), w, buf.data(), y, buf.data()),
                PrimError);
   // The patch matrix (C*R*S rows) and the output-side matrix (K rows) of both images side by

@@ -1,0 +1,54 @@
+// Internal: the convolution's implementation table. Each algorithm of each device is one row:
+// its name, a support rule that says why it cannot run a problem (nullptr when it can), its
+// workspace, and its three passes. conv.cpp walks the rows in order for kAuto, times the
+// supported ones for kFind, and runs the named one when a caller forces it. A backend file
+// defines its rows; adding an algorithm is one file plus one row in conv.cpp's table.
+#pragma once
+
+#include <cstddef>
+
+#include "primitives/conv.h"
+
+namespace crema::prim {
+
+// One convolution as every row sees it: x / dx, w / dw, y / dy descriptors, already validated
+// against each other (conv_check).
+struct ConvProblem {
+  const ConvDesc& cd;
+  const TensorDesc& xd;
+  const FilterDesc& wd;
+  const TensorDesc& yd;
+};
+
+struct ConvImpl {
+  ConvAlgo algo;
+  Device device;
+  const char* (*unsupported)(const ConvProblem& p);  // nullptr when the row runs p
+  size_t (*workspace)(Handle& h, const ConvProblem& p);  // bytes, the most of the three passes
+  void (*fwd)(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
+              const ConvEpilogue& ep);
+  void (*bwd_data)(Handle& h, const ConvProblem& p, const void* w, const void* dy, void* dx,
+                   Blend blend);
+  void (*bwd_filter)(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
+                     Blend blend);
+};
+
+// Support rules shared by rows of both devices.
+// Each image is a packed C x H x W block; the batch stride is free (batch slices and
+// channel-concatenated outputs qualify). What the GEMM algorithms need of x and y.
+inline bool conv_image_packed(const TensorDesc& d) {
+  return d.stride_w == 1 && d.stride_h == d.w && d.stride_c == int64_t(d.h) * d.w &&
+         d.stride_n >= int64_t(d.c) * d.h * d.w;
+}
+const char* conv_unsupported_gemm(const ConvProblem& p);    // im2col + GEMM
+const char* conv_unsupported_gemm1x1(const ConvProblem& p);  // 1x1 GEMM on the input in place
+
+// The rows each backend defines, in that backend's order of preference.
+namespace cpu {
+extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect;
+}
+namespace cuda {
+extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect;
+}
+
+}  // namespace crema::prim
