@@ -1,17 +1,18 @@
-// Convolution on CUDA. im2col + cuBLAS: a chunk of images is unfolded into the workspace and
+// Convolution on CUDA, two rows of the implementation table (conv_impl.h; the 1x1 GEMM row is
+// conv_gemm1x1_cuda.cu). im2col + cuBLAS: a chunk of images is unfolded into the workspace and
 // multiplied by the filters, in one of two layouts chosen by the output plane size (see
 // ConvCuda::wide()): per image (one strided-batched GEMM per group, writing and blending straight
 // into y / the patch gradient) or side by side (one GEMM per group over the whole chunk into a
-// workspace buffer, then one pass that blends it into y / scatters it through col2im). 1x1
-// stride-1 unpadded convolutions use the input as the patch matrix; direct kernels handle any
-// strides and are the fast path for depthwise convolutions (one input channel per output
-// channel). The dispatcher in conv.cpp has validated the descriptors and picked a supported
-// algorithm. Epilogue and blend semantics as the CPU:
+// workspace buffer, then one pass that blends it into y / scatters it through col2im). The GEMMs
+// honour the math mode. Direct kernels handle any strides and are the fast path for depthwise
+// convolutions (one input channel per output channel). The dispatcher in conv.cpp has validated
+// the descriptors and checked the row's support rule. Epilogue and blend semantics as the CPU:
 //   y = act(alpha * conv + beta * y + bias[k]).
 // Every reduction runs in a fixed order (cuBLAS, fixed-order kernels): no float atomics, so
 // results repeat bit for bit.
 #include <algorithm>
 
+#include "primitives/conv_cuda.cuh"
 #include "primitives/conv_impl.h"
 #include "primitives/conv_ops.h"
 #include "primitives/dtype_visit.h"
@@ -19,62 +20,6 @@
 
 namespace crema::prim::cuda {
 namespace {
-
-// fp32 data: cuBLAS's Ex form, whose compute type carries the math mode (tensor cores for
-// TF32/BF16/FP16). fp64: strict DGEMM whatever the mode (a permission, see ConvDesc::math).
-cublasStatus_t gemm_batched(cublasHandle_t b, MathMode math, cublasOperation_t ta,
-                            cublasOperation_t tb, int m, int n, int k, const float* alpha,
-                            const float* a, int lda, long long sa, const float* bb, int ldb,
-                            long long sb, const float* beta, float* c, int ldc, long long sc,
-                            int batch) {
-  return cublasGemmStridedBatchedEx(b, ta, tb, m, n, k, alpha, a, CUDA_R_32F, lda, sa, bb,
-                                    CUDA_R_32F, ldb, sb, beta, c, CUDA_R_32F, ldc, sc, batch,
-                                    fp32_compute_type(math), CUBLAS_GEMM_DEFAULT);
-}
-cublasStatus_t gemm_batched(cublasHandle_t b, MathMode, cublasOperation_t ta, cublasOperation_t tb,
-                            int m, int n, int k, const double* alpha, const double* a, int lda,
-                            long long sa, const double* bb, int ldb, long long sb,
-                            const double* beta, double* c, int ldc, long long sc, int batch) {
-  return cublasDgemmStridedBatched(b, ta, tb, m, n, k, alpha, a, lda, sa, bb, ldb, sb, beta, c, ldc,
-                                   sc, batch);
-}
-
-// One row-major operand of a batched GEMM: base pointer, leading dimension, batch stride, and
-// whether it is used transposed.
-template <typename T>
-struct Mat {
-  const T* p;
-  int ld;
-  int64_t stride;
-  bool trans = false;
-};
-
-// Row-major C_i (m x n) = alpha * op(A_i) op(B_i) + beta * C_i for i < batch, through the
-// column-major cuBLAS as C^T = op(B)^T op(A)^T. beta == 0 never reads C (cuBLAS contract).
-template <typename T>
-void gemm_rm(Handle& h, MathMode math, int m, int n, int k, T alpha, Mat<T> a, Mat<T> b, T beta,
-             T* c, int ldc, int64_t stride_c, int batch) {
-  cublasHandle_t bh = blas_of(h);
-  check_cublas(cublasSetPointerMode(bh, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
-  check_cublas(cublasSetMathMode(bh, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-  check_cublas(gemm_batched(bh, math, b.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
-                            a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b.p, b.ld,
-                            b.stride, a.p, a.ld, a.stride, &beta, c, ldc, stride_c, batch),
-               "cublas gemm strided batched");
-}
-
-// y = act(y + bias[k]) after the blended convolution, any strides.
-template <typename T>
-__global__ void epilogue_kernel(StridedIndex ix, const T* bias, bool relu, T* y) {
-  CREMA_CUDA_LOOP(i, ix.count) {
-    int k;
-    const int64_t off = ix.offset(i, &k);
-    T v = y[off];
-    if (bias) v = add_rn(v, bias[k]);
-    if (relu) v = v > T(0) ? v : T(0);
-    y[off] = v;
-  }
-}
 
 // The problem as the kernels see it (sizes and strides by value).
 struct Prob {
@@ -206,38 +151,6 @@ __global__ void bwd_filter_direct_kernel(Prob pb, const T* __restrict__ x, const
   }
 }
 
-// out[k][i*P*Q + j] = src[i][k][j] for the b images of a chunk: planes of b images side by side
-// (K x B*P*Q), the layout of the chunk-wide GEMMs. One thread per out element, so both the
-// writes and the reads (contiguous P*Q segments) coalesce.
-template <typename T, typename I>
-__global__ void gather_planes_kernel(int b, int k, I pq, const T* __restrict__ src,
-                                     int64_t src_image, T* out) {
-  const I ld = I(b) * pq;
-  const int64_t total = int64_t(k) * ld;
-  CREMA_CUDA_LOOP(i, total) {
-    const I ii = I(i);
-    const I kk = ii / ld;
-    const I col = ii - kk * ld;
-    const I img = col / pq;
-    const I j = col - img * pq;
-    out[i] = src[int64_t(img) * src_image + kk * pq + j];
-  }
-}
-
-template <typename T>
-void launch_gather_planes(cudaStream_t st, int b, int k, int64_t pq, const T* src,
-                          int64_t src_image, T* out) {
-  const int64_t total = int64_t(b) * k * pq;
-  if (total == 0) return;
-  if (total < (int64_t(1) << 31))
-    gather_planes_kernel<T, uint32_t>
-        <<<grid_for(total), kBlock, 0, st>>>(b, k, uint32_t(pq), src, src_image, out);
-  else
-    gather_planes_kernel<T, int64_t>
-        <<<grid_for(total), kBlock, 0, st>>>(b, k, pq, src, src_image, out);
-  check_launch("gather_planes_kernel");
-}
-
 // y[n0 + i][k][j] = act(alpha * buf[k][i*P*Q + j] + beta * y + bias[k]) for the b images of a
 // chunk: the side-by-side GEMM result (K x B*P*Q) blended into NCHW y with the epilogue fused.
 // One thread per y element in y's order, so the writes coalesce and the reads run along
@@ -276,18 +189,6 @@ void launch_scatter_planes(cudaStream_t st, int b, int k, int64_t pq, const T* b
   check_launch("scatter_planes_kernel");
 }
 
-// dw[i] = alpha * sum_img part[img][i] + beta * dw[i], images summed in order: the fixed-order
-// reduction of per-image partial filters. Consecutive threads read consecutive elements.
-template <typename T>
-__global__ void sum_partials_kernel(int b, int64_t count, const T* __restrict__ part, T* dw,
-                                    T alpha, T beta) {
-  CREMA_CUDA_LOOP(i, count) {
-    T s = part[i];
-    for (int img = 1; img < b; ++img) s = add_rn(s, part[img * count + i]);
-    dw[i] = blend_rn(s, alpha, beta, dw + i);
-  }
-}
-
 template <typename T>
 class ConvCuda {
  public:
@@ -304,7 +205,6 @@ class ConvCuda {
     cg_ = wd.c;
     crs_ = int64_t(cg_) * wd.r * wd.s;
     pq_ = int64_t(yd.h) * yd.w;
-    hw_ = int64_t(xd.h) * xd.w;
     pb_ = Prob{xd.n,          xd.c,          xd.h,        xd.w,        wd.k,
                yd.h,          yd.w,          cg_,         kg_,         wd.r,
                wd.s,          cd.pad_h,      cd.pad_w,    cd.stride_h, cd.stride_w,
@@ -322,13 +222,7 @@ class ConvCuda {
       check_launch("fwd_direct_kernel");
       return;
     }
-    if (algo == ConvAlgo::kGemm1x1) {
-      // The input image already is the (C x H*W) patch matrix.
-      for (int gi = 0; gi < groups_; ++gi)
-        gemm_rm<T>(h_, math_, kg_, int(pq_), cg_, alpha, {w + gi * kg_ * crs_, cg_, 0},
-                   {x + gi * cg_ * hw_, int(hw_), xd_.stride_n}, beta, y + gi * kg_ * pq_, int(pq_),
-                   yd_.stride_n, xd_.n);
-    } else if (wide()) {
+    if (wide()) {
       // Patch matrices side by side (C*R*S x B*P*Q), one GEMM per group into a K x B*P*Q buffer,
       // then one pass blends it into y with the epilogue.
       T* col = workspace();
@@ -355,11 +249,7 @@ class ConvCuda {
                      y + n0 * yd_.stride_n + gi * kg_ * pq_, int(pq_), yd_.stride_n, b);
       }
     }
-    if (bias || ep.relu) {
-      const StridedIndex ix(yd_);
-      epilogue_kernel<<<grid_for(ix.count), kBlock, 0, st_>>>(ix, bias, ep.relu, y);
-      check_launch("epilogue_kernel");
-    }
+    launch_epilogue(st_, yd_, bias, ep.relu, y);
   }
 
   void bwd_data(ConvAlgo algo, const T* w, const T* dy, T* dx, Blend blend) {
@@ -368,13 +258,6 @@ class ConvCuda {
       const int64_t total = xd_.count();
       bwd_data_direct_kernel<<<grid_for(total), kBlock, 0, st_>>>(pb_, w, dy, dx, alpha, beta);
       check_launch("bwd_data_direct_kernel");
-      return;
-    }
-    if (algo == ConvAlgo::kGemm1x1) {
-      for (int gi = 0; gi < groups_; ++gi)
-        gemm_rm<T>(h_, math_, cg_, int(hw_), kg_, alpha, {w + gi * kg_ * crs_, cg_, 0, true},
-                   {dy + gi * kg_ * pq_, int(pq_), yd_.stride_n}, beta, dx + gi * cg_ * hw_,
-                   int(hw_), xd_.stride_n, xd_.n);
       return;
     }
     // The patch gradient alpha * W^T dy, then the gather back into dx blends beta.
@@ -412,10 +295,6 @@ class ConvCuda {
       bwd_filter_direct_kernel<<<unsigned(wd_.count()), kFilterThreads, 0, st_>>>(pb_, x, dy, dw,
                                                                                   alpha, beta);
       check_launch("bwd_filter_direct_kernel");
-      return;
-    }
-    if (algo == ConvAlgo::kGemm1x1) {
-      bwd_filter_1x1(x, dy, dw, alpha, beta);
       return;
     }
     // A chunk's patch matrices and output gradients side by side (B*P*Q columns), so one GEMM
@@ -468,37 +347,6 @@ class ConvCuda {
   // 112x112 planes: the GEMMs are already large and the extra pass would only add traffic).
   bool wide() const { return pq_ < 1024; }
 
-  // 1x1 backward filter, dW_g = sum_n dY_g[n] X_g[n]^T, as plan_conv1x1_filter_cuda decides
-  // (conv_ops.h): per-image partial filters summed in a fixed order, or the chunk's X and dY
-  // gathered side by side and reduced by one GEMM per group.
-  void bwd_filter_1x1(const T* x, const T* dy, T* dw, T alpha, T beta) {
-    const Conv1x1FilterPlan plan =
-        plan_conv1x1_filter_cuda(xd_.c, wd_.k, cg_, hw_, xd_.n, sizeof(T), h_.workspace_budget());
-    T* ws = static_cast<T*>(h_.workspace(sizeof(T) * plan.elems));
-    const int64_t count = wd_.count();
-    for (int n0 = 0; n0 < xd_.n; n0 += plan.chunk, beta = T(1)) {
-      const int b = std::min(plan.chunk, xd_.n - n0);
-      if (plan.partials) {
-        // part[n][k][c] = dY_g[n] X_g[n]^T, group by group, batched over the chunk's images.
-        for (int gi = 0; gi < groups_; ++gi)
-          gemm_rm<T>(h_, math_, kg_, cg_, int(hw_), T(1),
-                     {dy + n0 * yd_.stride_n + gi * kg_ * pq_, int(pq_), yd_.stride_n},
-                     {x + n0 * xd_.stride_n + gi * cg_ * hw_, int(hw_), xd_.stride_n, true}, T(0),
-                     ws + gi * kg_ * cg_, cg_, count, b);
-        sum_partials_kernel<<<grid_for(count), kBlock, 0, st_>>>(b, count, ws, dw, alpha, beta);
-        check_launch("sum_partials_kernel");
-      } else {
-        const int64_t ld = int64_t(b) * hw_;
-        T* xs = ws;
-        T* dys = ws + int64_t(xd_.c) * ld;
-        launch_gather_planes(st_, b, xd_.c, hw_, x + n0 * xd_.stride_n, xd_.stride_n, xs);
-        launch_gather_planes(st_, b, wd_.k, pq_, dy + n0 * yd_.stride_n, yd_.stride_n, dys);
-        gemm_rm<T>(h_, math_, kg_, cg_, int(ld), alpha, {dys, int(ld), kg_ * ld},
-                   {xs, int(ld), cg_ * ld, true}, beta, dw, cg_, int64_t(kg_) * cg_, groups_);
-      }
-    }
-  }
-
   T* workspace() {
     plan_ = plan_conv_cuda(crs_ * groups_, wd_.k, pq_, xd_.n, groups_, sizeof(T),
                            h_.workspace_budget());
@@ -514,7 +362,7 @@ class ConvCuda {
   ConvGeom g_;
   Prob pb_;
   int groups_, kg_, cg_;
-  int64_t crs_, pq_, hw_;
+  int64_t crs_, pq_;
   ConvCudaPlan plan_;
 };
 
@@ -549,20 +397,11 @@ void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, 
   });
 }
 
-// conv_ops.h: im2col plans chunks of images; 1x1 reads the input in place except for its
-// backward filter.
+// conv_ops.h: im2col plans chunks of images.
 size_t im2col_workspace(Handle& h, const ConvProblem& p) {
   const size_t elem = dtype_size(p.xd.dtype);
   return plan_conv_cuda(int64_t(p.xd.c) * p.wd.r * p.wd.s, p.wd.k, int64_t(p.yd.h) * p.yd.w,
                         p.xd.n, p.cd.groups, elem, h.workspace_budget())
-             .elems *
-         elem;
-}
-
-size_t gemm1x1_workspace(Handle& h, const ConvProblem& p) {
-  const size_t elem = dtype_size(p.xd.dtype);
-  return plan_conv1x1_filter_cuda(p.xd.c, p.wd.k, p.wd.c, int64_t(p.xd.h) * p.xd.w, p.xd.n, elem,
-                                  h.workspace_budget())
              .elems *
          elem;
 }
@@ -579,13 +418,6 @@ const ConvImpl kConvIm2colGemm{ConvAlgo::kIm2colGemm,
                                fwd<ConvAlgo::kIm2colGemm>,
                                bwd_data<ConvAlgo::kIm2colGemm>,
                                bwd_filter<ConvAlgo::kIm2colGemm>};
-const ConvImpl kConvGemm1x1{ConvAlgo::kGemm1x1,
-                            Device::kCUDA,
-                            conv_unsupported_gemm1x1,
-                            gemm1x1_workspace,
-                            fwd<ConvAlgo::kGemm1x1>,
-                            bwd_data<ConvAlgo::kGemm1x1>,
-                            bwd_filter<ConvAlgo::kGemm1x1>};
 const ConvImpl kConvDirect{ConvAlgo::kDirect,           Device::kCUDA,
                            runs_everything,             no_workspace,
                            fwd<ConvAlgo::kDirect>,      bwd_data<ConvAlgo::kDirect>,

@@ -1,6 +1,6 @@
-// Internal: how the CUDA convolution's GEMM algorithms split a batch into chunks of images whose
-// scratch matrices fit the Handle's workspace budget. Shared by the workspace query in conv.cpp
-// and the CUDA implementation in conv_cuda.cu, so both size the same buffer.
+// Internal: how the CUDA im2col convolution splits a batch into chunks of images whose scratch
+// matrices fit the Handle's workspace budget. Shared by its row's workspace query and its
+// passes (conv_cuda.cu), so both size the same buffer.
 #pragma once
 
 #include <algorithm>
@@ -57,34 +57,6 @@ inline ConvCudaPlan plan_conv_cuda(int64_t crs_total, int k, int64_t pq, int bat
 // Slices for a chunk of depth ld: the plan's split, fewer where slices would be too shallow.
 inline int split_for_depth(const ConvCudaPlan& plan, int64_t ld) {
   return int(std::clamp<int64_t>(ld / kMinSliceDepth, 1, plan.split));
-}
-
-// 1x1 backward filter on CUDA, dW_g = sum_n dY_g[n] X_g[n]^T, in one of two forms:
-//  - partials: one strided-batched GEMM (Kg x Cg x HW per image) into per-image partial filters
-//    (K*Cg elements each), then a fixed-order sum over the images. Extra traffic: the partials,
-//    written and read once (2*K*Cg per image). Needs HW large enough to be a good GEMM depth.
-//  - wide: X and dY gathered side by side ((C + K) x B*HW), one GEMM per group with depth B*HW.
-//    Extra traffic: the copies, written and read once (2*(C+K)*HW per image).
-// The form with less extra traffic wins, partials only when HW >= 256 (a per-image GEMM of
-// depth below that spends more time on its prologue/epilogue than in the main loop). E.g.
-// resnet50:res2a_branch2a (64 -> 64, 56x56): partials 4096 vs copies 401k elements per image;
-// res5 (2048 -> 512, 7x7): partials 1M vs copies 125k, and HW = 49.
-struct Conv1x1FilterPlan {
-  bool partials = false;
-  int chunk = 1;
-  size_t elems = 0;  // workspace elements
-};
-
-inline Conv1x1FilterPlan plan_conv1x1_filter_cuda(int64_t c, int k, int64_t cg, int64_t hw,
-                                                  int batch, size_t elem_size, size_t budget) {
-  Conv1x1FilterPlan plan;
-  const size_t partial = size_t(k) * size_t(cg), copies = size_t(c + k) * size_t(hw);
-  plan.partials = hw >= 256 && partial <= copies;
-  const size_t per_image = plan.partials ? partial : copies;
-  const size_t fit = per_image ? budget / (per_image * elem_size) : size_t(batch);
-  plan.chunk = int(std::clamp<size_t>(fit, 1, size_t(std::max(batch, 1))));
-  plan.elems = per_image * size_t(plan.chunk);
-  return plan;
 }
 
 }  // namespace crema::prim
