@@ -16,6 +16,7 @@
 
 #include "core/errors.h"
 #include "core/net.h"
+#include "core/precision.h"
 #include "core/upgrade_proto.h"
 #include "primitives/blas.h"
 #include "primitives/blas_kernels.h"
@@ -31,6 +32,9 @@ DEFINE_string(snapshot, "", "train: a .solverstate to resume from");
 DEFINE_string(gpu, "",
               "the GPU to run on (an id, or 'all' for the first); empty: the solver's "
               "solver_mode where a GPU is present, else the CPU");
+DEFINE_string(precision, "",
+              "train, test, time: fp32, tf32, bf16 or fp16, overriding the nets' precision "
+              "fields (default: the files'; math they leave unset is TF32 on a GPU)");
 DEFINE_int32(iterations, 50, "test, time: the number of iterations");
 DEFINE_string(phase, "", "time: the phase of the net (TRAIN or TEST; default TRAIN)");
 DEFINE_string(sigint_effect, "stop", "train: what SIGINT does: snapshot, stop or none");
@@ -85,11 +89,19 @@ void copy_weights(Net<float>& net, const std::string& list) {
   }
 }
 
+// --model, with --precision applied.
+NetParameter load_model() {
+  NetParameter param = load_net_param_text(FLAGS_model);
+  if (!FLAGS_precision.empty()) apply_precision_flag(FLAGS_precision, &param);
+  return param;
+}
+
 int train() {
   CREMA_REQUIRE(!FLAGS_solver.empty(), "train needs --solver=<solver.prototxt>");
   CREMA_REQUIRE(FLAGS_weights.empty() || FLAGS_snapshot.empty(),
                 "give either --weights or --snapshot, not both");
   SolverParameter param = load_solver_param(FLAGS_solver);
+  if (!FLAGS_precision.empty()) apply_precision_flag(FLAGS_precision, &param);
   int device_id = 0;
   const bool wants_gpu = param.has_solver_mode() && param.solver_mode() == SolverParameter::GPU;
   const Device device = pick_device(wants_gpu, &device_id);
@@ -122,7 +134,7 @@ int test() {
   int device_id = 0;
   const Device device = pick_device(false, &device_id);
   prim::Handle handle(device, device_id);
-  Net<float> net(load_net_param_text(FLAGS_model), TEST, device);
+  Net<float> net(load_model(), TEST, device);
   copy_weights(net, FLAGS_weights);
   net.share_inference_memory();
   LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
@@ -170,7 +182,7 @@ int time() {
   int device_id = 0;
   const Device device = pick_device(false, &device_id);
   prim::Handle handle(device, device_id);
-  Net<float> net(load_net_param_text(FLAGS_model), FLAGS_phase == "TEST" ? TEST : TRAIN, device);
+  Net<float> net(load_model(), FLAGS_phase == "TEST" ? TEST : TRAIN, device);
   net.fill_inputs_uniform(1234);
   using Clock = std::chrono::steady_clock;
   const auto ms_since = [&](Clock::time_point t) {

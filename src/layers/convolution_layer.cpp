@@ -2,6 +2,7 @@
 #include "layers/convolution_layer.h"
 
 #include "core/filler.h"
+#include "core/precision.h"
 #include "layers/conv_geometry.h"
 
 namespace crema {
@@ -22,6 +23,9 @@ void ConvolutionLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& 
   const ConvChannels ch = read_conv_channels(*this, p, channels);
   num_output_ = ch.num_output;
   conv_ = g.conv_desc(ch.groups);
+  conv_.math = layer_forward_math(this->param(), this->device());
+  conv_bwd_ = conv_;
+  conv_bwd_.math = layer_backward_math(this->param(), this->device());
 
   filter_.dtype = dtype_of<Dtype>();
   filter_.k = num_output_;
@@ -107,10 +111,10 @@ void ConvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
     if (bias_term_ && this->param_propagate_down(1))
       prim::conv_bwd_bias(h, y_desc_, dy, this->blobs_[1]->mutable_diff(), accumulate);
     if (this->param_propagate_down(0))
-      prim::conv_bwd_filter(h, conv_, prim::ConvAlgo::kAuto, x_desc_, bottom[i]->data(), y_desc_,
+      prim::conv_bwd_filter(h, conv_bwd_, prim::ConvAlgo::kAuto, x_desc_, bottom[i]->data(), y_desc_,
                             dy, filter_, this->blobs_[0]->mutable_diff(), accumulate);
     if (propagate_down[i])
-      prim::conv_bwd_data(h, conv_, prim::ConvAlgo::kAuto, filter_, this->blobs_[0]->data(),
+      prim::conv_bwd_data(h, conv_bwd_, prim::ConvAlgo::kAuto, filter_, this->blobs_[0]->data(),
                           y_desc_, dy, x_desc_, bottom[i]->mutable_diff(), prim::Blend{1, 0});
   }
 }

@@ -38,7 +38,8 @@ class ConvolutionLayer : public Layer<Dtype> {
   DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
-  prim::ConvDesc conv_;
+  prim::ConvDesc conv_;      // the forward pass, with the layer's forward math
+  prim::ConvDesc conv_bwd_;  // the same geometry with its backward math
   prim::FilterDesc filter_;
   prim::TensorDesc x_desc_, y_desc_;
   int channel_axis_ = 1;

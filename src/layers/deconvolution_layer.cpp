@@ -2,6 +2,7 @@
 #include "layers/deconvolution_layer.h"
 
 #include "core/filler.h"
+#include "core/precision.h"
 #include "layers/conv_geometry.h"
 #include "primitives/blas.h"
 
@@ -21,6 +22,9 @@ void DeconvolutionLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors
   const ConvChannels ch = read_conv_channels(*this, p, channels);
   num_output_ = ch.num_output;
   conv_ = g.conv_desc(ch.groups);
+  conv_.math = layer_forward_math(this->param(), this->device());
+  conv_bwd_ = conv_;
+  conv_bwd_.math = layer_backward_math(this->param(), this->device());
 
   filter_.dtype = dtype_of<Dtype>();
   filter_.k = int(channels);
@@ -104,11 +108,11 @@ void DeconvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
       prim::conv_bwd_bias(h, top_desc_, dy, this->blobs_[1]->mutable_diff(), accumulate);
     // The convolution's input is our top (its gradient dy here) and its output our bottom.
     if (this->param_propagate_down(0))
-      prim::conv_bwd_filter(h, conv_, prim::ConvAlgo::kAuto, top_desc_, dy, bottom_desc_,
+      prim::conv_bwd_filter(h, conv_bwd_, prim::ConvAlgo::kAuto, top_desc_, dy, bottom_desc_,
                             bottom[i]->data(), filter_, this->blobs_[0]->mutable_diff(),
                             accumulate);
     if (propagate_down[i])
-      prim::conv_fwd(h, conv_, prim::ConvAlgo::kAuto, top_desc_, dy, filter_,
+      prim::conv_fwd(h, conv_bwd_, prim::ConvAlgo::kAuto, top_desc_, dy, filter_,
                      this->blobs_[0]->data(), bottom_desc_, bottom[i]->mutable_diff(),
                      prim::Blend{1, 0});
   }

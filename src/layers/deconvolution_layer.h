@@ -38,7 +38,8 @@ class DeconvolutionLayer : public Layer<Dtype> {
   DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
-  prim::ConvDesc conv_;
+  prim::ConvDesc conv_;      // the forward pass, with the layer's forward math
+  prim::ConvDesc conv_bwd_;  // the same geometry with its backward math
   prim::FilterDesc filter_;  // k = input channels C, c = num_output / group
   // The convolution's x is our top, its y our bottom.
   prim::TensorDesc top_desc_, bottom_desc_;
