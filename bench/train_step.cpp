@@ -16,6 +16,7 @@
 #include <numeric>
 #include <vector>
 
+#include "core/precision.h"
 #include "core/upgrade_proto.h"
 #include "primitives/blas_kernels.h"
 #include "primitives/handle.h"
@@ -25,6 +26,7 @@ DEFINE_string(solver, "models/lenet_fashion/lenet_solver.prototxt", "solver prot
 DEFINE_int32(iterations, 200, "timed iterations");
 DEFINE_int32(warmup, 20, "untimed iterations first");
 DEFINE_int32(gpu, -1, "train on this GPU (default: the CPU)");
+DEFINE_string(precision, "", "fp32, tf32, bf16 or fp16 over the net's own precision fields");
 
 int main(int argc, char** argv) {
   crema::prim::ensure_best_blas_kernels(argv);
@@ -33,6 +35,7 @@ int main(int argc, char** argv) {
   FLAGS_minloglevel = 2;  // the solver's own progress lines would disturb the timing
   try {
     crema::SolverParameter param = crema::load_solver_param(FLAGS_solver);
+    if (!FLAGS_precision.empty()) crema::apply_precision_flag(FLAGS_precision, &param);
     param.clear_test_interval();
     param.clear_test_iter();
     param.clear_test_net();

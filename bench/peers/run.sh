@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Trains LeNet (batch 64), CaffeNet (256) and ResNet-50 (128) on one GPU with crema and with
-# PyTorch in the same run, so the ratios compare like with like, and prints one markdown table.
-# Per net: crema's whole training iteration (bench/train_step), crema's per-layer breakdown
-# (`crema time`, the slowest layers shown), then PyTorch in strict fp32 and in TF32.
+# Trains LeNet (batch 64), CaffeNet (256), VGG-16 (64) and ResNet-50 (128) on one GPU with crema
+# and with PyTorch in the same run, so the ratios compare like with like, and prints one markdown
+# table. Per net: crema's whole training iteration (bench/train_step) in strict fp32, TF32 and
+# BF16, crema's per-layer breakdown (`crema time`, the slowest layers shown), then PyTorch in the
+# same three precisions.
 # A failing step prints its error and the script goes on with the next one.
 #
 #   bench/peers/run.sh [crema build dir, default /tmp/b]
@@ -43,21 +44,24 @@ pick() {
   echo "${v:-error}"
 }
 
+PRECISIONS="fp32 tf32 bf16"
 ROWS=()
-declare -A TORCH
-for spec in "lenet 64 lenet_time" "caffenet 256 caffenet_train_b256" \
+declare -A CREMA TORCH
+for spec in "lenet 64 lenet_time" "caffenet 256 caffenet_train_b256" "vgg16 64 vgg16_train_b64" \
   "resnet50 128 resnet50_train_b128"; do
   read -r net batch model <<<"$spec"
   iters=$ITERS warmup=$WARMUP
   [ "$net" = lenet ] && iters=$((ITERS * 4)) warmup=$((WARMUP * 4))
   echo "=== $net, batch $batch ==="
 
-  log=$LOGS/${net}_crema_train_step.log
-  run_logged "$log" "$BUILD/train_step" --solver="bench/models/${net}_solver.prototxt" --gpu=0 \
-    --iterations="$iters" --warmup="$warmup"
-  crema_ms=$(pick "$log" 's/^ms\/iter: median \([0-9.]*\).*/\1/p')
-  crema_mib=$(pick "$log" 's/^peak GPU memory allocated: \([0-9.]*\) MiB/\1/p')
-  echo "crema: $crema_ms ms/iter, peak $crema_mib MiB"
+  for p in $PRECISIONS; do
+    log=$LOGS/${net}_crema_${p}_train_step.log
+    run_logged "$log" "$BUILD/train_step" --solver="bench/models/${net}_solver.prototxt" --gpu=0 \
+      --precision="$p" --iterations="$iters" --warmup="$warmup"
+    CREMA[${p}_ms]=$(pick "$log" 's/^ms\/iter: median \([0-9.]*\).*/\1/p')
+    CREMA[${p}_mib]=$(pick "$log" 's/^peak GPU memory allocated: \([0-9.]*\) MiB/\1/p')
+    echo "crema $p: ${CREMA[${p}_ms]} ms/iter, peak ${CREMA[${p}_mib]} MiB"
+  done
 
   log=$LOGS/${net}_crema_time.log
   if run_logged "$log" "$BUILD/crema" time --model="bench/models/$model.prototxt" --gpu=0 \
@@ -69,32 +73,35 @@ for spec in "lenet 64 lenet_time" "caffenet 256 caffenet_train_b256" \
       END { for (i = 0; i < n; i++) { k = order[i]; print f[k] + b[k], k, f[k], b[k] } }
     ' >"$log.layers"
     total=$(pick "$log" 's/.*Average Forward-Backward: \([0-9.]*\) ms\./\1/p')
-    echo "crema time: forward+backward $total ms; the $TOP slowest layers (ms forward, backward):"
+    echo "crema time (default precision): forward+backward $total ms; the $TOP slowest layers" \
+      "(ms forward, backward):"
     sort -g -r "$log.layers" | head -n "$TOP" | awk '{ printf "  %-24s %9.3f %9.3f\n", $2, $3, $4 }'
   fi
 
-  for mode in fp32 tf32; do
-    log=$LOGS/${net}_torch_$mode.log
+  for p in $PRECISIONS; do
+    log=$LOGS/${net}_torch_$p.log
     run_logged "$log" "$PYTHON" bench/peers/torch_nets.py --net="$net" --batch="$batch" \
-      --mode="$mode" --iterations="$iters" --warmup="$warmup"
-    TORCH[${mode}_ms]=$(pick "$log" 's/^RESULT .* ms=\([0-9.]*\) .*/\1/p')
-    TORCH[${mode}_mib]=$(pick "$log" 's/^RESULT .* peak_mib=\([0-9.]*\).*/\1/p')
+      --mode="$p" --iterations="$iters" --warmup="$warmup"
+    TORCH[${p}_ms]=$(pick "$log" 's/^RESULT .* ms=\([0-9.]*\) .*/\1/p')
+    TORCH[${p}_mib]=$(pick "$log" 's/^RESULT .* peak_mib=\([0-9.]*\).*/\1/p')
+    echo "PyTorch $p: ${TORCH[${p}_ms]} ms/iter (peak ${TORCH[${p}_mib]} MiB)"
   done
-  echo "PyTorch: fp32 ${TORCH[fp32_ms]} ms/iter (peak ${TORCH[fp32_mib]} MiB)," \
-    "TF32 ${TORCH[tf32_ms]} ms/iter (peak ${TORCH[tf32_mib]} MiB)"
 
-  ratio=error
-  [[ $crema_ms != error && ${TORCH[fp32_ms]} != error ]] &&
-    ratio=$(awk -v a="$crema_ms" -v b="${TORCH[fp32_ms]}" 'BEGIN { printf "%.2f", a / b }')
-  row="| $net | $batch | $crema_ms | ${TORCH[fp32_ms]} | ${TORCH[tf32_ms]} | $ratio"
-  ROWS+=("$row | $crema_mib | ${TORCH[fp32_mib]} / ${TORCH[tf32_mib]} |")
+  row="| $net | $batch"
+  for p in $PRECISIONS; do
+    ratio=error
+    [[ ${CREMA[${p}_ms]} != error && ${TORCH[${p}_ms]} != error ]] &&
+      ratio=$(awk -v a="${CREMA[${p}_ms]}" -v b="${TORCH[${p}_ms]}" 'BEGIN { printf "%.2f", a / b }')
+    row="$row | ${CREMA[${p}_ms]} / ${TORCH[${p}_ms]} = $ratio"
+  done
+  ROWS+=("$row | ${CREMA[fp32_mib]} / ${CREMA[bf16_mib]} | ${TORCH[fp32_mib]} / ${TORCH[bf16_mib]} |")
   echo
 done
 
-echo "Median ms per training step; peak GPU memory allocated (PyTorch: fp32 / TF32 runs)."
-echo "Logs: $LOGS"
+echo "Median ms per training step, crema / PyTorch in the same precision (PyTorch bf16: autocast,"
+echo "channels_last for ResNet-50; crema bf16: bf16 tensor-core math on fp32 storage); peak GPU"
+echo "memory allocated in fp32 / bf16. Logs: $LOGS"
 echo
-echo "| net | batch | crema ms/iter | PyTorch fp32 ms/iter | PyTorch TF32 ms/iter |" \
-  "crema / PyTorch fp32 | crema peak MiB | PyTorch peak MiB |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| net | batch | fp32 | tf32 | bf16 | crema peak MiB | PyTorch peak MiB |"
+echo "|---|---|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The benchmark nets of bench/models/ in PyTorch, and a timer of whole training steps.
 
-The nets match the Caffe prototxts layer for layer (NCHW, float32): LeNet, CaffeNet (grouped
-conv2/4/5, LRN, dropout) and ResNet-50 as Caffe defines it (the stride of a down-sampling block
-in its first 1x1 convolution, max pooling without padding in ceil mode), so both frameworks do
-the same arithmetic. Inputs and labels are random tensors made once on the GPU; each step is
+The nets match the Caffe prototxts layer for layer (NCHW): LeNet, CaffeNet (grouped conv2/4/5,
+LRN, dropout), VGG-16 (configuration D, dropout after fc6 and fc7) and ResNet-50 as Caffe
+defines it (the stride of a down-sampling block in its first 1x1 convolution, max pooling
+without padding in ceil mode), so both frameworks do the same arithmetic. Modes: fp32 (strict),
+tf32 (cuDNN's and cuBLAS's TF32), bf16 (autocast to bfloat16 over TF32, channels_last for
+ResNet-50, as its users run it). Inputs and labels are random tensors made once on the GPU; each step is
 zero_grad, forward, cross-entropy, backward and an SGD step (momentum 0.9, weight decay 5e-4).
 
   torch_nets.py --net=resnet50 --batch=128 --mode=fp32 [--iterations=50] [--warmup=10]
@@ -51,6 +53,13 @@ def caffenet():
         nn.Linear(4096, 1000))
 
 
+def vgg16():
+    # torchvision's configuration D with Caffe's head: no adaptive pooling is needed at 224x224.
+    m = torchvision.models.vgg16(weights=None)
+    m.avgpool = nn.Identity()
+    return m
+
+
 def resnet50():
     # torchvision strides the 3x3 convolution of a down-sampling block ("v1.5"); the Caffe
     # model strides the first 1x1 instead (about 6% fewer FLOPs). Move the stride back.
@@ -63,11 +72,13 @@ def resnet50():
 
 
 NETS = {"lenet": (lenet, (1, 28, 28), 10), "caffenet": (caffenet, (3, 227, 227), 1000),
-        "resnet50": (resnet50, (3, 224, 224), 1000)}
+        "vgg16": (vgg16, (3, 224, 224), 1000), "resnet50": (resnet50, (3, 224, 224), 1000)}
 
 
-def time_training(net, batch, tf32, iterations, warmup):
+def time_training(net, batch, mode, iterations, warmup):
     """Median milliseconds per training step and peak allocated MiB over the whole run."""
+    tf32 = mode != "fp32"
+    bf16 = mode == "bf16"
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
@@ -78,13 +89,17 @@ def time_training(net, batch, tf32, iterations, warmup):
     torch.manual_seed(0)
     model = make().to(dev).train()
     x = torch.randn(batch, *chw, device=dev)
+    if bf16 and net == "resnet50":
+        model = model.to(memory_format=torch.channels_last)
+        x = x.to(memory_format=torch.channels_last)
     y = torch.randint(0, classes, (batch,), device=dev)
     loss_fn = nn.CrossEntropyLoss()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+            loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
 
@@ -106,11 +121,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--net", choices=sorted(NETS), required=True)
     p.add_argument("--batch", type=int, required=True)
-    p.add_argument("--mode", choices=["fp32", "tf32"], default="fp32")
+    p.add_argument("--mode", choices=["fp32", "tf32", "bf16"], default="fp32")
     p.add_argument("--iterations", type=int, default=50)
     p.add_argument("--warmup", type=int, default=10)
     a = p.parse_args()
-    ms, mib = time_training(a.net, a.batch, a.mode == "tf32", a.iterations, a.warmup)
+    ms, mib = time_training(a.net, a.batch, a.mode, a.iterations, a.warmup)
     print(f"RESULT net={a.net} batch={a.batch} mode={a.mode} ms={ms:.3f} peak_mib={mib:.1f}")
 
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <deque>
 #include <random>
 #include <string>
@@ -182,13 +183,16 @@ std::vector<T> run_gpu(Handle& h, Op op, ConvAlgo algo, const Descs& ds, const D
 const std::vector<ConvAlgo> kEveryAlgo = {ConvAlgo::kIm2colGemm, ConvAlgo::kGemm1x1,
                                           ConvAlgo::kDirect, ConvAlgo::kAuto, ConvAlgo::kFind};
 
-// Every op of pb on the GPU with each of `algos` it supports, against the CPU.
+// Every op of pb on the GPU with each of `algos` it supports, against the CPU (which computes
+// in full precision whatever the math mode).
 template <typename T>
 void check_problem(const ConvProblem& pb, bool integer, Tolerance tol, size_t budget = 0,
-                   const std::vector<ConvAlgo>& algos = kEveryAlgo) {
-  SCOPED_TRACE(::testing::Message()
-               << pb.name << (sizeof(T) == 8 ? " f64" : " f32") << (integer ? " int" : " real"));
-  const Descs ds = descs_of(pb, dtype_of<T>());
+                   const std::vector<ConvAlgo>& algos = kEveryAlgo,
+                   MathMode math = MathMode::kFP32) {
+  SCOPED_TRACE(::testing::Message() << pb.name << (sizeof(T) == 8 ? " f64" : " f32")
+                                    << (integer ? " int " : " real ") << math_name(math));
+  Descs ds = descs_of(pb, dtype_of<T>());
+  ds.cd.math = math;
   const Data<T> d = make_data<T>(ds, 1234, integer);
   Handle cpu(Device::kCPU), gpu(Device::kCUDA);
   if (budget) gpu.set_workspace_budget(budget);
@@ -285,6 +289,30 @@ INSTANTIATE_TEST_SUITE_P(Random, ConvCudaProblem, ::testing::ValuesIn(random_pro
                          param_name);
 INSTANTIATE_TEST_SUITE_P(Named, ConvCudaProblem, ::testing::ValuesIn(test::named_conv_problems()),
                          param_name);
+
+// Tensor-core math: integers in [-3, 3] are exact in TF32, BF16 and FP16 and their sums exact in
+// the fp32 accumulator, so every math mode must match the CPU exactly. Real-valued data: each
+// input rounds to the format's unit roundoff u (TF32 and FP16 2^-11, BF16 2^-8), so a sum of K
+// products of values in [-1, 1] drifts by about u * sqrt(K); allow 8 times that at the deepest
+// sum of the problem (its backward filter, K = N*P*Q).
+TEST(ConvCuda, TensorCoreMathMatchesCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const ConvProblem grouped{"math_grouped", 3, 8, 11, 13, 6, 3, 3, 1, 1, 1, 2, 1, 1, 2};
+  const ConvProblem one{"math_1x1", 4, 16, 9, 9, 24, 1, 1, 0, 0, 1, 1};
+  for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
+    for (const ConvProblem& pb : unit_problems())
+      check_problem<float>(pb, true, kExact, 0, kEveryAlgo, math);
+    check_problem<float>(test::named_conv_problems()[0], true, kExact, 0, kEveryAlgo, math);
+    const double u = math == MathMode::kBF16 ? 0x1p-8 : 0x1p-11;
+    for (const ConvProblem& pb : {grouped, one}) {
+      const Descs ds = descs_of(pb, DataType::kFloat32);
+      const double depth = double(ds.yd.n) * ds.yd.h * ds.yd.w;
+      check_problem<float>(pb, false, {8 * u * std::sqrt(depth), 0, true}, 0, kEveryAlgo, math);
+    }
+    // f64 data computes strictly whatever the math mode.
+    check_problem<double>(grouped, false, {1e-12, 1e-10, true}, 0, kEveryAlgo, math);
+  }
+}
 
 // Real-valued data: the GEMMs round differently from OpenBLAS, so compare within a tolerance.
 TEST(ConvCuda, RealInputsWithinTolerance) {
