@@ -86,8 +86,8 @@ void BatchNormLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tens
   prim::elt_add_scalar(h, t, 1, 1.0, blobs[2]->mutable_data());
   prim::axpby(h, t, c, 1.0, mean_->data(), f, blobs[0]->mutable_data());
   prim::axpby(h, t, c, unbias, var_->data(), f, blobs[1]->mutable_data());
-  prim::device_memcpy(x_norm_->mutable_data(), x_norm_->device(), top[0]->data(), top[0]->device(),
-                      top[0]->bytes());
+  prim::memcpy_async(h, x_norm_->mutable_data(), x_norm_->device(), top[0]->data(),
+                     top[0]->device(), top[0]->bytes());
 }
 
 template <typename Dtype>

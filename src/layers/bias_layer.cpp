@@ -90,8 +90,8 @@ void BiasLayer<Dtype>::backward(Handle& h, const Tensors& top,
     prim::scale_bias_bwd_bias(h, view_, dy, db, prim::Blend{1, bottom.size() > 1 ? 0.0 : 1.0});
   }
   if (propagate_down[0] && bottom[0] != top[0])
-    prim::device_memcpy(bottom[0]->mutable_diff(), bottom[0]->device(), dy, top[0]->device(),
-                        top[0]->bytes());
+    prim::memcpy_async(h, bottom[0]->mutable_diff(), bottom[0]->device(), dy, top[0]->device(),
+                       top[0]->bytes());
 }
 
 template class BiasLayer<float>;

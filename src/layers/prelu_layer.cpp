@@ -50,8 +50,8 @@ template <typename Dtype>
 void PreluLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   // In place, the output overwrites the input both gradients need: keep a copy.
   if (in_place_)
-    prim::device_memcpy(x_copy_->mutable_data(), x_copy_->device(), bottom[0]->data(),
-                        bottom[0]->device(), bottom[0]->bytes());
+    prim::memcpy_async(h, x_copy_->mutable_data(), x_copy_->device(), bottom[0]->data(),
+                       bottom[0]->device(), bottom[0]->bytes());
   prim::prelu_fwd(h, prelu_, desc_, bottom[0]->data(), this->blobs_[0]->data(), desc_,
                   top[0]->mutable_data());
 }

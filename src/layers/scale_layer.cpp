@@ -80,8 +80,8 @@ void ScaleLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors&
   // In place, the output overwrites the input the scale gradient needs: keep a copy (unless the
   // layer before keeps one).
   if (in_place_ && !kept_input_)
-    prim::device_memcpy(x_copy_->mutable_data(), x_copy_->device(), bottom[0]->data(),
-                        bottom[0]->device(), bottom[0]->bytes());
+    prim::memcpy_async(h, x_copy_->mutable_data(), x_copy_->device(), bottom[0]->data(),
+                       bottom[0]->device(), bottom[0]->bytes());
   const Dtype* bias = bias_index_ >= 0 ? this->blobs_[bias_index_]->data() : nullptr;
   prim::scale_bias_fwd(h, view_, bottom[0]->data(), scale(bottom).data(), bias,
                        top[0]->mutable_data());

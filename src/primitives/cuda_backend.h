@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #ifdef CREMA_WITH_CUDA
@@ -18,6 +19,7 @@ void synchronize(void* stream);
 void* alloc(size_t bytes);
 void free(void* p);
 size_t peak_allocated_bytes();
+uint64_t device_sync_count();
 // kind: 0 host->device, 1 device->host, 2 device->device.
 void memcpy(void* dst, const void* src, size_t bytes, int kind);
 void memset_zero(void* p, size_t bytes);

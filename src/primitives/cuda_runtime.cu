@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -129,7 +130,12 @@ size_t peak_allocated_bytes() {
 // landed. So these wait for the whole device before and after: every device_memcpy and
 // device_memset_zero is complete, and ordered after all work queued before it. They are the
 // host I/O path, not the inner loop.
+std::atomic<uint64_t> device_syncs{0};
+
+uint64_t device_sync_count() { return device_syncs.load(); }
+
 void memcpy(void* dst, const void* src, size_t bytes, int kind) {
+  ++device_syncs;
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   const cudaMemcpyKind k = kind == 0   ? cudaMemcpyHostToDevice
                            : kind == 1 ? cudaMemcpyDeviceToHost
@@ -139,6 +145,7 @@ void memcpy(void* dst, const void* src, size_t bytes, int kind) {
 }
 
 void memset_zero(void* p, size_t bytes) {
+  ++device_syncs;
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   check(cudaMemset(p, 0, bytes), "cudaMemset");
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");

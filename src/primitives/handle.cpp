@@ -57,6 +57,14 @@ size_t cuda_peak_allocated_bytes() {
 #endif
 }
 
+uint64_t cuda_device_sync_count() {
+#ifdef CREMA_WITH_CUDA
+  return cuda::device_sync_count();
+#else
+  return 0;
+#endif
+}
+
 void* device_alloc(Device device, size_t bytes) {
   if (bytes == 0) return nullptr;
   if (device == Device::kCPU) {

@@ -174,6 +174,10 @@ class Event {
 // the peak-memory figure of benchmarks.
 size_t cuda_peak_allocated_bytes();
 
+// How many device-wide synchronizations device_memcpy and device_memset_zero have made since
+// the start (0 without CUDA): the count that must not grow inside a training step.
+uint64_t cuda_device_sync_count();
+
 // True when this build has CUDA and a GPU is visible.
 bool cuda_available();
 int cuda_device_count();
