@@ -58,7 +58,7 @@ Device pick_device(bool solver_wants_gpu, int* device_id) {
   return Device::kCPU;
 }
 
-const char* device_name(Device d) { return d == Device::kCPU ? "CPU" : "GPU"; }
+const char* device_label(Device d) { return d == Device::kCPU ? "CPU" : "GPU"; }
 
 // ---- train --------------------------------------------------------------------------------
 
@@ -93,7 +93,7 @@ int train() {
   int device_id = 0;
   const bool wants_gpu = param.has_solver_mode() && param.solver_mode() == SolverParameter::GPU;
   const Device device = pick_device(wants_gpu, &device_id);
-  LOG(INFO) << "Training on the " << device_name(device)
+  LOG(INFO) << "Training on the " << device_label(device)
             << (device == Device::kCPU ? " with " + prim::blas_description() : "");
   const SolverAction on_int = parse_effect("sigint_effect", FLAGS_sigint_effect);
   const SolverAction on_hup = parse_effect("sighup_effect", FLAGS_sighup_effect);

@@ -40,7 +40,7 @@ void copy_row(const T* x, int64_t ix, T* y, int64_t iy, int64_t n, T a, T b) {
 
 // Between storage types: through M (fp32, or fp64 when a side is f64).
 template <typename X, typename Y>
-void copy_row(const X* x, int64_t ix, Y* y, int64_t iy, int64_t n, double a, double b) {
+void convert_row(const X* x, int64_t ix, Y* y, int64_t iy, int64_t n, double a, double b) {
   using M = decltype(load_as_float(X{}) + load_as_float(Y{}));
   const M ma = M(a), mb = M(b);
   for (int64_t i = 0; i < n; ++i) {
@@ -64,7 +64,7 @@ void copy_impl(const ViewDesc& xd, const void* xv, const ViewDesc& yd, void* yv,
       copy_row(x + ox, c.sx[last], y + oy, c.sy[last], c.size[last], X(blend.alpha),
                X(blend.beta));
     else
-      copy_row(x + ox, c.sx[last], y + oy, c.sy[last], c.size[last], blend.alpha, blend.beta);
+      convert_row(x + ox, c.sx[last], y + oy, c.sy[last], c.size[last], blend.alpha, blend.beta);
     // Odometer over the outer axes, last one fastest.
     for (int d = last - 1; d >= 0; --d) {
       ox += c.sx[d];
