@@ -4,6 +4,7 @@
 
 #include "primitives/activation.h"
 #include "primitives/activation_ops.h"
+#include "primitives/dtype_visit.h"
 
 namespace crema::prim::cpu {
 namespace {
@@ -41,20 +42,19 @@ void bwd(const ActDesc& ad, int64_t n, const T* y, const T* dy, const T* x, T* d
 
 void act_fwd(Handle&, const ActDesc& ad, const TensorDesc& xd, const void* x, const TensorDesc&,
              void* y, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd(ad, xd.count(), static_cast<const double*>(x), static_cast<double*>(y), blend);
-  else
-    fwd(ad, xd.count(), static_cast<const float*>(x), static_cast<float*>(y), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "act_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd(ad, xd.count(), static_cast<const T*>(x), static_cast<T*>(y), blend);
+  });
 }
 
 void act_bwd(Handle&, const ActDesc& ad, const TensorDesc&, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    bwd(ad, xd.count(), static_cast<const double*>(y), static_cast<const double*>(dy),
-        static_cast<const double*>(x), static_cast<double*>(dx), blend);
-  else
-    bwd(ad, xd.count(), static_cast<const float*>(y), static_cast<const float*>(dy),
-        static_cast<const float*>(x), static_cast<float*>(dx), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "act_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd(ad, xd.count(), static_cast<const T*>(y), static_cast<const T*>(dy),
+        static_cast<const T*>(x), static_cast<T*>(dx), blend);
+  });
 }
 
 }  // namespace crema::prim::cpu

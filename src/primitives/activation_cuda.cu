@@ -4,6 +4,7 @@
 #include "primitives/activation.h"
 #include "primitives/activation_ops.h"
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 
 namespace crema::prim::cuda {
 namespace {
@@ -43,20 +44,19 @@ void bwd(Handle& h, const ActDesc& ad, int64_t n, const T* y, const T* dy, const
 
 void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, const void* x, const TensorDesc&,
              void* y, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd(h, ad, xd.count(), static_cast<const double*>(x), static_cast<double*>(y), blend);
-  else
-    fwd(h, ad, xd.count(), static_cast<const float*>(x), static_cast<float*>(y), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "act_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd(h, ad, xd.count(), static_cast<const T*>(x), static_cast<T*>(y), blend);
+  });
 }
 
 void act_bwd(Handle& h, const ActDesc& ad, const TensorDesc&, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    bwd(h, ad, xd.count(), static_cast<const double*>(y), static_cast<const double*>(dy),
-        static_cast<const double*>(x), static_cast<double*>(dx), blend);
-  else
-    bwd(h, ad, xd.count(), static_cast<const float*>(y), static_cast<const float*>(dy),
-        static_cast<const float*>(x), static_cast<float*>(dx), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "act_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd(h, ad, xd.count(), static_cast<const T*>(y), static_cast<const T*>(dy),
+        static_cast<const T*>(x), static_cast<T*>(dx), blend);
+  });
 }
 
 }  // namespace crema::prim::cuda

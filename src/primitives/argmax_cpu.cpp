@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "primitives/argmax.h"
+#include "primitives/dtype_visit.h"
 
 namespace crema::prim::cpu {
 namespace {
@@ -45,10 +46,8 @@ void argmax_impl(const ArgMaxDesc& ad, const void* xv, void* iv, void* vv) {
 }  // namespace
 
 void argmax_fwd(Handle&, const ArgMaxDesc& ad, const void* x, void* index, void* value) {
-  if (ad.dtype == DataType::kFloat64)
-    argmax_impl<double>(ad, x, index, value);
-  else
-    argmax_impl<float>(ad, x, index, value);
+  visit_dtype(kFloatTypes, ad.dtype, "argmax_fwd", Device::kCPU,
+              [&](auto tag) { argmax_impl<typename decltype(tag)::type>(ad, x, index, value); });
 }
 
 }  // namespace crema::prim::cpu

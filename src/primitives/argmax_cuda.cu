@@ -5,6 +5,7 @@
 // descending): k scans of the C values, no scratch memory.
 #include "primitives/argmax.h"
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 
 namespace crema::prim::cuda {
 namespace {
@@ -71,10 +72,8 @@ void run(Handle& h, const ArgMaxDesc& ad, const void* x, void* index, void* valu
 }  // namespace
 
 void argmax_fwd(Handle& h, const ArgMaxDesc& ad, const void* x, void* index, void* value) {
-  if (ad.dtype == DataType::kFloat64)
-    run<double>(h, ad, x, index, value);
-  else
-    run<float>(h, ad, x, index, value);
+  visit_dtype(kFloatTypes, ad.dtype, "argmax_fwd", Device::kCUDA,
+              [&](auto tag) { run<typename decltype(tag)::type>(h, ad, x, index, value); });
 }
 
 }  // namespace crema::prim::cuda

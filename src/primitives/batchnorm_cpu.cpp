@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "primitives/batchnorm.h"
+#include "primitives/dtype_visit.h"
 
 namespace crema::prim::cpu {
 namespace {
@@ -121,47 +122,41 @@ void bwd_inference(const BatchNormDesc& bd, const TensorDesc& d, const T* dy, co
 void batchnorm_bwd_inference(Handle&, const BatchNormDesc& bd, const TensorDesc& dyd,
                              const void* dy, const void* var, const TensorDesc&, void* dx,
                              Blend blend) {
-  if (dyd.dtype == DataType::kFloat64)
-    bwd_inference(bd, dyd, static_cast<const double*>(dy), static_cast<const double*>(var),
-                  static_cast<double*>(dx), blend);
-  else
-    bwd_inference(bd, dyd, static_cast<const float*>(dy), static_cast<const float*>(var),
-                  static_cast<float*>(dx), blend);
+  visit_dtype(kFloatTypes, dyd.dtype, "batchnorm_bwd_inference", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd_inference(bd, dyd, static_cast<const T*>(dy), static_cast<const T*>(var),
+                  static_cast<T*>(dx), blend);
+  });
 }
 
 void batchnorm_bwd_training(Handle&, const BatchNormDesc&, const TensorDesc& yd, const void* y,
                             const void* dy, const void* inv_std, const TensorDesc&, void* dx,
                             Blend blend) {
-  if (yd.dtype == DataType::kFloat64)
-    bwd_training(yd, static_cast<const double*>(y), static_cast<const double*>(dy),
-                 static_cast<const double*>(inv_std), static_cast<double*>(dx), blend);
-  else
-    bwd_training(yd, static_cast<const float*>(y), static_cast<const float*>(dy),
-                 static_cast<const float*>(inv_std), static_cast<float*>(dx), blend);
+  visit_dtype(kFloatTypes, yd.dtype, "batchnorm_bwd_training", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd_training(yd, static_cast<const T*>(y), static_cast<const T*>(dy),
+                 static_cast<const T*>(inv_std), static_cast<T*>(dx), blend);
+  });
 }
 
 void batchnorm_fwd_inference(Handle&, const BatchNormDesc& bd, const TensorDesc& xd, const void* x,
                              const TensorDesc&, void* y, const void* mean, const void* var,
                              Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd_inference(bd, xd, static_cast<const double*>(x), static_cast<double*>(y),
-                  static_cast<const double*>(mean), static_cast<const double*>(var), blend);
-  else
-    fwd_inference(bd, xd, static_cast<const float*>(x), static_cast<float*>(y),
-                  static_cast<const float*>(mean), static_cast<const float*>(var), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "batchnorm_fwd_inference", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd_inference(bd, xd, static_cast<const T*>(x), static_cast<T*>(y), static_cast<const T*>(mean),
+                  static_cast<const T*>(var), blend);
+  });
 }
 
 void batchnorm_fwd_training(Handle&, const BatchNormDesc& bd, const TensorDesc& xd, const void* x,
                             const TensorDesc&, void* y, void* mean, void* var, void* inv_std,
                             Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd_training(bd, xd, static_cast<const double*>(x), static_cast<double*>(y),
-                 static_cast<double*>(mean), static_cast<double*>(var),
-                 static_cast<double*>(inv_std), blend);
-  else
-    fwd_training(bd, xd, static_cast<const float*>(x), static_cast<float*>(y),
-                 static_cast<float*>(mean), static_cast<float*>(var), static_cast<float*>(inv_std),
-                 blend);
+  visit_dtype(kFloatTypes, xd.dtype, "batchnorm_fwd_training", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd_training(bd, xd, static_cast<const T*>(x), static_cast<T*>(y), static_cast<T*>(mean),
+                 static_cast<T*>(var), static_cast<T*>(inv_std), blend);
+  });
 }
 
 }  // namespace crema::prim::cpu

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "primitives/blas.h"
+#include "primitives/dtype_visit.h"
 #include "primitives/gemm_skinny_cpu.h"
 #include "primitives/parallel.h"
 #include "primitives/types.h"
@@ -236,64 +237,54 @@ void bias_bwd_impl(const TensorDesc& d, const void* dy, void* db, Blend blend, i
 
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
           const void* a, const void* b, double beta, void* c) {
-  if (t == DataType::kFloat64)
-    gemm_impl<double>(ta, tb, m, n, k, alpha, a, b, beta, c, h.cpu_threads());
-  else
-    gemm_impl<float>(ta, tb, m, n, k, alpha, a, b, beta, c, h.cpu_threads());
+  visit_dtype(kFloatTypes, t, "gemm", Device::kCPU, [&](auto tag) {
+    gemm_impl<typename decltype(tag)::type>(ta, tb, m, n, k, alpha, a, b, beta, c, h.cpu_threads());
+  });
 }
 
 void gemv(Handle&, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
           double beta, void* y) {
-  if (t == DataType::kFloat64)
-    gemv_impl<double>(ta, m, n, alpha, a, x, beta, y);
-  else
-    gemv_impl<float>(ta, m, n, alpha, a, x, beta, y);
+  visit_dtype(kFloatTypes, t, "gemv", Device::kCPU, [&](auto tag) {
+    gemv_impl<typename decltype(tag)::type>(ta, m, n, alpha, a, x, beta, y);
+  });
 }
 
 void axpby(Handle&, DataType t, int64_t n, double alpha, const void* x, double beta, void* y) {
-  if (t == DataType::kFloat64)
-    axpby_impl<double>(n, alpha, x, beta, y);
-  else
-    axpby_impl<float>(n, alpha, x, beta, y);
+  visit_dtype(kFloatTypes, t, "axpby", Device::kCPU,
+              [&](auto tag) { axpby_impl<typename decltype(tag)::type>(n, alpha, x, beta, y); });
 }
 
 void scal(Handle&, DataType t, int64_t n, double alpha, void* x) {
-  if (t == DataType::kFloat64)
-    scal_impl<double>(n, alpha, x);
-  else
-    scal_impl<float>(n, alpha, x);
+  visit_dtype(kFloatTypes, t, "scal", Device::kCPU,
+              [&](auto tag) { scal_impl<typename decltype(tag)::type>(n, alpha, x); });
 }
 
 void fill(Handle&, DataType t, double value, const FillTarget* targets, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
-    const FillTarget& f = targets[i];
-    if (t == DataType::kFloat64)
-      fill_impl<double>(f.n, value, f.x);
-    else
-      fill_impl<float>(f.n, value, f.x);
-  }
+  visit_dtype(kFloatTypes, t, "fill", Device::kCPU, [&](auto tag) {
+    for (size_t i = 0; i < count; ++i)
+      fill_impl<typename decltype(tag)::type>(targets[i].n, value, targets[i].x);
+  });
 }
 
 double dot(Handle&, DataType t, int64_t n, const void* x, const void* y) {
-  return t == DataType::kFloat64 ? dot_impl<double>(n, x, y) : dot_impl<float>(n, x, y);
+  return visit_dtype(kFloatTypes, t, "dot", Device::kCPU,
+                     [&](auto tag) { return dot_impl<typename decltype(tag)::type>(n, x, y); });
 }
 
 double asum(Handle&, DataType t, int64_t n, const void* x) {
-  return t == DataType::kFloat64 ? asum_impl<double>(n, x) : asum_impl<float>(n, x);
+  return visit_dtype(kFloatTypes, t, "asum", Device::kCPU,
+                     [&](auto tag) { return asum_impl<typename decltype(tag)::type>(n, x); });
 }
 
 void bias_add(Handle&, const TensorDesc& yd, void* y, const void* bias, double alpha) {
-  if (yd.dtype == DataType::kFloat64)
-    bias_add_impl<double>(yd, y, bias, alpha);
-  else
-    bias_add_impl<float>(yd, y, bias, alpha);
+  visit_dtype(kFloatTypes, yd.dtype, "bias_add", Device::kCPU,
+              [&](auto tag) { bias_add_impl<typename decltype(tag)::type>(yd, y, bias, alpha); });
 }
 
 void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
-  if (dyd.dtype == DataType::kFloat64)
-    bias_bwd_impl<double>(dyd, dy, db, blend, h.cpu_threads());
-  else
-    bias_bwd_impl<float>(dyd, dy, db, blend, h.cpu_threads());
+  visit_dtype(kFloatTypes, dyd.dtype, "bias_bwd", Device::kCPU, [&](auto tag) {
+    bias_bwd_impl<typename decltype(tag)::type>(dyd, dy, db, blend, h.cpu_threads());
+  });
 }
 
 }  // namespace crema::prim::cpu

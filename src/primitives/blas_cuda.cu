@@ -8,6 +8,7 @@
 #include "primitives/cuda_index.cuh"
 #include "primitives/cuda_reduce.cuh"
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 #include "primitives/fast_div.h"
 #include "primitives/tensor_list.cuh"
 
@@ -246,53 +247,52 @@ void bias_bwd_impl(Handle& h, const TensorDesc& d, const T* dy, T* db, Blend b) 
 
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
           const void* a, const void* b, double beta, void* c) {
-  if (t == DataType::kFloat64)
-    gemm_impl<double>(h, ta, tb, m, n, k, alpha, a, b, beta, c);
-  else
-    gemm_impl<float>(h, ta, tb, m, n, k, alpha, a, b, beta, c);
+  visit_dtype(kFloatTypes, t, "gemm", Device::kCUDA, [&](auto tag) {
+    gemm_impl<typename decltype(tag)::type>(h, ta, tb, m, n, k, alpha, a, b, beta, c);
+  });
 }
 
 void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
           double beta, void* y) {
-  if (t == DataType::kFloat64)
-    gemv_impl<double>(h, ta, m, n, alpha, a, x, beta, y);
-  else
-    gemv_impl<float>(h, ta, m, n, alpha, a, x, beta, y);
+  visit_dtype(kFloatTypes, t, "gemv", Device::kCUDA, [&](auto tag) {
+    gemv_impl<typename decltype(tag)::type>(h, ta, m, n, alpha, a, x, beta, y);
+  });
 }
 
 void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double beta, void* y) {
-  if (n == 0) return;
-  if (t == DataType::kFloat64)
-    axpby_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(n, alpha, static_cast<const double*>(x),
-                                                           beta, static_cast<double*>(y));
-  else
-    axpby_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(
-        n, float(alpha), static_cast<const float*>(x), float(beta), static_cast<float*>(y));
-  check_launch("axpby_kernel");
+  visit_dtype(kFloatTypes, t, "axpby", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (n == 0) return;
+    axpby_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(n, T(alpha), static_cast<const T*>(x),
+                                                           T(beta), static_cast<T*>(y));
+    check_launch("axpby_kernel");
+  });
 }
 
 void scal(Handle& h, DataType t, int64_t n, double alpha, void* x) {
-  if (t == DataType::kFloat64)
-    scale_or_zero<double>(h, n, alpha, static_cast<double*>(x));
-  else
-    scale_or_zero<float>(h, n, float(alpha), static_cast<float*>(x));
+  visit_dtype(kFloatTypes, t, "scal", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    scale_or_zero<T>(h, n, T(alpha), static_cast<T*>(x));
+  });
 }
 
 void fill(Handle& h, DataType t, double value, const FillTarget* targets, size_t count) {
-  if (t == DataType::kFloat64)
-    fill_list<double>(h, value, targets, count);
-  else
-    fill_list<float>(h, float(value), targets, count);
+  visit_dtype(kFloatTypes, t, "fill", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fill_list<T>(h, T(value), targets, count);
+  });
 }
 
 double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y) {
-  return t == DataType::kFloat64 ? reduce<double, true>(h, n, x, y)
-                                 : reduce<float, true>(h, n, x, y);
+  return visit_dtype(kFloatTypes, t, "dot", Device::kCUDA, [&](auto tag) {
+    return reduce<typename decltype(tag)::type, true>(h, n, x, y);
+  });
 }
 
 double asum(Handle& h, DataType t, int64_t n, const void* x) {
-  return t == DataType::kFloat64 ? reduce<double, false>(h, n, x, x)
-                                 : reduce<float, false>(h, n, x, x);
+  return visit_dtype(kFloatTypes, t, "asum", Device::kCUDA, [&](auto tag) {
+    return reduce<typename decltype(tag)::type, false>(h, n, x, x);
+  });
 }
 
 template <typename T>
@@ -309,18 +309,18 @@ void bias_add_impl(Handle& h, const TensorDesc& yd, T* y, const T* bias, T alpha
 }
 
 void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha) {
-  if (yd.dtype == DataType::kFloat64)
-    bias_add_impl(h, yd, static_cast<double*>(y), static_cast<const double*>(bias), alpha);
-  else
-    bias_add_impl(h, yd, static_cast<float*>(y), static_cast<const float*>(bias), float(alpha));
+  visit_dtype(kFloatTypes, yd.dtype, "bias_add", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bias_add_impl(h, yd, static_cast<T*>(y), static_cast<const T*>(bias), T(alpha));
+  });
 }
 
 void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
   // An empty reduction still writes alpha * 0 + beta * db, as the CPU does.
-  if (dyd.dtype == DataType::kFloat64)
-    bias_bwd_impl(h, dyd, static_cast<const double*>(dy), static_cast<double*>(db), blend);
-  else
-    bias_bwd_impl(h, dyd, static_cast<const float*>(dy), static_cast<float*>(db), blend);
+  visit_dtype(kFloatTypes, dyd.dtype, "bias_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bias_bwd_impl(h, dyd, static_cast<const T*>(dy), static_cast<T*>(db), blend);
+  });
 }
 
 }  // namespace crema::prim::cuda

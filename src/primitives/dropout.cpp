@@ -16,8 +16,6 @@ CREMA_BACKENDS(void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x,
 namespace {
 
 void check(const char* op, const DropoutDesc& dd) {
-  if (dd.dtype != DataType::kFloat32 && dd.dtype != DataType::kFloat64)
-    throw PrimError(std::string(op) + ": unsupported data type");
   if (dd.count < 0) throw PrimError(std::string(op) + ": negative count");
   // Written so that NaN fails too; ratio 1 would drop everything and scale by infinity.
   if (!(dd.ratio >= 0.0 && dd.ratio < 1.0))

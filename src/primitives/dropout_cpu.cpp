@@ -3,6 +3,7 @@
 
 #include "primitives/dropout.h"
 #include "primitives/dropout_ops.h"
+#include "primitives/dtype_visit.h"
 #include "primitives/philox.h"
 
 namespace crema::prim::cpu {
@@ -34,21 +35,19 @@ void apply(int64_t n, const T* in, const uint8_t* mask, T scale, T* out) {
 }  // namespace
 
 void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x, void* y, uint8_t* mask) {
-  // The counter range is taken here, by the backend, so each call consumes exactly count.
-  draw_mask(h.seed(), h.next_counter(uint64_t(dd.count)), dd.count, dd.ratio, mask);
-  if (dd.dtype == DataType::kFloat64)
-    apply(dd.count, static_cast<const double*>(x), mask, scale_of(dd), static_cast<double*>(y));
-  else
-    apply(dd.count, static_cast<const float*>(x), mask, float(scale_of(dd)),
-          static_cast<float*>(y));
+  visit_dtype(kFloatTypes, dd.dtype, "dropout_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    // The counter range is taken here, by the backend, so each call consumes exactly count.
+    draw_mask(h.seed(), h.next_counter(uint64_t(dd.count)), dd.count, dd.ratio, mask);
+    apply(dd.count, static_cast<const T*>(x), mask, T(scale_of(dd)), static_cast<T*>(y));
+  });
 }
 
 void dropout_bwd(Handle&, const DropoutDesc& dd, const void* dy, const uint8_t* mask, void* dx) {
-  if (dd.dtype == DataType::kFloat64)
-    apply(dd.count, static_cast<const double*>(dy), mask, scale_of(dd), static_cast<double*>(dx));
-  else
-    apply(dd.count, static_cast<const float*>(dy), mask, float(scale_of(dd)),
-          static_cast<float*>(dx));
+  visit_dtype(kFloatTypes, dd.dtype, "dropout_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    apply(dd.count, static_cast<const T*>(dy), mask, T(scale_of(dd)), static_cast<T*>(dx));
+  });
 }
 
 }  // namespace crema::prim::cpu

@@ -14,6 +14,7 @@
 #include "primitives/cuda_util.cuh"
 #include "primitives/dropout.h"
 #include "primitives/dropout_ops.h"
+#include "primitives/dtype_visit.h"
 
 namespace crema::prim::cuda {
 namespace {
@@ -151,17 +152,17 @@ void bwd(Handle& h, const DropoutDesc& dd, const T* dy, const uint8_t* mask, T* 
 }  // namespace
 
 void dropout_fwd(Handle& h, const DropoutDesc& dd, const void* x, void* y, uint8_t* mask) {
-  if (dd.dtype == DataType::kFloat64)
-    fwd(h, dd, static_cast<const double*>(x), static_cast<double*>(y), mask);
-  else
-    fwd(h, dd, static_cast<const float*>(x), static_cast<float*>(y), mask);
+  visit_dtype(kFloatTypes, dd.dtype, "dropout_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd(h, dd, static_cast<const T*>(x), static_cast<T*>(y), mask);
+  });
 }
 
 void dropout_bwd(Handle& h, const DropoutDesc& dd, const void* dy, const uint8_t* mask, void* dx) {
-  if (dd.dtype == DataType::kFloat64)
-    bwd(h, dd, static_cast<const double*>(dy), mask, static_cast<double*>(dx));
-  else
-    bwd(h, dd, static_cast<const float*>(dy), mask, static_cast<float*>(dx));
+  visit_dtype(kFloatTypes, dd.dtype, "dropout_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd(h, dd, static_cast<const T*>(dy), mask, static_cast<T*>(dx));
+  });
 }
 
 }  // namespace crema::prim::cuda

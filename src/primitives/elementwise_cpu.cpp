@@ -3,27 +3,15 @@
 #include <cmath>
 #include <cstdint>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/handle.h"
 #include "primitives/types.h"
 
 namespace crema::prim::cpu {
-namespace {
-
-// Calls f with a zero of the C++ type that t names.
-template <typename F>
-void dispatch(DataType t, F&& f) {
-  if (t == DataType::kFloat64) {
-    f(double{});
-  } else {
-    f(float{});
-  }
-}
-
-}  // namespace
 
 void elt_sign(Handle&, DataType t, int64_t n, const void* x, void* y) {
-  dispatch(t, [&](auto zero) {
-    using T = decltype(zero);
+  visit_dtype(kFloatTypes, t, "elt_sign", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T* xx = static_cast<const T*>(x);
     T* yy = static_cast<T*>(y);
     // (0 < x) - (x < 0): 0 stays 0, so L1 decay leaves exact zeros alone.
@@ -32,8 +20,8 @@ void elt_sign(Handle&, DataType t, int64_t n, const void* x, void* y) {
 }
 
 void elt_mul(Handle&, DataType t, int64_t n, const void* a, const void* b, void* y) {
-  dispatch(t, [&](auto zero) {
-    using T = decltype(zero);
+  visit_dtype(kFloatTypes, t, "elt_mul", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T* aa = static_cast<const T*>(a);
     const T* bb = static_cast<const T*>(b);
     T* yy = static_cast<T*>(y);
@@ -42,8 +30,8 @@ void elt_mul(Handle&, DataType t, int64_t n, const void* a, const void* b, void*
 }
 
 void elt_div(Handle&, DataType t, int64_t n, const void* a, const void* b, void* y) {
-  dispatch(t, [&](auto zero) {
-    using T = decltype(zero);
+  visit_dtype(kFloatTypes, t, "elt_div", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T* aa = static_cast<const T*>(a);
     const T* bb = static_cast<const T*>(b);
     T* yy = static_cast<T*>(y);
@@ -52,8 +40,8 @@ void elt_div(Handle&, DataType t, int64_t n, const void* a, const void* b, void*
 }
 
 void elt_sqrt(Handle&, DataType t, int64_t n, const void* x, void* y) {
-  dispatch(t, [&](auto zero) {
-    using T = decltype(zero);
+  visit_dtype(kFloatTypes, t, "elt_sqrt", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const T* xx = static_cast<const T*>(x);
     T* yy = static_cast<T*>(y);
     for (int64_t i = 0; i < n; ++i) yy[i] = std::sqrt(xx[i]);
@@ -61,8 +49,8 @@ void elt_sqrt(Handle&, DataType t, int64_t n, const void* x, void* y) {
 }
 
 void elt_add_scalar(Handle&, DataType t, int64_t n, double alpha, void* y) {
-  dispatch(t, [&](auto zero) {
-    using T = decltype(zero);
+  visit_dtype(kFloatTypes, t, "elt_add_scalar", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     T* yy = static_cast<T*>(y);
     const T a = T(alpha);
     for (int64_t i = 0; i < n; ++i) yy[i] += a;

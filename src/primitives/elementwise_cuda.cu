@@ -1,6 +1,7 @@
 // Element-wise vector primitives on CUDA: one grid-stride kernel per operation, templated on the
 // element type. Memory-bound: 8 bytes per f32 element for the unary operations, 12 for mul/div.
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 #include "primitives/elementwise.h"
 
 namespace crema::prim::cuda {
@@ -39,52 +40,49 @@ __global__ void binary_kernel(Op op, int64_t n, const T* a, const T* b, T* y) {
   CREMA_CUDA_LOOP(i, n) y[i] = op(a[i], b[i]);
 }
 
-// Calls f with a zero of the C++ type that t names.
-template <typename F>
-void by_dtype(DataType t, F&& f) {
-  if (t == DataType::kFloat64)
-    f(double{});
-  else
-    f(float{});
+// Runs Op<T>{T(args)...} over n elements for the storage type T that t names.
+template <template <typename> class Op, typename... Args>
+void unary(Handle& h, DataType t, const char* name, int64_t n, const void* x, void* y,
+           Args... args) {
+  visit_dtype(kFloatTypes, t, name, Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    unary_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(
+        Op<T>{T(args)...}, n, static_cast<const T*>(x), static_cast<T*>(y));
+    check_launch(name);
+  });
 }
 
-template <typename T, typename Op>
-void unary(Handle& h, Op op, int64_t n, const void* x, void* y, const char* name) {
-  unary_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(op, n, static_cast<const T*>(x),
-                                                         static_cast<T*>(y));
-  check_launch(name);
-}
-
-template <typename T, typename Op>
-void binary(Handle& h, Op op, int64_t n, const void* a, const void* b, void* y, const char* name) {
-  binary_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(
-      op, n, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y));
-  check_launch(name);
+template <template <typename> class Op>
+void binary(Handle& h, DataType t, const char* name, int64_t n, const void* a, const void* b,
+            void* y) {
+  visit_dtype(kFloatTypes, t, name, Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    binary_kernel<<<grid_for(n), kBlock, 0, stream_of(h)>>>(
+        Op<T>{}, n, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y));
+    check_launch(name);
+  });
 }
 
 }  // namespace
 
 void elt_sign(Handle& h, DataType t, int64_t n, const void* x, void* y) {
-  by_dtype(t, [&](auto z) { unary<decltype(z)>(h, Sign<decltype(z)>{}, n, x, y, "elt_sign"); });
+  unary<Sign>(h, t, "elt_sign", n, x, y);
 }
 
 void elt_mul(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y) {
-  by_dtype(t, [&](auto z) { binary<decltype(z)>(h, Mul<decltype(z)>{}, n, a, b, y, "elt_mul"); });
+  binary<Mul>(h, t, "elt_mul", n, a, b, y);
 }
 
 void elt_div(Handle& h, DataType t, int64_t n, const void* a, const void* b, void* y) {
-  by_dtype(t, [&](auto z) { binary<decltype(z)>(h, Div<decltype(z)>{}, n, a, b, y, "elt_div"); });
+  binary<Div>(h, t, "elt_div", n, a, b, y);
 }
 
 void elt_sqrt(Handle& h, DataType t, int64_t n, const void* x, void* y) {
-  by_dtype(t, [&](auto z) { unary<decltype(z)>(h, Sqrt<decltype(z)>{}, n, x, y, "elt_sqrt"); });
+  unary<Sqrt>(h, t, "elt_sqrt", n, x, y);
 }
 
 void elt_add_scalar(Handle& h, DataType t, int64_t n, double alpha, void* y) {
-  by_dtype(t, [&](auto z) {
-    using T = decltype(z);
-    unary<T>(h, AddScalar<T>{T(alpha)}, n, y, y, "elt_add_scalar");
-  });
+  unary<AddScalar>(h, t, "elt_add_scalar", n, y, y, alpha);
 }
 
 }  // namespace crema::prim::cuda

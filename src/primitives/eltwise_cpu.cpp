@@ -3,6 +3,7 @@
 // other inputs into a running product per element.
 #include <cstdint>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/eltwise.h"
 
 namespace crema::prim::cpu {
@@ -78,18 +79,15 @@ void bwd_impl(const EltwiseDesc& ed, const void* const* xv, const void* yv, cons
 
 void eltwise_fwd(Handle&, const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
                  Blend blend) {
-  if (ed.dtype == DataType::kFloat64)
-    fwd_impl<double>(ed, x, y, argmax, blend);
-  else
-    fwd_impl<float>(ed, x, y, argmax, blend);
+  visit_dtype(kFloatTypes, ed.dtype, "eltwise_fwd", Device::kCPU,
+              [&](auto tag) { fwd_impl<typename decltype(tag)::type>(ed, x, y, argmax, blend); });
 }
 
 void eltwise_bwd(Handle&, const EltwiseDesc& ed, const void* const* x, const void* y,
                  const void* dy, const int32_t* argmax, int input, void* dx, Blend blend) {
-  if (ed.dtype == DataType::kFloat64)
-    bwd_impl<double>(ed, x, y, dy, argmax, input, dx, blend);
-  else
-    bwd_impl<float>(ed, x, y, dy, argmax, input, dx, blend);
+  visit_dtype(kFloatTypes, ed.dtype, "eltwise_bwd", Device::kCPU, [&](auto tag) {
+    bwd_impl<typename decltype(tag)::type>(ed, x, y, dy, argmax, input, dx, blend);
+  });
 }
 
 }  // namespace crema::prim::cpu

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 #include "primitives/eltwise.h"
 
 namespace crema::prim::cuda {
@@ -158,18 +159,15 @@ void bwd(Handle& h, const EltwiseDesc& ed, const void* const* x, const void* yv,
 
 void eltwise_fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
                  Blend blend) {
-  if (ed.dtype == DataType::kFloat64)
-    fwd<double>(h, ed, x, y, argmax, blend);
-  else
-    fwd<float>(h, ed, x, y, argmax, blend);
+  visit_dtype(kFloatTypes, ed.dtype, "eltwise_fwd", Device::kCUDA,
+              [&](auto tag) { fwd<typename decltype(tag)::type>(h, ed, x, y, argmax, blend); });
 }
 
 void eltwise_bwd(Handle& h, const EltwiseDesc& ed, const void* const* x, const void* y,
                  const void* dy, const int32_t* argmax, int input, void* dx, Blend blend) {
-  if (ed.dtype == DataType::kFloat64)
-    bwd<double>(h, ed, x, y, dy, argmax, input, dx, blend);
-  else
-    bwd<float>(h, ed, x, y, dy, argmax, input, dx, blend);
+  visit_dtype(kFloatTypes, ed.dtype, "eltwise_bwd", Device::kCUDA, [&](auto tag) {
+    bwd<typename decltype(tag)::type>(h, ed, x, y, dy, argmax, input, dx, blend);
+  });
 }
 
 }  // namespace crema::prim::cuda

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/gather.h"
 
 namespace crema::prim::cpu {
@@ -79,23 +80,22 @@ int64_t nonzero_impl(int64_t n, const void* mv, void* iv) {
 
 void gather_rows(Handle&, const RowsDesc& rd, const void* table, const void* indices, void* out,
                  Blend blend) {
-  if (rd.dtype == DataType::kFloat64)
-    gather_impl<double>(rd, table, indices, out, blend);
-  else
-    gather_impl<float>(rd, table, indices, out, blend);
+  visit_dtype(kFloatTypes, rd.dtype, "gather_rows", Device::kCPU, [&](auto tag) {
+    gather_impl<typename decltype(tag)::type>(rd, table, indices, out, blend);
+  });
 }
 
 void scatter_add_rows(Handle&, const RowsDesc& rd, const void* src, const void* indices,
                       void* table, Blend blend) {
-  if (rd.dtype == DataType::kFloat64)
-    scatter_impl<double>(rd, src, indices, table, blend);
-  else
-    scatter_impl<float>(rd, src, indices, table, blend);
+  visit_dtype(kFloatTypes, rd.dtype, "scatter_add_rows", Device::kCPU, [&](auto tag) {
+    scatter_impl<typename decltype(tag)::type>(rd, src, indices, table, blend);
+  });
 }
 
 int64_t nonzero_indices(Handle&, DataType t, int64_t n, const void* mask, void* indices) {
-  return t == DataType::kFloat64 ? nonzero_impl<double>(n, mask, indices)
-                                 : nonzero_impl<float>(n, mask, indices);
+  return visit_dtype(kFloatTypes, t, "nonzero_indices", Device::kCPU, [&](auto tag) {
+    return nonzero_impl<typename decltype(tag)::type>(n, mask, indices);
+  });
 }
 
 }  // namespace crema::prim::cpu

@@ -14,6 +14,7 @@
 
 #include "primitives/cuda_reduce.cuh"
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 #include "primitives/gather.h"
 
 namespace crema::prim::cuda {
@@ -193,23 +194,22 @@ int64_t nonzero(Handle& h, int64_t n, const void* mask, void* indices) {
 
 void gather_rows(Handle& h, const RowsDesc& rd, const void* table, const void* indices, void* out,
                  Blend blend) {
-  if (rd.dtype == DataType::kFloat64)
-    gather<double>(h, rd, table, indices, out, blend);
-  else
-    gather<float>(h, rd, table, indices, out, blend);
+  visit_dtype(kFloatTypes, rd.dtype, "gather_rows", Device::kCUDA, [&](auto tag) {
+    gather<typename decltype(tag)::type>(h, rd, table, indices, out, blend);
+  });
 }
 
 void scatter_add_rows(Handle& h, const RowsDesc& rd, const void* src, const void* indices,
                       void* table, Blend blend) {
-  if (rd.dtype == DataType::kFloat64)
-    scatter<double>(h, rd, src, indices, table, blend);
-  else
-    scatter<float>(h, rd, src, indices, table, blend);
+  visit_dtype(kFloatTypes, rd.dtype, "scatter_add_rows", Device::kCUDA, [&](auto tag) {
+    scatter<typename decltype(tag)::type>(h, rd, src, indices, table, blend);
+  });
 }
 
 int64_t nonzero_indices(Handle& h, DataType t, int64_t n, const void* mask, void* indices) {
-  return t == DataType::kFloat64 ? nonzero<double>(h, n, mask, indices)
-                                 : nonzero<float>(h, n, mask, indices);
+  return visit_dtype(kFloatTypes, t, "nonzero_indices", Device::kCUDA, [&](auto tag) {
+    return nonzero<typename decltype(tag)::type>(h, n, mask, indices);
+  });
 }
 
 }  // namespace crema::prim::cuda

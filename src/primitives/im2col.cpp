@@ -8,6 +8,7 @@
 
 #include "primitives/conv.h"
 #include "primitives/dispatch.h"
+#include "primitives/dtype_visit.h"
 #include "primitives/im2col_cpu.h"
 
 namespace crema::prim {
@@ -68,18 +69,18 @@ void col2im_batch(Handle& h, const Im2colDesc& d, const TensorDesc& cd, const T*
 
 void im2col_run(Handle& h, const Im2colDesc& d, const TensorDesc& cd, const void* x, void* col,
                 Blend blend) {
-  if (d.dtype == DataType::kFloat64)
-    im2col_batch(h, d, cd, static_cast<const double*>(x), static_cast<double*>(col), blend);
-  else
-    im2col_batch(h, d, cd, static_cast<const float*>(x), static_cast<float*>(col), blend);
+  visit_dtype(kFloatTypes, d.dtype, "im2col", h.device(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    im2col_batch(h, d, cd, static_cast<const T*>(x), static_cast<T*>(col), blend);
+  });
 }
 
 void col2im_run(Handle& h, const Im2colDesc& d, const TensorDesc& cd, const void* col, void* x,
                 Blend blend) {
-  if (d.dtype == DataType::kFloat64)
-    col2im_batch(h, d, cd, static_cast<const double*>(col), static_cast<double*>(x), blend);
-  else
-    col2im_batch(h, d, cd, static_cast<const float*>(col), static_cast<float*>(x), blend);
+  visit_dtype(kFloatTypes, d.dtype, "col2im", h.device(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    col2im_batch(h, d, cd, static_cast<const T*>(col), static_cast<T*>(x), blend);
+  });
 }
 
 }  // namespace cpu
@@ -103,8 +104,6 @@ void check(const char* op, const void* a, const void* b) {
 }  // namespace
 
 TensorDesc im2col_col_desc(const Im2colDesc& d) {
-  if (d.dtype != DataType::kFloat32 && d.dtype != DataType::kFloat64)
-    fail("im2col: unsupported data type");
   if (d.n < 1 || d.c < 1 || d.h < 1 || d.w < 1)
     fail("im2col: empty input " + std::to_string(d.n) + "x" + std::to_string(d.c) + "x" +
          std::to_string(d.h) + "x" + std::to_string(d.w));

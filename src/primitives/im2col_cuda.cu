@@ -2,6 +2,7 @@
 // N x (C*R*S) x P x Q patch matrix. Memory-bound: im2col reads each x element R*S times (mostly
 // from cache) and writes the patch matrix once (plus a read of it when beta != 0); col2im reads
 // the patch matrix once and writes x once.
+#include "primitives/dtype_visit.h"
 #include "primitives/im2col.h"
 #include "primitives/im2col_cuda.cuh"
 
@@ -31,18 +32,14 @@ void run(Handle& h, const Im2colDesc& d, const TensorDesc& cd, const void* in, v
 
 void im2col_run(Handle& h, const Im2colDesc& d, const TensorDesc& cd, const void* x, void* col,
                 Blend blend) {
-  if (d.dtype == DataType::kFloat64)
-    run<double>(h, d, cd, x, col, blend, true);
-  else
-    run<float>(h, d, cd, x, col, blend, true);
+  visit_dtype(kFloatTypes, d.dtype, "im2col", Device::kCUDA,
+              [&](auto tag) { run<typename decltype(tag)::type>(h, d, cd, x, col, blend, true); });
 }
 
 void col2im_run(Handle& h, const Im2colDesc& d, const TensorDesc& cd, const void* col, void* x,
                 Blend blend) {
-  if (d.dtype == DataType::kFloat64)
-    run<double>(h, d, cd, col, x, blend, false);
-  else
-    run<float>(h, d, cd, col, x, blend, false);
+  visit_dtype(kFloatTypes, d.dtype, "col2im", Device::kCUDA,
+              [&](auto tag) { run<typename decltype(tag)::type>(h, d, cd, col, x, blend, false); });
 }
 
 }  // namespace crema::prim::cuda

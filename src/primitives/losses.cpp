@@ -42,11 +42,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& why) { throw PrimError(why); }
 
-void check_dtype(const char* op, DataType t) {
-  if (t != DataType::kFloat32 && t != DataType::kFloat64)
-    fail(std::string(op) + ": unsupported data type");
-}
-
 // Every loss needs at least one sample with at least one value: the normalizers divide by N.
 void check_sizes(const char* op, int64_t num, int64_t dim) {
   if (num < 1 || dim < 1)
@@ -63,7 +58,6 @@ void check_ptrs(const char* op, bool ok) {
 void contrastive_loss_fwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
                           const void* similar, void* loss) {
   const char* op = "contrastive_loss_fwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   if (!std::isfinite(d.margin)) fail(std::string(op) + ": margin must be finite");
   check_ptrs(op, a && b && similar && loss);
@@ -73,7 +67,6 @@ void contrastive_loss_fwd(Handle& h, const ContrastiveLossDesc& d, const void* a
 void contrastive_loss_bwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
                           const void* similar, double loss_weight, void* da, void* db) {
   const char* op = "contrastive_loss_bwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   if (!std::isfinite(d.margin)) fail(std::string(op) + ": margin must be finite");
   check_ptrs(op, a && b && similar);
@@ -84,7 +77,6 @@ void contrastive_loss_bwd(Handle& h, const ContrastiveLossDesc& d, const void* a
 void euclidean_loss_fwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
                         void* loss) {
   const char* op = "euclidean_loss_fwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, a && b && loss);
   CREMA_DISPATCH(h, euclidean_loss_fwd, h, d, a, b, loss);
@@ -93,7 +85,6 @@ void euclidean_loss_fwd(Handle& h, const EuclideanLossDesc& d, const void* a, co
 void euclidean_loss_bwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
                         double loss_weight, void* da, void* db) {
   const char* op = "euclidean_loss_bwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, a && b);
   if (!da && !db) return;
@@ -103,7 +94,6 @@ void euclidean_loss_bwd(Handle& h, const EuclideanLossDesc& d, const void* a, co
 void hinge_loss_fwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
                     void* loss) {
   const char* op = "hinge_loss_fwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   if (d.norm != HingeNorm::kL1 && d.norm != HingeNorm::kL2) fail(std::string(op) + ": bad norm");
   check_ptrs(op, x && label && loss);
@@ -113,7 +103,6 @@ void hinge_loss_fwd(Handle& h, const HingeLossDesc& d, const void* x, const void
 void hinge_loss_bwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
                     double loss_weight, void* dx) {
   const char* op = "hinge_loss_bwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   if (d.norm != HingeNorm::kL1 && d.norm != HingeNorm::kL2) fail(std::string(op) + ": bad norm");
   check_ptrs(op, x && label && dx);
@@ -123,7 +112,6 @@ void hinge_loss_bwd(Handle& h, const HingeLossDesc& d, const void* x, const void
 void infogain_loss_fwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
                        const void* infogain, void* loss) {
   const char* op = "infogain_loss_fwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.outer * d.inner, d.channels);
   check_ptrs(op, prob && label && infogain && loss);
   CREMA_DISPATCH(h, infogain_loss_fwd, h, d, prob, label, infogain, loss);
@@ -132,7 +120,6 @@ void infogain_loss_fwd(Handle& h, const InfogainLossDesc& d, const void* prob, c
 void infogain_loss_bwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
                        const void* infogain, double loss_weight, void* dx) {
   const char* op = "infogain_loss_bwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.outer * d.inner, d.channels);
   check_ptrs(op, prob && label && infogain && dx);
   CREMA_DISPATCH(h, infogain_loss_bwd, h, d, prob, label, infogain, loss_weight, dx);
@@ -141,7 +128,6 @@ void infogain_loss_bwd(Handle& h, const InfogainLossDesc& d, const void* prob, c
 void multinomial_logistic_loss_fwd(Handle& h, const MultinomialLogisticLossDesc& d,
                                    const void* prob, const void* label, void* loss) {
   const char* op = "multinomial_logistic_loss_fwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, prob && label && loss);
   CREMA_DISPATCH(h, multinomial_logistic_loss_fwd, h, d, prob, label, loss);
@@ -151,7 +137,6 @@ void multinomial_logistic_loss_bwd(Handle& h, const MultinomialLogisticLossDesc&
                                    const void* prob, const void* label, double loss_weight,
                                    void* dx) {
   const char* op = "multinomial_logistic_loss_bwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, prob && label && dx);
   CREMA_DISPATCH(h, multinomial_logistic_loss_bwd, h, d, prob, label, loss_weight, dx);
@@ -160,7 +145,6 @@ void multinomial_logistic_loss_bwd(Handle& h, const MultinomialLogisticLossDesc&
 void sigmoid_cross_entropy_loss_fwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
                                     const void* target, void* loss) {
   const char* op = "sigmoid_cross_entropy_loss_fwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, x && target && loss);
   CREMA_DISPATCH(h, sigmoid_cross_entropy_loss_fwd, h, d, x, target, loss);
@@ -169,7 +153,6 @@ void sigmoid_cross_entropy_loss_fwd(Handle& h, const SigmoidCrossEntropyLossDesc
 void sigmoid_cross_entropy_loss_bwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
                                     const void* target, double loss_weight, void* dx) {
   const char* op = "sigmoid_cross_entropy_loss_bwd";
-  check_dtype(op, d.dtype);
   check_sizes(op, d.num, d.dim);
   check_ptrs(op, x && target && dx);
   CREMA_DISPATCH(h, sigmoid_cross_entropy_loss_bwd, h, d, x, target, loss_weight, dx);

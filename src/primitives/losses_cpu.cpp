@@ -6,20 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/losses.h"
 #include "primitives/losses_ops.h"
 
 namespace crema::prim::cpu {
 namespace {
-
-// Calls f with a value of the element type named by t.
-template <typename F>
-void by_dtype(DataType t, F f) {
-  if (t == DataType::kFloat64)
-    f(double{});
-  else
-    f(float{});
-}
 
 // The class of a label stored in the data type, or -1 for the ignore label; anything else is a
 // user error naming the label and where it is.
@@ -237,16 +229,16 @@ void sce_bwd(const SigmoidCrossEntropyLossDesc& d, const T* x, const T* t, doubl
 
 void contrastive_loss_fwd(Handle&, const ContrastiveLossDesc& d, const void* a, const void* b,
                           const void* similar, void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "contrastive_loss_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     contrastive_fwd(d, CREMA_T(a), CREMA_T(b), CREMA_T(similar), CREMA_MT(loss));
   });
 }
 
 void contrastive_loss_bwd(Handle&, const ContrastiveLossDesc& d, const void* a, const void* b,
                           const void* similar, double loss_weight, void* da, void* db) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "contrastive_loss_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     contrastive_bwd(d, CREMA_T(a), CREMA_T(b), CREMA_T(similar), loss_weight, CREMA_MT(da),
                     CREMA_MT(db));
   });
@@ -254,79 +246,79 @@ void contrastive_loss_bwd(Handle&, const ContrastiveLossDesc& d, const void* a, 
 
 void euclidean_loss_fwd(Handle&, const EuclideanLossDesc& d, const void* a, const void* b,
                         void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "euclidean_loss_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     euclidean_fwd(d, CREMA_T(a), CREMA_T(b), CREMA_MT(loss));
   });
 }
 
 void euclidean_loss_bwd(Handle&, const EuclideanLossDesc& d, const void* a, const void* b,
                         double loss_weight, void* da, void* db) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "euclidean_loss_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     euclidean_bwd(d, CREMA_T(a), CREMA_T(b), loss_weight, CREMA_MT(da), CREMA_MT(db));
   });
 }
 
 void hinge_loss_fwd(Handle&, const HingeLossDesc& d, const void* x, const void* label, void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "hinge_loss_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     hinge_fwd(d, CREMA_T(x), CREMA_T(label), CREMA_MT(loss));
   });
 }
 
 void hinge_loss_bwd(Handle&, const HingeLossDesc& d, const void* x, const void* label,
                     double loss_weight, void* dx) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "hinge_loss_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     hinge_bwd(d, CREMA_T(x), CREMA_T(label), loss_weight, CREMA_MT(dx));
   });
 }
 
 void infogain_loss_fwd(Handle&, const InfogainLossDesc& d, const void* prob, const void* label,
                        const void* infogain, void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "infogain_loss_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     infogain_fwd(d, CREMA_T(prob), CREMA_T(label), CREMA_T(infogain), CREMA_MT(loss));
   });
 }
 
 void infogain_loss_bwd(Handle&, const InfogainLossDesc& d, const void* prob, const void* label,
                        const void* infogain, double loss_weight, void* dx) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "infogain_loss_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     infogain_bwd(d, CREMA_T(prob), CREMA_T(label), CREMA_T(infogain), loss_weight, CREMA_MT(dx));
   });
 }
 
 void multinomial_logistic_loss_fwd(Handle&, const MultinomialLogisticLossDesc& d, const void* prob,
                                    const void* label, void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "multinomial_logistic_loss_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     mlogistic_fwd(d, CREMA_T(prob), CREMA_T(label), CREMA_MT(loss));
   });
 }
 
 void multinomial_logistic_loss_bwd(Handle&, const MultinomialLogisticLossDesc& d, const void* prob,
                                    const void* label, double loss_weight, void* dx) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "multinomial_logistic_loss_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     mlogistic_bwd(d, CREMA_T(prob), CREMA_T(label), loss_weight, CREMA_MT(dx));
   });
 }
 
 void sigmoid_cross_entropy_loss_fwd(Handle&, const SigmoidCrossEntropyLossDesc& d, const void* x,
                                     const void* target, void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "sigmoid_cross_entropy_loss_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     sce_fwd(d, CREMA_T(x), CREMA_T(target), CREMA_MT(loss));
   });
 }
 
 void sigmoid_cross_entropy_loss_bwd(Handle&, const SigmoidCrossEntropyLossDesc& d, const void* x,
                                     const void* target, double loss_weight, void* dx) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "sigmoid_cross_entropy_loss_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     sce_bwd(d, CREMA_T(x), CREMA_T(target), loss_weight, CREMA_MT(dx));
   });
 }

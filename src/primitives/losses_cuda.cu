@@ -10,6 +10,7 @@
 
 #include "primitives/cuda_reduce.cuh"
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 #include "primitives/losses.h"
 #include "primitives/losses_ops.h"
 
@@ -17,14 +18,6 @@ namespace crema::prim::cuda {
 namespace {
 
 using loss_ops::normalizer;
-
-template <typename F>
-void by_dtype(DataType t, F f) {
-  if (t == DataType::kFloat64)
-    f(double{});
-  else
-    f(float{});
-}
 
 // ---- label validation --------------------------------------------------------------------------
 
@@ -312,8 +305,8 @@ __global__ void sce_bwd_kernel(int64_t n, bool has_ignore, int ignore, const dou
 
 void contrastive_loss_fwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
                           const void* similar, void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "contrastive_loss_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const Scratch s = scratch(h, d.num, size_t(d.num));
     row_dist_sq(h, d, CREMA_T(a), CREMA_T(b), s.aux, "contrastive_loss_fwd");
     global_sums<1>(h, d.num, s.partial,
@@ -324,8 +317,8 @@ void contrastive_loss_fwd(Handle& h, const ContrastiveLossDesc& d, const void* a
 
 void contrastive_loss_bwd(Handle& h, const ContrastiveLossDesc& d, const void* a, const void* b,
                           const void* similar, double loss_weight, void* da, void* db) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "contrastive_loss_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const Scratch s = scratch(h, d.num, size_t(d.num));
     row_dist_sq(h, d, CREMA_T(a), CREMA_T(b), s.aux, "contrastive_loss_bwd");
     contrastive_bwd_kernel<T><<<grid_for(d.num * d.dim), kBlock, 0, stream_of(h)>>>(
@@ -337,8 +330,8 @@ void contrastive_loss_bwd(Handle& h, const ContrastiveLossDesc& d, const void* a
 
 void euclidean_loss_fwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
                         void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "euclidean_loss_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const int64_t n = d.num * d.dim;
     const Scratch s = scratch(h, n, 0);
     global_sums<1>(h, n, s.partial, SqDiff<T>{CREMA_T(a), CREMA_T(b)},
@@ -348,8 +341,8 @@ void euclidean_loss_fwd(Handle& h, const EuclideanLossDesc& d, const void* a, co
 
 void euclidean_loss_bwd(Handle& h, const EuclideanLossDesc& d, const void* a, const void* b,
                         double loss_weight, void* da, void* db) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "euclidean_loss_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const int64_t n = d.num * d.dim;
     euclidean_bwd_kernel<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
         n, T(loss_weight / double(d.num)), CREMA_T(a), CREMA_T(b), CREMA_MT(da), CREMA_MT(db));
@@ -359,8 +352,8 @@ void euclidean_loss_bwd(Handle& h, const EuclideanLossDesc& d, const void* a, co
 
 void hinge_loss_fwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
                     void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "hinge_loss_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const int64_t n = d.num * d.dim;
     const Scratch s = scratch(h, n, 0);
     check_labels(h, "hinge_loss_fwd", CREMA_T(label), d.num, d.dim, s.flag);
@@ -372,8 +365,8 @@ void hinge_loss_fwd(Handle& h, const HingeLossDesc& d, const void* x, const void
 
 void hinge_loss_bwd(Handle& h, const HingeLossDesc& d, const void* x, const void* label,
                     double loss_weight, void* dx) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "hinge_loss_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const int64_t n = d.num * d.dim;
     const Scratch s = scratch(h, n, 0);
     check_labels(h, "hinge_loss_bwd", CREMA_T(label), d.num, d.dim, s.flag);
@@ -386,8 +379,8 @@ void hinge_loss_bwd(Handle& h, const HingeLossDesc& d, const void* x, const void
 
 void infogain_loss_fwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
                        const void* infogain, void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "infogain_loss_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const int64_t positions = d.outer * d.inner;
     const Scratch s = scratch(h, positions, 0);
     check_labels(h, "infogain_loss_fwd", CREMA_T(label), positions, d.channels, s.flag,
@@ -402,8 +395,8 @@ void infogain_loss_fwd(Handle& h, const InfogainLossDesc& d, const void* prob, c
 
 void infogain_loss_bwd(Handle& h, const InfogainLossDesc& d, const void* prob, const void* label,
                        const void* infogain, double loss_weight, void* dx) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "infogain_loss_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const int64_t positions = d.outer * d.inner;
     const Scratch s = scratch(h, positions, 0);
     check_labels(h, "infogain_loss_bwd", CREMA_T(label), positions, d.channels, s.flag,
@@ -420,8 +413,8 @@ void infogain_loss_bwd(Handle& h, const InfogainLossDesc& d, const void* prob, c
 
 void multinomial_logistic_loss_fwd(Handle& h, const MultinomialLogisticLossDesc& d,
                                    const void* prob, const void* label, void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "multinomial_logistic_loss_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const Scratch s = scratch(h, d.num, 0);
     check_labels(h, "multinomial_logistic_loss_fwd", CREMA_T(label), d.num, d.dim, s.flag);
     global_sums<1>(h, d.num, s.partial, MlogisticTerm<T>{CREMA_T(prob), CREMA_T(label), d.dim},
@@ -433,8 +426,8 @@ void multinomial_logistic_loss_fwd(Handle& h, const MultinomialLogisticLossDesc&
 void multinomial_logistic_loss_bwd(Handle& h, const MultinomialLogisticLossDesc& d,
                                    const void* prob, const void* label, double loss_weight,
                                    void* dx) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "multinomial_logistic_loss_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const Scratch s = scratch(h, d.num, 0);
     check_labels(h, "multinomial_logistic_loss_bwd", CREMA_T(label), d.num, d.dim, s.flag);
     const int64_t n = d.num * d.dim;
@@ -446,8 +439,8 @@ void multinomial_logistic_loss_bwd(Handle& h, const MultinomialLogisticLossDesc&
 
 void sigmoid_cross_entropy_loss_fwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
                                     const void* target, void* loss) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "sigmoid_cross_entropy_loss_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const int64_t n = d.num * d.dim;
     const Scratch s = scratch(h, n, 0);
     global_sums<2>(h, n, s.partial,
@@ -459,8 +452,8 @@ void sigmoid_cross_entropy_loss_fwd(Handle& h, const SigmoidCrossEntropyLossDesc
 
 void sigmoid_cross_entropy_loss_bwd(Handle& h, const SigmoidCrossEntropyLossDesc& d, const void* x,
                                     const void* target, double loss_weight, void* dx) {
-  by_dtype(d.dtype, [&](auto tag) {
-    using T = decltype(tag);
+  visit_dtype(kFloatTypes, d.dtype, "sigmoid_cross_entropy_loss_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
     const int64_t n = d.num * d.dim;
     const Scratch s = scratch(h, n, 0);
     global_sums<1>(h, n, s.partial,

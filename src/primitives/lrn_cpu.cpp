@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/lrn.h"
 #include "primitives/lrn_ops.h"
 
@@ -215,18 +216,14 @@ void bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const void* y, const
 
 void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x, const TensorDesc&,
              void* y, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd<double>(h, ld, xd, x, y, blend);
-  else
-    fwd<float>(h, ld, xd, x, y, blend);
+  visit_dtype(kFloatTypes, xd.dtype, "lrn_fwd", Device::kCPU,
+              [&](auto tag) { fwd<typename decltype(tag)::type>(h, ld, xd, x, y, blend); });
 }
 
 void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc&, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    bwd<double>(h, ld, xd, y, dy, x, dx, blend);
-  else
-    bwd<float>(h, ld, xd, y, dy, x, dx, blend);
+  visit_dtype(kFloatTypes, xd.dtype, "lrn_bwd", Device::kCPU,
+              [&](auto tag) { bwd<typename decltype(tag)::type>(h, ld, xd, y, dy, x, dx, blend); });
 }
 
 }  // namespace crema::prim::cpu

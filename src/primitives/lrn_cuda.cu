@@ -25,6 +25,7 @@
 #include <type_traits>
 
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 #include "primitives/lrn.h"
 #include "primitives/lrn_ops.h"
 
@@ -409,20 +410,19 @@ void bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* y, const T*
 
 void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x, const TensorDesc&,
              void* y, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd(h, ld, xd, static_cast<const double*>(x), static_cast<double*>(y), blend);
-  else
-    fwd(h, ld, xd, static_cast<const float*>(x), static_cast<float*>(y), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "lrn_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd(h, ld, xd, static_cast<const T*>(x), static_cast<T*>(y), blend);
+  });
 }
 
 void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc&, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    bwd(h, ld, xd, static_cast<const double*>(y), static_cast<const double*>(dy),
-        static_cast<const double*>(x), static_cast<double*>(dx), blend);
-  else
-    bwd(h, ld, xd, static_cast<const float*>(y), static_cast<const float*>(dy),
-        static_cast<const float*>(x), static_cast<float*>(dx), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "lrn_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd(h, ld, xd, static_cast<const T*>(y), static_cast<const T*>(dy), static_cast<const T*>(x),
+        static_cast<T*>(dx), blend);
+  });
 }
 
 }  // namespace crema::prim::cuda

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/mvn.h"
 
 namespace crema::prim::cpu {
@@ -88,20 +89,18 @@ void bwd(const MvnDesc& md, const TensorDesc& d, const T* x, const T* dy, T* dx,
 
 void mvn_bwd(Handle&, const MvnDesc& md, const TensorDesc& xd, const void* x, const void* dy,
              const TensorDesc&, void* dx, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    bwd(md, xd, static_cast<const double*>(x), static_cast<const double*>(dy),
-        static_cast<double*>(dx), blend);
-  else
-    bwd(md, xd, static_cast<const float*>(x), static_cast<const float*>(dy),
-        static_cast<float*>(dx), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "mvn_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd(md, xd, static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), blend);
+  });
 }
 
 void mvn_fwd(Handle&, const MvnDesc& md, const TensorDesc& xd, const void* x, const TensorDesc&,
              void* y, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd(md, xd, static_cast<const double*>(x), static_cast<double*>(y), blend);
-  else
-    fwd(md, xd, static_cast<const float*>(x), static_cast<float*>(y), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "mvn_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd(md, xd, static_cast<const T*>(x), static_cast<T*>(y), blend);
+  });
 }
 
 }  // namespace crema::prim::cpu

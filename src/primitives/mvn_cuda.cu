@@ -4,6 +4,7 @@
 // from L2/DRAM per pass: forward 2-3 reads + 1 write per element, backward 2 + 2 reads + 1 write.
 #include "primitives/cuda_reduce.cuh"
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 #include "primitives/mvn.h"
 
 namespace crema::prim::cuda {
@@ -93,14 +94,12 @@ void mvn_bwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x, 
              const TensorDesc&, void* dx, Blend b) {
   const Rows r(md, xd);
   if (r.dim == 0) return;
-  if (xd.dtype == DataType::kFloat64)
-    bwd_kernel<double><<<grid_rows(r.rows), block_for(r.dim), 0, stream_of(h)>>>(
-        md.normalize_variance, md.eps, r.rows, r.dim, static_cast<const double*>(x),
-        static_cast<const double*>(dy), static_cast<double*>(dx), b.alpha, b.beta);
-  else
-    bwd_kernel<float><<<grid_rows(r.rows), block_for(r.dim), 0, stream_of(h)>>>(
-        md.normalize_variance, md.eps, r.rows, r.dim, static_cast<const float*>(x),
-        static_cast<const float*>(dy), static_cast<float*>(dx), float(b.alpha), float(b.beta));
+  visit_dtype(kFloatTypes, xd.dtype, "mvn_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd_kernel<T><<<grid_rows(r.rows), block_for(r.dim), 0, stream_of(h)>>>(
+        md.normalize_variance, md.eps, r.rows, r.dim, static_cast<const T*>(x),
+        static_cast<const T*>(dy), static_cast<T*>(dx), T(b.alpha), T(b.beta));
+  });
   check_launch("mvn_bwd");
 }
 
@@ -108,14 +107,12 @@ void mvn_fwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x, 
              void* y, Blend b) {
   const Rows r(md, xd);
   if (r.dim == 0) return;
-  if (xd.dtype == DataType::kFloat64)
-    fwd_kernel<double><<<grid_rows(r.rows), block_for(r.dim), 0, stream_of(h)>>>(
-        md.normalize_variance, md.eps, r.rows, r.dim, static_cast<const double*>(x),
-        static_cast<double*>(y), b.alpha, b.beta);
-  else
-    fwd_kernel<float><<<grid_rows(r.rows), block_for(r.dim), 0, stream_of(h)>>>(
-        md.normalize_variance, md.eps, r.rows, r.dim, static_cast<const float*>(x),
-        static_cast<float*>(y), float(b.alpha), float(b.beta));
+  visit_dtype(kFloatTypes, xd.dtype, "mvn_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd_kernel<T><<<grid_rows(r.rows), block_for(r.dim), 0, stream_of(h)>>>(
+        md.normalize_variance, md.eps, r.rows, r.dim, static_cast<const T*>(x), static_cast<T*>(y),
+        T(b.alpha), T(b.beta));
+  });
   check_launch("mvn_fwd");
 }
 

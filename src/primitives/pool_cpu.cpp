@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/parallel.h"
 #include "primitives/pool.h"
 #include "primitives/pool_ops.h"
@@ -267,21 +268,20 @@ void bwd_impl(const PoolDesc& pd, const TensorDesc& yd, const T* y, const T* dy,
 void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
               const TensorDesc& yd, void* y, Blend blend) {
   const int threads = h.cpu_threads();
-  if (xd.dtype == DataType::kFloat64)
-    fwd_impl(pd, xd, static_cast<const double*>(x), yd, static_cast<double*>(y), blend, threads);
-  else
-    fwd_impl(pd, xd, static_cast<const float*>(x), yd, static_cast<float*>(y), blend, threads);
+  visit_dtype(kFloatTypes, xd.dtype, "pool_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd_impl(pd, xd, static_cast<const T*>(x), yd, static_cast<T*>(y), blend, threads);
+  });
 }
 
 void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
               const TensorDesc& xd, const void* x, void* dx, Blend blend) {
   const int threads = h.cpu_threads();
-  if (xd.dtype == DataType::kFloat64)
-    bwd_impl(pd, yd, static_cast<const double*>(y), static_cast<const double*>(dy), xd,
-             static_cast<const double*>(x), static_cast<double*>(dx), blend, threads);
-  else
-    bwd_impl(pd, yd, static_cast<const float*>(y), static_cast<const float*>(dy), xd,
-             static_cast<const float*>(x), static_cast<float*>(dx), blend, threads);
+  visit_dtype(kFloatTypes, xd.dtype, "pool_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd_impl(pd, yd, static_cast<const T*>(y), static_cast<const T*>(dy), xd,
+             static_cast<const T*>(x), static_cast<T*>(dx), blend, threads);
+  });
 }
 
 }  // namespace crema::prim::cpu

@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 #include "primitives/fast_div.h"
 #include "primitives/pool.h"
 #include "primitives/pool_ops.h"
@@ -360,20 +361,19 @@ void bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const T* y, const 
 
 void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
               const TensorDesc& yd, void* y, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd(h, pd, xd, static_cast<const double*>(x), yd, static_cast<double*>(y), blend);
-  else
-    fwd(h, pd, xd, static_cast<const float*>(x), yd, static_cast<float*>(y), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "pool_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd(h, pd, xd, static_cast<const T*>(x), yd, static_cast<T*>(y), blend);
+  });
 }
 
 void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
               const TensorDesc& xd, const void* x, void* dx, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    bwd(h, pd, yd, static_cast<const double*>(y), static_cast<const double*>(dy), xd,
-        static_cast<const double*>(x), static_cast<double*>(dx), blend);
-  else
-    bwd(h, pd, yd, static_cast<const float*>(y), static_cast<const float*>(dy), xd,
-        static_cast<const float*>(x), static_cast<float*>(dx), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "pool_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd(h, pd, yd, static_cast<const T*>(y), static_cast<const T*>(dy), xd,
+        static_cast<const T*>(x), static_cast<T*>(dx), blend);
+  });
 }
 
 }  // namespace crema::prim::cuda

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/prelu.h"
 
 namespace crema::prim::cpu {
@@ -67,24 +68,19 @@ void bwd(const PreluDesc& pd, const TensorDesc& d, const T* x, const T* dy, cons
 
 void prelu_bwd(Handle&, const PreluDesc& pd, const TensorDesc& xd, const void* x, const void* dy,
                const void* slope, void* dx, void* dslope, Blend dx_blend, Blend dslope_blend) {
-  if (xd.dtype == DataType::kFloat64)
-    bwd(pd, xd, static_cast<const double*>(x), static_cast<const double*>(dy),
-        static_cast<const double*>(slope), static_cast<double*>(dx), static_cast<double*>(dslope),
-        dx_blend, dslope_blend);
-  else
-    bwd(pd, xd, static_cast<const float*>(x), static_cast<const float*>(dy),
-        static_cast<const float*>(slope), static_cast<float*>(dx), static_cast<float*>(dslope),
-        dx_blend, dslope_blend);
+  visit_dtype(kFloatTypes, xd.dtype, "prelu_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd(pd, xd, static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<const T*>(slope),
+        static_cast<T*>(dx), static_cast<T*>(dslope), dx_blend, dslope_blend);
+  });
 }
 
 void prelu_fwd(Handle&, const PreluDesc& pd, const TensorDesc& xd, const void* x, const void* slope,
                const TensorDesc&, void* y, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd(pd, xd, static_cast<const double*>(x), static_cast<const double*>(slope),
-        static_cast<double*>(y), blend);
-  else
-    fwd(pd, xd, static_cast<const float*>(x), static_cast<const float*>(slope),
-        static_cast<float*>(y), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "prelu_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd(pd, xd, static_cast<const T*>(x), static_cast<const T*>(slope), static_cast<T*>(y), blend);
+  });
 }
 
 }  // namespace crema::prim::cpu

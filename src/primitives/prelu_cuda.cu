@@ -4,6 +4,7 @@
 // as one channel).
 #include "primitives/cuda_reduce.cuh"
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 #include "primitives/prelu.h"
 
 namespace crema::prim::cuda {
@@ -72,24 +73,21 @@ void bwd(Handle& h, const PreluDesc& pd, const TensorDesc& d, const T* x, const 
 
 void prelu_bwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x, const void* dy,
                const void* slope, void* dx, void* dslope, Blend dx_blend, Blend dslope_blend) {
-  if (xd.dtype == DataType::kFloat64)
-    bwd(h, pd, xd, static_cast<const double*>(x), static_cast<const double*>(dy),
-        static_cast<const double*>(slope), static_cast<double*>(dx), static_cast<double*>(dslope),
-        dx_blend, dslope_blend);
-  else
-    bwd(h, pd, xd, static_cast<const float*>(x), static_cast<const float*>(dy),
-        static_cast<const float*>(slope), static_cast<float*>(dx), static_cast<float*>(dslope),
-        dx_blend, dslope_blend);
+  visit_dtype(kFloatTypes, xd.dtype, "prelu_bwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd(h, pd, xd, static_cast<const T*>(x), static_cast<const T*>(dy),
+        static_cast<const T*>(slope), static_cast<T*>(dx), static_cast<T*>(dslope), dx_blend,
+        dslope_blend);
+  });
 }
 
 void prelu_fwd(Handle& h, const PreluDesc& pd, const TensorDesc& xd, const void* x,
                const void* slope, const TensorDesc&, void* y, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd(h, pd, xd, static_cast<const double*>(x), static_cast<const double*>(slope),
-        static_cast<double*>(y), blend);
-  else
-    fwd(h, pd, xd, static_cast<const float*>(x), static_cast<const float*>(slope),
-        static_cast<float*>(y), blend);
+  visit_dtype(kFloatTypes, xd.dtype, "prelu_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd(h, pd, xd, static_cast<const T*>(x), static_cast<const T*>(slope), static_cast<T*>(y),
+        blend);
+  });
 }
 
 }  // namespace crema::prim::cuda

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/reduce.h"
 
 namespace crema::prim::cpu {
@@ -110,18 +111,15 @@ void bwd_impl(const ReduceDesc& rd, const ViewDesc& xd, const void* xv, const Vi
 
 void reduce_fwd(Handle&, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
                 const ViewDesc& yd, void* y, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd_impl<double>(rd, xd, x, yd, y, blend);
-  else
-    fwd_impl<float>(rd, xd, x, yd, y, blend);
+  visit_dtype(kFloatTypes, xd.dtype, "reduce_fwd", Device::kCPU,
+              [&](auto tag) { fwd_impl<typename decltype(tag)::type>(rd, xd, x, yd, y, blend); });
 }
 
 void reduce_bwd(Handle&, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
                 const ViewDesc& dyd, const void* dy, const ViewDesc& dxd, void* dx, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    bwd_impl<double>(rd, xd, x, dyd, dy, dxd, dx, blend);
-  else
-    bwd_impl<float>(rd, xd, x, dyd, dy, dxd, dx, blend);
+  visit_dtype(kFloatTypes, xd.dtype, "reduce_bwd", Device::kCPU, [&](auto tag) {
+    bwd_impl<typename decltype(tag)::type>(rd, xd, x, dyd, dy, dxd, dx, blend);
+  });
 }
 
 }  // namespace crema::prim::cpu

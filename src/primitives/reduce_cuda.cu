@@ -6,6 +6,7 @@
 // Memory-bound: forward reads x once; backward 2-3 reads + 1 write per element.
 #include "primitives/cuda_reduce.cuh"
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 #include "primitives/reduce.h"
 
 namespace crema::prim::cuda {
@@ -162,18 +163,15 @@ void bwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x, con
 
 void reduce_fwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
                 const ViewDesc& yd, void* y, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    fwd<double>(h, rd, xd, x, yd, y, blend);
-  else
-    fwd<float>(h, rd, xd, x, yd, y, blend);
+  visit_dtype(kFloatTypes, xd.dtype, "reduce_fwd", Device::kCUDA,
+              [&](auto tag) { fwd<typename decltype(tag)::type>(h, rd, xd, x, yd, y, blend); });
 }
 
 void reduce_bwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x,
                 const ViewDesc& dyd, const void* dy, const ViewDesc& dxd, void* dx, Blend blend) {
-  if (xd.dtype == DataType::kFloat64)
-    bwd<double>(h, rd, xd, x, dyd, dy, dxd, dx, blend);
-  else
-    bwd<float>(h, rd, xd, x, dyd, dy, dxd, dx, blend);
+  visit_dtype(kFloatTypes, xd.dtype, "reduce_bwd", Device::kCUDA, [&](auto tag) {
+    bwd<typename decltype(tag)::type>(h, rd, xd, x, dyd, dy, dxd, dx, blend);
+  });
 }
 
 }  // namespace crema::prim::cuda

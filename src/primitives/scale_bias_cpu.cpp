@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/scale_bias.h"
 
 namespace crema::prim::cpu {
@@ -58,48 +59,40 @@ void reduce_channels(const ScaleBiasDesc& sd, T* out, Blend blend, F f) {
 
 void scale_bias_bwd_bias(Handle&, const ScaleBiasDesc& sd, const void* dy, void* dbias,
                          Blend blend) {
-  if (sd.dtype == DataType::kFloat64) {
-    const double* g = static_cast<const double*>(dy);
-    reduce_channels(sd, static_cast<double*>(dbias), blend, [=](int64_t j) { return g[j]; });
-  } else {
-    const float* g = static_cast<const float*>(dy);
-    reduce_channels(sd, static_cast<float*>(dbias), blend, [=](int64_t j) { return double(g[j]); });
-  }
+  visit_dtype(kFloatTypes, sd.dtype, "scale_bias_bwd_bias", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* g = static_cast<const T*>(dy);
+    reduce_channels(sd, static_cast<T*>(dbias), blend, [=](int64_t j) { return double(g[j]); });
+  });
 }
 
 void scale_bias_bwd_data(Handle&, const ScaleBiasDesc& sd, const void* dy, const void* scale,
                          void* dx, Blend blend) {
-  if (sd.dtype == DataType::kFloat64)
-    fwd(sd, static_cast<const double*>(dy), static_cast<const double*>(scale),
-        static_cast<const double*>(nullptr), static_cast<double*>(dx), blend);
-  else
-    fwd(sd, static_cast<const float*>(dy), static_cast<const float*>(scale),
-        static_cast<const float*>(nullptr), static_cast<float*>(dx), blend);
+  visit_dtype(kFloatTypes, sd.dtype, "scale_bias_bwd_data", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd(sd, static_cast<const T*>(dy), static_cast<const T*>(scale), static_cast<const T*>(nullptr),
+        static_cast<T*>(dx), blend);
+  });
 }
 
 void scale_bias_bwd_scale(Handle&, const ScaleBiasDesc& sd, const void* dy, const void* x,
                           void* dscale, Blend blend) {
-  if (sd.dtype == DataType::kFloat64) {
-    const double* g = static_cast<const double*>(dy);
-    const double* v = static_cast<const double*>(x);
-    reduce_channels(sd, static_cast<double*>(dscale), blend,
-                    [=](int64_t j) { return g[j] * v[j]; });
-  } else {
-    const float* g = static_cast<const float*>(dy);
-    const float* v = static_cast<const float*>(x);
-    reduce_channels(sd, static_cast<float*>(dscale), blend,
+  visit_dtype(kFloatTypes, sd.dtype, "scale_bias_bwd_scale", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* g = static_cast<const T*>(dy);
+    const T* v = static_cast<const T*>(x);
+    reduce_channels(sd, static_cast<T*>(dscale), blend,
                     [=](int64_t j) { return double(g[j]) * double(v[j]); });
-  }
+  });
 }
 
 void scale_bias_fwd(Handle&, const ScaleBiasDesc& sd, const void* x, const void* scale,
                     const void* bias, void* y, Blend blend) {
-  if (sd.dtype == DataType::kFloat64)
-    fwd(sd, static_cast<const double*>(x), static_cast<const double*>(scale),
-        static_cast<const double*>(bias), static_cast<double*>(y), blend);
-  else
-    fwd(sd, static_cast<const float*>(x), static_cast<const float*>(scale),
-        static_cast<const float*>(bias), static_cast<float*>(y), blend);
+  visit_dtype(kFloatTypes, sd.dtype, "scale_bias_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd(sd, static_cast<const T*>(x), static_cast<const T*>(scale), static_cast<const T*>(bias),
+        static_cast<T*>(y), blend);
+  });
 }
 
 }  // namespace crema::prim::cpu

@@ -4,6 +4,7 @@
 // per-channel sums in double (cuda_reduce.cuh): one read of dy (and x) per element.
 #include "primitives/cuda_reduce.cuh"
 #include "primitives/cuda_util.cuh"
+#include "primitives/dtype_visit.h"
 #include "primitives/scale_bias.h"
 
 namespace crema::prim::cuda {
@@ -80,40 +81,33 @@ void reduce(Handle& h, const ScaleBiasDesc& sd, Term term, void* out, Blend b, c
 
 void scale_bias_bwd_bias(Handle& h, const ScaleBiasDesc& sd, const void* dy, void* dbias,
                          Blend blend) {
-  if (sd.dtype == DataType::kFloat64)
-    reduce<double>(h, sd, DyTerm<double>{static_cast<const double*>(dy)}, dbias, blend,
-                   "scale_bias_bwd_bias");
-  else
-    reduce<float>(h, sd, DyTerm<float>{static_cast<const float*>(dy)}, dbias, blend,
-                  "scale_bias_bwd_bias");
+  visit_dtype(kFloatTypes, sd.dtype, "scale_bias_bwd_bias", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduce<T>(h, sd, DyTerm<T>{static_cast<const T*>(dy)}, dbias, blend, "scale_bias_bwd_bias");
+  });
 }
 
 void scale_bias_bwd_data(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* scale,
                          void* dx, Blend blend) {
-  if (sd.dtype == DataType::kFloat64)
-    fwd<double>(h, sd, dy, scale, nullptr, dx, blend);
-  else
-    fwd<float>(h, sd, dy, scale, nullptr, dx, blend);
+  visit_dtype(kFloatTypes, sd.dtype, "scale_bias_bwd_data", Device::kCUDA, [&](auto tag) {
+    fwd<typename decltype(tag)::type>(h, sd, dy, scale, nullptr, dx, blend);
+  });
 }
 
 void scale_bias_bwd_scale(Handle& h, const ScaleBiasDesc& sd, const void* dy, const void* x,
                           void* dscale, Blend blend) {
-  if (sd.dtype == DataType::kFloat64)
-    reduce<double>(h, sd,
-                   DyXTerm<double>{static_cast<const double*>(dy), static_cast<const double*>(x)},
-                   dscale, blend, "scale_bias_bwd_scale");
-  else
-    reduce<float>(h, sd,
-                  DyXTerm<float>{static_cast<const float*>(dy), static_cast<const float*>(x)},
-                  dscale, blend, "scale_bias_bwd_scale");
+  visit_dtype(kFloatTypes, sd.dtype, "scale_bias_bwd_scale", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduce<T>(h, sd, DyXTerm<T>{static_cast<const T*>(dy), static_cast<const T*>(x)}, dscale, blend,
+              "scale_bias_bwd_scale");
+  });
 }
 
 void scale_bias_fwd(Handle& h, const ScaleBiasDesc& sd, const void* x, const void* scale,
                     const void* bias, void* y, Blend blend) {
-  if (sd.dtype == DataType::kFloat64)
-    fwd<double>(h, sd, x, scale, bias, y, blend);
-  else
-    fwd<float>(h, sd, x, scale, bias, y, blend);
+  visit_dtype(kFloatTypes, sd.dtype, "scale_bias_fwd", Device::kCUDA, [&](auto tag) {
+    fwd<typename decltype(tag)::type>(h, sd, x, scale, bias, y, blend);
+  });
 }
 
 }  // namespace crema::prim::cuda

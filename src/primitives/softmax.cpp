@@ -25,8 +25,6 @@ namespace {
 // Shared by every descriptor here: each views its data as (outer, channels, inner), packed.
 template <typename D>
 void check_shape(const char* op, const D& d, bool need_channels) {
-  if (d.dtype != DataType::kFloat32 && d.dtype != DataType::kFloat64)
-    throw PrimError(std::string(op) + ": unsupported data type");
   if (d.outer < 0 || d.channels < 0 || d.inner < 0)
     throw PrimError(std::string(op) + ": negative size (outer " + std::to_string(d.outer) +
                     ", channels " + std::to_string(d.channels) + ", inner " +

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/softmax.h"
 #include "primitives/softmax_ops.h"
 
@@ -222,50 +223,44 @@ void accuracy(const AccuracyDesc& ad, const T* scores, const T* label, T* acc, T
 }  // namespace
 
 void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend blend) {
-  if (sd.dtype == DataType::kFloat64)
-    fwd(h, sd, static_cast<const double*>(x), static_cast<double*>(y), blend);
-  else
-    fwd(h, sd, static_cast<const float*>(x), static_cast<float*>(y), blend);
+  visit_dtype(kFloatTypes, sd.dtype, "softmax_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fwd(h, sd, static_cast<const T*>(x), static_cast<T*>(y), blend);
+  });
 }
 
 void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
                  Blend blend) {
-  if (sd.dtype == DataType::kFloat64)
-    bwd(h, sd, static_cast<const double*>(y), static_cast<const double*>(dy),
-        static_cast<double*>(dx), blend);
-  else
-    bwd(h, sd, static_cast<const float*>(y), static_cast<const float*>(dy), static_cast<float*>(dx),
-        blend);
+  visit_dtype(kFloatTypes, sd.dtype, "softmax_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd(h, sd, static_cast<const T*>(y), static_cast<const T*>(dy), static_cast<T*>(dx), blend);
+  });
 }
 
 void softmax_loss_fwd(Handle&, const SoftmaxLossDesc& ld, const void* prob, const void* label,
                       void* loss) {
-  if (ld.dtype == DataType::kFloat64)
-    loss_fwd(ld, static_cast<const double*>(prob), static_cast<const double*>(label),
-             static_cast<double*>(loss));
-  else
-    loss_fwd(ld, static_cast<const float*>(prob), static_cast<const float*>(label),
-             static_cast<float*>(loss));
+  visit_dtype(kFloatTypes, ld.dtype, "softmax_loss_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    loss_fwd(ld, static_cast<const T*>(prob), static_cast<const T*>(label), static_cast<T*>(loss));
+  });
 }
 
 void softmax_loss_bwd(Handle&, const SoftmaxLossDesc& ld, const void* prob, const void* label,
                       double loss_weight, void* dx) {
-  if (ld.dtype == DataType::kFloat64)
-    loss_bwd(ld, static_cast<const double*>(prob), static_cast<const double*>(label), loss_weight,
-             static_cast<double*>(dx));
-  else
-    loss_bwd(ld, static_cast<const float*>(prob), static_cast<const float*>(label), loss_weight,
-             static_cast<float*>(dx));
+  visit_dtype(kFloatTypes, ld.dtype, "softmax_loss_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    loss_bwd(ld, static_cast<const T*>(prob), static_cast<const T*>(label), loss_weight,
+             static_cast<T*>(dx));
+  });
 }
 
 void accuracy_fwd(Handle&, const AccuracyDesc& ad, const void* scores, const void* label,
                   void* accuracy_out, void* per_class) {
-  if (ad.dtype == DataType::kFloat64)
-    accuracy(ad, static_cast<const double*>(scores), static_cast<const double*>(label),
-             static_cast<double*>(accuracy_out), static_cast<double*>(per_class));
-  else
-    accuracy(ad, static_cast<const float*>(scores), static_cast<const float*>(label),
-             static_cast<float*>(accuracy_out), static_cast<float*>(per_class));
+  visit_dtype(kFloatTypes, ad.dtype, "accuracy_fwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    accuracy(ad, static_cast<const T*>(scores), static_cast<const T*>(label),
+             static_cast<T*>(accuracy_out), static_cast<T*>(per_class));
+  });
 }
 
 }  // namespace crema::prim::cpu

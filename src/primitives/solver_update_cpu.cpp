@@ -1,5 +1,6 @@
 // Solver update on the CPU: one loop per rule (solver_update_ops.h), split over the handle's
 // threads; every element is independent, so the split does not change the result.
+#include "primitives/dtype_visit.h"
 #include "primitives/parallel.h"
 #include "primitives/solver_update.h"
 #include "primitives/solver_update_ops.h"
@@ -31,10 +32,10 @@ T* as(void* p) {
 void solver_update(Handle& h, const SolverUpdateParam* params, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     const SolverUpdateParam& p = params[i];
-    if (p.desc.dtype == DataType::kFloat64)
-      update(h, p.desc, as<double>(p.w), as<double>(p.g), as<double>(p.hist), as<double>(p.hist2));
-    else
-      update(h, p.desc, as<float>(p.w), as<float>(p.g), as<float>(p.hist), as<float>(p.hist2));
+    visit_dtype(kFloatTypes, p.desc.dtype, "solver_update", Device::kCPU, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      update(h, p.desc, as<T>(p.w), as<T>(p.g), as<T>(p.hist), as<T>(p.hist2));
+    });
   }
 }
 

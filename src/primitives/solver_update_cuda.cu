@@ -4,6 +4,7 @@
 // chain of BLAS calls. A launch per parameter cost LeNet's step 8 launches of about 3 us each.
 #include <algorithm>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/solver_update.h"
 #include "primitives/solver_update_ops.h"
 #include "primitives/tensor_list.cuh"
@@ -54,10 +55,8 @@ void update(Handle& h, const SolverUpdateParam* params, size_t count) {
 }  // namespace
 
 void solver_update(Handle& h, const SolverUpdateParam* params, size_t count) {
-  if (params[0].desc.dtype == DataType::kFloat64)
-    update<double>(h, params, count);
-  else
-    update<float>(h, params, count);
+  visit_dtype(kFloatTypes, params[0].desc.dtype, "solver_update", Device::kCUDA,
+              [&](auto tag) { update<typename decltype(tag)::type>(h, params, count); });
 }
 
 }  // namespace crema::prim::cuda

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/proto_io.h"
@@ -15,8 +16,11 @@
 namespace crema {
 namespace {
 
-SolverParameter conv_solver(const std::string& type) {
-  const std::string net = R"(
+// math: the net's default math ("" leaves it to the device: TF32 on the GPU).
+SolverParameter conv_solver(const std::string& type, const std::string& math = "FLOAT") {
+  const std::string precision =
+      math.empty() ? "" : "default_forward_math: " + math + " default_backward_math: " + math;
+  const std::string net = precision + R"(
     name: "small_conv"
     layer { name: "data" type: "DummyData" top: "data" top: "label"
       dummy_data_param { shape { dim: 8 dim: 3 dim: 12 dim: 12 } shape { dim: 8 }
@@ -55,9 +59,9 @@ struct TrainRun {
   std::vector<std::vector<float>> weights;
 };
 
-TrainRun train(const std::string& type, Device device, int steps) {
+TrainRun train(const std::string& type, Device device, int steps, const std::string& math) {
   prim::Handle h(device);
-  auto solver = create_solver<float>(conv_solver(type), device, h, "conv_solver");
+  auto solver = create_solver<float>(conv_solver(type, math), device, h, "conv_solver");
   TrainRun run;
   for (int i = 0; i < steps; ++i) {
     solver->step(1);
@@ -73,9 +77,9 @@ TEST(TrainCuda, GpuFollowsCpuAndRepeatsItself) {
   for (const std::string type : {"SGD", "Adam"}) {
     SCOPED_TRACE(type);
     const int steps = 30;
-    const TrainRun cpu = train(type, Device::kCPU, steps);
-    const TrainRun gpu = train(type, Device::kCUDA, steps);
-    const TrainRun again = train(type, Device::kCUDA, steps);
+    const TrainRun cpu = train(type, Device::kCPU, steps, "FLOAT");
+    const TrainRun gpu = train(type, Device::kCUDA, steps, "FLOAT");
+    const TrainRun again = train(type, Device::kCUDA, steps, "FLOAT");
     ASSERT_LT(cpu.losses.back(), cpu.losses.front()) << "the net does not learn";
     for (int i = 0; i < steps; ++i)
       EXPECT_NEAR(gpu.losses[i], cpu.losses[i], 1e-4 * (1 + std::fabs(cpu.losses[i])))
@@ -87,6 +91,26 @@ TEST(TrainCuda, GpuFollowsCpuAndRepeatsItself) {
       EXPECT_EQ(again.weights[j], gpu.weights[j]) << "parameter " << j << " not repeatable";
     }
     EXPECT_EQ(again.losses, gpu.losses);
+  }
+}
+
+// The GPU's default math (TF32 convolutions and GEMMs) and BF16 math: the loss follows the
+// strict CPU run within the formats' rounding (about 1e-3 and 1e-2 relative after 30 steps of
+// this net) and repeats bit for bit.
+TEST(TrainCuda, TensorCoreMathFollowsCpuAndRepeatsItself) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const int steps = 30;
+  const TrainRun cpu = train("SGD", Device::kCPU, steps, "FLOAT");
+  const TrainRun strict = train("SGD", Device::kCUDA, steps, "FLOAT");
+  for (const auto& [math, tol] : {std::pair<std::string, double>{"", 5e-3}, {"BFLOAT16", 3e-2}}) {
+    SCOPED_TRACE(math.empty() ? "default" : math);
+    const TrainRun gpu = train("SGD", Device::kCUDA, steps, math);
+    const TrainRun again = train("SGD", Device::kCUDA, steps, math);
+    for (int i = 0; i < steps; ++i)
+      EXPECT_NEAR(gpu.losses[i], cpu.losses[i], tol * (1 + std::fabs(cpu.losses[i])))
+          << "step " << i;
+    EXPECT_EQ(again.losses, gpu.losses);
+    EXPECT_NE(gpu.losses, strict.losses) << "the same as strict fp32: the math mode is not applied";
   }
 }
 
