@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "primitives/types.h"
 
@@ -84,29 +85,35 @@ CREMA_HOST_DEVICE inline f16_t to_f16(float f) {
   return f16_t{uint16_t(sign | ((x - (uint32_t(127 - 15) << 23)) >> 13))};
 }
 
+// fp64 -> fp32 rounded to odd (an inexact result gets its last bit set): a second rounding of
+// it to bf16 or f16 then equals rounding the fp64 value directly, as fp32 keeps more than two
+// bits beyond either format. Without it, f64 -> f16 would round twice (1 + 2^-11 + 2^-40 would
+// become 1 instead of 1 + 2^-10).
+CREMA_HOST_DEVICE inline float to_float_round_odd(double v) {
+  const float f = float(v);
+  if (v != v || double(f) == v) return f;
+  uint32_t u = float_bits(f);
+  const double af = f < 0 ? -double(f) : double(f), av = v < 0 ? -v : v;
+  if (af > av) --u;  // float() rounded away from zero: step back toward it
+  return bits_float(u | 1u);
+}
+CREMA_HOST_DEVICE inline float narrow_to_float(float v) { return v; }
+CREMA_HOST_DEVICE inline float narrow_to_float(double v) { return to_float_round_odd(v); }
+
 // Loads and stores through fp32 (fp64 stays fp64): how a kernel templated on its storage type
-// reads bf16/f16 and computes in fp32.
+// reads bf16/f16 and computes in fp32. M is the compute type, float or double.
 CREMA_HOST_DEVICE inline float load_as_float(bf16_t v) { return to_float(v); }
 CREMA_HOST_DEVICE inline float load_as_float(f16_t v) { return to_float(v); }
 CREMA_HOST_DEVICE inline float load_as_float(float v) { return v; }
 CREMA_HOST_DEVICE inline double load_as_float(double v) { return v; }
-template <typename T>
-CREMA_HOST_DEVICE inline T store_from_float(double v);
-template <>
-CREMA_HOST_DEVICE inline float store_from_float<float>(double v) {
-  return float(v);
-}
-template <>
-CREMA_HOST_DEVICE inline double store_from_float<double>(double v) {
-  return v;
-}
-template <>
-CREMA_HOST_DEVICE inline bf16_t store_from_float<bf16_t>(double v) {
-  return to_bf16(float(v));
-}
-template <>
-CREMA_HOST_DEVICE inline f16_t store_from_float<f16_t>(double v) {
-  return to_f16(float(v));
+template <typename T, typename M>
+CREMA_HOST_DEVICE inline T store_from_float(M v) {
+  if constexpr (std::is_same_v<T, bf16_t>)
+    return to_bf16(narrow_to_float(v));
+  else if constexpr (std::is_same_v<T, f16_t>)
+    return to_f16(narrow_to_float(v));
+  else
+    return T(v);
 }
 
 template <typename T>
