@@ -205,7 +205,7 @@ ConvAlgo crema_choice(Context& c, const ConvCase& k, Pass p, const float* a, con
     algo = static_cast<ConvAlgo>(c.h.algo_cache().begin()->second);
   } else if (c.opt.crema_algo != "auto") {
     bool known = false;
-    for (ConvAlgo a2 : prim::conv_algos(c.h))
+    for (ConvAlgo a2 : prim::conv_algos(c.h.device()))
       if (c.opt.crema_algo == prim::conv_algo_name(a2)) {
         known = true;
         algo = a2;

@@ -2,6 +2,7 @@
 #include "layers/inner_product_layer.h"
 
 #include "core/filler.h"
+#include "core/precision.h"
 #include "primitives/blas.h"
 
 namespace crema {
@@ -13,6 +14,8 @@ void InnerProductLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&
   if (p.num_output() == 0) this->error("num_output must be positive");
   axis_ = bottom[0]->canonical_axis(p.axis());
   bias_term_ = p.bias_term();
+  fwd_math_ = layer_forward_math(this->param_, this->device());
+  bwd_math_ = layer_backward_math(this->param_, this->device());
   transpose_ = p.transpose();
   const int64_t n = p.num_output();
   const int64_t k = bottom[0]->count(axis_);
@@ -61,7 +64,7 @@ void InnerProductLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const T
   const prim::DataType t = dtype_of<Dtype>();
   Dtype* y = top[0]->mutable_data();
   prim::gemm(h, t, prim::Trans::kNo, transpose_ ? prim::Trans::kNo : prim::Trans::kYes, m_, n_, k_,
-             1.0, bottom[0]->data(), this->blobs_[0]->data(), 0.0, y);
+             1.0, bottom[0]->data(), this->blobs_[0]->data(), 0.0, y, fwd_math_);
   if (bias_term_)
     prim::bias_add(h, prim::TensorDesc::nchw(t, m_, n_, 1, 1), y, this->blobs_[1]->data());
 }
@@ -76,9 +79,11 @@ void InnerProductLayer<Dtype>::backward(Handle& h, const Tensors& top,
   if (this->param_propagate_down(0)) {
     Dtype* dw = this->blobs_[0]->mutable_diff();
     if (transpose_) {
-      prim::gemm(h, t, prim::Trans::kYes, prim::Trans::kNo, k_, n_, m_, 1.0, x, dy, 1.0, dw);
+      prim::gemm(h, t, prim::Trans::kYes, prim::Trans::kNo, k_, n_, m_, 1.0, x, dy, 1.0, dw,
+                 bwd_math_);
     } else {
-      prim::gemm(h, t, prim::Trans::kYes, prim::Trans::kNo, n_, k_, m_, 1.0, dy, x, 1.0, dw);
+      prim::gemm(h, t, prim::Trans::kYes, prim::Trans::kNo, n_, k_, m_, 1.0, dy, x, 1.0, dw,
+                 bwd_math_);
     }
   }
   if (bias_term_ && this->param_propagate_down(1))
@@ -86,7 +91,7 @@ void InnerProductLayer<Dtype>::backward(Handle& h, const Tensors& top,
                    prim::Blend{1, 1});
   if (propagate_down[0])
     prim::gemm(h, t, prim::Trans::kNo, transpose_ ? prim::Trans::kYes : prim::Trans::kNo, m_, k_,
-               n_, 1.0, dy, this->blobs_[0]->data(), 0.0, bottom[0]->mutable_diff());
+               n_, 1.0, dy, this->blobs_[0]->data(), 0.0, bottom[0]->mutable_diff(), bwd_math_);
 }
 
 template class InnerProductLayer<float>;

@@ -39,6 +39,7 @@ class InnerProductLayer : public Layer<Dtype> {
   int m_ = 0, n_ = 0, k_ = 0;  // rows of X, outputs, inputs per row
   bool bias_term_ = true;
   bool transpose_ = false;
+  prim::MathMode fwd_math_ = prim::MathMode::kFP32, bwd_math_ = prim::MathMode::kFP32;
 };
 
 }  // namespace crema

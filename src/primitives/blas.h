@@ -12,9 +12,11 @@ namespace crema::prim {
 
 enum class Trans { kNo, kYes };
 
-// C = alpha * op(A) * op(B) + beta * C.
+// C = alpha * op(A) * op(B) + beta * C. math is the least precision the products may use (see
+// ConvDesc::math): on CUDA, f32 data under TF32/BF16/FP16 runs on tensor cores with fp32
+// accumulation; the CPU and f64 data compute in full precision.
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
-          const void* a, const void* b, double beta, void* c);
+          const void* a, const void* b, double beta, void* c, MathMode math = MathMode::kFP32);
 // y = alpha * op(A) * x + beta * y, A is m x n.
 void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
           double beta, void* y);

@@ -235,8 +235,9 @@ void bias_bwd_impl(const TensorDesc& d, const void* dy, void* db, Blend blend, i
 
 }  // namespace
 
+// Full precision whatever the math mode (a permission the CPU does not use).
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
-          const void* a, const void* b, double beta, void* c) {
+          const void* a, const void* b, double beta, void* c, MathMode) {
   visit_dtype(kFloatTypes, t, "gemm", Device::kCPU, [&](auto tag) {
     gemm_impl<typename decltype(tag)::type>(ta, tb, m, n, k, alpha, a, b, beta, c, h.cpu_threads());
   });

@@ -20,14 +20,18 @@ namespace {
 // m/n, keep the transpose flags.
 cublasOperation_t to_cublas(Trans t) { return t == Trans::kYes ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
-cublasStatus_t gemm_call(cublasHandle_t b, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                         int k, const float* alpha, const float* a, int lda, const float* bb,
-                         int ldb, const float* beta, float* c, int ldc) {
-  return cublasSgemm(b, ta, tb, m, n, k, alpha, a, lda, bb, ldb, beta, c, ldc);
+// f32: the Ex form, whose compute type carries the math mode; f64: strict DGEMM.
+cublasStatus_t gemm_call(cublasHandle_t b, MathMode math, cublasOperation_t ta,
+                         cublasOperation_t tb, int m, int n, int k, const float* alpha,
+                         const float* a, int lda, const float* bb, int ldb, const float* beta,
+                         float* c, int ldc) {
+  return cublasGemmStridedBatchedEx(b, ta, tb, m, n, k, alpha, a, CUDA_R_32F, lda, 0, bb,
+                                    CUDA_R_32F, ldb, 0, beta, c, CUDA_R_32F, ldc, 0, 1,
+                                    fp32_compute_type(math), CUBLAS_GEMM_DEFAULT);
 }
-cublasStatus_t gemm_call(cublasHandle_t b, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                         int k, const double* alpha, const double* a, int lda, const double* bb,
-                         int ldb, const double* beta, double* c, int ldc) {
+cublasStatus_t gemm_call(cublasHandle_t b, MathMode, cublasOperation_t ta, cublasOperation_t tb,
+                         int m, int n, int k, const double* alpha, const double* a, int lda,
+                         const double* bb, int ldb, const double* beta, double* c, int ldc) {
   return cublasDgemm(b, ta, tb, m, n, k, alpha, a, lda, bb, ldb, beta, c, ldc);
 }
 cublasStatus_t gemv_call(cublasHandle_t b, cublasOperation_t t, int m, int n, const float* alpha,
@@ -39,7 +43,7 @@ cublasStatus_t gemv_call(cublasHandle_t b, cublasOperation_t t, int m, int n, co
   return cublasDgemv(b, t, m, n, alpha, a, lda, x, 1, beta, y, 1);
 }
 
-// The scalars are host values; strict IEEE math so that results match the CPU's precision.
+// The scalars are host values; the math mode is each call's compute type, not the handle's.
 void prepare(cublasHandle_t b) {
   check_cublas(cublasSetPointerMode(b, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
   check_cublas(cublasSetMathMode(b, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
@@ -60,7 +64,7 @@ void scale_or_zero(Handle& h, int64_t n, T beta, T* x) {
 
 template <typename T>
 void gemm_impl(Handle& h, Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a,
-               const void* b, double beta, void* c) {
+               const void* b, double beta, void* c, MathMode math) {
   T* cc = static_cast<T*>(c);
   if (m == 0 || n == 0) return;
   if (k == 0 || alpha == 0.0) {
@@ -72,7 +76,7 @@ void gemm_impl(Handle& h, Trans ta, Trans tb, int m, int n, int k, double alpha,
   const T al = T(alpha), be = T(beta);
   cublasHandle_t bh = blas_of(h);
   prepare(bh);
-  check_cublas(gemm_call(bh, to_cublas(tb), to_cublas(ta), n, m, k, &al, static_cast<const T*>(b),
+  check_cublas(gemm_call(bh, math, to_cublas(tb), to_cublas(ta), n, m, k, &al, static_cast<const T*>(b),
                          ldb, static_cast<const T*>(a), lda, &be, cc, n),
                "cublas gemm");
 }
@@ -246,9 +250,9 @@ void bias_bwd_impl(Handle& h, const TensorDesc& d, const T* dy, T* db, Blend b) 
 }  // namespace
 
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
-          const void* a, const void* b, double beta, void* c) {
+          const void* a, const void* b, double beta, void* c, MathMode math) {
   visit_dtype(kFloatTypes, t, "gemm", Device::kCUDA, [&](auto tag) {
-    gemm_impl<typename decltype(tag)::type>(h, ta, tb, m, n, k, alpha, a, b, beta, c);
+    gemm_impl<typename decltype(tag)::type>(h, ta, tb, m, n, k, alpha, a, b, beta, c, math);
   });
 }
 

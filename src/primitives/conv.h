@@ -58,8 +58,8 @@ int conv_out_dim(int in, int kernel, int pad, int stride, int dilation);
 void conv_check(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
                 const TensorDesc& yd);
 
-// The algorithms the handle's device implements, in the order kAuto tries them.
-std::vector<ConvAlgo> conv_algos(Handle& h);
+// The algorithms a device implements in this build, in the order kAuto tries them.
+std::vector<ConvAlgo> conv_algos(Device device);
 // Whether the handle's device runs a problem with an algorithm, and the one the heuristic picks
 // (CREMA_VERBOSE=1 logs each row it skips, with the reason).
 bool conv_supports(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,

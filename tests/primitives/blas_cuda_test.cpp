@@ -38,7 +38,8 @@ Tolerance tol_of(bool integer) {
 }
 
 template <typename T>
-void check_gemm(int m, int n, int k, bool integer) {
+void check_gemm(int m, int n, int k, bool integer, MathMode math = MathMode::kFP32,
+                Tolerance real_tol = {}) {
   Handle cpu(Device::kCPU), gpu(Device::kCUDA);
   const auto a = data<T>(size_t(m) * k, 1, integer), b = data<T>(size_t(k) * n, 2, integer);
   const auto c0 = data<T>(size_t(m) * n, 3, integer);
@@ -48,13 +49,16 @@ void check_gemm(int m, int n, int k, bool integer) {
       for (auto [alpha, beta] : {std::pair{1.0, 0.0}, {2.0, 1.0}, {-1.0, 3.0}, {0.0, 2.0}}) {
         SCOPED_TRACE(::testing::Message()
                      << "gemm " << m << "x" << n << "x" << k << " ta=" << ta << " tb=" << tb
-                     << " alpha=" << alpha << " beta=" << beta << (sizeof(T) == 8 ? " f64" : ""));
+                     << " alpha=" << alpha << " beta=" << beta << (sizeof(T) == 8 ? " f64" : "")
+                     << " " << math_name(math));
         const Trans xa = ta ? Trans::kYes : Trans::kNo, xb = tb ? Trans::kYes : Trans::kNo;
         std::vector<T> c = beta == 0 ? test::poisoned<T>(c0.size()) : c0;
         DeviceBuffer gc = to_gpu(c);
         gemm(cpu, dtype_of<T>(), xa, xb, m, n, k, alpha, a.data(), b.data(), beta, c.data());
-        gemm(gpu, dtype_of<T>(), xa, xb, m, n, k, alpha, ga.get(), gb.get(), beta, gc.get());
-        EXPECT_TRUE(all_close(from_gpu<T>(gpu, gc, c.size()), c, tol_of<T>(integer)));
+        gemm(gpu, dtype_of<T>(), xa, xb, m, n, k, alpha, ga.get(), gb.get(), beta, gc.get(),
+             math);
+        const Tolerance tol = integer || math == MathMode::kFP32 ? tol_of<T>(integer) : real_tol;
+        EXPECT_TRUE(all_close(from_gpu<T>(gpu, gc, c.size()), c, tol));
       }
 }
 
@@ -67,6 +71,19 @@ TEST(BlasCuda, GemmMatchesCpu) {
   check_gemm<double>(61, 33, 300, false);
   check_gemm<float>(1, 1000, 3, false);
   check_gemm<float>(5, 4, 0, true);  // empty product: C = beta * C, zeros for beta 0
+}
+
+// Tensor-core math: integers in [-3, 3] are exact in every format, so results match exactly;
+// real data in [-1, 1] drifts by about u * sqrt(k) (u = 2^-11 for TF32 and FP16, 2^-8 for BF16),
+// allowed 8 times over, with alpha up to 3 and beta up to 3 scaling it.
+TEST(BlasCuda, GemmTensorCoreMathMatchesCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
+    const double u = math == MathMode::kBF16 ? 0x1p-8 : 0x1p-11;
+    check_gemm<float>(129, 257, 65, true, math);
+    check_gemm<float>(129, 257, 65, false, math, {3 * 8 * u * std::sqrt(65.0), 0, true});
+    check_gemm<double>(61, 33, 300, false, math, {1e-12, 1e-10, true});  // strict for f64
+  }
 }
 
 TEST(BlasCuda, GemmEmptyOutputIsANoOp) {

@@ -9,7 +9,10 @@
 #include <cctype>
 #include <cstdint>
 #include <deque>
+#include <fstream>
+#include <map>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -171,7 +174,7 @@ void check_problem(const ConvProblem& pb, const Data& d, const Reference& ref, R
   const Tolerance dw_tol = exact_unless_sparse(ref.dw_reached, sh.w);
   Handle h;
   const ConvAlgo heuristic = conv_heuristic(h, ds.cd, ds.xd, ds.wd, ds.yd);
-  std::vector<ConvAlgo> algos = conv_algos(h);
+  std::vector<ConvAlgo> algos = conv_algos(h.device());
   algos.insert(algos.end(), {ConvAlgo::kAuto, ConvAlgo::kFind});
   for (ConvAlgo algo : algos) {
     if (!conv_supports(h, algo, ds.cd, ds.xd, ds.wd, ds.yd)) continue;
@@ -451,6 +454,25 @@ TEST(ConvFind, CachesOneEntryPerPassAndShapeAndReusesIt) {
   x1.n = y1.n = 1;
   conv_fwd(h, ds.cd, ConvAlgo::kFind, x1, x.data(), ds.wd, w.data(), y1, y.data());
   EXPECT_EQ(h.algo_cache().size(), 4u);
+}
+
+// docs/primitives.md lists each device's rows in the table's order: the reference cannot drift
+// from the table.
+TEST(ConvTable, DocsListEveryRowInOrder) {
+  std::ifstream doc(std::string(CREMA_SOURCE_DIR) + "/docs/primitives.md");
+  ASSERT_TRUE(doc) << "docs/primitives.md";
+  std::map<std::string, std::vector<std::string>> listed;  // device -> algorithm names
+  const std::regex row(R"(^\| [0-9]+ \| `([a-z0-9_]+)` \| (cpu|cuda) \|)");
+  std::smatch m;
+  for (std::string line; std::getline(doc, line);)
+    if (std::regex_search(line, m, row)) listed[m[2]].push_back(m[1]);
+  for (Device d : {Device::kCPU, Device::kCUDA}) {
+    std::vector<std::string> names;
+    for (ConvAlgo a : conv_algos(d)) names.push_back(conv_algo_name(a));
+    if (names.empty()) continue;  // a build without CUDA has no CUDA rows
+    EXPECT_EQ(listed[device_name(d)], names) << device_name(d);
+  }
+  EXPECT_EQ(conv_algos(Device::kCPU).size(), 3u);
 }
 
 TEST(ConvCheck, RejectsInconsistentDescriptorsWithPrimError) {
