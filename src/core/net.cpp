@@ -4,6 +4,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <set>
@@ -94,6 +95,24 @@ void Net<Dtype>::init(const NetParameter& in) {
 // A loss top that no layer reads keeps the weight the Net wrote into its diff, so its layer may
 // take the value from the host (Layer::top_loss_weight says why).
 template <typename Dtype>
+void Net<Dtype>::set_loss_scale(Handle& h, double scale) {
+  CREMA_REQUIRE(scale > 0 && std::isfinite(scale), "net ", name_, ": the loss scale must be a ",
+                "positive finite number, got ", scale);
+  for (size_t id = 0; id < blobs_.size(); ++id)
+    CREMA_REQUIRE(std::isfinite(Dtype(double(blob_loss_weights_[id]) * scale)), "net ", name_,
+                  ": loss weight ", blob_loss_weights_[id], " times loss scale ", scale,
+                  " overflows the gradients' type");
+  loss_scale_ = scale;
+  for (size_t id = 0; id < blobs_.size(); ++id) {
+    if (blob_loss_weights_[id] == 0) continue;
+    Tensor<Dtype>& top = *blobs_[id];
+    prim::fill(h, dtype_of<Dtype>(), top.count(), double(blob_loss_weights_[id]) * scale,
+               top.mutable_diff());
+  }
+  hand_over_loss_weights();
+}
+
+template <typename Dtype>
 void Net<Dtype>::hand_over_loss_weights() {
   std::set<int> read;
   for (const auto& ids : bottom_ids_) read.insert(ids.begin(), ids.end());
@@ -101,7 +120,7 @@ void Net<Dtype>::hand_over_loss_weights() {
     for (int j = 0; j < int(top_ids_[i].size()); ++j) {
       const int id = top_ids_[i][j];
       if (blob_loss_weights_[id] != 0 && !read.count(id))
-        layers_[i]->set_top_loss_weight(j, double(blob_loss_weights_[id]));
+        layers_[i]->set_top_loss_weight(j, double(blob_loss_weights_[id]) * loss_scale_);
     }
 }
 
@@ -337,7 +356,7 @@ Dtype Net<Dtype>::forward_range(Handle& h, int start, int end) {
       for (int id : top_ids_[i]) {
         if (blob_loss_weights_[id] == 0) continue;
         const Tensor<Dtype>& top = *blobs_[id];
-        loss += prim::dot(h, dtype_of<Dtype>(), top.count(), top.data(), top.diff());
+        loss += prim::dot(h, dtype_of<Dtype>(), top.count(), top.data(), top.diff()) / loss_scale_;
       }
     } catch (const std::exception& e) {
       rethrow_in_layer(layer_of_error(layers_, layer, e), e);

@@ -77,6 +77,11 @@ class Net {
   const std::vector<std::string>& output_blob_names() const { return output_names_; }
   // Loss weight of each output blob (0 for non-losses).
   const std::vector<Dtype>& output_loss_weights() const { return output_weights_; }
+  // Loss scaling for half-precision gradients: backward starts from scale times each loss
+  // weight, so every gradient comes out multiplied by scale (the solver divides it back);
+  // forward still returns the unscaled loss. The new weights are queued on h's stream.
+  void set_loss_scale(Handle& h, double scale);
+  double loss_scale() const { return loss_scale_; }
 
   // Every parameter blob; learnable_params holds only the owners of shared parameters, with
   // their lr_mult and decay_mult.
@@ -111,6 +116,7 @@ class Net {
   std::vector<bool> layer_need_backward_;
   std::vector<bool> blob_need_backward_;
   std::vector<Dtype> blob_loss_weights_;
+  double loss_scale_ = 1.0;
   std::vector<Tensor<Dtype>*> output_blobs_;
   std::vector<std::string> output_names_;
   std::vector<Dtype> output_weights_;

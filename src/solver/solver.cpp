@@ -104,6 +104,40 @@ void Solver<Dtype>::init_train_net() {
   LOG(INFO) << "Creating training net";
   net_ = std::make_unique<Net<Dtype>>(net_param, device_);
   net_->share_activation_memory();
+  // NVIDIA Caffe's loss scaling fields. Adaptive scaling starts at the given scale, or at 2^16
+  // when none is given (PyTorch's GradScaler starts there too).
+  adaptive_scale_ = net_param.global_grad_scale_adaptive();
+  double scale = net_param.global_grad_scale();
+  if (adaptive_scale_ && !net_param.has_global_grad_scale()) scale = 65536;
+  CREMA_REQUIRE(scale > 0 && std::isfinite(scale), who, ": global_grad_scale must be positive, got ",
+                scale);
+  if (scale != 1) {
+    LOG(INFO) << "Loss scale " << scale << (adaptive_scale_ ? " (adaptive)" : "");
+    net_->set_loss_scale(h_, scale);
+  }
+}
+
+template <typename Dtype>
+bool Solver<Dtype>::accept_scaled_gradients() {
+  if (!adaptive_scale_) return true;
+  double sum = 0;  // non-finite if any gradient is
+  for (Tensor<Dtype>* p : net_->learnable_params())
+    sum += prim::asum(h_, dtype(), p->count(), p->diff());
+  const double scale = net_->loss_scale();
+  if (std::isfinite(sum)) {
+    if (++scaled_good_steps_ >= kScaleGrowthInterval && scale < 0x1p24) {
+      net_->set_loss_scale(h_, scale * 2);
+      scaled_good_steps_ = 0;
+    }
+    return true;
+  }
+  CREMA_REQUIRE(scale > 1, "Iteration ", iter_, ": gradients are not finite even at loss scale ",
+                scale, ": the training diverged");
+  LOG(WARNING) << "Iteration " << iter_ << ": gradients overflowed at loss scale " << scale
+               << "; update skipped, loss scale now " << scale / 2;
+  net_->set_loss_scale(h_, scale / 2);
+  scaled_good_steps_ = 0;
+  return false;
 }
 
 template <typename Dtype>
@@ -273,8 +307,8 @@ void Solver<Dtype>::step(int n) {
       display_start_ = now;
       iterations_last_ = iter_;
     }
-    apply_update();
-    // iter_ counts the updates applied so far.
+    if (accept_scaled_gradients()) apply_update();
+    // iter_ counts the steps taken so far (a step skipped by loss scaling counts).
     ++iter_;
     const SolverAction request = poll_action();
     if ((param_.snapshot() && iter_ % param_.snapshot() == 0) || request == SolverAction::kSnapshot)
@@ -335,7 +369,8 @@ void Solver<Dtype>::apply_update() {
     prim::SolverUpdateDesc& d = u.desc;
     Tensor<Dtype>& p = param_tensor(id);
     d.dtype = dtype();
-    d.grad_scale = double(Dtype(1) / Dtype(param_.iter_size()));
+    // The diffs hold the sum over iter_size passes of loss-scaled gradients.
+    d.grad_scale = double(Dtype(1) / (Dtype(param_.iter_size()) * Dtype(net_->loss_scale())));
     d.count = p.count();
     d.rate = double(rate * net_->params_lr()[id]);
     d.decay = double(Dtype(param_.weight_decay()) * net_->params_weight_decay()[id]);
@@ -360,7 +395,7 @@ void Solver<Dtype>::clip_gradients() {
     const Tensor<Dtype>& p = param_tensor(id);
     sumsq += prim::dot(h_, dtype(), p.count(), p.diff(), p.diff());
   }
-  const Dtype norm = Dtype(std::sqrt(sumsq));
+  const Dtype norm = Dtype(std::sqrt(sumsq) / net_->loss_scale());
   if (norm > clip) {
     const Dtype scale = clip / norm;
     LOG(INFO) << "Gradient clipping: scaling down gradients (L2 norm " << norm << " > " << clip

@@ -124,6 +124,11 @@ class Solver {
   SolverAction poll_action();
   NetParameter load_net(const std::string& path) const;
   std::string snapshot_filename(const char* extension) const;
+  // Loss scaling (the train net's global_grad_scale, global_grad_scale_adaptive): whether this
+  // step's gradients may be applied; with adaptive scaling, a step whose gradients overflowed is
+  // skipped and the scale halved, and the scale doubles after kScaleGrowthInterval good steps.
+  bool accept_scaled_gradients();
+  static constexpr int kScaleGrowthInterval = 1000;
 
   std::string source_name_;
   std::unique_ptr<Net<Dtype>> net_;
@@ -139,6 +144,8 @@ class Solver {
   Dtype smoothed_loss_ = 0;
   Dtype last_loss_ = 0;
   Dtype last_rate_ = 0;
+  bool adaptive_scale_ = false;
+  int scaled_good_steps_ = 0;  // since the scale last changed
   // Display timing.
   std::chrono::steady_clock::time_point display_start_;
   int iterations_last_ = 0;
