@@ -92,6 +92,11 @@ void apply_precision_flag(const std::string& precision, NetParameter* net) {
   } else if (precision == "bf16" || precision == "fp16") {
     clear_layers(false);
     set_defaults(precision == "bf16" ? BFLOAT16 : FLOAT16, true);
+    // float16's range ends at 65504 and its smallest subnormal is 6e-8: gradients need the
+    // adaptive loss scale unless the file chose its own scaling.
+    if (precision == "fp16" && !net->has_global_grad_scale() &&
+        !net->has_global_grad_scale_adaptive())
+      net->set_global_grad_scale_adaptive(true);
   } else {
     fail("--precision must be fp32, tf32, bf16 or fp16, got '", precision, "'");
   }

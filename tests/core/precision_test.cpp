@@ -97,6 +97,11 @@ TEST(Precision, FlagOverridesTheFile) {
   NetParameter fp16 = parse_net(text);
   apply_precision_flag("fp16", &fp16);
   EXPECT_EQ(layer_backward_math(resolved(fp16, 0), Device::kCUDA), MathMode::kFP16);
+  EXPECT_TRUE(fp16.global_grad_scale_adaptive());
+  EXPECT_FALSE(bf16.global_grad_scale_adaptive());
+  NetParameter own_scale = parse_net("global_grad_scale: 128\n" + text);
+  apply_precision_flag("fp16", &own_scale);
+  EXPECT_FALSE(own_scale.global_grad_scale_adaptive());
 
   NetParameter bad = parse_net(text);
   EXPECT_THROW(apply_precision_flag("fp8", &bad), Error);
