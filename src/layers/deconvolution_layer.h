@@ -11,41 +11,29 @@
 // Axes before convolution_param.axis are folded into N; several bottoms share the weights.
 #pragma once
 
-#include "core/layer.h"
-#include "primitives/conv.h"
+#include "layers/base_conv_layer.h"
 
 namespace crema {
 
 template <typename Dtype>
-class DeconvolutionLayer : public Layer<Dtype> {
+class DeconvolutionLayer : public BaseConvLayer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using typename Layer<Dtype>::DataUse;
-  using Layer<Dtype>::Layer;
+  using BaseConvLayer<Dtype>::BaseConvLayer;
 
-  void layer_setup(const Tensors& bottom, const Tensors& top) override;
-  void reshape(const Tensors& bottom, const Tensors& top) override;
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
-
   const char* type() const override { return "Deconvolution"; }
-  int min_num_bottom() const override { return 1; }
-  int min_num_top() const override { return 1; }
-  bool equal_num_bottom_top() const override { return true; }
-  // Backward reads the input (filter gradient), never the output.
-  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
-  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
- private:
-  prim::ConvDesc conv_;      // the forward pass, with the layer's forward math
-  prim::ConvDesc conv_bwd_;  // the same geometry with its backward math
-  prim::FilterDesc filter_;  // k = input channels C, c = num_output / group
-  // The convolution's x is our top, its y our bottom.
-  prim::TensorDesc top_desc_, bottom_desc_;
-  int channel_axis_ = 1;
-  int num_output_ = 0;
-  bool bias_term_ = true;
+ protected:
+  using BaseConvLayer<Dtype>::conv_;
+  using BaseConvLayer<Dtype>::conv_bwd_;
+  using BaseConvLayer<Dtype>::filter_;
+  using BaseConvLayer<Dtype>::x_desc_;
+  using BaseConvLayer<Dtype>::y_desc_;
+  using BaseConvLayer<Dtype>::bias_term_;
+  bool transposed() const override { return true; }
 };
 
 }  // namespace crema

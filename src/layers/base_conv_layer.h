@@ -1,0 +1,47 @@
+// What Convolution and Deconvolution share (Caffe's BaseConvolutionLayer): reading
+// convolution_param, the weight and bias blobs, the output-size rule and the descriptors of the
+// one convolution both compute. A Deconvolution is the transpose of the convolution from its top
+// back to its bottom, so the two differ only in which side is the convolution's input:
+//   Convolution:   x = bottom, y = top;    weight K x C/g x R x S (K = num_output)
+//   Deconvolution: x = top,    y = bottom; weight C x K/g x R x S (Caffe's layout)
+// Each subclass writes its own forward and backward with these descriptors.
+#pragma once
+
+#include "core/layer.h"
+#include "primitives/conv.h"
+
+namespace crema {
+
+template <typename Dtype>
+class BaseConvLayer : public Layer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+  using typename Layer<Dtype>::DataUse;
+  using Layer<Dtype>::Layer;
+
+  // Reads convolution_param, validates it and creates and fills the weight (and bias) blobs.
+  void layer_setup(const Tensors& bottom, const Tensors& top) override;
+  // Checks the bottoms, sizes the tops and sets x_desc_ / y_desc_.
+  void reshape(const Tensors& bottom, const Tensors& top) override;
+
+  int min_num_bottom() const override { return 1; }
+  int min_num_top() const override { return 1; }
+  bool equal_num_bottom_top() const override { return true; }
+  // Backward reads the input (filter gradient), never the output.
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
+
+ protected:
+  // True for Deconvolution: the bottom is the convolution's output.
+  virtual bool transposed() const = 0;
+
+  prim::ConvDesc conv_;      // with the layer's forward math
+  prim::ConvDesc conv_bwd_;  // the same geometry with its backward math
+  prim::FilterDesc filter_;
+  prim::TensorDesc x_desc_, y_desc_;  // the convolution's input and output (see above)
+  int channel_axis_ = 1;
+  int num_output_ = 0;
+  bool bias_term_ = true;
+};
+
+}  // namespace crema
