@@ -1,8 +1,8 @@
 // compute_image_mean: the mean image of an LMDB of Datum records, written as a .binaryproto
 // (transform_param's mean_file), with the per-channel means printed as Caffe prints them.
+#include "backends/image_mean.h"
 #include "core/errors.h"
 #include "core/proto_io.h"
-#include "data/image_mean.h"
 #include "tool_main.h"
 
 DEFINE_string(backend, "lmdb", "The db backend: lmdb (LevelDB is not supported)");

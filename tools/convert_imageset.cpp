@@ -1,6 +1,6 @@
 // convert_imageset: a folder of images and a "<path> <label>" list file to an LMDB of Datum
 // records (keys "%08d_<path>"), the input of the Data layer, with Caffe's flags.
-#include "data/convert_imageset.h"
+#include "backends/convert_imageset.h"
 
 #include "core/rng.h"
 #include "tool_main.h"

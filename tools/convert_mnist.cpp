@@ -1,6 +1,6 @@
 // convert_mnist: MNIST / Fashion-MNIST IDX files (raw or .gz) to an LMDB of Datum records, the
 // dataset format of the Data layer and of Caffe's examples.
-#include "data/convert_mnist.h"
+#include "backends/convert_mnist.h"
 
 #include <cstdio>
 #include <cstring>

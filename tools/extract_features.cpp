@@ -1,6 +1,6 @@
 // extract_features: runs a trained net and stores the values of chosen blobs, one Datum of
 // float_data per example, in one LMDB per blob (Caffe's tool of that name, same arguments).
-#include "data/extract_features.h"
+#include "backends/extract_features.h"
 
 #include "core/errors.h"
 #include "primitives/handle.h"

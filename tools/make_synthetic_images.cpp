@@ -1,7 +1,7 @@
 // make_synthetic_images: writes a synthetic ImageNet-style set of class-dependent images of
 // varied sizes, with train.txt and val.txt list files (data/synthetic_images.h describes the
 // images). Used by data/make_synthetic_imagenet.sh.
-#include "data/synthetic_images.h"
+#include "backends/synthetic_images.h"
 #include "tool_main.h"
 
 DEFINE_int32(classes, 20, "Number of classes");

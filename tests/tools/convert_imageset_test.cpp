@@ -1,19 +1,19 @@
 // convert_imageset and compute_image_mean: LMDB round trips of raw, gray, resized and encoded
 // images with Caffe's keys, the errors of bad lists, images and sizes, and the mean image
 // against a hand computation.
-#include "data/convert_imageset.h"
+#include "backends/convert_imageset.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <functional>
 
+#include "backends/image_mean.h"
 #include "core/errors.h"
 #include "core/rng.h"
 #include "data/data_test_util.h"
 #include "data/datum.h"
 #include "data/image_io.h"
-#include "data/image_mean.h"
 #include "data/image_test_util.h"
 #include "data/lmdb_db.h"
 

@@ -1,6 +1,6 @@
 // extract_features: the features of two blobs of a tiny net with known weights, one float Datum
 // per example under Caffe's keys, checked against a hand computation; and its errors.
-#include "data/extract_features.h"
+#include "backends/extract_features.h"
 
 #include <gtest/gtest.h>
 

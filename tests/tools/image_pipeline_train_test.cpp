@@ -6,13 +6,13 @@
 
 #include <filesystem>
 
+#include "backends/convert_imageset.h"
+#include "backends/image_mean.h"
+#include "backends/synthetic_images.h"
 #include "core/proto_io.h"
 #include "core/rng.h"
-#include "data/convert_imageset.h"
 #include "data/data_test_util.h"
-#include "data/image_mean.h"
 #include "data/image_test_util.h"
-#include "data/synthetic_images.h"
 #include "solver/solver.h"
 
 namespace crema {

@@ -1,5 +1,5 @@
 // IDX images + labels -> LMDB of Datum.
-#include "data/convert_mnist.h"
+#include "backends/convert_mnist.h"
 
 #include <sys/stat.h>
 

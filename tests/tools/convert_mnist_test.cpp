@@ -1,5 +1,5 @@
 // MNIST conversion: IDX -> LMDB of Datum round trip, bad inputs, and the tool's exit status.
-#include "data/convert_mnist.h"
+#include "backends/convert_mnist.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "core/errors.h"
-#include "data_test_util.h"
+#include "data/data_test_util.h"
 
 namespace crema {
 namespace {

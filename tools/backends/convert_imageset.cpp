@@ -1,5 +1,5 @@
 // Image list -> LMDB of Datum.
-#include "data/convert_imageset.h"
+#include "backends/convert_imageset.h"
 
 #include <glog/logging.h>
 

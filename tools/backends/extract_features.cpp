@@ -1,5 +1,5 @@
 // Net blobs -> LMDBs of float Datum records.
-#include "data/extract_features.h"
+#include "backends/extract_features.h"
 
 #include <glog/logging.h>
 

@@ -1,5 +1,5 @@
 // Mean image of an LMDB.
-#include "data/image_mean.h"
+#include "backends/image_mean.h"
 
 #include "core/errors.h"
 #include "data/datum.h"

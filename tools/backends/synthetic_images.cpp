@@ -1,5 +1,5 @@
 // Synthetic class-dependent images for tests and demos.
-#include "data/synthetic_images.h"
+#include "backends/synthetic_images.h"
 
 #include <algorithm>
 #include <cmath>
