@@ -17,10 +17,12 @@
 //   cmake -S . -B build -DCREMA_CUDNN_ROOT=$NV/cudnn && cmake --build build --target bench_prim
 //   export LD_LIBRARY_PATH=$NV/cudnn/lib:$NV/cublas/lib:$LD_LIBRARY_PATH
 //   NVIDIA_TF32_OVERRIDE=0 build/bench/prim/bench_prim [--filter=SUBSTRING] [--repeats=30]
-//       [--batch=N] [--crema-algo=auto]
+//       [--batch=N] [--crema-algo=auto] [--math=fp32|tf32]
 // NVIDIA_TF32_OVERRIDE=0 keeps every library in strict fp32 (the program also sets it when it
-// is unset, before any CUDA library starts); cuDNN's convolutions are also set to
-// CUDNN_FMA_MATH. --filter keeps the rows whose "op layer pass" contains the substring (e.g.
+// is unset and --math is fp32, before any CUDA library starts); cuDNN's convolutions are also
+// set to CUDNN_FMA_MATH. --math=tf32 compares the convolutions with TF32 tensor cores allowed on
+// both sides (crema's ConvDesc::math kTF32, cuDNN's CUDNN_TENSOR_OP_MATH, any of its
+// algorithms); run it without NVIDIA_TF32_OVERRIDE=0, which would forbid TF32 to both. --filter keeps the rows whose "op layer pass" contains the substring (e.g.
 // "conv caffenet:conv2", "bwd filter", "pool"); --batch replaces every net's batch size;
 // --crema-algo picks crema's convolution algorithm: auto (the heuristic the layers use), find,
 // im2col_gemm, gemm_1x1 or direct.
@@ -53,10 +55,12 @@ bool parse(int argc, char** argv, bench::Options& o) {
       o.batch = std::max(0, std::atoi(v.c_str()));
     } else if (value("--crema-algo", v)) {
       o.crema_algo = v;
+    } else if (value("--math", v) && (v == "fp32" || v == "tf32")) {
+      o.math = v;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--filter=SUBSTRING] [--repeats=N] [--batch=N] "
-                   "[--crema-algo=auto|find|im2col_gemm|gemm_1x1|direct]\n",
+                   "[--crema-algo=auto|find|im2col_gemm|gemm_1x1|direct] [--math=fp32|tf32]\n",
                    argv[0]);
       return false;
     }
@@ -97,10 +101,11 @@ void copy_ceiling(cudaStream_t s, int repeats) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Before any CUDA library reads it; an explicit setting in the environment wins.
-  setenv("NVIDIA_TF32_OVERRIDE", "0", 0);
   bench::Options opt;
   if (!parse(argc, argv, opt)) return 2;
+  // Before any CUDA library reads it; an explicit setting in the environment wins.
+  if (opt.math == "fp32") setenv("NVIDIA_TF32_OVERRIDE", "0", 0);
+  const char* override_env = std::getenv("NVIDIA_TF32_OVERRIDE");
   try {
     if (!prim::cuda_available()) {
       std::fprintf(stderr, "bench_prim: no CUDA GPU visible\n");
@@ -114,10 +119,12 @@ int main(int argc, char** argv) {
 
     std::printf("%s", prim::cuda_device_description(h.device_id()).c_str());
     std::printf("cuDNN library %zu (headers %d), NVIDIA_TF32_OVERRIDE=%s\n", cudnnGetVersion(),
-                int(CUDNN_VERSION), std::getenv("NVIDIA_TF32_OVERRIDE"));
-    std::printf("repeats %d, batch %s, crema conv algo %s, crema workspace budget %zu MiB\n\n",
-                opt.repeats, opt.batch > 0 ? std::to_string(opt.batch).c_str() : "per net",
-                opt.crema_algo.c_str(), h.workspace_budget() >> 20);
+                int(CUDNN_VERSION), override_env ? override_env : "(unset)");
+    std::printf(
+        "repeats %d, batch %s, crema conv algo %s, conv math %s, crema workspace budget %zu "
+        "MiB\n\n",
+        opt.repeats, opt.batch > 0 ? std::to_string(opt.batch).c_str() : "per net",
+        opt.crema_algo.c_str(), opt.math.c_str(), h.workspace_budget() >> 20);
 
     bench::Context c{h, dnn.get(), stream, opt, size_t(l2)};
     bench::print_header();

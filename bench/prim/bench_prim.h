@@ -25,6 +25,7 @@ struct Options {
   int repeats = 30;    // timed samples per row (median reported)
   int batch = 0;       // > 0: this batch size for every problem instead of the defaults
   std::string crema_algo = "auto";  // conv: auto (what the layers use), find, or an algo name
+  std::string math = "fp32";        // conv: fp32 (strict on both sides) or tf32
 };
 
 // Everything a row needs: both libraries on one stream, so events time both the same way.

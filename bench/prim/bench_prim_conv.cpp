@@ -2,7 +2,8 @@
 // cudnnConvolutionForward / BackwardData / BackwardFilter on the same input buffers, for the
 // named layers of problems.h plus more layers of the same nets, at training batch sizes.
 // cuDNN runs its fastest algorithm by cudnnFind*AlgorithmEx with a large workspace, in strict
-// fp32 (CUDNN_FMA_MATH: no TF32 tensor cores), as crema's cuBLAS GEMMs do.
+// fp32 (CUDNN_FMA_MATH: no TF32 tensor cores) as crema's ConvDesc::math kFP32, or with --math=tf32
+// in CUDNN_TENSOR_OP_MATH against crema's kTF32.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -59,14 +60,15 @@ const char* cudnn_algo_name(int pass, int algo) {
 
 class ConvD {
  public:
-  explicit ConvD(const prim::ConvDesc& cd) {
+  ConvD(const prim::ConvDesc& cd, bool tf32) {
     BENCH_CUDNN(cudnnCreateConvolutionDescriptor(&d_));
     BENCH_CUDNN(cudnnSetConvolution2dDescriptor(d_, cd.pad_h, cd.pad_w, cd.stride_h, cd.stride_w,
                                                 cd.dilation_h, cd.dilation_w,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     BENCH_CUDNN(cudnnSetConvolutionGroupCount(d_, cd.groups));
-    // Plain fp32 FMAs only: TF32 tensor cores would win by precision, not by the algorithm.
-    BENCH_CUDNN(cudnnSetConvolutionMathType(d_, CUDNN_FMA_MATH));
+    // Strict fp32: plain FMAs only, TF32 tensor cores would win by precision, not by the
+    // algorithm. TF32: tensor cores allowed, as crema's kTF32.
+    BENCH_CUDNN(cudnnSetConvolutionMathType(d_, tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   }
   ~ConvD() { cudnnDestroyConvolutionDescriptor(d_); }
   ConvD(const ConvD&) = delete;
@@ -77,16 +79,18 @@ class ConvD {
   cudnnConvolutionDescriptor_t d_ = nullptr;
 };
 
-// The successful fp32 results of a Find call, fastest first (Find sorts them by time).
+// The successful results of a Find call in the compared math (strict fp32 excludes tensor-core
+// results), fastest first (Find sorts them by time).
 template <typename Perf>
-std::vector<std::pair<int, size_t>> fp32_candidates(const Perf* perf, int returned,
-                                                    const char* what) {
+std::vector<std::pair<int, size_t>> candidates(const Perf* perf, int returned, bool tf32,
+                                               const char* what) {
   std::vector<std::pair<int, size_t>> out;
   for (int i = 0; i < returned; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
-        perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS &&
+        (tf32 || (perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
+                  perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)))
       out.emplace_back(int(perf[i].algo), perf[i].memory);
-  if (out.empty()) throw std::runtime_error(std::string(what) + ": no fp32 algorithm succeeded");
+  if (out.empty()) throw std::runtime_error(std::string(what) + ": no algorithm succeeded");
   return out;
 }
 
@@ -167,7 +171,7 @@ std::vector<std::pair<int, size_t>> cudnn_find(Context& c, const ConvCase& k, Pa
       BENCH_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
           c.dnn, k.xD.get(), a, k.wD.get(), b, k.convD.get(), k.yD.get(), out,
           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
-      return fp32_candidates(perf, n, "cudnnFindConvolutionForwardAlgorithmEx");
+      return candidates(perf, n, c.opt.math == "tf32", "cudnnFindConvolutionForwardAlgorithmEx");
     }
     case kBwdData: {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
@@ -175,7 +179,8 @@ std::vector<std::pair<int, size_t>> cudnn_find(Context& c, const ConvCase& k, Pa
       BENCH_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(
           c.dnn, k.wD.get(), a, k.yD.get(), b, k.convD.get(), k.xD.get(), out,
           CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
-      return fp32_candidates(perf, n, "cudnnFindConvolutionBackwardDataAlgorithmEx");
+      return candidates(perf, n, c.opt.math == "tf32",
+                        "cudnnFindConvolutionBackwardDataAlgorithmEx");
     }
     case kBwdFilter: {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
@@ -183,7 +188,8 @@ std::vector<std::pair<int, size_t>> cudnn_find(Context& c, const ConvCase& k, Pa
       BENCH_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(
           c.dnn, k.xD.get(), a, k.yD.get(), b, k.convD.get(), k.wD.get(), out,
           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
-      return fp32_candidates(perf, n, "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+      return candidates(perf, n, c.opt.math == "tf32",
+                        "cudnnFindConvolutionBackwardFilterAlgorithmEx");
     }
   }
   return {};
@@ -237,12 +243,15 @@ void bench_pass(Context& c, const ConvCase& k, Pass p) {
   // The baseline is cuDNN's fastest algorithm whose result agrees with crema's (crema's own
   // tests hold it to the CPU implementation): cuDNN 9's winograd_nonfused, for one, is off by
   // 2-6% on CaffeNet's grouped 5x5 conv2 in fp32 and would otherwise win on a wrong answer.
+  // In TF32 both sides round their inputs to 10 mantissa bits (relative 2^-11 each), so they
+  // may differ by a few times that.
+  const double max_err = c.opt.math == "tf32" ? 1e-2 : 1e-3;
   int dnn_algo = -1;
   std::string rejected;
   for (const auto& [cand, cand_ws] : cudnn_find(c, k, p, a, b, f32(out_dnn))) {
     cudnn_pass(c, k, p, cand, a, b, f32(out_dnn));
     const double err = max_rel_err(crema_out, to_host(c.stream, out_dnn.get(), out_count));
-    if (err <= 1e-3) {
+    if (err <= max_err) {
       dnn_algo = cand;
       row.err = err;
       row.cudnn_algo = with_ws(cudnn_algo_name(p, cand), cand_ws);
@@ -296,6 +305,7 @@ void bench_problem(Context& c, const ConvProblem& p0) {
   cd.dilation_h = p0.dilation_h;
   cd.dilation_w = p0.dilation_w;
   cd.groups = p0.groups;
+  cd.math = c.opt.math == "tf32" ? prim::MathMode::kTF32 : prim::MathMode::kFP32;
   const prim::TensorDesc xd = prim::TensorDesc::nchw(kF32, n, p0.c, p0.h, p0.w);
   const prim::FilterDesc wd{kF32, p0.k, p0.c / p0.groups, p0.r, p0.s};
   const int P = prim::conv_out_dim(p0.h, p0.r, p0.pad_h, p0.stride_h, p0.dilation_h);
@@ -305,7 +315,7 @@ void bench_problem(Context& c, const ConvProblem& p0) {
 
   const TensorD xD(n, p0.c, p0.h, p0.w), yD(n, p0.k, P, Q);
   const FilterD wD(wd.k, wd.c, wd.r, wd.s);
-  const ConvD convD(cd);
+  const ConvD convD(cd, c.opt.math == "tf32");
   int on = 0, oc = 0, oh = 0, ow = 0;
   BENCH_CUDNN(
       cudnnGetConvolution2dForwardOutputDim(convD.get(), xD.get(), wD.get(), &on, &oc, &oh, &ow));
