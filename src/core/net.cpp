@@ -95,13 +95,18 @@ void Net<Dtype>::init(const NetParameter& in) {
 // A loss top that no layer reads keeps the weight the Net wrote into its diff, so its layer may
 // take the value from the host (Layer::top_loss_weight says why).
 template <typename Dtype>
-void Net<Dtype>::set_loss_scale(Handle& h, double scale) {
+void Net<Dtype>::check_loss_scale(double scale) const {
   CREMA_REQUIRE(scale > 0 && std::isfinite(scale), "net ", name_, ": the loss scale must be a ",
                 "positive finite number, got ", scale);
   for (size_t id = 0; id < blobs_.size(); ++id)
     CREMA_REQUIRE(std::isfinite(Dtype(double(blob_loss_weights_[id]) * scale)), "net ", name_,
                   ": loss weight ", blob_loss_weights_[id], " times loss scale ", scale,
                   " overflows the gradients' type");
+}
+
+template <typename Dtype>
+void Net<Dtype>::set_loss_scale(Handle& h, double scale) {
+  check_loss_scale(scale);
   loss_scale_ = scale;
   for (size_t id = 0; id < blobs_.size(); ++id) {
     if (blob_loss_weights_[id] == 0) continue;

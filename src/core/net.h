@@ -81,6 +81,9 @@ class Net {
   // weight, so every gradient comes out multiplied by scale (the solver divides it back);
   // forward still returns the unscaled loss. The new weights are queued on h's stream.
   void set_loss_scale(Handle& h, double scale);
+  // Throws crema::Error when set_loss_scale would refuse the scale (not positive and finite, or
+  // times a loss weight past the gradients' type).
+  void check_loss_scale(double scale) const;
   double loss_scale() const { return loss_scale_; }
 
   // Every parameter blob; learnable_params holds only the owners of shared parameters, with

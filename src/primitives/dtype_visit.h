@@ -19,10 +19,12 @@
 
 #include "primitives/types.h"
 
+#ifndef CREMA_HOST_DEVICE  // as philox.h defines it
 #ifdef __CUDACC__
 #define CREMA_HOST_DEVICE __host__ __device__
 #else
 #define CREMA_HOST_DEVICE
+#endif
 #endif
 
 namespace crema::prim {

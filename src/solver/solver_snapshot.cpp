@@ -3,6 +3,7 @@
 // the weights file), both binary protos written atomically, as Caffe writes them.
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -44,6 +45,10 @@ std::string Solver<Dtype>::snapshot() {
   state.set_iter(iter_);
   state.set_learned_net(model_file);
   state.set_current_step(current_step_);
+  if (net_->loss_scale() != 1 || adaptive_scale_) {
+    state.set_loss_scale(net_->loss_scale());
+    state.set_loss_scale_good_steps(scaled_good_steps_);
+  }
   for (const auto& h : history_) h->to_proto(state.add_history());
   const std::string state_file = snapshot_filename(".solverstate");
   LOG(INFO) << "Snapshotting solver state to binary proto file " << state_file;
@@ -67,6 +72,13 @@ void Solver<Dtype>::restore(const std::string& state_file) {
                 ": it holds ", state.history_size(), " history blobs but the ", type(),
                 " solver of net \"", net_->name(), "\" needs ", history_.size(),
                 " (was it written for another net or solver type?)");
+  if (state.has_loss_scale()) {
+    try {
+      net_->check_loss_scale(state.loss_scale());
+    } catch (const Error& e) {
+      fail("cannot restore ", state_file, ": ", e.what());
+    }
+  }
   std::vector<std::unique_ptr<Tensor<Dtype>>> restored;
   for (int i = 0; i < state.history_size(); ++i) {
     restored.push_back(std::make_unique<Tensor<Dtype>>(history_[i]->shape(), device_));
@@ -97,6 +109,10 @@ void Solver<Dtype>::restore(const std::string& state_file) {
   for (size_t i = 0; i < history_.size(); ++i) history_[i]->copy_from(*restored[i]);
   iter_ = state.iter();
   current_step_ = state.current_step();
+  if (state.has_loss_scale()) {
+    net_->set_loss_scale(h_, state.loss_scale());
+    scaled_good_steps_ = std::max(0, state.loss_scale_good_steps());
+  }
   LOG(INFO) << "Restored solver state at iteration " << iter_;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/proto_io.h"
 #include "solver_test_util.h"
 
 namespace crema {
@@ -100,6 +101,45 @@ TEST(LossScale, AdaptiveStartsAt65536AndStaysWhereGradientsFit) {
   const TrainRun run = train("global_grad_scale_adaptive: true", 10);
   EXPECT_EQ(run.final_scale, 65536);
   EXPECT_EQ(run.weights, plain.weights);  // no step skipped, and 2^16 scales exactly
+}
+
+// The scale in use is part of the .solverstate: a resumed run goes on at the scale the
+// interrupted one had reached, and a state with a scale that cannot be is refused before the
+// solver changes.
+TEST(LossScale, SnapshotKeepsTheScale) {
+  const std::string dir = test::fresh_dir("loss_scale_snapshot");
+  SolverParameter p = test::tiny_solver(
+      16, "base_lr: 1e-22 lr_policy: 'fixed' display: 0 snapshot_prefix: '" + dir + "/s'", 5, true);
+  NetParameter fields;
+  read_text_proto_string("global_grad_scale: 18446744073709551616 "
+                         "global_grad_scale_adaptive: true",
+                         "fields", &fields);
+  p.mutable_net_param()->MergeFrom(fields);
+  for (LayerParameter& l : *p.mutable_net_param()->mutable_layer())
+    if (l.name() == "data") {
+      l.mutable_dummy_data_param()->mutable_data_filler(0)->set_min(-1e20f);
+      l.mutable_dummy_data_param()->mutable_data_filler(0)->set_max(1e20f);
+    }
+  prim::Handle h;
+  auto first = create_solver<float>(p, Device::kCPU, h, "first");
+  first->step(10);
+  const double reached = first->net().loss_scale();
+  ASSERT_LT(reached, 0x1p64) << "no overflow lowered the scale";
+  const std::string state = first->snapshot();
+
+  auto resumed = create_solver<float>(p, Device::kCPU, h, "resumed");
+  EXPECT_EQ(resumed->net().loss_scale(), 0x1p64);
+  resumed->restore(state);
+  EXPECT_EQ(resumed->net().loss_scale(), reached);
+
+  SolverState bad;
+  read_binary_proto(state, &bad);
+  bad.set_loss_scale(-4);
+  write_binary_proto_atomic(bad, dir + "/bad.solverstate");
+  auto other = create_solver<float>(p, Device::kCPU, h, "other");
+  EXPECT_THROW(other->restore(dir + "/bad.solverstate"), Error);
+  EXPECT_EQ(other->net().loss_scale(), 0x1p64);
+  EXPECT_EQ(other->iter(), 0);
 }
 
 TEST(LossScale, NonPositiveScaleIsAnError) {
