@@ -22,8 +22,9 @@
 // is unset and --math is fp32, before any CUDA library starts); cuDNN's convolutions are also
 // set to CUDNN_FMA_MATH. --math=tf32 compares the convolutions with TF32 tensor cores allowed on
 // both sides (crema's ConvDesc::math kTF32, cuDNN's CUDNN_TENSOR_OP_MATH, any of its
-// algorithms); run it without NVIDIA_TF32_OVERRIDE=0, which would forbid TF32 to both. --filter keeps the rows whose "op layer pass" contains the substring (e.g.
-// "conv caffenet:conv2", "bwd filter", "pool"); --batch replaces every net's batch size;
+// algorithms); run it without NVIDIA_TF32_OVERRIDE=0, which would forbid TF32 to both. --filter
+// keeps the rows whose "op layer pass" contains the substring (e.g. "conv caffenet:conv2", "bwd
+// filter", "pool"); --batch replaces every net's batch size;
 // --crema-algo picks crema's convolution algorithm: auto (the heuristic the layers use), find,
 // im2col_gemm, gemm_1x1 or direct.
 #include "bench_prim.h"

@@ -71,7 +71,8 @@ void Net<Dtype>::init(const NetParameter& in) {
     LayerParameter lp = param.layer(i);
     if (!lp.has_phase()) lp.set_phase(phase_);
     resolve_layer_precision(param, &lp);
-    if (layer_wants_half_storage(lp)) half_storage += (half_storage.empty() ? "" : ", ") + lp.name();
+    if (layer_wants_half_storage(lp))
+      half_storage += (half_storage.empty() ? "" : ", ") + lp.name();
     append_layer(lp, i, &available);
   }
   if (!half_storage.empty())

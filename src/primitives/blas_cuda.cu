@@ -76,8 +76,8 @@ void gemm_impl(Handle& h, Trans ta, Trans tb, int m, int n, int k, double alpha,
   const T al = T(alpha), be = T(beta);
   cublasHandle_t bh = blas_of(h);
   prepare(bh);
-  check_cublas(gemm_call(bh, math, to_cublas(tb), to_cublas(ta), n, m, k, &al, static_cast<const T*>(b),
-                         ldb, static_cast<const T*>(a), lda, &be, cc, n),
+  check_cublas(gemm_call(bh, math, to_cublas(tb), to_cublas(ta), n, m, k, &al,
+                         static_cast<const T*>(b), ldb, static_cast<const T*>(a), lda, &be, cc, n),
                "cublas gemm");
 }
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,11 +83,18 @@ bool verbose() {
   return v && std::strcmp(v, "1") == 0;
 }
 
-std::string cache_key(Pass p, const ConvProblem& pr) {
+// Under CREMA_VERBOSE=1, whether this thread logs `what` now: each line once, not at every call
+// of every iteration.
+bool log_once(const std::string& what) {
+  if (!verbose()) return false;
+  thread_local std::set<std::string> logged;
+  return logged.insert(what).second;
+}
+
+// The problem as a string: data type, math, x and y sizes and strides, filter and geometry.
+std::string problem_key(const ConvProblem& pr) {
   const ConvDesc& cd = pr.cd;
-  const TensorDesc& xd = pr.xd;
   const FilterDesc& wd = pr.wd;
-  const TensorDesc& yd = pr.yd;
   auto strides = [](const TensorDesc& d) {
     return std::to_string(d.stride_n) + "," + std::to_string(d.stride_c) + "," +
            std::to_string(d.stride_h) + "," + std::to_string(d.stride_w);
@@ -95,8 +103,13 @@ std::string cache_key(Pass p, const ConvProblem& pr) {
   std::snprintf(conv, sizeof(conv), "k%dx%dx%dx%d pad%d,%d str%d,%d dil%d,%d g%d", wd.k, wd.c, wd.r,
                 wd.s, cd.pad_h, cd.pad_w, cd.stride_h, cd.stride_w, cd.dilation_h, cd.dilation_w,
                 cd.groups);
-  return std::string(pass_name(p)) + " " + dtype_name(xd.dtype) + " " + math_name(cd.math) + " x" + dims(xd) + "/" +
-         strides(xd) + " y" + dims(yd) + "/" + strides(yd) + " " + conv;
+  return std::string(dtype_name(pr.xd.dtype)) + " " + math_name(cd.math) + " x" + dims(pr.xd) +
+         "/" + strides(pr.xd) + " y" + dims(pr.yd) + "/" + strides(pr.yd) + " " + conv;
+}
+
+// find's cache key: the pass and the problem.
+std::string cache_key(Pass p, const ConvProblem& pr) {
+  return std::string(pass_name(p)) + " " + problem_key(pr);
 }
 
 // Runs one pass of a row. `out` is y, dx or dw.
@@ -123,8 +136,8 @@ const char* unsupported(const ConvImpl* row, const ConvProblem& pr) {
 // Times every supported row of the handle's device once (on CUDA after an untimed first run,
 // which pays for cuBLAS's lazy initialisation and kernel loading), writing into a scratch output
 // so the caller's output (which may be blended into) is untouched, and caches the fastest.
-const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* x,
-                          const void* w, const void* dy) {
+const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* x, const void* w,
+                          const void* dy) {
   const std::string key = cache_key(p, pr);
   auto& cache = h.algo_cache();
   if (auto it = cache.find(key); it != cache.end()) {
@@ -165,11 +178,12 @@ const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* 
   return *best;
 }
 
-// The first supported row in the heuristic's order, logging each skip under CREMA_VERBOSE=1.
+// The heuristic's row (conv_heuristic logs the rows it skips), logged once per problem under
+// CREMA_VERBOSE=1.
 const ConvImpl& auto_row(Handle& h, Pass p, const ConvProblem& pr) {
   const ConvAlgo a = conv_heuristic(h, pr.cd, pr.xd, pr.wd, pr.yd);
-  if (verbose())
-    std::fprintf(stderr, "crema: auto %s -> %s\n", cache_key(p, pr).c_str(), conv_algo_name(a));
+  const std::string line = "crema: auto " + cache_key(p, pr) + " -> " + conv_algo_name(a);
+  if (log_once(line)) std::fprintf(stderr, "%s\n", line.c_str());
   return *find_row(h.device(), a);
 }
 
@@ -268,13 +282,13 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
   if (h.device() != Device::kCPU && cd.groups > 1 && wd.c == 1) return ConvAlgo::kDirect;
   const ConvProblem pr{cd, xd, wd, yd};
-  const bool log = verbose();
   for (const ConvImpl* row : kTable) {
     if (row->device != h.device()) continue;
     const char* why = row->unsupported(pr);
     if (!why) return row->algo;
-    if (log) std::fprintf(stderr, "crema: conv %s skips %s: %s\n", device_name(h.device()),
-                          conv_algo_name(row->algo), why);
+    const std::string line = std::string("crema: conv ") + device_name(h.device()) + " skips " +
+                             conv_algo_name(row->algo) + " (" + why + ") for " + problem_key(pr);
+    if (log_once(line)) std::fprintf(stderr, "%s\n", line.c_str());
   }
   fail("conv: no algorithm on " + std::string(device_name(h.device())) + " supports this problem");
 }

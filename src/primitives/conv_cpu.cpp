@@ -21,9 +21,9 @@ namespace {
 
 ConvGeom geom_of(const ConvProblem& p) {
   const ConvDesc& cd = p.cd;
-  return ConvGeom{p.xd.c,      p.xd.h,      p.xd.w,        p.wd.r,        p.wd.s, cd.pad_h,
-                  cd.pad_w,    cd.stride_h, cd.stride_w,   cd.dilation_h, cd.dilation_w,
-                  p.yd.h,      p.yd.w};
+  return ConvGeom{p.xd.c,        p.xd.h,   p.xd.w,      p.wd.r,      p.wd.s,
+                  cd.pad_h,      cd.pad_w, cd.stride_h, cd.stride_w, cd.dilation_h,
+                  cd.dilation_w, p.yd.h,   p.yd.w};
 }
 
 // out = alpha * acc + beta * out over a plane with arbitrary strides; beta == 0 never reads out.
@@ -378,8 +378,8 @@ void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y,
          const ConvEpilogue& ep) {
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", Device::kCPU, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ConvCpu<T>(h, p).fwd(A, static_cast<const T*>(x), static_cast<const T*>(w),
-                         static_cast<T*>(y), blend, ep);
+    ConvCpu<T>(h, p).fwd(A, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y),
+                         blend, ep);
   });
 }
 
@@ -432,9 +432,12 @@ const ConvImpl kConvGemm1x1{ConvAlgo::kGemm1x1,
                             fwd<ConvAlgo::kGemm1x1>,
                             bwd_data<ConvAlgo::kGemm1x1>,
                             bwd_filter<ConvAlgo::kGemm1x1>};
-const ConvImpl kConvDirect{ConvAlgo::kDirect,           Device::kCPU,
-                           runs_everything,             no_workspace,
-                           fwd<ConvAlgo::kDirect>,      bwd_data<ConvAlgo::kDirect>,
+const ConvImpl kConvDirect{ConvAlgo::kDirect,
+                           Device::kCPU,
+                           runs_everything,
+                           no_workspace,
+                           fwd<ConvAlgo::kDirect>,
+                           bwd_data<ConvAlgo::kDirect>,
                            bwd_filter<ConvAlgo::kDirect>};
 
 }  // namespace crema::prim::cpu

@@ -244,7 +244,8 @@ class ConvCuda {
         const int b = std::min(plan_.chunk, xd_.n - n0);
         launch_im2col(st_, g_, b, x + n0 * xd_.stride_n, xd_.stride_n, col, col_image, pq_);
         for (int gi = 0; gi < groups_; ++gi)
-          gemm_rm<T>(h_, math_, kg_, int(pq_), int(crs_), alpha, {w + gi * kg_ * crs_, int(crs_), 0},
+          gemm_rm<T>(h_, math_, kg_, int(pq_), int(crs_), alpha,
+                     {w + gi * kg_ * crs_, int(crs_), 0},
                      {col + gi * crs_ * pq_, int(pq_), col_image}, beta,
                      y + n0 * yd_.stride_n + gi * kg_ * pq_, int(pq_), yd_.stride_n, b);
       }
@@ -280,7 +281,8 @@ class ConvCuda {
     for (int n0 = 0; n0 < xd_.n; n0 += plan_.chunk) {
       const int b = std::min(plan_.chunk, xd_.n - n0);
       for (int gi = 0; gi < groups_; ++gi)
-        gemm_rm<T>(h_, math_, int(crs_), int(pq_), kg_, alpha, {w + gi * kg_ * crs_, int(crs_), 0, true},
+        gemm_rm<T>(h_, math_, int(crs_), int(pq_), kg_, alpha,
+                   {w + gi * kg_ * crs_, int(crs_), 0, true},
                    {dy + n0 * yd_.stride_n + gi * kg_ * pq_, int(pq_), yd_.stride_n}, T(0),
                    col + gi * crs_ * pq_, int(pq_), col_image, b);
       launch_col2im(st_, g_, b, col, col_image, pq_, dx + n0 * xd_.stride_n, xd_.stride_n, T(1),
@@ -324,7 +326,8 @@ class ConvCuda {
         gemm_rm<T>(h_, math_, kg_, int(crs_), int(depth), T(1), {grad_g, int(ld), depth},
                    {col_g, int(ld), depth, true}, T(0), part_g, int(crs_), count, split);
         if (rest > 0)
-          gemm_rm<T>(h_, math_, kg_, int(crs_), int(rest), T(1), {grad_g + split * depth, int(ld), 0},
+          gemm_rm<T>(h_, math_, kg_, int(crs_), int(rest), T(1),
+                     {grad_g + split * depth, int(ld), 0},
                      {col_g + split * depth, int(ld), 0, true}, T(1), part_g + (split - 1) * count,
                      int(crs_), 0, 1);
       }
@@ -372,8 +375,8 @@ void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y,
          const ConvEpilogue& ep) {
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ConvCuda<T>(h, p).fwd(A, static_cast<const T*>(x), static_cast<const T*>(w),
-                          static_cast<T*>(y), blend, ep);
+    ConvCuda<T>(h, p).fwd(A, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y),
+                          blend, ep);
   });
 }
 
@@ -400,8 +403,8 @@ void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, 
 // conv_ops.h: im2col plans chunks of images.
 size_t im2col_workspace(Handle& h, const ConvProblem& p) {
   const size_t elem = dtype_size(p.xd.dtype);
-  return plan_conv_cuda(int64_t(p.xd.c) * p.wd.r * p.wd.s, p.wd.k, int64_t(p.yd.h) * p.yd.w,
-                        p.xd.n, p.cd.groups, elem, h.workspace_budget())
+  return plan_conv_cuda(int64_t(p.xd.c) * p.wd.r * p.wd.s, p.wd.k, int64_t(p.yd.h) * p.yd.w, p.xd.n,
+                        p.cd.groups, elem, h.workspace_budget())
              .elems *
          elem;
 }
@@ -418,9 +421,12 @@ const ConvImpl kConvIm2colGemm{ConvAlgo::kIm2colGemm,
                                fwd<ConvAlgo::kIm2colGemm>,
                                bwd_data<ConvAlgo::kIm2colGemm>,
                                bwd_filter<ConvAlgo::kIm2colGemm>};
-const ConvImpl kConvDirect{ConvAlgo::kDirect,           Device::kCUDA,
-                           runs_everything,             no_workspace,
-                           fwd<ConvAlgo::kDirect>,      bwd_data<ConvAlgo::kDirect>,
+const ConvImpl kConvDirect{ConvAlgo::kDirect,
+                           Device::kCUDA,
+                           runs_everything,
+                           no_workspace,
+                           fwd<ConvAlgo::kDirect>,
+                           bwd_data<ConvAlgo::kDirect>,
                            bwd_filter<ConvAlgo::kDirect>};
 
 }  // namespace crema::prim::cuda

@@ -30,8 +30,8 @@ struct Conv1x1FilterPlan {
   size_t elems = 0;  // workspace elements
 };
 
-Conv1x1FilterPlan plan_filter(int64_t c, int k, int64_t cg, int64_t hw,
-                                                  int batch, size_t elem_size, size_t budget) {
+Conv1x1FilterPlan plan_filter(int64_t c, int k, int64_t cg, int64_t hw, int batch, size_t elem_size,
+                              size_t budget) {
   Conv1x1FilterPlan plan;
   const size_t partial = size_t(k) * size_t(cg), copies = size_t(c + k) * size_t(hw);
   plan.partials = hw >= 256 && partial <= copies;
@@ -46,22 +46,28 @@ template <typename T>
 class Conv1x1 {
  public:
   Conv1x1(Handle& h, const ConvProblem& p)
-      : h_(h), p_(p), st_(stream_of(h)), math_(p.cd.math), groups_(p.cd.groups),
-        kg_(p.wd.k / groups_), cg_(p.wd.c), hw_(int64_t(p.xd.h) * p.xd.w) {}
+      : h_(h),
+        p_(p),
+        st_(stream_of(h)),
+        math_(p.cd.math),
+        groups_(p.cd.groups),
+        kg_(p.wd.k / groups_),
+        cg_(p.wd.c),
+        hw_(int64_t(p.xd.h) * p.xd.w) {}
 
   void fwd(const T* x, const T* w, T* y, Blend blend, const ConvEpilogue& ep) {
     for (int gi = 0; gi < groups_; ++gi)
       gemm_rm<T>(h_, math_, kg_, int(hw_), cg_, T(blend.alpha), {w + gi * kg_ * cg_, cg_, 0},
-                 {x + gi * cg_ * hw_, int(hw_), p_.xd.stride_n}, T(blend.beta),
-                 y + gi * kg_ * hw_, int(hw_), p_.yd.stride_n, p_.xd.n);
+                 {x + gi * cg_ * hw_, int(hw_), p_.xd.stride_n}, T(blend.beta), y + gi * kg_ * hw_,
+                 int(hw_), p_.yd.stride_n, p_.xd.n);
     launch_epilogue(st_, p_.yd, static_cast<const T*>(ep.bias), ep.relu, y);
   }
 
   void bwd_data(const T* w, const T* dy, T* dx, Blend blend) {
     for (int gi = 0; gi < groups_; ++gi)
-      gemm_rm<T>(h_, math_, cg_, int(hw_), kg_, T(blend.alpha),
-                 {w + gi * kg_ * cg_, cg_, 0, true}, {dy + gi * kg_ * hw_, int(hw_), p_.yd.stride_n},
-                 T(blend.beta), dx + gi * cg_ * hw_, int(hw_), p_.xd.stride_n, p_.xd.n);
+      gemm_rm<T>(h_, math_, cg_, int(hw_), kg_, T(blend.alpha), {w + gi * kg_ * cg_, cg_, 0, true},
+                 {dy + gi * kg_ * hw_, int(hw_), p_.yd.stride_n}, T(blend.beta),
+                 dx + gi * cg_ * hw_, int(hw_), p_.xd.stride_n, p_.xd.n);
   }
 
   // As plan_filter decides: per-image partial filters summed in a fixed order, or the chunk's X

@@ -23,7 +23,7 @@ struct ConvProblem {
 struct ConvImpl {
   ConvAlgo algo;
   Device device;
-  const char* (*unsupported)(const ConvProblem& p);  // nullptr when the row runs p
+  const char* (*unsupported)(const ConvProblem& p);      // nullptr when the row runs p
   size_t (*workspace)(Handle& h, const ConvProblem& p);  // bytes, the most of the three passes
   void (*fwd)(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
               const ConvEpilogue& ep);
@@ -40,7 +40,7 @@ inline bool conv_image_packed(const TensorDesc& d) {
   return d.stride_w == 1 && d.stride_h == d.w && d.stride_c == int64_t(d.h) * d.w &&
          d.stride_n >= int64_t(d.c) * d.h * d.w;
 }
-const char* conv_unsupported_gemm(const ConvProblem& p);    // im2col + GEMM
+const char* conv_unsupported_gemm(const ConvProblem& p);     // im2col + GEMM
 const char* conv_unsupported_gemm1x1(const ConvProblem& p);  // 1x1 GEMM on the input in place
 
 // The rows each backend defines, in that backend's order of preference.

@@ -78,10 +78,9 @@ extern "C" cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(
     cudaDataType c_type, int ldc, long long int stride_c, int batch, cublasComputeType_t compute,
     cublasGemmAlgo_t algo) {
   using Fn = cublasStatus_t(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                            const void*, const void*, cudaDataType, int, long long int,
-                            const void*, cudaDataType, int, long long int, const void*, void*,
-                            cudaDataType, int, long long int, int, cublasComputeType_t,
-                            cublasGemmAlgo_t);
+                            const void*, const void*, cudaDataType, int, long long int, const void*,
+                            cudaDataType, int, long long int, const void*, void*, cudaDataType, int,
+                            long long int, int, cublasComputeType_t, cublasGemmAlgo_t);
   static Fn* const real = resolve<Fn>("cublasGemmStridedBatchedEx");
   return real(handle, ta, tb, m, n, k, alpha, a, a_type, lda, stride_a, b, b_type, ldb, stride_b,
               beta, c, c_type, ldc, stride_c, batch, compute, algo);

@@ -65,7 +65,7 @@ CREMA_HOST_DEVICE inline float to_float(f16_t v) {
 CREMA_HOST_DEVICE inline bf16_t to_bf16(float f) {
   const uint32_t u = float_bits(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return bf16_t{uint16_t((u >> 16) | 0x40u)};  // quiet NaN
-  return bf16_t{uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};                   // RNE
+  return bf16_t{uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};                  // RNE
 }
 
 CREMA_HOST_DEVICE inline f16_t to_f16(float f) {
@@ -74,8 +74,8 @@ CREMA_HOST_DEVICE inline f16_t to_f16(float f) {
   x &= 0x7fffffffu;
   if (x >= 0x7f800000u) return f16_t{uint16_t(sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u))};
   if (x >= 0x477ff000u) return f16_t{uint16_t(sign | 0x7c00u)};  // rounds to 65520 or more
-  if (x < 0x38800000u) {                                          // below 2^-14: subnormal
-    if (x <= 0x33000000u) return f16_t{sign};                     // at most 2^-25: rounds to 0
+  if (x < 0x38800000u) {                                         // below 2^-14: subnormal
+    if (x <= 0x33000000u) return f16_t{sign};                    // at most 2^-25: rounds to 0
     const uint32_t e = x >> 23, m = (x & 0x7fffffu) | 0x800000u;
     const uint32_t shift = 126u - e;  // 14..24: the result counts units of 2^-24
     uint32_t r = m >> shift;

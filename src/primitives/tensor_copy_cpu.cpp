@@ -61,8 +61,7 @@ void copy_impl(const ViewDesc& xd, const void* xv, const ViewDesc& yd, void* yv,
   int64_t ox = 0, oy = 0;
   for (int64_t r = 0; r < rows; ++r) {
     if constexpr (std::is_same_v<X, Y> && !std::is_same_v<X, bf16_t> && !std::is_same_v<X, f16_t>)
-      copy_row(x + ox, c.sx[last], y + oy, c.sy[last], c.size[last], X(blend.alpha),
-               X(blend.beta));
+      copy_row(x + ox, c.sx[last], y + oy, c.sy[last], c.size[last], X(blend.alpha), X(blend.beta));
     else
       convert_row(x + ox, c.sx[last], y + oy, c.sy[last], c.size[last], blend.alpha, blend.beta);
     // Odometer over the outer axes, last one fastest.

@@ -109,8 +109,8 @@ void Solver<Dtype>::init_train_net() {
   adaptive_scale_ = net_param.global_grad_scale_adaptive();
   double scale = net_param.global_grad_scale();
   if (adaptive_scale_ && !net_param.has_global_grad_scale()) scale = 65536;
-  CREMA_REQUIRE(scale > 0 && std::isfinite(scale), who, ": global_grad_scale must be positive, got ",
-                scale);
+  CREMA_REQUIRE(scale > 0 && std::isfinite(scale), who,
+                ": global_grad_scale must be positive, got ", scale);
   if (scale != 1) {
     LOG(INFO) << "Loss scale " << scale << (adaptive_scale_ ? " (adaptive)" : "");
     net_->set_loss_scale(h_, scale);

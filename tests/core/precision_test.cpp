@@ -1,13 +1,14 @@
 // Tests of the precision fields (NVIDIA Caffe's names): how a layer's math follows the net's
 // defaults, what math mode each value means on each device, the --precision flag, and that the
 // new fields leave Caffe's binary layout alone.
+#include "core/precision.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "core/errors.h"
 #include "core/net.h"
-#include "core/precision.h"
 #include "core/proto_io.h"
 #include "crema.pb.h"
 
@@ -60,7 +61,8 @@ TEST(Precision, LayerFieldsOverrideNetDefaultsAndMathFollowsTypeWhenUnset) {
 }
 
 TEST(Precision, IntegerMathIsAnErrorNamingTheLayer) {
-  const NetParameter net = parse_net("layer { name: 'conv1' type: 'Convolution' forward_math: INT }");
+  const NetParameter net =
+      parse_net("layer { name: 'conv1' type: 'Convolution' forward_math: INT }");
   LayerParameter l = net.layer(0);
   try {
     resolve_layer_precision(net, &l);

@@ -55,8 +55,7 @@ void check_gemm(int m, int n, int k, bool integer, MathMode math = MathMode::kFP
         std::vector<T> c = beta == 0 ? test::poisoned<T>(c0.size()) : c0;
         DeviceBuffer gc = to_gpu(c);
         gemm(cpu, dtype_of<T>(), xa, xb, m, n, k, alpha, a.data(), b.data(), beta, c.data());
-        gemm(gpu, dtype_of<T>(), xa, xb, m, n, k, alpha, ga.get(), gb.get(), beta, gc.get(),
-             math);
+        gemm(gpu, dtype_of<T>(), xa, xb, m, n, k, alpha, ga.get(), gb.get(), beta, gc.get(), math);
         const Tolerance tol = integer || math == MathMode::kFP32 ? tol_of<T>(integer) : real_tol;
         EXPECT_TRUE(all_close(from_gpu<T>(gpu, gc, c.size()), c, tol));
       }

@@ -74,9 +74,10 @@ TEST(LossScale, StaticPowerOfTwoChangesNothing) {
 // gradients fit, somewhere below 3.4e38 / 1e20 = 2^61; from there the updates apply (a tiny
 // learning rate keeps them finite on such inputs).
 TEST(LossScale, AdaptiveSkipsOverflowedStepsAndLowersTheScale) {
-  const TrainRun run = train("global_grad_scale: 18446744073709551616 "
-                             "global_grad_scale_adaptive: true",
-                             30, 1, 1e20f, 1e-22);
+  const TrainRun run = train(
+      "global_grad_scale: 18446744073709551616 "
+      "global_grad_scale_adaptive: true",
+      30, 1, 1e20f, 1e-22);
   EXPECT_EQ(run.after_first, run.initial) << "the first step was not skipped";
   EXPECT_LE(run.final_scale, 0x1p62);
   EXPECT_GE(run.final_scale, 1);
@@ -111,9 +112,10 @@ TEST(LossScale, SnapshotKeepsTheScale) {
   SolverParameter p = test::tiny_solver(
       16, "base_lr: 1e-22 lr_policy: 'fixed' display: 0 snapshot_prefix: '" + dir + "/s'", 5, true);
   NetParameter fields;
-  read_text_proto_string("global_grad_scale: 18446744073709551616 "
-                         "global_grad_scale_adaptive: true",
-                         "fields", &fields);
+  read_text_proto_string(
+      "global_grad_scale: 18446744073709551616 "
+      "global_grad_scale_adaptive: true",
+      "fields", &fields);
   p.mutable_net_param()->MergeFrom(fields);
   for (LayerParameter& l : *p.mutable_net_param()->mutable_layer())
     if (l.name() == "data") {
