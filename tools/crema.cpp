@@ -7,6 +7,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -35,6 +36,9 @@ DEFINE_string(gpu, "",
 DEFINE_string(precision, "",
               "train, test, time: fp32, tf32, bf16 or fp16, overriding the nets' precision "
               "fields (default: the files'; math they leave unset is TF32 on a GPU)");
+DEFINE_bool(verbose, false,
+            "train, test, time: log each convolution's algorithm choice and the algorithms it "
+            "skipped, with their reasons (the same as CREMA_VERBOSE=1)");
 DEFINE_int32(iterations, 50, "test, time: the number of iterations");
 DEFINE_string(phase, "", "time: the phase of the net (TRAIN or TEST; default TRAIN)");
 DEFINE_string(sigint_effect, "stop", "train: what SIGINT does: snapshot, stop or none");
@@ -269,6 +273,7 @@ int main(int argc, char** argv) {
   gflags::SetVersionString("1.0");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
+  if (FLAGS_verbose) setenv("CREMA_VERBOSE", "1", 1);  // read by the primitives library
   if (argc != 2) {
     gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/crema");
     return 1;

@@ -121,3 +121,36 @@ TEST(CremaCli, MissingFilesAndFlags) {
 }
 
 }  // namespace
+
+namespace {
+
+const char* kConvNet = R"(
+layer { name: "data" type: "Input" top: "data"
+  input_param { shape { dim: 2 dim: 3 dim: 8 dim: 8 } } }
+layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+  convolution_param { num_output: 4 kernel_size: 3 weight_filler { type: "gaussian" } } }
+)";
+
+TEST(CremaCli, BadPrecisionIsAClearError) {
+  const std::string path = write_file("precision.prototxt", kConvNet);
+  expect_clean_error(run("time --iterations=1 --precision=fp8 --model=" + path),
+                     "--precision must be fp32, tf32, bf16 or fp16, got 'fp8'");
+}
+
+// --verbose logs the convolution's choice once per problem and pass, with the rows it skipped.
+TEST(CremaCli, VerboseLogsTheConvolutionChoice) {
+  const std::string path = write_file("verbose.prototxt", kConvNet);
+  const Result r = run("time --iterations=2 --verbose --model=" + path);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("crema: conv cpu skips gemm_1x1 (the filter is not 1x1)"),
+            std::string::npos)
+      << r.output;
+  const std::string choice = "crema: auto conv_fwd f32 fp32 x2x3x8x8";
+  const size_t first = r.output.find(choice);
+  ASSERT_NE(first, std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(choice, first + 1), std::string::npos) << "logged more than once";
+  EXPECT_EQ(run("time --iterations=1 --model=" + path).output.find("crema: auto"),
+            std::string::npos);
+}
+
+}  // namespace
