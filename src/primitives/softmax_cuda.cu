@@ -1,15 +1,14 @@
 // Softmax, log-softmax, softmax loss and accuracy on CUDA; the label rules come from
 // softmax_ops.h, shared with the CPU. Softmax has two kernel shapes, as on the CPU: inner == 1
-// (classifier rows) gives each row a warp, or a 256-thread block when rows are long or too few
-// to fill the GPU with warps (warp_rows), that reduces with shuffles; inner > 1 gives each (outer,
-// inner) position a thread that walks the channels, coalesced over inner. Numerically stable (max
-// subtracted). Forward reads a row once when it fits in registers (up to 1024 channels on a
-// block, 128 on a warp), else three times (max, sum, write; the re-reads hit cache), and writes it
-// once; backward likewise reads y and dy once or twice and writes dx. The loss and accuracy reduce
-// per block and then in one block, in a fixed order, so results do not depend on scheduling. Like
-// the CPU they write nothing when a label is invalid. The loss, which runs every iteration, checks
-// its labels on the GPU and reports an invalid one as a deferred error (handle.h), so the host
-// never waits for it; accuracy, whose value the host reads anyway, synchronizes and throws at once.
+// (classifier rows) gives each row a warp, or a 256-thread block when rows are long or too few to
+// fill the GPU with warps (warp_rows), reducing with shuffles; inner > 1 gives each (outer, inner)
+// position a thread that walks the channels, coalesced over inner. Numerically stable (max
+// subtracted). Forward reads a row once when it fits in registers (up to 1024 channels on a block,
+// 128 on a warp), else three times (max, sum, write; re-reads hit cache), and writes it once;
+// backward likewise reads y and dy once or twice and writes dx. Loss and accuracy reduce per block,
+// then in one block, in a fixed order: results do not depend on scheduling. Like the CPU they write
+// nothing for an invalid label: the loss (every iteration) checks its labels on the GPU and reports
+// a deferred error (handle.h), so the host never waits; accuracy, read by the host anyway, throws.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -31,8 +30,7 @@ constexpr int64_t kWarpRowMax = 1024;
 // Whether rows get a warp each (else a 256-thread block). A warp per row leaves most of the GPU
 // idle when rows are few (a classifier batch: 256 rows of 1000 fill 32 blocks), so rows of 128
 // channels and more take a block each unless there are enough rows for a warp each to fill it.
-// Either way a row is read from memory once (the re-reads of its passes hit cache):
-// 256 x 1000 f32 moves 2 MB, well under launch latency.
+// Either way a row is read once (re-reads hit cache): 256 x 1000 f32 is 2 MB, under launch latency.
 bool warp_rows(int64_t rows, int64_t channels) {
   return channels <= kWarpRowMax && (channels < 128 || rows >= 2048);
 }
