@@ -144,6 +144,20 @@ TEST(LossScale, SnapshotKeepsTheScale) {
   EXPECT_EQ(other->iter(), 0);
 }
 
+// An NVIDIA Caffe FP16 net header (half types and math, a static loss scale of 32) trains: on the
+// CPU the math is fp32 and storage stays fp32, so it trains exactly as the plain net, the scale
+// being a power of two.
+TEST(LossScale, NvidiaCaffeFp16HeaderTrains) {
+  const TrainRun plain = train("", 20);
+  const TrainRun fp16 = train(
+      "default_forward_type: FLOAT16 default_backward_type: FLOAT16 "
+      "default_forward_math: FLOAT16 default_backward_math: FLOAT16 global_grad_scale: 32",
+      20);
+  EXPECT_EQ(fp16.losses, plain.losses);
+  EXPECT_EQ(fp16.weights, plain.weights);
+  EXPECT_LT(fp16.losses.back(), fp16.losses.front());
+}
+
 TEST(LossScale, NonPositiveScaleIsAnError) {
   try {
     train("global_grad_scale: 0", 1);
