@@ -93,8 +93,6 @@ void Net<Dtype>::init(const NetParameter& in) {
   LOG(INFO) << "Network initialization done.";
 }
 
-// A loss top that no layer reads keeps the weight the Net wrote into its diff, so its layer may
-// take the value from the host (Layer::top_loss_weight says why).
 template <typename Dtype>
 void Net<Dtype>::check_loss_scale(double scale) const {
   CREMA_REQUIRE(scale > 0 && std::isfinite(scale), "net ", name_, ": the loss scale must be a ",
@@ -118,6 +116,8 @@ void Net<Dtype>::set_loss_scale(Handle& h, double scale) {
   hand_over_loss_weights();
 }
 
+// A loss top that no layer reads keeps the weight the Net wrote into its diff, so its layer may
+// take the value from the host (Layer::top_loss_weight says why).
 template <typename Dtype>
 void Net<Dtype>::hand_over_loss_weights() {
   std::set<int> read;
