@@ -1,7 +1,7 @@
 // The 1x1 GEMM row of the CUDA convolution: for 1x1 filters with stride 1 and no padding, each
 // image's C x H*W block already is the patch matrix, so every pass is GEMMs on the tensors in
 // place (no im2col), batched over the images:
-//   forward        y_g[n]  = W_g dx_g[n]          (Kg x HW, depth Cg), then the epilogue;
+//   forward        y_g[n]  = W_g x_g[n]           (Kg x HW, depth Cg), then the epilogue;
 //   backward data  dx_g[n] = W_g^T dy_g[n]        (Cg x HW, depth Kg);
 //   backward filt. dW_g    = sum_n dy_g[n] x_g[n]^T (Kg x Cg, depth HW per image).
 // The GEMMs honour the math mode (tensor cores for TF32/BF16/FP16 on fp32 data).
