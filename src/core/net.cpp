@@ -10,7 +10,6 @@
 #include <set>
 
 #include "core/errors.h"
-#include "core/layer_registry.h"
 #include "core/net_graph.h"
 #include "core/precision.h"
 #include "primitives/blas.h"
@@ -47,12 +46,15 @@ const Layer<Dtype>& layer_of_error(const std::vector<std::unique_ptr<Layer<Dtype
 }  // namespace
 
 template <typename Dtype>
-Net<Dtype>::Net(const NetParameter& param, Device device) : device_(device) {
+Net<Dtype>::Net(const NetParameter& param, Device device, LayerFactory<Dtype> make_layer)
+    : device_(device), make_layer_(make_layer) {
   init(param);
 }
 
 template <typename Dtype>
-Net<Dtype>::Net(const NetParameter& param, Phase phase, Device device) : device_(device) {
+Net<Dtype>::Net(const NetParameter& param, Phase phase, Device device,
+                LayerFactory<Dtype> make_layer)
+    : device_(device), make_layer_(make_layer) {
   NetParameter p(param);
   p.mutable_state()->set_phase(phase);
   init(p);
@@ -156,7 +158,7 @@ void Net<Dtype>::link_kept_inputs() {
 template <typename Dtype>
 void Net<Dtype>::append_layer(const LayerParameter& lp, int layer_id,
                               std::map<std::string, int>* available) {
-  layers_.push_back(create_layer<Dtype>(lp, device_));
+  layers_.push_back(make_layer_(lp, device_));
   Layer<Dtype>& layer = *layers_.back();
   layer_names_.push_back(lp.name());
   LOG(INFO) << "Creating Layer " << lp.name();

@@ -16,14 +16,24 @@
 
 namespace crema {
 
+// Makes the layer a LayerParameter describes; throws crema::Error for an unknown type. The Net
+// knows layer types only through it: core never depends on src/layers.
+template <typename Dtype>
+using LayerFactory = std::unique_ptr<Layer<Dtype>> (*)(const LayerParameter& param, Device device);
+
 template <typename Dtype>
 class Net {
  public:
   using TensorPtr = std::shared_ptr<Tensor<Dtype>>;
 
-  // Uses param.state() for the include/exclude rules. Throws crema::Error on bad input.
-  Net(const NetParameter& param, Device device);
+  // Uses param.state() for the include/exclude rules and make_layer for each layer. Throws
+  // crema::Error on bad input.
+  Net(const NetParameter& param, Device device, LayerFactory<Dtype> make_layer);
   // Same, with the state's phase replaced.
+  Net(const NetParameter& param, Phase phase, Device device, LayerFactory<Dtype> make_layer);
+  // The same two with crema's layer registry as the factory (defined with the registry in
+  // layers/layer_registry.cpp).
+  Net(const NetParameter& param, Device device);
   Net(const NetParameter& param, Phase phase, Device device);
 
   // Runs every layer's forward and returns the weighted sum of the losses.
@@ -108,6 +118,7 @@ class Net {
   std::string name_;
   Phase phase_ = TRAIN;
   Device device_;
+  LayerFactory<Dtype> make_layer_;
   std::vector<std::unique_ptr<Layer<Dtype>>> layers_;
   std::vector<std::string> layer_names_;
   std::vector<TensorPtr> blobs_;

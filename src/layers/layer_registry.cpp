@@ -1,11 +1,12 @@
 // The layer registry: the explicit table from Caffe's type names to constructors. Adding a layer
 // type means adding one row here.
-#include "core/layer_registry.h"
+#include "layers/layer_registry.h"
 
 #include <algorithm>
 #include <sstream>
 #include <utility>
 
+#include "core/net.h"
 #include "layers/accuracy_layer.h"
 #include "layers/activation_layer.h"
 #include "layers/argmax_layer.h"
@@ -148,5 +149,19 @@ std::vector<std::string> layer_types() {
 
 template std::unique_ptr<Layer<float>> create_layer<float>(const LayerParameter&, Device);
 template std::unique_ptr<Layer<double>> create_layer<double>(const LayerParameter&, Device);
+
+// The Net constructors that take the registry as their factory (core/net.h).
+template <typename Dtype>
+Net<Dtype>::Net(const NetParameter& param, Device device)
+    : Net(param, device, &create_layer<Dtype>) {}
+
+template <typename Dtype>
+Net<Dtype>::Net(const NetParameter& param, Phase phase, Device device)
+    : Net(param, phase, device, &create_layer<Dtype>) {}
+
+template Net<float>::Net(const NetParameter&, Device);
+template Net<double>::Net(const NetParameter&, Device);
+template Net<float>::Net(const NetParameter&, Phase, Device);
+template Net<double>::Net(const NetParameter&, Phase, Device);
 
 }  // namespace crema

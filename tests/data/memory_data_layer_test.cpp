@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "core/errors.h"
-#include "core/layer_registry.h"
+#include "layers/layer_registry.h"
 #include "core/net.h"
 #include "core/proto_io.h"
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "core/layer.h"
-#include "core/layer_registry.h"
+#include "layers/layer_registry.h"
 #include "core/tensor.h"
 #include "crema.pb.h"
 

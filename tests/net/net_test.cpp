@@ -9,9 +9,11 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "core/net_graph.h"
+#include "layers/layer_registry.h"
 #include "primitives/handle.h"
 
 namespace crema {
@@ -50,6 +52,29 @@ TEST(NetGraph, InsertsSplitForTopUsedTwice) {
   EXPECT_EQ(p.layer(4).bottom(1), "label_data_1_split_0");
   EXPECT_EQ(p.layer(5).bottom(0), "ip_ip_0_split_1");
   EXPECT_EQ(p.layer(5).bottom(1), "label_data_1_split_1");
+}
+
+// The Net makes its layers through the factory it is given: here one that records the types it
+// is asked for and refuses InnerProduct, before handing the rest to the registry.
+std::vector<std::string> g_made;
+std::unique_ptr<Layer<float>> recording_factory(const LayerParameter& lp, Device device) {
+  g_made.push_back(lp.type());
+  if (lp.type() == "InnerProduct") fail("this factory makes no InnerProduct");
+  return create_layer<float>(lp, device);
+}
+
+TEST(NetFactory, LayersComeFromTheGivenFactory) {
+  g_made.clear();
+  NetParameter p = parse_net(small_net());
+  try {
+    Net<float> net(p, TRAIN, Device::kCPU, &recording_factory);
+    FAIL() << "the factory's refusal did not stop the net";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("this factory makes no InnerProduct"), std::string::npos)
+        << e.what();
+  }
+  ASSERT_FALSE(g_made.empty());
+  EXPECT_EQ(g_made.back(), "InnerProduct");
 }
 
 TEST(NetGraph, UnknownBottomIsAnError) {

@@ -1,5 +1,6 @@
-// The layer registry: an explicit table (src/layers/layer_registry.cpp) from Caffe's type names
-// to constructors. No static initializers: adding a layer means adding one row to the table.
+// The layer registry: an explicit table (layer_registry.cpp) from Caffe's type names to
+// constructors. No static initializers: adding a layer means adding one row to the table. It is
+// the LayerFactory (core/net.h) of every Net built without an explicit one.
 #pragma once
 
 #include <memory>
