@@ -20,14 +20,13 @@ namespace {
 // m/n, keep the transpose flags.
 cublasOperation_t to_cublas(Trans t) { return t == Trans::kYes ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
-// f32: the Ex form, whose compute type carries the math mode; f64: strict DGEMM.
+// f32: one GEMM of cuda_util.cuh's gemm_batched, whose compute type carries the math mode;
+// f64: strict DGEMM.
 cublasStatus_t gemm_call(cublasHandle_t b, MathMode math, cublasOperation_t ta,
                          cublasOperation_t tb, int m, int n, int k, const float* alpha,
                          const float* a, int lda, const float* bb, int ldb, const float* beta,
                          float* c, int ldc) {
-  return cublasGemmStridedBatchedEx(b, ta, tb, m, n, k, alpha, a, CUDA_R_32F, lda, 0, bb,
-                                    CUDA_R_32F, ldb, 0, beta, c, CUDA_R_32F, ldc, 0, 1,
-                                    fp32_compute_type(math), CUBLAS_GEMM_DEFAULT);
+  return gemm_batched(b, math, ta, tb, m, n, k, alpha, a, lda, 0, bb, ldb, 0, beta, c, ldc, 0, 1);
 }
 cublasStatus_t gemm_call(cublasHandle_t b, MathMode, cublasOperation_t ta, cublasOperation_t tb,
                          int m, int n, int k, const double* alpha, const double* a, int lda,

@@ -78,17 +78,20 @@ int64_t span(const TensorDesc& d) {
          int64_t(d.h - 1) * d.stride_h + int64_t(d.w - 1) * d.stride_w + 1;
 }
 
+// CREMA_VERBOSE=1, read once (crema --verbose sets it before the first convolution).
 bool verbose() {
-  const char* v = std::getenv("CREMA_VERBOSE");
-  return v && std::strcmp(v, "1") == 0;
+  static const bool on = [] {
+    const char* v = std::getenv("CREMA_VERBOSE");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return on;
 }
 
-// Under CREMA_VERBOSE=1, whether this thread logs `what` now: each line once, not at every call
-// of every iteration.
-bool log_once(const std::string& what) {
-  if (!verbose()) return false;
+// Under CREMA_VERBOSE=1, writes a line the first time this thread meets it: each choice once,
+// not at every call of every iteration. Callers build the line only when verbose().
+void log_once(const std::string& line) {
   thread_local std::set<std::string> logged;
-  return logged.insert(what).second;
+  if (logged.insert(line).second) std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 // The problem as a string: data type, math, x and y sizes and strides, filter and geometry.
@@ -182,8 +185,7 @@ const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* 
 // CREMA_VERBOSE=1.
 const ConvImpl& auto_row(Handle& h, Pass p, const ConvProblem& pr) {
   const ConvAlgo a = conv_heuristic(h, pr.cd, pr.xd, pr.wd, pr.yd);
-  const std::string line = "crema: auto " + cache_key(p, pr) + " -> " + conv_algo_name(a);
-  if (log_once(line)) std::fprintf(stderr, "%s\n", line.c_str());
+  if (verbose()) log_once("crema: auto " + cache_key(p, pr) + " -> " + conv_algo_name(a));
   return *find_row(h.device(), a);
 }
 
@@ -286,9 +288,9 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
     if (row->device != h.device()) continue;
     const char* why = row->unsupported(pr);
     if (!why) return row->algo;
-    const std::string line = std::string("crema: conv ") + device_name(h.device()) + " skips " +
-                             conv_algo_name(row->algo) + " (" + why + ") for " + problem_key(pr);
-    if (log_once(line)) std::fprintf(stderr, "%s\n", line.c_str());
+    if (verbose())
+      log_once(std::string("crema: conv ") + device_name(h.device()) + " skips " +
+               conv_algo_name(row->algo) + " (" + why + ") for " + problem_key(pr));
   }
   fail("conv: no algorithm on " + std::string(device_name(h.device())) + " supports this problem");
 }

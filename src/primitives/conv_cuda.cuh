@@ -1,5 +1,6 @@
 // Internal: the pieces the CUDA convolution rows share (conv_cuda.cu, conv_gemm1x1_cuda.cu):
-// row-major strided-batched GEMM through cuBLAS under a math mode, the bias/ReLU epilogue, the
+// row-major strided-batched GEMM through cuBLAS under a math mode (cuda_util.cuh's gemm_batched),
+// the bias/ReLU epilogue, the
 // gather of planes side by side, and the fixed-order sum of partial filter gradients.
 #pragma once
 
@@ -10,26 +11,6 @@
 #include "primitives/cuda_util.cuh"
 
 namespace crema::prim::cuda {
-
-// fp32 data: cuBLAS's Ex form, whose compute type carries the math mode (tensor cores for
-// TF32/BF16/FP16). fp64: strict DGEMM whatever the mode (a permission, see ConvDesc::math).
-inline cublasStatus_t gemm_batched(cublasHandle_t b, MathMode math, cublasOperation_t ta,
-                                   cublasOperation_t tb, int m, int n, int k, const float* alpha,
-                                   const float* a, int lda, long long sa, const float* bb, int ldb,
-                                   long long sb, const float* beta, float* c, int ldc, long long sc,
-                                   int batch) {
-  return cublasGemmStridedBatchedEx(b, ta, tb, m, n, k, alpha, a, CUDA_R_32F, lda, sa, bb,
-                                    CUDA_R_32F, ldb, sb, beta, c, CUDA_R_32F, ldc, sc, batch,
-                                    fp32_compute_type(math), CUBLAS_GEMM_DEFAULT);
-}
-inline cublasStatus_t gemm_batched(cublasHandle_t b, MathMode, cublasOperation_t ta,
-                                   cublasOperation_t tb, int m, int n, int k, const double* alpha,
-                                   const double* a, int lda, long long sa, const double* bb,
-                                   int ldb, long long sb, const double* beta, double* c, int ldc,
-                                   long long sc, int batch) {
-  return cublasDgemmStridedBatched(b, ta, tb, m, n, k, alpha, a, lda, sa, bb, ldb, sb, beta, c, ldc,
-                                   sc, batch);
-}
 
 // One row-major operand of a batched GEMM: base pointer, leading dimension, batch stride, and
 // whether it is used transposed.

@@ -49,11 +49,6 @@ CREMA_CUBLAS_FORWARD(cublasSetStream_v2, (cublasHandle_t handle, cudaStream_t st
 CREMA_CUBLAS_FORWARD(cublasSetPointerMode_v2, (cublasHandle_t handle, cublasPointerMode_t mode),
                      (handle, mode))
 CREMA_CUBLAS_FORWARD(cublasSetMathMode, (cublasHandle_t handle, cublasMath_t mode), (handle, mode))
-CREMA_CUBLAS_FORWARD(cublasSgemm_v2,
-                     (cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
-                      int n, int k, const float* alpha, const float* a, int lda, const float* b,
-                      int ldb, const float* beta, float* c, int ldc),
-                     (handle, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
 CREMA_CUBLAS_FORWARD(cublasDgemm_v2,
                      (cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
                       int n, int k, const double* alpha, const double* a, int lda, const double* b,
@@ -85,13 +80,6 @@ extern "C" cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(
   return real(handle, ta, tb, m, n, k, alpha, a, a_type, lda, stride_a, b, b_type, ldb, stride_b,
               beta, c, c_type, ldc, stride_c, batch, compute, algo);
 }
-CREMA_CUBLAS_FORWARD(cublasSgemmStridedBatched,
-                     (cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
-                      int n, int k, const float* alpha, const float* a, int lda,
-                      long long int stride_a, const float* b, int ldb, long long int stride_b,
-                      const float* beta, float* c, int ldc, long long int stride_c, int batch),
-                     (handle, ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c,
-                      ldc, stride_c, batch))
 CREMA_CUBLAS_FORWARD(cublasDgemmStridedBatched,
                      (cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m,
                       int n, int k, const double* alpha, const double* a, int lda,

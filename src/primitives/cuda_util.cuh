@@ -53,6 +53,27 @@ inline cublasComputeType_t fp32_compute_type(MathMode m) {
   return CUBLAS_COMPUTE_32F;
 }
 
+// fp32 data: cuBLAS's Ex form, whose compute type carries the math mode (tensor cores for
+// TF32/BF16/FP16). fp64: strict DGEMM whatever the mode (a permission, see conv.h's
+// ConvDesc::math).
+inline cublasStatus_t gemm_batched(cublasHandle_t b, MathMode math, cublasOperation_t ta,
+                                   cublasOperation_t tb, int m, int n, int k, const float* alpha,
+                                   const float* a, int lda, long long sa, const float* bb, int ldb,
+                                   long long sb, const float* beta, float* c, int ldc, long long sc,
+                                   int batch) {
+  return cublasGemmStridedBatchedEx(b, ta, tb, m, n, k, alpha, a, CUDA_R_32F, lda, sa, bb,
+                                    CUDA_R_32F, ldb, sb, beta, c, CUDA_R_32F, ldc, sc, batch,
+                                    fp32_compute_type(math), CUBLAS_GEMM_DEFAULT);
+}
+inline cublasStatus_t gemm_batched(cublasHandle_t b, MathMode, cublasOperation_t ta,
+                                   cublasOperation_t tb, int m, int n, int k, const double* alpha,
+                                   const double* a, int lda, long long sa, const double* bb,
+                                   int ldb, long long sb, const double* beta, double* c, int ldc,
+                                   long long sc, int batch) {
+  return cublasDgemmStridedBatched(b, ta, tb, m, n, k, alpha, a, lda, sa, bb, ldb, sb, beta, c, ldc,
+                                   sc, batch);
+}
+
 inline constexpr int kBlock = 256;
 
 // Blocks for a grid-stride loop over n elements: enough to fill the GPU, never more than needed.

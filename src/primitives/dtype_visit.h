@@ -108,6 +108,11 @@ CREMA_HOST_DEVICE inline float load_as_float(bf16_t v) { return to_float(v); }
 CREMA_HOST_DEVICE inline float load_as_float(f16_t v) { return to_float(v); }
 CREMA_HOST_DEVICE inline float load_as_float(float v) { return v; }
 CREMA_HOST_DEVICE inline double load_as_float(double v) { return v; }
+
+// What a blend between storage types X and Y computes in: fp32, or fp64 when a side is f64.
+template <typename X, typename Y>
+using BlendMath = decltype(load_as_float(X{}) + load_as_float(Y{}));
+
 template <typename T, typename M>
 CREMA_HOST_DEVICE inline T store_from_float(M v) {
   if constexpr (std::is_same_v<T, bf16_t>)

@@ -41,7 +41,7 @@ void copy_row(const T* x, int64_t ix, T* y, int64_t iy, int64_t n, T a, T b) {
 // Between storage types: through M (fp32, or fp64 when a side is f64).
 template <typename X, typename Y>
 void convert_row(const X* x, int64_t ix, Y* y, int64_t iy, int64_t n, double a, double b) {
-  using M = decltype(load_as_float(X{}) + load_as_float(Y{}));
+  using M = BlendMath<X, Y>;
   const M ma = M(a), mb = M(b);
   for (int64_t i = 0; i < n; ++i) {
     const M v = ma * M(load_as_float(x[i * ix]));

@@ -48,7 +48,7 @@ __global__ void copy_kernel(Geometry<I> g, I n, const X* x, Y* y, M alpha, M bet
 
 template <typename X, typename Y, typename I>
 void launch(Handle& h, const copy_ops::Coalesced& c, int64_t n, const X* x, Y* y, Blend b) {
-  using M = decltype(load_as_float(X{}) + load_as_float(Y{}));
+  using M = BlendMath<X, Y>;
   Geometry<I> g{};
   g.rank = c.rank;
   for (int d = 0; d < c.rank; ++d) {

@@ -9,9 +9,9 @@
 #include <functional>
 
 #include "core/errors.h"
-#include "layers/layer_registry.h"
 #include "core/net.h"
 #include "core/proto_io.h"
+#include "layers/layer_registry.h"
 
 namespace crema {
 namespace {

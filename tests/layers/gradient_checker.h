@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "core/layer.h"
-#include "layers/layer_registry.h"
 #include "core/tensor.h"
 #include "crema.pb.h"
+#include "layers/layer_registry.h"
 
 namespace crema::test {
 

@@ -279,9 +279,9 @@ TEST(TensorCopyConvert, BlendIntoBf16RoundsOnce) {
 // fp32 resolves (1 + 2^-11 + 2^-40, 65520 - 2^-30) must not round to the tie first and then to
 // even.
 TEST(TensorCopyConvert, F64ToF16) {
-  const std::vector<double> x = {1,           -2,      65504, 65520,   1 + 0x1p-11,
-                                 1 + 0x3p-11, 0x3p-25, 0.1,   1.0 / 3, 1e-9,
-                                 1 + 0x1p-11 + 0x1p-40,      65520 - 0x1p-30};
+  const std::vector<double> x = {
+      1,       -2,  65504,   65520, 1 + 0x1p-11,           1 + 0x3p-11,
+      0x3p-25, 0.1, 1.0 / 3, 1e-9,  1 + 0x1p-11 + 0x1p-40, 65520 - 0x1p-30};
   const std::vector<uint16_t> want = {0x3c00, 0xc000, 0x7bff, 0x7c00, 0x3c00, 0x3c02,
                                       0x0002, 0x2e66, 0x3555, 0x0000, 0x3c01, 0x7bff};
   EXPECT_EQ(convert(DataType::kFloat64, x, DataType::kFloat16, std::vector<uint16_t>{}), want);
