@@ -59,10 +59,11 @@ bool parse(int argc, char** argv, bench::Options& o) {
     } else if (value("--math", v) && (v == "fp32" || v == "tf32")) {
       o.math = v;
     } else {
-      std::fprintf(stderr,
-                   "usage: %s [--filter=SUBSTRING] [--repeats=N] [--batch=N] "
-                   "[--crema-algo=auto|find|im2col_gemm|gemm_1x1|direct] [--math=fp32|tf32]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--filter=SUBSTRING] [--repeats=N] [--batch=N] "
+          "[--crema-algo=auto|find|implicit_gemm|im2col_gemm|gemm_1x1|direct] [--math=fp32|tf32]\n",
+          argv[0]);
       return false;
     }
   }

@@ -23,7 +23,7 @@ namespace {
 
 const ConvImpl* const kTable[] = {
 #ifdef CREMA_WITH_CUDA
-    &cuda::kConvGemm1x1, &cuda::kConvIm2colGemm, &cuda::kConvDirect,
+    &cuda::kConvGemm1x1, &cuda::kConvIm2colGemm, &cuda::kConvImplicitGemm, &cuda::kConvDirect,
 #endif
     &cpu::kConvGemm1x1,  &cpu::kConvIm2colGemm,  &cpu::kConvDirect,
 };
@@ -220,6 +220,8 @@ const char* conv_algo_name(ConvAlgo a) {
       return "gemm_1x1";
     case ConvAlgo::kDirect:
       return "direct";
+    case ConvAlgo::kImplicitGemm:
+      return "implicit_gemm";
   }
   return "unknown";
 }

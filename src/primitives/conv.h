@@ -38,9 +38,10 @@ struct ConvDesc {
 enum class ConvAlgo {
   kAuto,
   kFind,
-  kIm2colGemm,  // unfold the input patch matrix into the workspace, then one GEMM per group
-  kGemm1x1,     // 1x1, stride 1, pad 0: the input already is the patch matrix, no workspace
-  kDirect,      // plain loops; the fallback that supports everything
+  kIm2colGemm,    // unfold the input patch matrix into the workspace, then one GEMM per group
+  kGemm1x1,       // 1x1, stride 1, pad 0: the input already is the patch matrix, no workspace
+  kDirect,        // plain loops; the fallback that supports everything
+  kImplicitGemm,  // CUDA tensor cores (TF32/BF16/FP16 math): GEMM operands gathered on the fly
 };
 const char* conv_algo_name(ConvAlgo a);
 

@@ -48,7 +48,7 @@ namespace cpu {
 extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect;
 }
 namespace cuda {
-extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect;
+extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvImplicitGemm;
 }
 
 }  // namespace crema::prim

@@ -181,7 +181,8 @@ std::vector<T> run_gpu(Handle& h, Op op, ConvAlgo algo, const Descs& ds, const D
 }
 
 const std::vector<ConvAlgo> kEveryAlgo = {ConvAlgo::kIm2colGemm, ConvAlgo::kGemm1x1,
-                                          ConvAlgo::kDirect, ConvAlgo::kAuto, ConvAlgo::kFind};
+                                          ConvAlgo::kDirect,     ConvAlgo::kImplicitGemm,
+                                          ConvAlgo::kAuto,       ConvAlgo::kFind};
 
 // Every op of pb on the GPU with each of `algos` it supports, against the CPU (which computes
 // in full precision whatever the math mode).
@@ -410,12 +411,13 @@ TEST(ConvCuda, WorkspaceSizeCoversTheChunk) {
   EXPECT_EQ(conv_heuristic(gpu, dw.cd, dw.xd, dw.wd, dw.yd), ConvAlgo::kDirect);
 }
 
-// NHWC views go to the direct kernels; a channel slice of a wider output keeps the GEMM
-// algorithms and leaves the other channels untouched.
-TEST(ConvCuda, NhwcAndChannelSliceViews) {
-  CREMA_SKIP_WITHOUT_GPU();
+// NHWC views through `nhwc_algo` (kAuto sends them to the direct kernels), and a channel slice
+// of a wider output through each of `slice_algos`, which leaves the other channels untouched.
+void check_views(ConvAlgo nhwc_algo, const std::vector<ConvAlgo>& slice_algos, MathMode math) {
+  SCOPED_TRACE(math_name(math));
   const ConvProblem pb{"strided", 2, 4, 7, 6, 5, 3, 3, 1, 1, 1, 1};
-  const Descs ds = descs_of(pb, DataType::kFloat32);
+  Descs ds = descs_of(pb, DataType::kFloat32);
+  ds.cd.math = math;
   const Data<float> d = make_data<float>(ds, 99, true);
   Handle cpu(Device::kCPU), gpu(Device::kCUDA);
   auto nhwc = [](TensorDesc t) {
@@ -432,19 +434,18 @@ TEST(ConvCuda, NhwcAndChannelSliceViews) {
   std::vector<float> y(ny);
   conv_fwd(cpu, ds.cd, ConvAlgo::kAuto, xn, d.x.data(), ds.wd, d.w.data(), yn, y.data());
   DeviceBuffer gy = to_gpu(test::poisoned<float>(ny));
-  conv_fwd(gpu, ds.cd, ConvAlgo::kAuto, xn, gx.get(), ds.wd, gw.get(), yn, gy.get());
+  conv_fwd(gpu, ds.cd, nhwc_algo, xn, gx.get(), ds.wd, gw.get(), yn, gy.get());
   EXPECT_TRUE(all_close(from_gpu<float>(gpu, gy, ny), y, kExact)) << "nhwc forward";
   std::vector<float> dx = d.dx0;
   conv_bwd_data(cpu, ds.cd, ConvAlgo::kAuto, ds.wd, d.w.data(), yn, d.dy.data(), xn, dx.data(),
                 {2.0, 3.0});
   DeviceBuffer gdx = to_gpu(d.dx0);
-  conv_bwd_data(gpu, ds.cd, ConvAlgo::kAuto, ds.wd, gw.get(), yn, gdy.get(), xn, gdx.get(),
-                {2.0, 3.0});
+  conv_bwd_data(gpu, ds.cd, nhwc_algo, ds.wd, gw.get(), yn, gdy.get(), xn, gdx.get(), {2.0, 3.0});
   EXPECT_TRUE(all_close(from_gpu<float>(gpu, gdx, nx), dx, kExact)) << "nhwc backward data";
   std::vector<float> dw(size_t(ds.wd.count()));
   conv_bwd_filter(cpu, ds.cd, ConvAlgo::kAuto, xn, d.x.data(), yn, d.dy.data(), ds.wd, dw.data());
   DeviceBuffer gdw = to_gpu(test::poisoned<float>(dw.size()));
-  conv_bwd_filter(gpu, ds.cd, ConvAlgo::kAuto, xn, gx.get(), yn, gdy.get(), ds.wd, gdw.get());
+  conv_bwd_filter(gpu, ds.cd, nhwc_algo, xn, gx.get(), yn, gdy.get(), ds.wd, gdw.get());
   EXPECT_TRUE(all_close(from_gpu<float>(gpu, gdw, dw.size()), dw, kExact)) << "nhwc filter";
   std::vector<float> db(size_t(pb.k));
   conv_bwd_bias(cpu, yn, d.dy.data(), db.data());
@@ -458,10 +459,10 @@ TEST(ConvCuda, NhwcAndChannelSliceViews) {
   TensorDesc xslice = ds.xd;
   xslice.stride_n *= 2;
   const int64_t plane = int64_t(pb.k) * ds.yd.h * ds.yd.w, xplane = int64_t(pb.c) * pb.h * pb.w;
-  for (ConvAlgo algo : {ConvAlgo::kIm2colGemm, ConvAlgo::kDirect}) {
+  for (ConvAlgo algo : slice_algos) {
     SCOPED_TRACE(conv_algo_name(algo));
     std::vector<float> wide(2 * ny, 7.0f);
-    conv_fwd(cpu, ds.cd, algo, ds.xd, d.x.data(), ds.wd, d.w.data(), slice, wide.data() + plane, {},
+    conv_fwd(cpu, ds.cd, ConvAlgo::kAuto, ds.xd, d.x.data(), ds.wd, d.w.data(), slice, wide.data() + plane, {},
              {d.bias.data(), true});
     DeviceBuffer gwide = to_gpu(std::vector<float>(2 * ny, 7.0f)), gb = to_gpu(d.bias);
     conv_fwd(gpu, ds.cd, algo, ds.xd, gx.get(), ds.wd, gw.get(), slice,
@@ -469,7 +470,7 @@ TEST(ConvCuda, NhwcAndChannelSliceViews) {
     EXPECT_TRUE(all_close(from_gpu<float>(gpu, gwide, wide.size()), wide, kExact))
         << "slice forward";
     std::vector<float> xwide(2 * nx, 7.0f);
-    conv_bwd_data(cpu, ds.cd, algo, ds.wd, d.w.data(), ds.yd, d.dy.data(), xslice,
+    conv_bwd_data(cpu, ds.cd, ConvAlgo::kAuto, ds.wd, d.w.data(), ds.yd, d.dy.data(), xslice,
                   xwide.data() + xplane);
     DeviceBuffer gxwide = to_gpu(std::vector<float>(2 * nx, 7.0f));
     conv_bwd_data(gpu, ds.cd, algo, ds.wd, gw.get(), ds.yd, gdy.get(), xslice,
@@ -477,6 +478,27 @@ TEST(ConvCuda, NhwcAndChannelSliceViews) {
     EXPECT_TRUE(all_close(from_gpu<float>(gpu, gxwide, xwide.size()), xwide, kExact))
         << "slice backward data";
   }
+}
+
+TEST(ConvCuda, NhwcAndChannelSliceViews) {
+  CREMA_SKIP_WITHOUT_GPU();
+  check_views(ConvAlgo::kAuto, {ConvAlgo::kIm2colGemm, ConvAlgo::kDirect}, MathMode::kFP32);
+}
+
+// The implicit GEMM reads any strides: NHWC and slices, exactly on integer data.
+TEST(ConvCuda, ImplicitGemmViews) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16})
+    check_views(ConvAlgo::kImplicitGemm, {ConvAlgo::kImplicitGemm}, math);
+}
+
+// Random shapes (odd sizes, N = 1, groups, depthwise, stride, dilation, pad) through the
+// implicit GEMM in each tensor-core math: integer data, so exact.
+TEST(ConvCuda, ImplicitGemmRandomProblems) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16})
+    for (const ConvProblem& pb : random_problems(40, 2026))
+      check_problem<float>(pb, true, kExact, 0, {ConvAlgo::kImplicitGemm}, math);
 }
 
 TEST(ConvCuda, FindCachesOneEntryPerPassAndReusesIt) {
