@@ -25,7 +25,7 @@ struct Options {
   int repeats = 30;    // timed samples per row (median reported)
   int batch = 0;       // > 0: this batch size for every problem instead of the defaults
   std::string crema_algo = "auto";  // conv: auto (what the layers use), find, or an algo name
-  std::string math = "fp32";        // conv: fp32 (strict on both sides) or tf32
+  std::string math = "fp32";        // conv: fp32 (strict on both sides), tf32, bf16 or fp16
 };
 
 // Everything a row needs: both libraries on one stream, so events time both the same way.
@@ -48,7 +48,8 @@ void check_cudnn(cudnnStatus_t s, const char* what);
 
 class TensorD {
  public:
-  TensorD(int n, int c, int h, int w);  // packed NCHW float
+  // packed NCHW, float unless told
+  TensorD(int n, int c, int h, int w, cudnnDataType_t t = CUDNN_DATA_FLOAT);
   ~TensorD() { cudnnDestroyTensorDescriptor(d_); }
   TensorD(const TensorD&) = delete;
   TensorD& operator=(const TensorD&) = delete;
@@ -60,7 +61,7 @@ class TensorD {
 
 class FilterD {
  public:
-  FilterD(int k, int c, int r, int s);  // packed KCRS float
+  FilterD(int k, int c, int r, int s, cudnnDataType_t t = CUDNN_DATA_FLOAT);  // packed KCRS
   ~FilterD() { cudnnDestroyFilterDescriptor(d_); }
   FilterD(const FilterD&) = delete;
   FilterD& operator=(const FilterD&) = delete;

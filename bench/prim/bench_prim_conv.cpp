@@ -2,8 +2,9 @@
 // cudnnConvolutionForward / BackwardData / BackwardFilter on the same input buffers, for the
 // named layers of problems.h plus more layers of the same nets, at training batch sizes.
 // cuDNN runs its fastest algorithm by cudnnFind*AlgorithmEx with a large workspace, in strict
-// fp32 (CUDNN_FMA_MATH: no TF32 tensor cores) as crema's ConvDesc::math kFP32, or with --math=tf32
-// in CUDNN_TENSOR_OP_MATH against crema's kTF32.
+// fp32 (CUDNN_FMA_MATH: no TF32 tensor cores) as crema's ConvDesc::math kFP32; with --math=tf32
+// in CUDNN_TENSOR_OP_MATH against crema's kTF32; with --math=bf16|fp16 on 16-bit copies of the
+// same inputs (fp32 accumulation) against crema's kBF16 / kFP16 on the fp32 inputs.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "bench_prim.h"
 #include "primitives/conv.h"
+#include "primitives/tensor_copy.h"
 #include "problems.h"
 
 namespace crema::bench {
@@ -60,15 +62,16 @@ const char* cudnn_algo_name(int pass, int algo) {
 
 class ConvD {
  public:
-  ConvD(const prim::ConvDesc& cd, bool tf32) {
+  ConvD(const prim::ConvDesc& cd, bool tensor_ops) {
     BENCH_CUDNN(cudnnCreateConvolutionDescriptor(&d_));
     BENCH_CUDNN(cudnnSetConvolution2dDescriptor(d_, cd.pad_h, cd.pad_w, cd.stride_h, cd.stride_w,
                                                 cd.dilation_h, cd.dilation_w,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     BENCH_CUDNN(cudnnSetConvolutionGroupCount(d_, cd.groups));
     // Strict fp32: plain FMAs only, TF32 tensor cores would win by precision, not by the
-    // algorithm. TF32: tensor cores allowed, as crema's kTF32.
-    BENCH_CUDNN(cudnnSetConvolutionMathType(d_, tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    // algorithm. Otherwise tensor cores allowed, as crema's kTF32 / kBF16 / kFP16.
+    BENCH_CUDNN(
+        cudnnSetConvolutionMathType(d_, tensor_ops ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   }
   ~ConvD() { cudnnDestroyConvolutionDescriptor(d_); }
   ConvD(const ConvD&) = delete;
@@ -82,13 +85,13 @@ class ConvD {
 // The successful results of a Find call in the compared math (strict fp32 excludes tensor-core
 // results), fastest first (Find sorts them by time).
 template <typename Perf>
-std::vector<std::pair<int, size_t>> candidates(const Perf* perf, int returned, bool tf32,
+std::vector<std::pair<int, size_t>> candidates(const Perf* perf, int returned, bool tensor_ops,
                                                const char* what) {
   std::vector<std::pair<int, size_t>> out;
   for (int i = 0; i < returned; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS &&
-        (tf32 || (perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
-                  perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)))
+        (tensor_ops || (perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
+                        perf[i].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)))
       out.emplace_back(int(perf[i].algo), perf[i].memory);
   if (out.empty()) throw std::runtime_error(std::string(what) + ": no algorithm succeeded");
   return out;
@@ -114,6 +117,11 @@ struct ConvCase {
   const prim::DeviceBuffer& x;
   const prim::DeviceBuffer& w;
   const prim::DeviceBuffer& dy;
+  // cuDNN's inputs: x, w, dy themselves, or their 16-bit copies under --math=bf16|fp16.
+  const prim::DeviceBuffer& dnn_x;
+  const prim::DeviceBuffer& dnn_w;
+  const prim::DeviceBuffer& dnn_dy;
+  prim::DataType dnn_type;
   void* ws;  // cuDNN workspace
   size_t ws_bytes;
   double flops;
@@ -138,8 +146,8 @@ void crema_pass(Context& c, const ConvCase& k, Pass p, ConvAlgo algo, const floa
   }
 }
 
-void cudnn_pass(Context& c, const ConvCase& k, Pass p, int algo, const float* a, const float* b,
-                float* out) {
+void cudnn_pass(Context& c, const ConvCase& k, Pass p, int algo, const void* a, const void* b,
+                void* out) {
   const float one = 1, zero = 0;
   switch (p) {
     case kFwd:
@@ -162,8 +170,8 @@ void cudnn_pass(Context& c, const ConvCase& k, Pass p, int algo, const float* a,
 
 // cuDNN's fp32 algorithms for the pass, fastest first, with their workspace bytes (Find writes
 // into out).
-std::vector<std::pair<int, size_t>> cudnn_find(Context& c, const ConvCase& k, Pass p,
-                                               const float* a, const float* b, float* out) {
+std::vector<std::pair<int, size_t>> cudnn_find(Context& c, const ConvCase& k, Pass p, const void* a,
+                                               const void* b, void* out) {
   switch (p) {
     case kFwd: {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -171,7 +179,7 @@ std::vector<std::pair<int, size_t>> cudnn_find(Context& c, const ConvCase& k, Pa
       BENCH_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
           c.dnn, k.xD.get(), a, k.wD.get(), b, k.convD.get(), k.yD.get(), out,
           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
-      return candidates(perf, n, c.opt.math == "tf32", "cudnnFindConvolutionForwardAlgorithmEx");
+      return candidates(perf, n, c.opt.math != "fp32", "cudnnFindConvolutionForwardAlgorithmEx");
     }
     case kBwdData: {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
@@ -179,7 +187,7 @@ std::vector<std::pair<int, size_t>> cudnn_find(Context& c, const ConvCase& k, Pa
       BENCH_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(
           c.dnn, k.wD.get(), a, k.yD.get(), b, k.convD.get(), k.xD.get(), out,
           CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
-      return candidates(perf, n, c.opt.math == "tf32",
+      return candidates(perf, n, c.opt.math != "fp32",
                         "cudnnFindConvolutionBackwardDataAlgorithmEx");
     }
     case kBwdFilter: {
@@ -188,7 +196,7 @@ std::vector<std::pair<int, size_t>> cudnn_find(Context& c, const ConvCase& k, Pa
       BENCH_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(
           c.dnn, k.xD.get(), a, k.yD.get(), b, k.convD.get(), k.wD.get(), out,
           CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, perf, k.ws, k.ws_bytes));
-      return candidates(perf, n, c.opt.math == "tf32",
+      return candidates(perf, n, c.opt.math != "fp32",
                         "cudnnFindConvolutionBackwardFilterAlgorithmEx");
     }
   }
@@ -200,7 +208,7 @@ std::vector<std::pair<int, size_t>> cudnn_find(Context& c, const ConvCase& k, Pa
 // entry), or a named algorithm. find writes into out.
 ConvAlgo crema_choice(Context& c, const ConvCase& k, Pass p, const float* a, const float* b,
                       float* out, std::string& label) {
-  const ConvAlgo heur = prim::conv_heuristic(c.h, k.cd, k.xd, k.wd, k.yd);
+  const ConvAlgo heur = prim::conv_heuristic(c.h, k.cd, k.xd, k.wd, k.yd, prim::ConvPass(p));
   ConvAlgo algo = heur;
   if (c.opt.crema_algo == "find") {
     c.h.algo_cache().clear();
@@ -226,15 +234,49 @@ ConvAlgo crema_choice(Context& c, const ConvCase& k, Pass p, const float* a, con
   return algo;
 }
 
+// count elements of src (fp32) as type t, in a new buffer.
+prim::DeviceBuffer convert(Context& c, const void* src, int64_t count, prim::DataType from,
+                           prim::DataType to) {
+  prim::DeviceBuffer out(prim::Device::kCUDA, size_t(count) * prim::dtype_size(to));
+  prim::tensor_copy(c.h, prim::ViewDesc::packed(from, {count}), src,
+                    prim::ViewDesc::packed(to, {count}), out.get());
+  c.h.synchronize();
+  return out;
+}
+
+// The math's cuDNN data type: 16-bit tensors for BF16 / FP16, fp32 otherwise.
+prim::DataType dnn_type(const std::string& math) {
+  return math == "bf16"   ? prim::DataType::kBFloat16
+         : math == "fp16" ? prim::DataType::kFloat16
+                          : kF32;
+}
+
+cudnnDataType_t cudnn_type(prim::DataType t) {
+  return t == prim::DataType::kBFloat16  ? CUDNN_DATA_BFLOAT16
+         : t == prim::DataType::kFloat16 ? CUDNN_DATA_HALF
+                                         : CUDNN_DATA_FLOAT;
+}
+
 void bench_pass(Context& c, const ConvCase& k, Pass p) {
   // Inputs (a, b) and output of each pass: fwd (x, w) -> y, bwd data (w, dy) -> dx,
   // bwd filter (x, dy) -> dw.
   const prim::DeviceBuffer& in_a = p == kBwdData ? k.w : k.x;
   const prim::DeviceBuffer& in_b = p == kFwd ? k.w : k.dy;
   const int64_t out_count = p == kFwd ? k.yd.count() : p == kBwdData ? k.xd.count() : k.wd.count();
-  prim::DeviceBuffer out_crema = nan_buffer(out_count), out_dnn = nan_buffer(out_count);
+  const prim::DeviceBuffer& dnn_a = p == kBwdData ? k.dnn_w : k.dnn_x;
+  const prim::DeviceBuffer& dnn_b = p == kFwd ? k.dnn_w : k.dnn_dy;
+  prim::DeviceBuffer out_crema = nan_buffer(out_count);
+  prim::DeviceBuffer out_dnn =
+      k.dnn_type == kF32 ? nan_buffer(out_count)
+                         : prim::DeviceBuffer(prim::Device::kCUDA,
+                                              size_t(out_count) * prim::dtype_size(k.dnn_type));
   const float* a = f32(in_a);
   const float* b = f32(in_b);
+  auto dnn_result = [&] {
+    if (k.dnn_type == kF32) return to_host(c.stream, out_dnn.get(), out_count);
+    const prim::DeviceBuffer wide = convert(c, out_dnn.get(), out_count, k.dnn_type, kF32);
+    return to_host(c.stream, wide.get(), out_count);
+  };
 
   Row row{"conv", k.layer, kPassName[p]};
   const ConvAlgo algo = crema_choice(c, k, p, a, b, f32(out_crema), row.crema_algo);
@@ -244,13 +286,14 @@ void bench_pass(Context& c, const ConvCase& k, Pass p) {
   // tests hold it to the CPU implementation): cuDNN 9's winograd_nonfused, for one, is off by
   // 2-6% on CaffeNet's grouped 5x5 conv2 in fp32 and would otherwise win on a wrong answer.
   // In TF32 both sides round their inputs to 10 mantissa bits (relative 2^-11 each), so they
-  // may differ by a few times that.
-  const double max_err = c.opt.math == "tf32" ? 1e-2 : 1e-3;
+  // may differ by a few times that; BF16 / FP16 inputs round alike on both sides, but cuDNN's
+  // output is rounded to 16 bits too (relative 2^-9 for BF16).
+  const double max_err = c.opt.math == "fp32" ? 1e-3 : c.opt.math == "bf16" ? 2e-2 : 1e-2;
   int dnn_algo = -1;
   std::string rejected;
-  for (const auto& [cand, cand_ws] : cudnn_find(c, k, p, a, b, f32(out_dnn))) {
-    cudnn_pass(c, k, p, cand, a, b, f32(out_dnn));
-    const double err = max_rel_err(crema_out, to_host(c.stream, out_dnn.get(), out_count));
+  for (const auto& [cand, cand_ws] : cudnn_find(c, k, p, dnn_a.get(), dnn_b.get(), out_dnn.get())) {
+    cudnn_pass(c, k, p, cand, dnn_a.get(), dnn_b.get(), out_dnn.get());
+    const double err = max_rel_err(crema_out, dnn_result());
     if (err <= max_err) {
       dnn_algo = cand;
       row.err = err;
@@ -270,12 +313,14 @@ void bench_pass(Context& c, const ConvCase& k, Pass p) {
   Rotation rot({{in_a.get(), in_a.bytes()},
                 {in_b.get(), in_b.bytes()},
                 {out_crema.get(), size_t(out_count) * fb},
-                {out_dnn.get(), size_t(out_count) * fb}},
+                {out_dnn.get(), out_dnn.bytes()},
+                {dnn_a.get(), dnn_a.bytes()},
+                {dnn_b.get(), dnn_b.bytes()}},
                c.l2_bytes);
   const std::vector<double> ms = median_ms(
       c.stream, c.opt.repeats,
       {[&](int i) { crema_pass(c, k, p, algo, rot.at(0, i), rot.at(1, i), rot.at(2, i)); },
-       [&](int i) { cudnn_pass(c, k, p, dnn_algo, rot.at(0, i), rot.at(1, i), rot.at(3, i)); }});
+       [&](int i) { cudnn_pass(c, k, p, dnn_algo, rot.at(4, i), rot.at(5, i), rot.at(3, i)); }});
   row.crema_ms = ms[0];
   row.cudnn_ms = ms[1];
   row.flops = k.flops;
@@ -305,7 +350,11 @@ void bench_problem(Context& c, const ConvProblem& p0) {
   cd.dilation_h = p0.dilation_h;
   cd.dilation_w = p0.dilation_w;
   cd.groups = p0.groups;
-  cd.math = c.opt.math == "tf32" ? prim::MathMode::kTF32 : prim::MathMode::kFP32;
+  cd.math = c.opt.math == "tf32"   ? prim::MathMode::kTF32
+            : c.opt.math == "bf16" ? prim::MathMode::kBF16
+            : c.opt.math == "fp16" ? prim::MathMode::kFP16
+                                   : prim::MathMode::kFP32;
+  const prim::DataType dt = dnn_type(c.opt.math);
   const prim::TensorDesc xd = prim::TensorDesc::nchw(kF32, n, p0.c, p0.h, p0.w);
   const prim::FilterDesc wd{kF32, p0.k, p0.c / p0.groups, p0.r, p0.s};
   const int P = prim::conv_out_dim(p0.h, p0.r, p0.pad_h, p0.stride_h, p0.dilation_h);
@@ -313,9 +362,9 @@ void bench_problem(Context& c, const ConvProblem& p0) {
   const prim::TensorDesc yd = prim::TensorDesc::nchw(kF32, n, p0.k, P, Q);
   prim::conv_check(cd, xd, wd, yd);
 
-  const TensorD xD(n, p0.c, p0.h, p0.w), yD(n, p0.k, P, Q);
-  const FilterD wD(wd.k, wd.c, wd.r, wd.s);
-  const ConvD convD(cd, c.opt.math == "tf32");
+  const TensorD xD(n, p0.c, p0.h, p0.w, cudnn_type(dt)), yD(n, p0.k, P, Q, cudnn_type(dt));
+  const FilterD wD(wd.k, wd.c, wd.r, wd.s, cudnn_type(dt));
+  const ConvD convD(cd, c.opt.math != "fp32");
   int on = 0, oc = 0, oh = 0, ow = 0;
   BENCH_CUDNN(
       cudnnGetConvolution2dForwardOutputDim(convD.get(), xD.get(), wD.get(), &on, &oc, &oh, &ow));
@@ -325,10 +374,34 @@ void bench_problem(Context& c, const ConvProblem& p0) {
   const prim::DeviceBuffer x = random_buffer(xd.count(), 1);
   const prim::DeviceBuffer w = random_buffer(wd.count(), 2);
   const prim::DeviceBuffer dy = random_buffer(yd.count(), 3);
+  auto for_dnn = [&](const prim::DeviceBuffer& b, int64_t count) {
+    return dt == kF32 ? prim::DeviceBuffer() : convert(c, b.get(), count, kF32, dt);
+  };
+  const prim::DeviceBuffer x16 = for_dnn(x, xd.count()), w16 = for_dnn(w, wd.count()),
+                           dy16 = for_dnn(dy, yd.count());
+  const bool wide = dt == kF32;
   const size_t ws_bytes = cudnn_workspace_bytes();
   const prim::DeviceBuffer ws(prim::Device::kCUDA, ws_bytes);
   const double flops = 2.0 * n * p0.k * double(wd.c) * p0.r * p0.s * double(P) * double(Q);
-  const ConvCase k{layer, cd, xd, yd, wd, xD, yD, wD, convD, x, w, dy, ws.get(), ws_bytes, flops};
+  const ConvCase k{layer,
+                   cd,
+                   xd,
+                   yd,
+                   wd,
+                   xD,
+                   yD,
+                   wD,
+                   convD,
+                   x,
+                   w,
+                   dy,
+                   wide ? x : x16,
+                   wide ? w : w16,
+                   wide ? dy : dy16,
+                   dt,
+                   ws.get(),
+                   ws_bytes,
+                   flops};
   for (int p = 0; p < 3; ++p) {
     if (!want[p]) continue;
     try {

@@ -25,14 +25,14 @@ void check_cudnn(cudnnStatus_t s, const char* what) {
   }
 }
 
-TensorD::TensorD(int n, int c, int h, int w) {
+TensorD::TensorD(int n, int c, int h, int w, cudnnDataType_t t) {
   BENCH_CUDNN(cudnnCreateTensorDescriptor(&d_));
-  BENCH_CUDNN(cudnnSetTensor4dDescriptor(d_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+  BENCH_CUDNN(cudnnSetTensor4dDescriptor(d_, CUDNN_TENSOR_NCHW, t, n, c, h, w));
 }
 
-FilterD::FilterD(int k, int c, int r, int s) {
+FilterD::FilterD(int k, int c, int r, int s, cudnnDataType_t t) {
   BENCH_CUDNN(cudnnCreateFilterDescriptor(&d_));
-  BENCH_CUDNN(cudnnSetFilter4dDescriptor(d_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c, r, s));
+  BENCH_CUDNN(cudnnSetFilter4dDescriptor(d_, t, CUDNN_TENSOR_NCHW, k, c, r, s));
 }
 
 namespace {

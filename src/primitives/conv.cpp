@@ -51,7 +51,7 @@ const char* conv_unsupported_gemm1x1(const ConvProblem& p) {
 
 namespace {
 
-enum class Pass { kFwd, kBwdData, kBwdFilter };
+using Pass = ConvPass;
 
 const char* pass_name(Pass p) {
   switch (p) {
@@ -184,7 +184,7 @@ const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* 
 // The heuristic's row (conv_heuristic logs the rows it skips), logged once per problem under
 // CREMA_VERBOSE=1.
 const ConvImpl& auto_row(Handle& h, Pass p, const ConvProblem& pr) {
-  const ConvAlgo a = conv_heuristic(h, pr.cd, pr.xd, pr.wd, pr.yd);
+  const ConvAlgo a = conv_heuristic(h, pr.cd, pr.xd, pr.wd, pr.yd, p);
   if (verbose()) log_once("crema: auto " + cache_key(p, pr) + " -> " + conv_algo_name(a));
   return *find_row(h.device(), a);
 }
@@ -280,12 +280,22 @@ bool conv_supports(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& 
 }
 
 ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
-                        const TensorDesc& yd) {
+                        const TensorDesc& yd, ConvPass pass) {
   // On CUDA a convolution reading one input channel per output (depthwise) is memory-bound: the
   // direct kernel reads each input once per tap from cache, where im2col would write and read a
   // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
   if (h.device() != Device::kCPU && cd.groups > 1 && wd.c == 1) return ConvAlgo::kDirect;
   const ConvProblem pr{cd, xd, wd, yd};
+  // In BF16/FP16 math, forward and backward data of a filter wider than 1x1 whose input and
+  // output channels per group are multiples of 8 go to the implicit GEMM's 16-bit path, which
+  // reads each input once per channel tile where im2col writes and reads R*S copies of it.
+  // (Its backward filter stages fp32 and trails im2col + cuBLAS on most layers.)
+#ifdef CREMA_WITH_CUDA
+  if (h.device() == Device::kCUDA && pass != ConvPass::kBwdFilter &&
+      (cd.math == MathMode::kBF16 || cd.math == MathMode::kFP16) && wd.r * wd.s > 1 &&
+      wd.c % 8 == 0 && (wd.k / cd.groups) % 8 == 0 && !cuda::kConvImplicitGemm.unsupported(pr))
+    return ConvAlgo::kImplicitGemm;
+#endif
   for (const ConvImpl* row : kTable) {
     if (row->device != h.device()) continue;
     const char* why = row->unsupported(pr);
@@ -300,8 +310,13 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
 size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                            const FilterDesc& wd, const TensorDesc& yd) {
   const ConvProblem pr{cd, xd, wd, yd};
-  if (a == ConvAlgo::kAuto) a = conv_heuristic(h, cd, xd, wd, yd);
   size_t bytes = 0;
+  if (a == ConvAlgo::kAuto) {
+    for (Pass p : {Pass::kFwd, Pass::kBwdData, Pass::kBwdFilter})
+      bytes = std::max(
+          bytes, conv_workspace_size(h, conv_heuristic(h, cd, xd, wd, yd, p), cd, xd, wd, yd));
+    return bytes;
+  }
   for (const ConvImpl* row : kTable)  // find may try every supported row: the largest
     if (row->device == h.device() && (a == ConvAlgo::kFind || row->algo == a) &&
         !row->unsupported(pr))

@@ -61,15 +61,17 @@ void conv_check(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
 
 // The algorithms a device implements in this build, in the order kAuto tries them.
 std::vector<ConvAlgo> conv_algos(Device device);
-// Whether the handle's device runs a problem with an algorithm, and the one the heuristic picks
-// (CREMA_VERBOSE=1 logs each row it skips, with the reason).
+enum class ConvPass { kFwd, kBwdData, kBwdFilter };
+
+// Whether the handle's device runs a problem with an algorithm, and the one the heuristic (kAuto)
+// picks for a pass (CREMA_VERBOSE=1 logs each row it skips, with the reason).
 bool conv_supports(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                    const FilterDesc& wd, const TensorDesc& yd);
 ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
-                        const TensorDesc& yd);
+                        const TensorDesc& yd, ConvPass pass = ConvPass::kFwd);
 
-// Workspace bytes an algorithm needs, the most of its three passes (kFind: of every supported
-// row).
+// Workspace bytes an algorithm needs, the most of its three passes (kAuto: of the rows the
+// passes pick; kFind: of every supported row).
 size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                            const FilterDesc& wd, const TensorDesc& yd);
 

@@ -462,8 +462,8 @@ void check_views(ConvAlgo nhwc_algo, const std::vector<ConvAlgo>& slice_algos, M
   for (ConvAlgo algo : slice_algos) {
     SCOPED_TRACE(conv_algo_name(algo));
     std::vector<float> wide(2 * ny, 7.0f);
-    conv_fwd(cpu, ds.cd, ConvAlgo::kAuto, ds.xd, d.x.data(), ds.wd, d.w.data(), slice, wide.data() + plane, {},
-             {d.bias.data(), true});
+    conv_fwd(cpu, ds.cd, ConvAlgo::kAuto, ds.xd, d.x.data(), ds.wd, d.w.data(), slice,
+             wide.data() + plane, {}, {d.bias.data(), true});
     DeviceBuffer gwide = to_gpu(std::vector<float>(2 * ny, 7.0f)), gb = to_gpu(d.bias);
     conv_fwd(gpu, ds.cd, algo, ds.xd, gx.get(), ds.wd, gw.get(), slice,
              static_cast<float*>(gwide.get()) + plane, {}, {gb.get(), true});
@@ -499,6 +499,52 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16})
     for (const ConvProblem& pb : random_problems(40, 2026))
       check_problem<float>(pb, true, kExact, 0, {ConvAlgo::kImplicitGemm}, math);
+}
+
+// Channels per group that are multiples of 8: BF16/FP16 forward and stride-1 backward data take
+// the 16-bit NHWC path. Several row and column tiles, more k-tiles than pipeline stages, a
+// partial last k-tile, groups, stride and dilation; exact on integers, within the rounding bound
+// on real values.
+TEST(ConvCuda, ImplicitGemm16BitPath) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const std::vector<ConvProblem> problems = {
+      {"i16_3x3", 2, 32, 15, 13, 48, 3, 3, 1, 1, 1, 1},
+      {"i16_grouped_5x5", 2, 32, 9, 11, 32, 5, 5, 2, 2, 1, 1, 1, 1, 2},
+      {"i16_strided_dilated", 3, 16, 17, 14, 24, 3, 3, 2, 1, 2, 2, 2, 1},
+      {"i16_deep_wide", 1, 64, 8, 8, 136, 3, 3, 1, 1, 1, 1},
+      {"i16_many_rows", 4, 8, 20, 20, 8, 3, 3, 1, 1, 1, 1},
+  };
+  for (MathMode math : {MathMode::kBF16, MathMode::kFP16}) {
+    for (const ConvProblem& pb : problems)
+      check_problem<float>(pb, true, kExact, 0, {ConvAlgo::kImplicitGemm, ConvAlgo::kAuto}, math);
+    const double u = math == MathMode::kBF16 ? 0x1p-8 : 0x1p-11;
+    const ConvProblem& deep = problems[3];
+    const double depth = 9.0 * deep.c;
+    check_problem<float>(deep, false, {8 * u * std::sqrt(depth), 0, true}, 0,
+                         {ConvAlgo::kImplicitGemm}, math);
+  }
+}
+
+// kAuto in BF16/FP16 sends forward and backward data of such layers to the implicit GEMM and
+// keeps backward filter on im2col + cuBLAS; TF32 and fp32 stay on im2col.
+TEST(ConvCuda, HeuristicPicksTheImplicitGemmFor16BitMath) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle gpu(Device::kCUDA);
+  Descs ds = descs_of({"h", 2, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
+  auto pick = [&](ConvPass pass) { return conv_heuristic(gpu, ds.cd, ds.xd, ds.wd, ds.yd, pass); };
+  for (MathMode math : {MathMode::kBF16, MathMode::kFP16}) {
+    ds.cd.math = math;
+    EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kImplicitGemm);
+    EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kImplicitGemm);
+    EXPECT_EQ(pick(ConvPass::kBwdFilter), ConvAlgo::kIm2colGemm);
+  }
+  for (MathMode math : {MathMode::kFP32, MathMode::kTF32}) {
+    ds.cd.math = math;
+    EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
+  }
+  ds = descs_of({"c3", 2, 3, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);  // 3 input channels
 }
 
 TEST(ConvCuda, FindCachesOneEntryPerPassAndReusesIt) {

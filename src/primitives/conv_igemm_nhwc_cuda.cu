@@ -1,0 +1,365 @@
+// The implicit GEMM's 16-bit path, for forward and stride-1 backward data in BF16 or FP16 math
+// when the GEMM's inner channels (Cg forward, Kg backward data) are a multiple of 8. The
+// gathered activation (x, or dy) is first rounded into an NHWC copy and the filter into
+// [rows][R][S][inner] order, both 16-bit, so that the GEMM's inner index (r, s, channel) runs
+// along memory in 16-byte pieces of 8 channels:
+//   forward        Y[m = (n,p,q)][k] = sum_{(r,s,c)} Xnhwc[n][p*sh-ph+r*dh][q*sw-pw+s*dw][c]
+//   Wt[k][r][s][c] backward data  dX[m = (n,h,w)][c] = sum_{(r,s,k)}
+//   dYnhwc[n][h+ph-r*dh][w+pw-s*dw][k] Wt[c][r][s][k]
+// The copies cost a read of 4 and a write of 2 bytes per element, against the R*S (and
+// channel-tile) reuse of every element inside the GEMM.
+//
+// Block tile 128 x 128 x 32, 4 warps of 64 x 64; 16-byte cp.async copies (zero-filled at
+// padding) keep kStages k-tiles in flight; shared rows are 64 bytes with their four 16-byte
+// pieces XOR-swizzled by row pair, so the ldmatrix loads of 8 rows hit 8 distinct bank groups.
+// fp32 accumulation; the epilogue blends into the fp32 output with any strides.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <atomic>
+#include <climits>
+
+#include "primitives/conv_cuda.cuh"
+#include "primitives/conv_impl.h"
+
+namespace crema::prim::cuda {
+namespace {
+
+constexpr int kThreads = 128;
+constexpr int kTileM = 128, kTileN = 128, kTileK = 32;
+constexpr int kStages = 4;
+constexpr int kStageElems = (kTileM + kTileN) * kTileK;
+constexpr int kSmemBytes = kStages * kStageElems * 2;
+constexpr int kNoPoint = INT_MIN / 2;
+
+// One GEMM of the 16-bit path. Rows m = (n, y, x) of a ry x rx output plane read the NHWC
+// source at (y*sy + oy + r*dy, x*sx + ox + s*dx); offsets are int (the support rule keeps
+// tensors below 2^31 elements).
+struct Geo16 {
+  int gm, gn, gk;           // GEMM sizes of one group
+  int cin;                  // inner channels of one group, a multiple of 8
+  int src_c, src_h, src_w;  // the NHWC source
+  int rows_h, rows_w;       // the plane of the GEMM rows
+  int sy, sx, oy, ox, dy, dx, s;
+  int on, oc, oh, ow;  // output strides
+};
+
+// A 16-byte piece of the inner index: NHWC offset and point relative to the row's point.
+struct alignas(16) Piece {
+  int off, h, w, pad;
+};
+
+__device__ __forceinline__ bool inside(int h, int w, int hmax, int wmax) {
+  return unsigned(h) < unsigned(hmax) && unsigned(w) < unsigned(wmax);
+}
+
+__device__ __forceinline__ void copy16(void* dst, const void* src, bool valid) {
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N>
+__device__ __forceinline__ void copy_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const uint16_t* p) {
+  const unsigned a = unsigned(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+template <MathMode M>
+__device__ __forceinline__ void mma16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                      uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (M == MathMode::kBF16)
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  __trap();
+#endif
+}
+
+template <MathMode M>
+__device__ __forceinline__ uint16_t to16(float v) {
+  if constexpr (M == MathMode::kBF16)
+    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+  else
+    return __half_as_ushort(__float2half_rn(v));
+}
+
+// Element offset of 16-byte piece `c` of shared row `row`: pieces swizzled by row pair.
+__device__ __forceinline__ int swizzled(int row, int c) {
+  return row * kTileK + ((c ^ ((row >> 1) & 3)) << 3);
+}
+
+template <MathMode M>
+__global__ void __launch_bounds__(kThreads)
+    igemm16_kernel(Geo16 g, const uint16_t* __restrict__ a_src, const uint16_t* __restrict__ b_src,
+                   const Piece* __restrict__ pieces, float* out, float alpha, float beta,
+                   const float* __restrict__ bias, bool relu) {
+  extern __shared__ __align__(16) uint16_t smem16[];
+  const int tid = threadIdx.x;
+  const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * kTileN, grp = blockIdx.z;
+  const int piece = tid & 3;
+
+  // Each thread stages piece `piece` of rows tid/4 + 32 i of both operands.
+  int a_off[4], a_h[4], a_w[4], b_off[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int row = (tid >> 2) + 32 * i;
+    const int m = m0 + row;
+    const int plane = g.rows_h * g.rows_w;
+    const int n = m / plane, yx = m % plane, y = yx / g.rows_w, x = yx % g.rows_w;
+    const int y0 = y * g.sy + g.oy, x0 = x * g.sx + g.ox;
+    a_off[i] = ((n * g.src_h + y0) * g.src_w + x0) * g.src_c + grp * g.cin;
+    a_h[i] = m < g.gm ? y0 : kNoPoint;
+    a_w[i] = x0;
+    const int nr = n0 + row;
+    b_off[i] = nr < g.gn ? (grp * g.gn + nr) * g.gk : -1;
+  }
+
+  const int k_tiles = (g.gk + kTileK - 1) / kTileK;
+  auto issue = [&](int kt, int st) {
+    uint16_t* as = smem16 + st * kStageElems;
+    uint16_t* bs = as + kTileM * kTileK;
+    const Piece pc = pieces[kt * 4 + piece];
+    const int k = kt * kTileK + piece * 8;
+    const bool kin = k < g.gk;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int row = (tid >> 2) + 32 * i;
+      const int at = swizzled(row, piece);
+      const bool av = inside(a_h[i] + pc.h, a_w[i] + pc.w, g.src_h, g.src_w);
+      copy16(as + at, av ? a_src + a_off[i] + pc.off : a_src, av);
+      const bool bv = kin && b_off[i] >= 0;
+      copy16(bs + at, bv ? b_src + b_off[i] + k : b_src, bv);
+    }
+  };
+
+  const int warp = tid >> 5, lane = tid & 31;
+  const int wm = (warp & 1) * 64, wn = (warp >> 1) * 64;
+  float acc[4][8][4] = {};
+
+  auto compute = [&](int st) {
+    const uint16_t* as = smem16 + st * kStageElems;
+    const uint16_t* bs = as + kTileM * kTileK;
+#pragma unroll
+    for (int ks = 0; ks < kTileK / 8; ks += 2) {
+      uint32_t af[4][4], bf[4][4];
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi) {
+        const int row = wm + mi * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        ldmatrix_x4(af[mi], as + swizzled(row, ks + (lane >> 4)));
+      }
+#pragma unroll
+      for (int nj = 0; nj < 4; ++nj) {
+        const int row = wn + nj * 16 + (lane & 7) + (lane >> 4) * 8;
+        ldmatrix_x4(bf[nj], bs + swizzled(row, ks + ((lane >> 3) & 1)));
+      }
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < 8; ++ni)
+          mma16<M>(acc[mi][ni], af[mi], bf[ni >> 1][(ni & 1) * 2], bf[ni >> 1][(ni & 1) * 2 + 1]);
+    }
+  };
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < k_tiles) issue(s, s);
+    copy_commit();
+  }
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    copy_wait<kStages - 2>();
+    __syncthreads();
+    const int next = kt + kStages - 1;
+    if (next < k_tiles) issue(next, next % kStages);
+    copy_commit();
+    compute(kt % kStages);
+  }
+  copy_wait<0>();
+
+  const int gid = lane >> 2, tig = lane & 3;
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+    for (int hi = 0; hi < 2; ++hi) {
+      const int m = m0 + wm + mi * 16 + gid + hi * 8;
+      if (m >= g.gm) continue;
+      const int plane = g.rows_h * g.rows_w;
+      const int n = m / plane, yx = m % plane, y = yx / g.rows_w, x = yx % g.rows_w;
+      float* orow = out + (n * g.on + y * g.oh + x * g.ow);
+#pragma unroll
+      for (int ni = 0; ni < 8; ++ni)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = n0 + wn + ni * 8 + 2 * tig + e;
+          if (col >= g.gn) continue;
+          const int ch = grp * g.gn + col;
+          float* o = orow + ch * g.oc;
+          float v = alpha * acc[mi][ni][hi * 2 + e];
+          if (beta != 0.f) v += beta * *o;
+          if (bias) v += bias[ch];
+          if (relu) v = v > 0.f ? v : 0.f;
+          *o = v;
+        }
+    }
+}
+
+// dst[n][h][w][c] = round(src[n][c][h][w]) for any source strides: 32 x 32 tiles of (c, h*w)
+// through shared memory, so both the reads (along w) and the writes (along c) coalesce.
+template <MathMode M>
+__global__ void to_nhwc16_kernel(int c, int h, int w, int64_t sn, int64_t sc, int64_t sh,
+                                 int64_t sw, const float* __restrict__ src, uint16_t* dst) {
+  __shared__ float tile[32][33];
+  const int hw = h * w, n = blockIdx.z;
+  const int c0 = blockIdx.y * 32, p0 = blockIdx.x * 32;
+  const float* s = src + n * sn;
+  for (int j = threadIdx.y; j < 32; j += 8) {
+    const int cc = c0 + j, p = p0 + threadIdx.x;
+    if (cc < c && p < hw) tile[j][threadIdx.x] = s[cc * sc + (p / w) * sh + (p % w) * sw];
+  }
+  __syncthreads();
+  for (int j = threadIdx.y; j < 32; j += 8) {
+    const int p = p0 + j, cc = c0 + threadIdx.x;
+    if (cc < c && p < hw) dst[(int64_t(n) * hw + p) * c + cc] = to16<M>(tile[threadIdx.x][j]);
+  }
+}
+
+// Filter rows for the GEMM: forward Wt[k][r][s][c] = W[k][c][r][s]; backward data
+// Wt[g*Cg + c][r][s][k] = W[g*Kg + k][c][r][s].
+template <MathMode M>
+__global__ void filter16_kernel(bool fwd, int k, int cg, int kg, int rs,
+                                const float* __restrict__ w, uint16_t* dst) {
+  const int64_t count = int64_t(k) * cg * rs;
+  CREMA_CUDA_LOOP(i, count) {
+    int64_t src;
+    if (fwd) {  // i = ((k * rs) + t) * cg + c
+      const int c = int(i % cg), t = int(i / cg % rs);
+      const int64_t kk = i / (int64_t(cg) * rs);
+      src = (kk * cg + c) * rs + t;
+    } else {  // i = ((g*Cg + c) * rs + t) * kg + kk
+      const int kk = int(i % kg), t = int(i / kg % rs);
+      const int64_t row = i / (int64_t(kg) * rs);
+      const int64_t grp = row / cg, c = row % cg;
+      src = ((grp * kg + kk) * cg + c) * rs + t;
+    }
+    dst[i] = to16<M>(w[src]);
+  }
+}
+
+__global__ void pieces_kernel(Geo16 g, int count, Piece* pieces) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= count) return;
+  const int k = j * 8;
+  Piece pc{0, kNoPoint, 0, 0};
+  if (k < g.gk) {
+    const int t = k / g.cin, ci = k % g.cin, r = t / g.s, s = t % g.s;
+    pc = {(r * g.dy * g.src_w + s * g.dx) * g.src_c + ci, r * g.dy, s * g.dx, 0};
+  }
+  pieces[j] = pc;
+}
+
+// Workspace carving: the NHWC copy, the filter rows, the pieces; each 256-byte aligned.
+struct Layout16 {
+  size_t src, filter, pieces, total;
+};
+size_t round256(size_t b) { return (b + 255) / 256 * 256; }
+
+Layout16 layout_of(const ConvProblem& p, bool fwd) {
+  const TensorDesc& s = fwd ? p.xd : p.yd;
+  const int cin = fwd ? p.wd.c : p.wd.k / p.cd.groups;
+  const int64_t gk = int64_t(cin) * p.wd.r * p.wd.s;
+  Layout16 l{};
+  l.src = 0;
+  l.filter = round256(size_t(s.n) * s.c * s.h * s.w * 2);
+  l.pieces = l.filter + round256(size_t(p.wd.count()) * 2);
+  l.total = l.pieces + round256(size_t((gk + kTileK - 1) / kTileK * 4) * sizeof(Piece));
+  return l;
+}
+
+template <MathMode M>
+void run16(Handle& h, const ConvProblem& p, bool fwd, const float* act, const float* w, float* out,
+           Blend blend, const float* bias, bool relu) {
+  const ConvDesc& cd = p.cd;
+  const TensorDesc& src = fwd ? p.xd : p.yd;
+  const TensorDesc& dst = fwd ? p.yd : p.xd;
+  const int groups = cd.groups, kg = p.wd.k / groups, cg = p.wd.c, rs = p.wd.r * p.wd.s;
+  Geo16 g{};
+  g.cin = fwd ? cg : kg;
+  g.gn = fwd ? kg : cg;
+  g.gk = g.cin * rs;
+  g.gm = dst.n * dst.h * dst.w;
+  g.src_c = src.c, g.src_h = src.h, g.src_w = src.w;
+  g.rows_h = dst.h, g.rows_w = dst.w;
+  g.sy = fwd ? cd.stride_h : 1, g.sx = fwd ? cd.stride_w : 1;
+  g.oy = fwd ? -cd.pad_h : cd.pad_h, g.ox = fwd ? -cd.pad_w : cd.pad_w;
+  g.dy = fwd ? cd.dilation_h : -cd.dilation_h, g.dx = fwd ? cd.dilation_w : -cd.dilation_w;
+  g.s = p.wd.s;
+  g.on = int(dst.stride_n), g.oc = int(dst.stride_c), g.oh = int(dst.stride_h);
+  g.ow = int(dst.stride_w);
+
+  const Layout16 l = layout_of(p, fwd);
+  char* ws = static_cast<char*>(h.workspace(l.total));
+  uint16_t* a16 = reinterpret_cast<uint16_t*>(ws + l.src);
+  uint16_t* w16 = reinterpret_cast<uint16_t*>(ws + l.filter);
+  Piece* pieces = reinterpret_cast<Piece*>(ws + l.pieces);
+  cudaStream_t st = stream_of(h);
+
+  const dim3 tgrid((src.h * src.w + 31) / 32, (src.c + 31) / 32, src.n);
+  to_nhwc16_kernel<M><<<tgrid, dim3(32, 8), 0, st>>>(
+      src.c, src.h, src.w, src.stride_n, src.stride_c, src.stride_h, src.stride_w, act, a16);
+  check_launch("to_nhwc16_kernel");
+  filter16_kernel<M><<<grid_for(p.wd.count()), kBlock, 0, st>>>(fwd, p.wd.k, cg, kg, rs, w, w16);
+  check_launch("filter16_kernel");
+  const int count = (g.gk + kTileK - 1) / kTileK * 4;
+  pieces_kernel<<<(count + 127) / 128, 128, 0, st>>>(g, count, pieces);
+  check_launch("pieces_kernel");
+
+  static std::atomic<uint64_t> opted{0};
+  int dev = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  const uint64_t bit = uint64_t(1) << (dev & 63);
+  if (!(opted.load() & bit)) {
+    check_cuda(cudaFuncSetAttribute(igemm16_kernel<M>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    kSmemBytes),
+               "igemm16_kernel shared memory");
+    opted |= bit;
+  }
+  const dim3 grid((g.gm + kTileM - 1) / kTileM, (g.gn + kTileN - 1) / kTileN, groups);
+  igemm16_kernel<M><<<grid, kThreads, kSmemBytes, st>>>(
+      g, a16, w16, pieces, out, float(blend.alpha), float(blend.beta), bias, relu);
+  check_launch("igemm16_kernel");
+}
+
+}  // namespace
+
+bool igemm16_applies(const ConvProblem& p, bool fwd) {
+  if (p.cd.math != MathMode::kBF16 && p.cd.math != MathMode::kFP16) return false;
+  if (!fwd && (p.cd.stride_h != 1 || p.cd.stride_w != 1)) return false;
+  const int cin = fwd ? p.wd.c : p.wd.k / p.cd.groups;
+  return cin % 8 == 0 && (fwd ? p.xd.n : p.yd.n) < 65536;
+}
+
+size_t igemm16_workspace(const ConvProblem& p, bool fwd) { return layout_of(p, fwd).total; }
+
+void igemm16_run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const float* w,
+                 float* out, Blend blend, const float* bias, bool relu) {
+  if (p.cd.math == MathMode::kBF16)
+    run16<MathMode::kBF16>(h, p, fwd, act, w, out, blend, bias, relu);
+  else
+    run16<MathMode::kFP16>(h, p, fwd, act, w, out, blend, bias, relu);
+}
+
+}  // namespace crema::prim::cuda
