@@ -286,14 +286,16 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
   if (h.device() != Device::kCPU && cd.groups > 1 && wd.c == 1) return ConvAlgo::kDirect;
   const ConvProblem pr{cd, xd, wd, yd};
-  // In BF16/FP16 math, forward and backward data of a filter wider than 1x1 whose input and
-  // output channels per group are multiples of 8 go to the implicit GEMM's 16-bit path, which
-  // reads each input once per channel tile where im2col writes and reads R*S copies of it.
-  // (Its backward filter stages fp32 and trails im2col + cuBLAS on most layers.)
+  // In tensor-core math, forward and backward data of a filter wider than 1x1 whose inner
+  // channels fill 16-byte pieces go to the implicit GEMM's NHWC path, which reads each input
+  // once per channel tile where im2col writes and reads R*S copies of it; unless the pass has
+  // fewer than 16 output channels per group, a sliver of the path's 128-column tiles (LeNet's
+  // conv1 backward data: 1). The implicit backward filter stages fp32 and trails im2col +
+  // cuBLAS on most layers.
 #ifdef CREMA_WITH_CUDA
-  if (h.device() == Device::kCUDA && pass != ConvPass::kBwdFilter &&
-      (cd.math == MathMode::kBF16 || cd.math == MathMode::kFP16) && wd.r * wd.s > 1 &&
-      wd.c % 8 == 0 && (wd.k / cd.groups) % 8 == 0 && !cuda::kConvImplicitGemm.unsupported(pr))
+  const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
+  if (h.device() == Device::kCUDA && wd.r * wd.s > 1 && columns >= 16 &&
+      cuda::igemm_nhwc_applies(pr, pass) && !cuda::kConvImplicitGemm.unsupported(pr))
     return ConvAlgo::kImplicitGemm;
 #endif
   for (const ConvImpl* row : kTable) {

@@ -1,7 +1,7 @@
 // Internal: the pieces the CUDA convolution rows share (conv_cuda.cu, conv_gemm1x1_cuda.cu,
 // conv_igemm_cuda.cu): row-major strided-batched GEMM through cuBLAS under a math mode
 // (cuda_util.cuh's gemm_batched), the bias/ReLU epilogue, the gather of planes side by side, the
-// fixed-order sum of partial filter gradients, and the implicit GEMM's 16-bit path.
+// fixed-order sum of partial filter gradients, and the implicit GEMM's NHWC path.
 #pragma once
 
 #include <cstdint>
@@ -102,12 +102,12 @@ __global__ void sum_partials_kernel(int b, int64_t count, const T* __restrict__ 
   }
 }
 
-// The implicit GEMM's 16-bit path (conv_igemm_nhwc_cuda.cu): forward (fwd) or stride-1 backward
-// data in BF16/FP16 math through 16-bit NHWC copies, when the inner channels are a multiple of 8.
-// `act` is x (forward) or dy, `out` is y or dx; bias and ReLU apply to the forward only.
-bool igemm16_applies(const ConvProblem& p, bool fwd);
-size_t igemm16_workspace(const ConvProblem& p, bool fwd);
-void igemm16_run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const float* w,
-                 float* out, Blend blend, const float* bias, bool relu);
+// The implicit GEMM's NHWC path (conv_igemm_nhwc_cuda.cu): forward or stride-1 backward data in
+// TF32/BF16/FP16 math through NHWC copies in the math format, when the inner channels per group
+// fill 16-byte pieces. `act` is x (forward) or dy, `out` is y or dx; bias and ReLU apply to the
+// forward only.
+size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass);
+void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const float* act,
+                    const float* w, float* out, Blend blend, const float* bias, bool relu);
 
 }  // namespace crema::prim::cuda

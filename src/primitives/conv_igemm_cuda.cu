@@ -473,9 +473,10 @@ Tap* make_taps(Handle& h, const ConvProblem& pr, const Geo& g, bool fwd) {
 
 void fwd(Handle& h, const ConvProblem& pr, const void* x, const void* w, void* y, Blend blend,
          const ConvEpilogue& ep) {
-  if (igemm16_applies(pr, true))
-    return igemm16_run(h, pr, true, static_cast<const float*>(x), static_cast<const float*>(w),
-                       static_cast<float*>(y), blend, static_cast<const float*>(ep.bias), ep.relu);
+  if (igemm_nhwc_applies(pr, ConvPass::kFwd))
+    return igemm_nhwc_run(h, pr, ConvPass::kFwd, static_cast<const float*>(x),
+                          static_cast<const float*>(w), static_cast<float*>(y), blend,
+                          static_cast<const float*>(ep.bias), ep.relu);
   Geo g = geo_of(pr);
   g.gm = g.n * g.p * g.q, g.gn = g.kg, g.gk = g.cg * g.r * g.s;
   const Tap* taps = make_taps(h, pr, g, true);
@@ -488,9 +489,10 @@ void bwd_data(Handle& h, const ConvProblem& pr, const void* w, const void* dy, v
               Blend blend) {
   if (pr.cd.stride_h != 1 || pr.cd.stride_w != 1)
     return kConvIm2colGemm.bwd_data(h, pr, w, dy, dx, blend);
-  if (igemm16_applies(pr, false))
-    return igemm16_run(h, pr, false, static_cast<const float*>(dy), static_cast<const float*>(w),
-                       static_cast<float*>(dx), blend, nullptr, false);
+  if (igemm_nhwc_applies(pr, ConvPass::kBwdData))
+    return igemm_nhwc_run(h, pr, ConvPass::kBwdData, static_cast<const float*>(dy),
+                          static_cast<const float*>(w), static_cast<float*>(dx), blend, nullptr,
+                          false);
   Geo g = geo_of(pr);
   g.gm = g.n * g.h * g.w, g.gn = g.cg, g.gk = g.kg * g.r * g.s;
   const Tap* taps = make_taps(h, pr, g, false);
@@ -526,8 +528,8 @@ size_t workspace(Handle& h, const ConvProblem& pr) {
                g.splits > 1 ? size_t(g.splits) * size_t(pr.wd.count()) * sizeof(float) : size_t(0));
   if (pr.cd.stride_h != 1 || pr.cd.stride_w != 1)
     bytes = std::max(bytes, kConvIm2colGemm.workspace(h, pr));
-  for (bool fwd : {true, false})
-    if (igemm16_applies(pr, fwd)) bytes = std::max(bytes, igemm16_workspace(pr, fwd));
+  for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData})
+    if (igemm_nhwc_applies(pr, pass)) bytes = std::max(bytes, igemm_nhwc_workspace(pr, pass));
   return bytes;
 }
 

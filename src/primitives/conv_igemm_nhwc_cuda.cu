@@ -1,23 +1,26 @@
-// The implicit GEMM's 16-bit path, for forward and stride-1 backward data in BF16 or FP16 math
-// when the GEMM's inner channels (Cg forward, Kg backward data) are a multiple of 8. The
-// gathered activation (x, or dy) is first rounded into an NHWC copy and the filter into
-// [rows][R][S][inner] order, both 16-bit, so that the GEMM's inner index (r, s, channel) runs
-// along memory in 16-byte pieces of 8 channels:
+// The implicit GEMM's NHWC path, for forward and stride-1 backward data in TF32, BF16 or FP16
+// math when the GEMM's inner channels (Cg forward, Kg backward data) fill 16-byte pieces (4
+// TF32 or 8 BF16/FP16 values). The gathered activation (x, or dy) is first rounded into an NHWC
+// copy in the math format and the filter into [rows][R][S][inner] order, so that the GEMM's
+// inner index (r, s, channel) runs along memory in 16-byte pieces:
 //   forward        Y[m = (n,p,q)][k] = sum_{(r,s,c)} Xnhwc[n][p*sh-ph+r*dh][q*sw-pw+s*dw][c]
 //   Wt[k][r][s][c] backward data  dX[m = (n,h,w)][c] = sum_{(r,s,k)}
 //   dYnhwc[n][h+ph-r*dh][w+pw-s*dw][k] Wt[c][r][s][k]
-// The copies cost a read of 4 and a write of 2 bytes per element, against the R*S (and
+// The copies cost a read of 4 and a write of 2 (TF32: 4) bytes per element, against the R*S (and
 // channel-tile) reuse of every element inside the GEMM.
 //
-// Block tile 128 x 128 x 32, 4 warps of 64 x 64; 16-byte cp.async copies (zero-filled at
-// padding) keep kStages k-tiles in flight; shared rows are 64 bytes with their four 16-byte
-// pieces XOR-swizzled by row pair, so the ldmatrix loads of 8 rows hit 8 distinct bank groups.
-// fp32 accumulation; the epilogue blends into the fp32 output with any strides.
+// Block tile 128 x 128 rows and columns by 64 bytes of depth (32 BF16/FP16 or 16 TF32 values),
+// 4 warps of 64 x 64; 16-byte cp.async copies (zero-filled at padding) keep kStages k-tiles in
+// flight; shared rows are 64 bytes with their four 16-byte pieces XOR-swizzled by row pair, so
+// the ldmatrix loads of 8 rows hit 8 distinct bank groups (ldmatrix moves 32-bit TF32 values as
+// pairs of 16-bit halves, which lands them where mma's TF32 fragments expect them). fp32
+// accumulation; the epilogue blends into the fp32 output with any strides.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <atomic>
 #include <climits>
+#include <type_traits>
 
 #include "primitives/conv_cuda.cuh"
 #include "primitives/conv_impl.h"
@@ -26,18 +29,27 @@ namespace crema::prim::cuda {
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kTileM = 128, kTileN = 128, kTileK = 32;
+constexpr int kTileM = 128, kTileN = 128;
+constexpr int kRowBytes = 64;  // depth of a k-tile
 constexpr int kStages = 4;
-constexpr int kStageElems = (kTileM + kTileN) * kTileK;
-constexpr int kSmemBytes = kStages * kStageElems * 2;
+constexpr int kStageBytes = (kTileM + kTileN) * kRowBytes;
+constexpr int kSmemBytes = kStages * kStageBytes;
 constexpr int kNoPoint = INT_MIN / 2;
 
-// One GEMM of the 16-bit path. Rows m = (n, y, x) of a ry x rx output plane read the NHWC
+// The math format's storage (bits) and how many values a 16-byte piece and a k-tile hold.
+template <MathMode M>
+using Bits = std::conditional_t<M == MathMode::kTF32, uint32_t, uint16_t>;
+template <MathMode M>
+constexpr int kPiece = 16 / int(sizeof(Bits<M>));
+template <MathMode M>
+constexpr int kTileK = kRowBytes / int(sizeof(Bits<M>));
+
+// One GEMM of the NHWC path. Rows m = (n, y, x) of a rows_h x rows_w plane read the NHWC
 // source at (y*sy + oy + r*dy, x*sx + ox + s*dx); offsets are int (the support rule keeps
 // tensors below 2^31 elements).
-struct Geo16 {
+struct NhwcGeo {
   int gm, gn, gk;           // GEMM sizes of one group
-  int cin;                  // inner channels of one group, a multiple of 8
+  int cin;                  // inner channels of one group, whole pieces of them
   int src_c, src_h, src_w;  // the NHWC source
   int rows_h, rows_w;       // the plane of the GEMM rows
   int sy, sx, oy, ox, dy, dx, s;
@@ -64,18 +76,24 @@ __device__ __forceinline__ void copy_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N));
 }
 
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const uint16_t* p) {
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
   const unsigned a = unsigned(__cvta_generic_to_shared(p));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(a));
 }
 
+// d += a b on one 16 x 8 tile, over the depth of two pieces (k16 BF16/FP16, k8 TF32).
 template <MathMode M>
-__device__ __forceinline__ void mma16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                      uint32_t b1) {
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                    uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (M == MathMode::kBF16)
+  if constexpr (M == MathMode::kTF32)
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else if constexpr (M == MathMode::kBF16)
     asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
         "{%8,%9}, {%0,%1,%2,%3};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -91,24 +109,34 @@ __device__ __forceinline__ void mma16(float (&d)[4], const uint32_t (&a)[4], uin
 }
 
 template <MathMode M>
-__device__ __forceinline__ uint16_t to16(float v) {
-  if constexpr (M == MathMode::kBF16)
+__device__ __forceinline__ Bits<M> to_bits(float v) {
+  if constexpr (M == MathMode::kTF32) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return r;
+  } else if constexpr (M == MathMode::kBF16) {
     return __bfloat16_as_ushort(__float2bfloat16_rn(v));
-  else
+  } else {
     return __half_as_ushort(__float2half_rn(v));
+  }
 }
 
 // Element offset of 16-byte piece `c` of shared row `row`: pieces swizzled by row pair.
+template <MathMode M>
 __device__ __forceinline__ int swizzled(int row, int c) {
-  return row * kTileK + ((c ^ ((row >> 1) & 3)) << 3);
+  return row * kTileK<M> + (c ^ ((row >> 1) & 3)) * kPiece<M>;
 }
 
 template <MathMode M>
 __global__ void __launch_bounds__(kThreads)
-    igemm16_kernel(Geo16 g, const uint16_t* __restrict__ a_src, const uint16_t* __restrict__ b_src,
-                   const Piece* __restrict__ pieces, float* out, float alpha, float beta,
-                   const float* __restrict__ bias, bool relu) {
-  extern __shared__ __align__(16) uint16_t smem16[];
+    igemm_nhwc_kernel(NhwcGeo g, const Bits<M>* __restrict__ a_src,
+                      const Bits<M>* __restrict__ b_src, const Piece* __restrict__ pieces,
+                      float* out, float alpha, float beta, const float* __restrict__ bias,
+                      bool relu) {
+  using T = Bits<M>;
+  constexpr int kK = kTileK<M>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* const smem = reinterpret_cast<T*>(smem_raw);
   const int tid = threadIdx.x;
   const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * kTileN, grp = blockIdx.z;
   const int piece = tid & 3;
@@ -129,17 +157,17 @@ __global__ void __launch_bounds__(kThreads)
     b_off[i] = nr < g.gn ? (grp * g.gn + nr) * g.gk : -1;
   }
 
-  const int k_tiles = (g.gk + kTileK - 1) / kTileK;
+  const int k_tiles = (g.gk + kK - 1) / kK;
   auto issue = [&](int kt, int st) {
-    uint16_t* as = smem16 + st * kStageElems;
-    uint16_t* bs = as + kTileM * kTileK;
+    T* as = smem + st * (kTileM + kTileN) * kK;
+    T* bs = as + kTileM * kK;
     const Piece pc = pieces[kt * 4 + piece];
-    const int k = kt * kTileK + piece * 8;
+    const int k = kt * kK + piece * kPiece<M>;
     const bool kin = k < g.gk;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int row = (tid >> 2) + 32 * i;
-      const int at = swizzled(row, piece);
+      const int at = swizzled<M>(row, piece);
       const bool av = inside(a_h[i] + pc.h, a_w[i] + pc.w, g.src_h, g.src_w);
       copy16(as + at, av ? a_src + a_off[i] + pc.off : a_src, av);
       const bool bv = kin && b_off[i] >= 0;
@@ -152,26 +180,26 @@ __global__ void __launch_bounds__(kThreads)
   float acc[4][8][4] = {};
 
   auto compute = [&](int st) {
-    const uint16_t* as = smem16 + st * kStageElems;
-    const uint16_t* bs = as + kTileM * kTileK;
+    const T* as = smem + st * (kTileM + kTileN) * kK;
+    const T* bs = as + kTileM * kK;
 #pragma unroll
-    for (int ks = 0; ks < kTileK / 8; ks += 2) {
+    for (int ks = 0; ks < 4; ks += 2) {  // two pieces of depth per mma
       uint32_t af[4][4], bf[4][4];
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi) {
         const int row = wm + mi * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-        ldmatrix_x4(af[mi], as + swizzled(row, ks + (lane >> 4)));
+        ldmatrix_x4(af[mi], as + swizzled<M>(row, ks + (lane >> 4)));
       }
 #pragma unroll
       for (int nj = 0; nj < 4; ++nj) {
         const int row = wn + nj * 16 + (lane & 7) + (lane >> 4) * 8;
-        ldmatrix_x4(bf[nj], bs + swizzled(row, ks + ((lane >> 3) & 1)));
+        ldmatrix_x4(bf[nj], bs + swizzled<M>(row, ks + ((lane >> 3) & 1)));
       }
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
         for (int ni = 0; ni < 8; ++ni)
-          mma16<M>(acc[mi][ni], af[mi], bf[ni >> 1][(ni & 1) * 2], bf[ni >> 1][(ni & 1) * 2 + 1]);
+          mma<M>(acc[mi][ni], af[mi], bf[ni >> 1][(ni & 1) * 2], bf[ni >> 1][(ni & 1) * 2 + 1]);
     }
   };
 
@@ -220,8 +248,8 @@ __global__ void __launch_bounds__(kThreads)
 // dst[n][h][w][c] = round(src[n][c][h][w]) for any source strides: 32 x 32 tiles of (c, h*w)
 // through shared memory, so both the reads (along w) and the writes (along c) coalesce.
 template <MathMode M>
-__global__ void to_nhwc16_kernel(int c, int h, int w, int64_t sn, int64_t sc, int64_t sh,
-                                 int64_t sw, const float* __restrict__ src, uint16_t* dst) {
+__global__ void to_nhwc_kernel(int c, int h, int w, int64_t sn, int64_t sc, int64_t sh, int64_t sw,
+                               const float* __restrict__ src, Bits<M>* dst) {
   __shared__ float tile[32][33];
   const int hw = h * w, n = blockIdx.z;
   const int c0 = blockIdx.y * 32, p0 = blockIdx.x * 32;
@@ -233,15 +261,15 @@ __global__ void to_nhwc16_kernel(int c, int h, int w, int64_t sn, int64_t sc, in
   __syncthreads();
   for (int j = threadIdx.y; j < 32; j += 8) {
     const int p = p0 + j, cc = c0 + threadIdx.x;
-    if (cc < c && p < hw) dst[(int64_t(n) * hw + p) * c + cc] = to16<M>(tile[threadIdx.x][j]);
+    if (cc < c && p < hw) dst[(int64_t(n) * hw + p) * c + cc] = to_bits<M>(tile[threadIdx.x][j]);
   }
 }
 
 // Filter rows for the GEMM: forward Wt[k][r][s][c] = W[k][c][r][s]; backward data
 // Wt[g*Cg + c][r][s][k] = W[g*Kg + k][c][r][s].
 template <MathMode M>
-__global__ void filter16_kernel(bool fwd, int k, int cg, int kg, int rs,
-                                const float* __restrict__ w, uint16_t* dst) {
+__global__ void filter_rows_kernel(bool fwd, int k, int cg, int kg, int rs,
+                                   const float* __restrict__ w, Bits<M>* dst) {
   const int64_t count = int64_t(k) * cg * rs;
   CREMA_CUDA_LOOP(i, count) {
     int64_t src;
@@ -255,14 +283,16 @@ __global__ void filter16_kernel(bool fwd, int k, int cg, int kg, int rs,
       const int64_t grp = row / cg, c = row % cg;
       src = ((grp * kg + kk) * cg + c) * rs + t;
     }
-    dst[i] = to16<M>(w[src]);
+    dst[i] = to_bits<M>(w[src]);
   }
 }
 
-__global__ void pieces_kernel(Geo16 g, int count, Piece* pieces) {
+// Piece j covers inner indices [j * per_piece, (j + 1) * per_piece): one (r, s) tap and
+// per_piece channels.
+__global__ void pieces_kernel(NhwcGeo g, int per_piece, int count, Piece* pieces) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= count) return;
-  const int k = j * 8;
+  const int k = j * per_piece;
   Piece pc{0, kNoPoint, 0, 0};
   if (k < g.gk) {
     const int t = k / g.cin, ci = k % g.cin, r = t / g.s, s = t % g.s;
@@ -272,31 +302,33 @@ __global__ void pieces_kernel(Geo16 g, int count, Piece* pieces) {
 }
 
 // Workspace carving: the NHWC copy, the filter rows, the pieces; each 256-byte aligned.
-struct Layout16 {
+struct Layout {
   size_t src, filter, pieces, total;
 };
 size_t round256(size_t b) { return (b + 255) / 256 * 256; }
 
-Layout16 layout_of(const ConvProblem& p, bool fwd) {
+Layout layout_of(const ConvProblem& p, bool fwd) {
   const TensorDesc& s = fwd ? p.xd : p.yd;
   const int cin = fwd ? p.wd.c : p.wd.k / p.cd.groups;
   const int64_t gk = int64_t(cin) * p.wd.r * p.wd.s;
-  Layout16 l{};
+  const size_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
+  const int64_t per_tile = kRowBytes / int64_t(elem);
+  Layout l{};
   l.src = 0;
-  l.filter = round256(size_t(s.n) * s.c * s.h * s.w * 2);
-  l.pieces = l.filter + round256(size_t(p.wd.count()) * 2);
-  l.total = l.pieces + round256(size_t((gk + kTileK - 1) / kTileK * 4) * sizeof(Piece));
+  l.filter = round256(size_t(s.n) * s.c * s.h * s.w * elem);
+  l.pieces = l.filter + round256(size_t(p.wd.count()) * elem);
+  l.total = l.pieces + round256(size_t((gk + per_tile - 1) / per_tile * 4) * sizeof(Piece));
   return l;
 }
 
 template <MathMode M>
-void run16(Handle& h, const ConvProblem& p, bool fwd, const float* act, const float* w, float* out,
-           Blend blend, const float* bias, bool relu) {
+void run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const float* w, float* out,
+         Blend blend, const float* bias, bool relu) {
   const ConvDesc& cd = p.cd;
   const TensorDesc& src = fwd ? p.xd : p.yd;
   const TensorDesc& dst = fwd ? p.yd : p.xd;
   const int groups = cd.groups, kg = p.wd.k / groups, cg = p.wd.c, rs = p.wd.r * p.wd.s;
-  Geo16 g{};
+  NhwcGeo g{};
   g.cin = fwd ? cg : kg;
   g.gn = fwd ? kg : cg;
   g.gk = g.cin * rs;
@@ -310,56 +342,69 @@ void run16(Handle& h, const ConvProblem& p, bool fwd, const float* act, const fl
   g.on = int(dst.stride_n), g.oc = int(dst.stride_c), g.oh = int(dst.stride_h);
   g.ow = int(dst.stride_w);
 
-  const Layout16 l = layout_of(p, fwd);
+  const Layout l = layout_of(p, fwd);
   char* ws = static_cast<char*>(h.workspace(l.total));
-  uint16_t* a16 = reinterpret_cast<uint16_t*>(ws + l.src);
-  uint16_t* w16 = reinterpret_cast<uint16_t*>(ws + l.filter);
+  Bits<M>* act_bits = reinterpret_cast<Bits<M>*>(ws + l.src);
+  Bits<M>* w_bits = reinterpret_cast<Bits<M>*>(ws + l.filter);
   Piece* pieces = reinterpret_cast<Piece*>(ws + l.pieces);
   cudaStream_t st = stream_of(h);
 
   const dim3 tgrid((src.h * src.w + 31) / 32, (src.c + 31) / 32, src.n);
-  to_nhwc16_kernel<M><<<tgrid, dim3(32, 8), 0, st>>>(
-      src.c, src.h, src.w, src.stride_n, src.stride_c, src.stride_h, src.stride_w, act, a16);
-  check_launch("to_nhwc16_kernel");
-  filter16_kernel<M><<<grid_for(p.wd.count()), kBlock, 0, st>>>(fwd, p.wd.k, cg, kg, rs, w, w16);
-  check_launch("filter16_kernel");
-  const int count = (g.gk + kTileK - 1) / kTileK * 4;
-  pieces_kernel<<<(count + 127) / 128, 128, 0, st>>>(g, count, pieces);
+  to_nhwc_kernel<M><<<tgrid, dim3(32, 8), 0, st>>>(src.c, src.h, src.w, src.stride_n, src.stride_c,
+                                                   src.stride_h, src.stride_w, act, act_bits);
+  check_launch("to_nhwc_kernel");
+  filter_rows_kernel<M>
+      <<<grid_for(p.wd.count()), kBlock, 0, st>>>(fwd, p.wd.k, cg, kg, rs, w, w_bits);
+  check_launch("filter_rows_kernel");
+  const int count = (g.gk + kTileK<M> - 1) / kTileK<M> * 4;
+  pieces_kernel<<<(count + 127) / 128, 128, 0, st>>>(g, kPiece<M>, count, pieces);
   check_launch("pieces_kernel");
 
+  // Shared memory past 48 KiB is opted into once per device.
   static std::atomic<uint64_t> opted{0};
   int dev = 0;
   check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
   const uint64_t bit = uint64_t(1) << (dev & 63);
   if (!(opted.load() & bit)) {
-    check_cuda(cudaFuncSetAttribute(igemm16_kernel<M>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    kSmemBytes),
-               "igemm16_kernel shared memory");
+    check_cuda(cudaFuncSetAttribute(igemm_nhwc_kernel<M>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes),
+               "igemm_nhwc_kernel shared memory");
     opted |= bit;
   }
   const dim3 grid((g.gm + kTileM - 1) / kTileM, (g.gn + kTileN - 1) / kTileN, groups);
-  igemm16_kernel<M><<<grid, kThreads, kSmemBytes, st>>>(
-      g, a16, w16, pieces, out, float(blend.alpha), float(blend.beta), bias, relu);
-  check_launch("igemm16_kernel");
+  igemm_nhwc_kernel<M><<<grid, kThreads, kSmemBytes, st>>>(
+      g, act_bits, w_bits, pieces, out, float(blend.alpha), float(blend.beta), bias, relu);
+  check_launch("igemm_nhwc_kernel");
 }
 
 }  // namespace
 
-bool igemm16_applies(const ConvProblem& p, bool fwd) {
-  if (p.cd.math != MathMode::kBF16 && p.cd.math != MathMode::kFP16) return false;
+bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass) {
+  if (pass == ConvPass::kBwdFilter) return false;
+  const bool fwd = pass == ConvPass::kFwd;
   if (!fwd && (p.cd.stride_h != 1 || p.cd.stride_w != 1)) return false;
+  const int piece = p.cd.math == MathMode::kTF32                                   ? 4
+                    : p.cd.math == MathMode::kBF16 || p.cd.math == MathMode::kFP16 ? 8
+                                                                                   : 0;
   const int cin = fwd ? p.wd.c : p.wd.k / p.cd.groups;
-  return cin % 8 == 0 && (fwd ? p.xd.n : p.yd.n) < 65536;
+  return piece && cin % piece == 0 && (fwd ? p.xd.n : p.yd.n) < 65536;
 }
 
-size_t igemm16_workspace(const ConvProblem& p, bool fwd) { return layout_of(p, fwd).total; }
+size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass) {
+  return layout_of(p, pass == ConvPass::kFwd).total;
+}
 
-void igemm16_run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const float* w,
-                 float* out, Blend blend, const float* bias, bool relu) {
-  if (p.cd.math == MathMode::kBF16)
-    run16<MathMode::kBF16>(h, p, fwd, act, w, out, blend, bias, relu);
-  else
-    run16<MathMode::kFP16>(h, p, fwd, act, w, out, blend, bias, relu);
+void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const float* act,
+                    const float* w, float* out, Blend blend, const float* bias, bool relu) {
+  const bool fwd = pass == ConvPass::kFwd;
+  switch (p.cd.math) {
+    case MathMode::kTF32:
+      return run<MathMode::kTF32>(h, p, fwd, act, w, out, blend, bias, relu);
+    case MathMode::kBF16:
+      return run<MathMode::kBF16>(h, p, fwd, act, w, out, blend, bias, relu);
+    default:
+      return run<MathMode::kFP16>(h, p, fwd, act, w, out, blend, bias, relu);
+  }
 }
 
 }  // namespace crema::prim::cuda

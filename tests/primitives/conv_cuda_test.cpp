@@ -501,11 +501,11 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
       check_problem<float>(pb, true, kExact, 0, {ConvAlgo::kImplicitGemm}, math);
 }
 
-// Channels per group that are multiples of 8: BF16/FP16 forward and stride-1 backward data take
-// the 16-bit NHWC path. Several row and column tiles, more k-tiles than pipeline stages, a
-// partial last k-tile, groups, stride and dilation; exact on integers, within the rounding bound
-// on real values.
-TEST(ConvCuda, ImplicitGemm16BitPath) {
+// Channels per group that fill 16-byte pieces (4 TF32 or 8 BF16/FP16 values): forward and
+// stride-1 backward data take the NHWC path. Several row and column tiles, more k-tiles than
+// pipeline stages, a partial last k-tile, groups, stride and dilation; exact on integers, within
+// the rounding bound on real values.
+TEST(ConvCuda, ImplicitGemmNhwcPath) {
   CREMA_SKIP_WITHOUT_GPU();
   const std::vector<ConvProblem> problems = {
       {"i16_3x3", 2, 32, 15, 13, 48, 3, 3, 1, 1, 1, 1},
@@ -514,7 +514,7 @@ TEST(ConvCuda, ImplicitGemm16BitPath) {
       {"i16_deep_wide", 1, 64, 8, 8, 136, 3, 3, 1, 1, 1, 1},
       {"i16_many_rows", 4, 8, 20, 20, 8, 3, 3, 1, 1, 1, 1},
   };
-  for (MathMode math : {MathMode::kBF16, MathMode::kFP16}) {
+  for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     for (const ConvProblem& pb : problems)
       check_problem<float>(pb, true, kExact, 0, {ConvAlgo::kImplicitGemm, ConvAlgo::kAuto}, math);
     const double u = math == MathMode::kBF16 ? 0x1p-8 : 0x1p-11;
@@ -525,26 +525,27 @@ TEST(ConvCuda, ImplicitGemm16BitPath) {
   }
 }
 
-// kAuto in BF16/FP16 sends forward and backward data of such layers to the implicit GEMM and
-// keeps backward filter on im2col + cuBLAS; TF32 and fp32 stay on im2col.
-TEST(ConvCuda, HeuristicPicksTheImplicitGemmFor16BitMath) {
+// kAuto in tensor-core math sends forward and backward data of such layers to the implicit GEMM
+// and keeps backward filter on im2col + cuBLAS; strict fp32 stays on im2col.
+TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle gpu(Device::kCUDA);
   Descs ds = descs_of({"h", 2, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
   auto pick = [&](ConvPass pass) { return conv_heuristic(gpu, ds.cd, ds.xd, ds.wd, ds.yd, pass); };
-  for (MathMode math : {MathMode::kBF16, MathMode::kFP16}) {
+  for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     ds.cd.math = math;
     EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kImplicitGemm);
     EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kImplicitGemm);
     EXPECT_EQ(pick(ConvPass::kBwdFilter), ConvAlgo::kIm2colGemm);
   }
-  for (MathMode math : {MathMode::kFP32, MathMode::kTF32}) {
-    ds.cd.math = math;
-    EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
-  }
+  ds.cd.math = MathMode::kFP32;
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
   ds = descs_of({"c3", 2, 3, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
-  ds.cd.math = MathMode::kBF16;
-  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);  // 3 input channels
+  for (MathMode math : {MathMode::kTF32, MathMode::kBF16}) {
+    ds.cd.math = math;
+    EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);      // 3 input channels
+    EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kIm2colGemm);  // 3 output channels
+  }
 }
 
 TEST(ConvCuda, FindCachesOneEntryPerPassAndReusesIt) {
