@@ -30,7 +30,7 @@
 namespace crema::prim::cuda {
 namespace {
 
-enum class Pass { kFwd, kBwdData, kBwdFilter };
+using Pass = ConvPass;
 
 constexpr int kThreads = 256;
 constexpr int kTileM = 128, kTileN = 128;
@@ -43,7 +43,7 @@ constexpr int kNoPoint = INT_MIN / 2;  // a coordinate that no tap brings into t
 template <MathMode M>
 constexpr int kLd = M == MathMode::kTF32 ? kTileK + 4 : kTileK + 8;
 template <MathMode M>
-constexpr int kSmemBytes = kStages*(kTileM + kTileN) * kLd<M>* int(sizeof(float));
+constexpr int kSmemBytes = int(sizeof(float)) * kStages * (kTileM + kTileN) * kLd<M>;
 
 // The problem as the kernels see it. Offsets are int: the support rule keeps every tensor
 // below 2^31 elements.
