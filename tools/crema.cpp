@@ -89,7 +89,7 @@ void copy_weights(Net<float>& net, const std::string& list) {
   for (std::string path; std::getline(ss, path, ',');) {
     if (path.empty()) continue;
     LOG(INFO) << "Copying weights from " << path;
-    net.copy_trained_layers_from(load_net_param_binary(path));
+    require_weights_copied(net.copy_trained_layers_from(load_net_param_binary(path)), path);
   }
 }
 

@@ -21,6 +21,17 @@ namespace crema {
 template <typename Dtype>
 using LayerFactory = std::unique_ptr<Layer<Dtype>> (*)(const LayerParameter& param, Device device);
 
+// What copying trained weights into a net did, by layer name: the layers whose weights it
+// copied, the source's layers with weights that match no layer of the net, and the net's layers
+// with parameters that the source did not fill (they keep their fillers).
+struct WeightsCopy {
+  std::vector<std::string> copied, ignored, unfilled;
+};
+
+// The rule for weights a user names (--weights, a solver's weights, a snapshot's): copying no
+// layer is an error naming the file, and a partial match is one warning with the counts.
+void require_weights_copied(const WeightsCopy& copy, const std::string& file);
+
 template <typename Dtype>
 class Net {
  public:
@@ -60,8 +71,9 @@ class Net {
   void share_inference_memory();
 
   // Loads weights by layer name from a trained net (.caffemodel); layers absent from the source
-  // keep their initialization. A blob count or shape mismatch throws.
-  void copy_trained_layers_from(const NetParameter& trained);
+  // keep their initialization. A blob count or shape mismatch, or a value that is not finite,
+  // throws. Says which layers it copied, ignored and left unfilled.
+  WeightsCopy copy_trained_layers_from(const NetParameter& trained);
   // Makes this net's parameters the same memory as other's (test nets of a solver).
   void share_trained_layers_with(const Net& other);
   // Writes the net definition with every layer's blobs (a .caffemodel).

@@ -30,6 +30,8 @@ const std::vector<std::string>& lr_policies() {
 void check_lr_policy(const SolverParameter& param) {
   const std::string& policy = param.lr_policy();
   if (!param.has_lr_policy()) fail("solver names no lr_policy; known policies: ", known_policies());
+  CREMA_REQUIRE(std::isfinite(param.base_lr()) && param.base_lr() >= 0,
+                "base_lr must be finite and >= 0, got ", param.base_lr());
   if (policy == "fixed") return;
   if (policy == "step" || policy == "sigmoid") {
     require_field(param.stepsize() > 0, policy, "stepsize > 0");
@@ -49,6 +51,17 @@ void check_lr_policy(const SolverParameter& param) {
     fail("unknown lr_policy \"", policy, "\"; known policies: ", known_policies());
   }
   if (policy != "poly") CREMA_REQUIRE(param.gamma() >= 0, "lr_policy \"", policy, "\": gamma < 0");
+  // Values that can only be mistakes: a rate that grows without bound (negative power), steps
+  // out of order.
+  if (policy == "poly" || policy == "inv")
+    CREMA_REQUIRE(param.power() >= 0, "lr_policy \"", policy, "\": power must be >= 0, got ",
+                  param.power());
+  if (policy == "multistep")
+    for (int i = 0; i < param.stepvalue_size(); ++i)
+      CREMA_REQUIRE(
+          param.stepvalue(i) >= 0 && (i == 0 || param.stepvalue(i) > param.stepvalue(i - 1)),
+          "lr_policy \"multistep\": stepvalue ", i + 1, " (", param.stepvalue(i),
+          ") must be >= 0 and above the one before");
 }
 
 double learning_rate(const SolverParameter& param, int iter, int* current_step) {

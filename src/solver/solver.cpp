@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "core/errors.h"
@@ -46,6 +47,19 @@ Solver<Dtype>::Solver(const SolverParameter& param, Device device, Handle& h, in
   CREMA_REQUIRE(param_.average_loss() >= 1, who, ": average_loss must be >= 1, got ",
                 param_.average_loss());
   CREMA_REQUIRE(param_.iter_size() >= 1, who, ": iter_size must be >= 1, got ", param_.iter_size());
+  // Settings that can only be mistakes (each would train to the end on NaNs or never stop).
+  for (const auto& [field, value] : {std::pair<const char*, int>{"max_iter", param_.max_iter()},
+                                     {"snapshot", param_.snapshot()},
+                                     {"display", param_.display()},
+                                     {"test_interval", param_.test_interval()}})
+    CREMA_REQUIRE(value >= 0, who, ": ", field, " must be >= 0, got ", value);
+  for (const auto& [field, value] : {std::pair<const char*, float>{"momentum", param_.momentum()},
+                                     {"momentum2", param_.momentum2()}})
+    CREMA_REQUIRE(value >= 0 && value < 1, who, ": ", field, " must be in [0, 1), got ", value);
+  CREMA_REQUIRE(std::isfinite(param_.weight_decay()) && param_.weight_decay() >= 0, who,
+                ": weight_decay must be finite and >= 0, got ", param_.weight_decay());
+  CREMA_REQUIRE(std::isfinite(param_.delta()) && param_.delta() >= 0, who,
+                ": delta must be finite and >= 0, got ", param_.delta());
   CREMA_REQUIRE(param_.regularization_type() == "L2" || param_.regularization_type() == "L1", who,
                 ": unknown regularization_type \"", param_.regularization_type(),
                 "\"; known types: L2, L1");
@@ -53,6 +67,13 @@ Solver<Dtype>::Solver(const SolverParameter& param, Device device, Handle& h, in
     check_lr_policy(param_);
   } catch (const Error& e) {
     fail(who, ": ", e.what());
+  }
+  // No snapshot_prefix: the solver file's path without its extension, so that runs of different
+  // solvers never write the same "_iter_N" files into the working folder.
+  if (!param_.has_snapshot_prefix() && !source_name.empty()) {
+    param_.set_snapshot_prefix(std::filesystem::path(source_name).replace_extension().string());
+    LOG(INFO) << who << " sets no snapshot_prefix; snapshots go to " << param_.snapshot_prefix()
+              << "_iter_N.*";
   }
   // Seed before the nets are built, so fillers and data shuffling are reproducible.
   if (param_.random_seed() >= 0) {
@@ -207,7 +228,7 @@ void Solver<Dtype>::load_weights() {
       LOG(INFO) << "Loading weights from " << file;
       try {
         const NetParameter trained = load_net_param_binary(file);
-        net_->copy_trained_layers_from(trained);
+        require_weights_copied(net_->copy_trained_layers_from(trained), file);
         for (auto& t : test_nets_) t->copy_trained_layers_from(trained);
       } catch (const Error& e) {
         fail(source_name_.empty() ? "solver" : "solver " + source_name_, ": weights ", file, ": ",
@@ -232,6 +253,7 @@ void Solver<Dtype>::solve(const std::string& resume_file) {
     restore(resume_file);
   }
   const int start_iter = iter_;
+  if (param_.snapshot() > 0 || param_.snapshot_after_train()) check_snapshot_folder();
   step(param_.max_iter() - iter_);
   // The final snapshot, unless the last iteration already wrote one.
   if (param_.snapshot_after_train() && (!param_.snapshot() || iter_ % param_.snapshot() != 0))

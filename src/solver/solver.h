@@ -51,7 +51,8 @@ class Solver {
 
   // Trains from iter() to max_iter, restoring resume_file (a .solverstate) first when it is not
   // empty; snapshots after training when snapshot_after_train; tests after the last iteration
-  // when it falls on test_interval. Stops early on a kStop request.
+  // when it falls on test_interval. Stops early on a kStop request. When it will snapshot, the
+  // snapshot folder must exist and be writable before the first iteration (else crema::Error).
   void solve(const std::string& resume_file = "");
   // Runs n training iterations (fewer when stopped by a request).
   void step(int n);
@@ -124,6 +125,7 @@ class Solver {
   SolverAction poll_action();
   NetParameter load_net(const std::string& path) const;
   std::string snapshot_filename(const char* extension) const;
+  void check_snapshot_folder() const;
   // Loss scaling (the train net's global_grad_scale, global_grad_scale_adaptive): whether this
   // step's gradients may be applied; with adaptive scaling, a step whose gradients overflowed is
   // skipped and the scale halved, and the scale doubles after kScaleGrowthInterval good steps.

@@ -2,6 +2,7 @@
 // "<prefix>_iter_N.solverstate" (iteration, multistep position, update history, and the name of
 // the weights file), both binary protos written atomically, as Caffe writes them.
 #include <glog/logging.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -21,6 +22,19 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 }  // namespace
+
+// Before the training time is spent: the folder the snapshots go to exists and is writable.
+template <typename Dtype>
+void Solver<Dtype>::check_snapshot_folder() const {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(param_.snapshot_prefix()).parent_path();
+  const std::string shown = folder.empty() ? "." : folder.string();
+  std::error_code ec;
+  CREMA_REQUIRE(folder.empty() || fs::is_directory(folder, ec), "snapshot_prefix \"",
+                param_.snapshot_prefix(), "\": the folder ", shown, " does not exist");
+  CREMA_REQUIRE(::access(shown.c_str(), W_OK) == 0, "snapshot_prefix \"", param_.snapshot_prefix(),
+                "\": the folder ", shown, " is not writable");
+}
 
 template <typename Dtype>
 std::string Solver<Dtype>::snapshot_filename(const char* extension) const {
@@ -68,6 +82,9 @@ void Solver<Dtype>::restore(const std::string& state_file) {
   SolverState state;
   read_binary_proto(state_file, &state);
   // Check everything before changing anything, so a bad state leaves the solver as it was.
+  CREMA_REQUIRE(state.iter() >= 0 && state.current_step() >= 0, "cannot restore ", state_file,
+                ": its iteration (", state.iter(), ") and multistep position (",
+                state.current_step(), ") must be >= 0");
   CREMA_REQUIRE(state.history_size() == int(history_.size()), "cannot restore ", state_file,
                 ": it holds ", state.history_size(), " history blobs but the ", type(),
                 " solver of net \"", net_->name(), "\" needs ", history_.size(),
@@ -101,7 +118,8 @@ void Solver<Dtype>::restore(const std::string& state_file) {
     }
     LOG(INFO) << "Restoring weights from " << weights;
     try {
-      net_->copy_trained_layers_from(load_net_param_binary(weights));
+      require_weights_copied(net_->copy_trained_layers_from(load_net_param_binary(weights)),
+                             weights);
     } catch (const Error& e) {
       fail("cannot restore ", state_file, ": ", e.what());
     }
@@ -118,6 +136,7 @@ void Solver<Dtype>::restore(const std::string& state_file) {
 
 // The rest of Solver is instantiated in solver.cpp; these members are defined here.
 #define CREMA_INSTANTIATE(T)                                            \
+  template void Solver<T>::check_snapshot_folder() const;               \
   template std::string Solver<T>::snapshot_filename(const char*) const; \
   template std::string Solver<T>::snapshot();                           \
   template void Solver<T>::restore(const std::string&);

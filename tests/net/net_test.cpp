@@ -252,6 +252,63 @@ TEST(Net, CopyTrainedLayersChecksShapes) {
   }
 }
 
+// The weights a user names must fill something: an empty file (a 0-byte .caffemodel parses as
+// an empty net) and a file whose layers are all named differently are errors naming the file;
+// a partial match reports what it copied, ignored and left on its fillers.
+TEST(Net, WeightsThatCopyNothingAreAnError) {
+  const std::string two_ip = small_net(R"(
+    layer { name: "ip2" type: "InnerProduct" bottom: "ip" top: "ip2"
+      inner_product_param { num_output: 2 weight_filler { type: "gaussian" std: 0.1 } } })");
+  Net<float> net(parse_net(two_ip), TRAIN, Device::kCPU);
+  auto error_of = [&](const NetParameter& trained) -> std::string {
+    try {
+      require_weights_copied(net.copy_trained_layers_from(trained), "w.caffemodel");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(NetParameter()), "w.caffemodel: holds no layer with weights");
+
+  NetParameter trained;
+  net.to_proto(&trained);
+  NetParameter renamed = trained;
+  for (LayerParameter& l : *renamed.mutable_layer()) l.set_name("old_" + l.name());
+  EXPECT_EQ(error_of(renamed),
+            "w.caffemodel: none of its layers with weights (old_ip, old_ip2) is a layer of the "
+            "net (the net's: ip, ip2)");
+
+  // Fine-tuning: ip copied, ip2 renamed in the file.
+  NetParameter partial = trained;
+  for (LayerParameter& l : *partial.mutable_layer())
+    if (l.name() == "ip2") l.set_name("ip2_old");
+  const WeightsCopy copy = net.copy_trained_layers_from(partial);
+  EXPECT_EQ(copy.copied, std::vector<std::string>{"ip"});
+  EXPECT_EQ(copy.unfilled, std::vector<std::string>{"ip2"});
+  EXPECT_EQ(copy.ignored, std::vector<std::string>{"ip2_old"});
+  EXPECT_EQ(error_of(partial), "");  // a warning, not an error
+  EXPECT_EQ(error_of(trained), "");
+}
+
+// Loaded weights must be finite: a NaN would make every later output NaN (and Accuracy count
+// NaN scores as right). The error names the layer, blob and value, and nothing is copied from
+// that blob on.
+TEST(Net, NonFiniteWeightsAreAnError) {
+  Net<float> net(parse_net(small_net()), TRAIN, Device::kCPU);
+  NetParameter trained;
+  net.to_proto(&trained);
+  trained.mutable_layer(1)->mutable_blobs(1)->set_data(1, std::nanf(""));
+  try {
+    net.copy_trained_layers_from(trained);
+    FAIL() << "NaN weights accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "layer ip, blob 1: value 1 is not finite; trained weights must be finite numbers");
+  }
+  trained.mutable_layer(1)->mutable_blobs(1)->set_data(1, INFINITY);
+  EXPECT_THROW(net.copy_trained_layers_from(trained), Error);
+}
+
 // conv, BatchNorm, Scale and ReLU all in place (a ResNet's chain): the Scale takes its input
 // for the scale gradient from BatchNorm's copy of its output instead of a copy of its own, and
 // the gradients equal those of the same net with the Scale out of place, bit for bit.

@@ -165,11 +165,13 @@ TEST(Snapshot, FailedWriteThrowsAndKeepsThePreviousSnapshot) {
   EXPECT_EQ(all_weights(r->net()), weights2);
 }
 
-TEST(Snapshot, UnwritableFolderIsReportedAtTheFirstSnapshot) {
+// A missing snapshot folder is reported before the first iteration, not after the training
+// time is spent; snapshot() itself still names the file it could not write.
+TEST(Snapshot, MissingFolderIsReportedBeforeTraining) {
   const std::string dir = test::fresh_dir("solver_unwritable");
   const std::string prefix = dir + "/missing/deeper/tiny";
   Handle h;
-  // Construction succeeds: the folder is only needed when a snapshot is written.
+  // Construction succeeds: the folder is only needed when training starts.
   auto s = make("base_lr: 0.1 lr_policy: \"fixed\" max_iter: 3 snapshot: 2 snapshot_prefix: \"" +
                     prefix + "\"",
                 0, h);
@@ -177,10 +179,61 @@ TEST(Snapshot, UnwritableFolderIsReportedAtTheFirstSnapshot) {
     s->solve();
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(prefix + "_iter_2.caffemodel"), std::string::npos)
+    EXPECT_EQ(std::string(e.what()), "snapshot_prefix \"" + prefix + "\": the folder " + dir +
+                                         "/missing/deeper does not exist");
+  }
+  EXPECT_EQ(s->iter(), 0);
+  try {
+    s->snapshot();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(prefix + "_iter_0.caffemodel"), std::string::npos)
         << e.what();
   }
-  EXPECT_EQ(s->iter(), 2);
+  // Without snapshots (none scheduled, none after training) the folder is never needed.
+  auto quiet = make(
+      "base_lr: 0.1 lr_policy: \"fixed\" max_iter: 3 snapshot_after_train: false "
+      "snapshot_prefix: \"" +
+          prefix + "\"",
+      0, h);
+  quiet->solve();
+  EXPECT_EQ(quiet->iter(), 3);
+}
+
+// No snapshot_prefix: snapshots are named after the solver file, beside it.
+TEST(Snapshot, PrefixDefaultsToTheSolverFile) {
+  const std::string dir = test::fresh_dir("solver_default_prefix");
+  Handle h;
+  auto s = create_solver<float>(test::tiny_solver(kBatch, "base_lr: 0.1 lr_policy: \"fixed\""),
+                                Device::kCPU, h, dir + "/my_solver.prototxt");
+  test::set_batch(s->net(), kBatch);
+  s->step(1);
+  EXPECT_EQ(s->snapshot(), dir + "/my_solver_iter_1.solverstate");
+  EXPECT_TRUE(fs::exists(dir + "/my_solver_iter_1.caffemodel"));
+}
+
+// A state with a negative iteration (INT_MIN would overflow max_iter - iter) is refused, and the
+// solver is left as it was.
+TEST(Snapshot, NegativeIterationIsRefused) {
+  const std::string dir = test::fresh_dir("solver_negative_iter");
+  Handle h;
+  auto s = make("base_lr: 0.1 lr_policy: \"fixed\" snapshot_prefix: \"" + dir + "/t\"", 0, h);
+  s->step(1);
+  const std::string state_file = s->snapshot();
+  SolverState state;
+  read_binary_proto(state_file, &state);
+  state.set_iter(-2147483647 - 1);
+  write_binary_proto_atomic(state, state_file);
+  auto r = make("base_lr: 0.1 lr_policy: \"fixed\"", 0, h);
+  try {
+    r->restore(state_file);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot restore " + state_file +
+                                         ": its iteration (-2147483648) and multistep position "
+                                         "(0) must be >= 0");
+  }
+  EXPECT_EQ(r->iter(), 0);
 }
 
 TEST(Snapshot, StateOfAnotherNetIsRefused) {

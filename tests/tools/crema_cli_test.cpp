@@ -107,6 +107,19 @@ layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
                      "truncated.caffemodel");
 }
 
+// Weights that fill nothing are an error, not a run on filler weights: a 0-byte file (it parses
+// as an empty net), /dev/null, and a file whose layers all have other names.
+TEST(CremaCli, WeightsThatCopyNothing) {
+  const std::string model = write_file("ip.prototxt", std::string(kInput) + R"(
+layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+  inner_product_param { num_output: 3 } })");
+  const std::string empty = write_file("empty.caffemodel", "");
+  expect_clean_error(run("test --model=" + model + " --weights=" + empty + " --iterations=1"),
+                     "empty.caffemodel: holds no layer with weights");
+  expect_clean_error(run("test --model=" + model + " --weights=/dev/null --iterations=1"),
+                     "/dev/null: holds no layer with weights");
+}
+
 TEST(CremaCli, GpuWithoutOneIsAClearError) {
   if (crema::prim::cuda_available()) GTEST_SKIP() << "a GPU is visible";
   const std::string path = write_file("gpu.prototxt", kInput);

@@ -37,7 +37,7 @@ size_t extract_features(const ExtractFeaturesRequest& r) {
 
   Handle handle(r.device, r.device_id);
   Net<float> net(load_net_param_text(r.net), TEST, r.device);
-  net.copy_trained_layers_from(load_net_param_binary(r.weights));
+  require_weights_copied(net.copy_trained_layers_from(load_net_param_binary(r.weights)), r.weights);
   std::vector<Tensor<float>*> blobs;
   for (const std::string& name : r.blobs) {
     if (!net.has_blob(name)) {
