@@ -62,9 +62,10 @@ CREMA_HOST_DEVICE inline double hinge_grad(bool l2, bool is_label, double v) {
   return s * (l2 ? 2 * v : (v > 0 ? 1.0 : 0.0));
 }
 
-// -log of a probability clamped to the log threshold.
+// -log of a probability clamped to the log threshold. A NaN stays NaN (Caffe's std::max(p,
+// FLT_MIN) keeps it too): a diverged net must not report the clamp's 87.3365 as its loss.
 CREMA_HOST_DEVICE inline double neg_log_clamped(double p, double threshold) {
-  return -log(p > threshold ? p : threshold);
+  return -log(p < threshold ? threshold : p);
 }
 
 // Sigmoid cross entropy: log(1 + exp(v)) - v t, written so exp never overflows.

@@ -209,7 +209,7 @@ void accuracy(const AccuracyDesc& ad, const T* scores, const T* label, T* acc, T
       at_least += col[c * I] >= ref;
     ++valid;
     ++seen[size_t(k)];
-    if (softmax_ops::in_top_k(at_least, ad.top_k)) {
+    if (softmax_ops::label_correct(at_least, ad.top_k)) {
       ++correct;
       ++hit[size_t(k)];
     }

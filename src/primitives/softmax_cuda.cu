@@ -492,7 +492,7 @@ __global__ void accuracy_kernel(AccuracyDesc ad, const T* scores, const T* label
         at_least += col[c * I] >= ref;
     }
     if (kWarp && lane != 0) continue;
-    const bool ok = softmax_ops::in_top_k(at_least, ad.top_k);
+    const bool ok = softmax_ops::label_correct(at_least, ad.top_k);
     ++valid;
     correct += ok;
     if (seen) {

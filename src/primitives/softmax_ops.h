@@ -66,10 +66,17 @@ CREMA_HOST_DEVICE inline double normalizer(LossNormalization mode, int64_t outer
 // tie counts against the label, as in Caffe). `at_least` counts the classes scoring >= the
 // label's score, the label itself included.
 CREMA_HOST_DEVICE inline bool in_top_k(int64_t at_least, int top_k) { return at_least - 1 < top_k; }
+// The verdict once counting is done: the label's own score counts itself unless it is NaN, and a
+// NaN score is never a correct prediction (for finite scores this is in_top_k).
+CREMA_HOST_DEVICE inline bool label_correct(int64_t at_least, int top_k) {
+  return at_least >= 1 && in_top_k(at_least, top_k);
+}
 
-// The loss term of one valid position: -log of the label's probability, clamped to FLT_MIN.
+// The loss term of one valid position: -log of the label's probability, clamped to FLT_MIN. A
+// NaN stays NaN, as with Caffe's std::max(p, FLT_MIN): a diverged net must not report the
+// clamp's 87.3365 as its loss.
 CREMA_HOST_DEVICE inline double loss_term(double p) {
-  return -std::log(p > double(FLT_MIN) ? p : double(FLT_MIN));
+  return -std::log(p < double(FLT_MIN) ? double(FLT_MIN) : p);
 }
 
 }  // namespace crema::prim::softmax_ops

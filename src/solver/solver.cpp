@@ -273,6 +273,35 @@ void Solver<Dtype>::solve(const std::string& resume_file) {
   LOG(INFO) << "Optimization Done.";
 }
 
+namespace {
+
+// The first layer (in forward order) one of whose outputs holds a NaN or an infinity, or "".
+// Reads every output to the host: only for a step that already diverged.
+template <typename Dtype>
+std::string first_non_finite_layer(const Net<Dtype>& net) {
+  for (size_t i = 0; i < net.layer_names().size(); ++i)
+    for (const Tensor<Dtype>* top : net.top_vecs()[i])
+      for (Dtype v : top->data_vector())
+        if (!std::isfinite(double(v))) return net.layer_names()[i];
+  return "";
+}
+
+}  // namespace
+
+template <typename Dtype>
+void Solver<Dtype>::on_non_finite_loss(Dtype loss) {
+  if (param_.non_finite_loss() == SolverParameter::CONTINUE) return;  // Caffe's way
+  const std::string layer = first_non_finite_layer(*net_);
+  const std::string where =
+      layer.empty() ? "" : " (the first layer whose output is not finite: " + layer + ")";
+  if (param_.non_finite_loss() == SolverParameter::STOP)
+    fail("Iteration ", iter_, ": the loss is ", loss, where,
+         "; the training diverged and stops (solver field non_finite_loss: SKIP or CONTINUE "
+         "goes on)");
+  LOG(WARNING) << "Iteration " << iter_ << ": the loss is " << loss << where
+               << "; the step's update is skipped";
+}
+
 template <typename Dtype>
 void Solver<Dtype>::step(int n) {
   const int start_iter = iter_;
@@ -329,7 +358,11 @@ void Solver<Dtype>::step(int n) {
       display_start_ = now;
       iterations_last_ = iter_;
     }
-    if (accept_scaled_gradients()) apply_update();
+    const bool finite = std::isfinite(double(loss));
+    if (!finite) on_non_finite_loss(loss);
+    if ((finite || param_.non_finite_loss() == SolverParameter::CONTINUE) &&
+        accept_scaled_gradients())
+      apply_update();
     // iter_ counts the steps taken so far (a step skipped by loss scaling counts).
     ++iter_;
     const SolverAction request = poll_action();

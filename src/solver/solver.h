@@ -126,6 +126,9 @@ class Solver {
   NetParameter load_net(const std::string& path) const;
   std::string snapshot_filename(const char* extension) const;
   void check_snapshot_folder() const;
+  // A step whose loss is NaN or infinite, as SolverParameter.non_finite_loss says: throws for
+  // STOP, logs for SKIP.
+  void on_non_finite_loss(Dtype loss);
   // Loss scaling (the train net's global_grad_scale, global_grad_scale_adaptive): whether this
   // step's gradients may be applied; with adaptive scaling, a step whose gradients overflowed is
   // skipped and the scale halved, and the scale doubles after kScaleGrowthInterval good steps.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "primitives/softmax_ops.h"
 #include "test_util.h"
 
 namespace crema::prim {
@@ -374,6 +375,26 @@ TYPED_TEST(AccuracyTest, TiesCountAgainstTheLabel) {
   accuracy_fwd(h, acc_desc(dtype_of<T>(), s, 3, false, -1), scores.data(), label.data(), &acc,
                nullptr);
   EXPECT_DOUBLE_EQ(double(acc), 0.75);
+}
+
+// NaN scores are never a correct prediction (they compared false with everything, so the label
+// looked like the top class: a diverged net reported accuracy 1). The loss of NaN scores is NaN,
+// not the FLT_MIN clamp's 87.3365.
+TYPED_TEST(AccuracyTest, NanScoresAreWrong) {
+  using T = TypeParam;
+  Handle h;
+  const Shape s{2, 3, 1};
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const std::vector<T> scores = {nan, nan, nan, 0, 2, 1};
+  const std::vector<T> label = {0, 1};
+  T acc = -1;
+  for (int top_k : {1, 3}) {
+    accuracy_fwd(h, acc_desc(dtype_of<T>(), s, top_k, false, -1), scores.data(), label.data(), &acc,
+                 nullptr);
+    EXPECT_DOUBLE_EQ(double(acc), 0.5) << "top " << top_k;
+  }
+  EXPECT_TRUE(std::isnan(softmax_ops::loss_term(double(nan))));
+  EXPECT_DOUBLE_EQ(softmax_ops::loss_term(0.0), -std::log(double(FLT_MIN)));
 }
 
 TYPED_TEST(AccuracyTest, TopKIgnoreAndPerClassMatchReference) {

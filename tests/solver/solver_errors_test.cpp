@@ -2,6 +2,7 @@
 // its nets: inline, by path, generic nets tested in the TEST phase.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -131,6 +132,47 @@ TEST(SolverErrors, MistakenSettingsNameTheField) {
   EXPECT_EQ(creation_error(parse(kNet + "base_lr: 0.1 lr_policy: \"multistep\" gamma: 0.1 "
                                         "stepvalue: 50 stepvalue: 100 momentum: 0.9")),
             "");
+}
+
+// A step whose loss is not finite: STOP (the default) ends training with an error naming the
+// iteration and the first layer whose output went non-finite; SKIP drops the update; CONTINUE
+// applies it, as Caffe does.
+TEST(SolverErrors, NonFiniteLoss) {
+  for (const std::string mode : {"", "non_finite_loss: SKIP", "non_finite_loss: CONTINUE"}) {
+    SCOPED_TRACE(mode);
+    Handle h;
+    auto s = create_solver<float>(
+        test::tiny_solver(4, "base_lr: 0.1 lr_policy: \"fixed\" momentum: 0.9 " + mode),
+        Device::kCPU, h);
+    test::set_batch(s->net(), 4);
+    s->step(2);
+    ASSERT_TRUE(std::isfinite(s->last_loss()));
+    Tensor<float>* bias = s->net().layer_by_name("ip")->blobs()[1].get();
+    std::vector<float> b = bias->data_vector();
+    b[0] = std::nanf("");
+    bias->set_data(b);
+    const Tensor<float>* weight = s->net().layer_by_name("ip")->blobs()[0].get();
+    const std::vector<float> before = weight->data_vector();
+    std::string what;
+    try {
+      s->step(1);
+    } catch (const Error& e) {
+      what = e.what();
+    }
+    if (mode.empty()) {
+      expect_contains(what, "Iteration 2: the loss is ");
+      expect_contains(what,
+                      "(the first layer whose output is not finite: ip); the training "
+                      "diverged and stops");
+      EXPECT_EQ(s->iter(), 2);
+    } else {
+      EXPECT_EQ(what, "");
+      EXPECT_EQ(s->iter(), 3);
+      EXPECT_FALSE(std::isfinite(s->last_loss()));
+      // SKIP leaves the weights as they were; CONTINUE applies the (NaN) update.
+      EXPECT_EQ(weight->data_vector() == before, mode.find("SKIP") != std::string::npos);
+    }
+  }
 }
 
 TEST(SolverErrors, NetsFromFilesAndGenericTestNets) {
