@@ -8,8 +8,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csetjmp>
+#include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <mutex>
 
 #include "core/errors.h"
 
@@ -21,9 +26,61 @@ namespace {
   fail(path, ": ", what, ": ", mdb_strerror(rc));
 }
 
+// The jump target of the read running on this thread (see on_fault), or nullptr.
+thread_local sigjmp_buf* t_guard = nullptr;
+
+// LMDB checks its pages with assertions that abort the process (a zeroed page fails
+// "IS_LEAF(mp)" in mdb_cursor_next). This callback turns them into a crema::Error naming the
+// database; the exception unwinds through liblmdb's C frames, which carry unwind tables on the
+// platforms crema builds for. The reader is then unusable, and its destructor only frees it.
+void assert_to_error(MDB_env* env, const char* msg) {
+  t_guard = nullptr;  // the guarded read ends here, by this exception
+  const auto* path = static_cast<const std::string*>(mdb_env_get_userctx(env));
+  throw Error((path ? *path : std::string("LMDB")) + ": corrupt LMDB (" + msg + ")");
+}
+
+// A corrupt page can also send liblmdb to a page number past the end of the file, which the
+// mapping answers with SIGBUS (or SIGSEGV). While a thread runs a guarded LMDB read, such a fault
+// jumps back to the read, which reports the corruption; any other fault goes to the handler
+// that was there before (returning from the handler re-runs the faulting instruction with it).
+struct sigaction g_previous[2];
+
+void on_fault(int sig, siginfo_t*, void*) {
+  if (sigjmp_buf* guard = t_guard) {
+    t_guard = nullptr;
+    siglongjmp(*guard, sig);
+  }
+  sigaction(sig, &g_previous[sig == SIGBUS ? 0 : 1], nullptr);
+}
+
+void install_fault_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, &g_previous[0]);
+    sigaction(SIGSEGV, &sa, &g_previous[1]);
+  });
+}
+
+// The [start, end) of the process mapping that holds address a (from /proc/self/maps), or
+// {0, 0} when none is found.
+std::pair<uintptr_t, uintptr_t> mapping_of(const void* a) {
+  const auto p = reinterpret_cast<uintptr_t>(a);
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) == 2 && p >= lo && p < hi) return {lo, hi};
+  }
+  return {0, 0};
+}
+
 }  // namespace
 
 LmdbReader::LmdbReader(const std::string& path) : path_(path) {
+  install_fault_handler();
   // NOLOCK: reading needs no lock file, so datasets on read-only media open too. NOTLS: the
   // read transaction is created here but used by the data layer's prefetch thread.
   unsigned flags = MDB_RDONLY | MDB_NOLOCK | MDB_NOTLS;
@@ -31,6 +88,8 @@ LmdbReader::LmdbReader(const std::string& path) : path_(path) {
   if (::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) flags |= MDB_NOSUBDIR;
   int rc = mdb_env_create(&env_);
   if (rc != MDB_SUCCESS) lmdb_fail(path, "cannot open LMDB", rc);
+  mdb_env_set_userctx(env_, &path_);
+  mdb_env_set_assert(env_, assert_to_error);
   rc = mdb_env_open(env_, path.c_str(), flags, 0664);
   if (rc != MDB_SUCCESS) {
     close();
@@ -46,11 +105,29 @@ LmdbReader::LmdbReader(const std::string& path) : path_(path) {
     lmdb_fail(path, "cannot open LMDB", rc);
   }
   entries_ = stat.ms_entries;
+  mdb_filehandle_t fd;
+  struct stat file;
+  if ((rc = mdb_env_get_fd(env_, &fd)) != MDB_SUCCESS || ::fstat(fd, &file) != 0) {
+    close();
+    fail(path, ": cannot open LMDB: cannot read its size");
+  }
+  file_bytes_ = size_t(file.st_size);
   if (entries_ == 0) {
     close();
     fail(path, ": LMDB holds no records");
   }
-  rewind();
+  try {
+    rewind();
+  } catch (...) {
+    close();
+    throw;
+  }
+  // From now on every record must lie in the file's part of LMDB's mapping.
+  const auto [lo, hi] = mapping_of(value_.data());
+  if (lo) {
+    map_lo_ = lo;
+    map_hi_ = std::min(hi, lo + file_bytes_);
+  }
 }
 
 LmdbReader::~LmdbReader() { close(); }
@@ -64,13 +141,35 @@ void LmdbReader::close() {
   env_ = nullptr;
 }
 
-void LmdbReader::get(unsigned op) {
-  MDB_val key, value;
-  const int rc = mdb_cursor_get(cursor_, &key, &value, MDB_cursor_op(op));
-  if (rc != MDB_SUCCESS) lmdb_fail(path_, "LMDB read failed", rc);
+// Moves the cursor; false when op ran off the end. A failed read, a fault inside liblmdb, or a
+// record that does not lie inside the database file (corrupt pages can make LMDB return success
+// with garbage pointers) is an error naming the record.
+bool LmdbReader::get(unsigned op) {
+  const size_t record = op == MDB_FIRST ? 0 : index_ + 1;
+  MDB_val key{0, nullptr}, value{0, nullptr};
+  int rc = MDB_SUCCESS;
+  sigjmp_buf guard;
+  if (sigsetjmp(guard, 1) != 0)
+    fail(path_, ": corrupt LMDB: reading record ", record, " touched a page beyond the file");
+  t_guard = &guard;
+  rc = mdb_cursor_get(cursor_, &key, &value, MDB_cursor_op(op));
+  t_guard = nullptr;
+  if (rc == MDB_NOTFOUND && op == MDB_NEXT) return false;
+  if (rc != MDB_SUCCESS)
+    fail(path_, ": LMDB read failed at record ", record, ": ", mdb_strerror(rc));
+  auto inside = [&](const MDB_val& v) {
+    if (v.mv_size == 0) return true;
+    const auto lo = reinterpret_cast<uintptr_t>(v.mv_data);
+    if (!v.mv_data || v.mv_size > file_bytes_) return false;
+    return map_lo_ == 0 || (lo >= map_lo_ && lo <= map_hi_ && v.mv_size <= map_hi_ - lo);
+  };
+  if (!inside(key) || !inside(value))
+    fail(path_, ": corrupt LMDB: record ", record, " lies outside the database file");
+  index_ = record;
   key_ = std::string_view(static_cast<const char*>(key.mv_data), key.mv_size);
   value_ = std::string_view(static_cast<const char*>(value.mv_data), value.mv_size);
   note_read(value.mv_data, value.mv_size);
+  return true;
 }
 
 void LmdbReader::rewind() { get(MDB_FIRST); }
@@ -94,17 +193,9 @@ void LmdbReader::note_read(const void* data, size_t size) {
 }
 
 bool LmdbReader::next() {
-  MDB_val key, value;
-  const int rc = mdb_cursor_get(cursor_, &key, &value, MDB_NEXT);
-  if (rc == MDB_NOTFOUND) {
-    rewind();
-    return true;
-  }
-  if (rc != MDB_SUCCESS) lmdb_fail(path_, "LMDB read failed", rc);
-  key_ = std::string_view(static_cast<const char*>(key.mv_data), key.mv_size);
-  value_ = std::string_view(static_cast<const char*>(value.mv_data), value.mv_size);
-  note_read(value.mv_data, value.mv_size);
-  return false;
+  if (get(MDB_NEXT)) return false;
+  rewind();
+  return true;
 }
 
 LmdbWriter::LmdbWriter(const std::string& path, size_t initial_map_size, size_t batch)

@@ -22,7 +22,10 @@ class LmdbReader {
  public:
   // Opens path read-only and positions on the first record. Throws crema::Error
   // "<path>: cannot open LMDB: <reason>" when it cannot be opened, and an error naming the path
-  // when the database holds no records.
+  // when the database holds no records. A corrupt database is an error naming the path (and the
+  // record, where LMDB gets that far) when a read meets the damage, never an abort: the first
+  // reader installs SIGBUS and SIGSEGV handlers that catch faults inside its LMDB reads and pass
+  // every other fault on to the handlers that were there before.
   explicit LmdbReader(const std::string& path);
   ~LmdbReader();
   LmdbReader(const LmdbReader&) = delete;
@@ -40,7 +43,7 @@ class LmdbReader {
   const std::string& path() const { return path_; }
 
  private:
-  void get(unsigned op);
+  bool get(unsigned op);
   void close();
   void note_read(const void* data, size_t size);
 
@@ -51,7 +54,10 @@ class LmdbReader {
   MDB_txn* txn_ = nullptr;
   MDB_cursor* cursor_ = nullptr;
   size_t entries_ = 0;
+  size_t index_ = 0;  // of the current record in key order
   size_t reads_ = 0;
+  size_t file_bytes_ = 0;
+  uintptr_t map_lo_ = 0, map_hi_ = 0;              // the file's part of LMDB's mapping (0: unknown)
   uintptr_t span_lo_ = UINTPTR_MAX, span_hi_ = 0;  // mapped bytes read since the last release
   std::string_view key_, value_;
 };

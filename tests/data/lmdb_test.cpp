@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -126,6 +127,65 @@ TEST(Lmdb, GarbageFileIsAnError) {
   std::ofstream(path) << std::string(10000, 'x');
   const std::string msg = error_of([&] { LmdbReader r(path); });
   EXPECT_EQ(msg.rfind(path + ": cannot open LMDB: ", 0), 0u) << msg;
+}
+
+// Every page of a database zeroed, or filled with 0xff, in turn: opening and reading a whole
+// epoch either works (0xff over a leaf page still parses) or ends in a crema::Error naming the
+// database -- never LMDB's assertion abort ("IS_LEAF(mp)"), a SIGBUS from a page number past the
+// end of the file, or a read through a garbage pointer. A zeroed page is always noticed.
+TEST(Lmdb, CorruptPagesAreErrorsNamingTheDatabase) {
+  TempDir dir;
+  const std::string clean = dir.file("clean");
+  const int n = 300;
+  {
+    LmdbWriter writer(clean);
+    put_records(writer, n, [](int i) { return std::string(100, char('a' + i % 26)); });
+  }
+  const auto bytes = std::filesystem::file_size(clean + "/data.mdb");
+  const size_t page = 4096;
+  ASSERT_GT(bytes / page, 6u);
+  for (size_t p = 0; p < bytes / page; ++p) {
+    for (const char fill : {'\0', '\xff'}) {
+      SCOPED_TRACE("page " + std::to_string(p) + (fill ? " 0xff" : " zeroed"));
+      const std::string path = dir.file("bad_" + std::to_string(p) + (fill ? "_ff" : "_00"));
+      std::filesystem::create_directory(path);
+      std::filesystem::copy_file(clean + "/data.mdb", path + "/data.mdb");
+      {
+        std::fstream f(path + "/data.mdb", std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(std::streamoff(p * page));
+        f.write(std::string(page, fill).data(), std::streamsize(page));
+      }
+      const std::string msg = error_of([&] {
+        LmdbReader reader(path);
+        for (size_t i = 0; i <= reader.size(); ++i) reader.next();
+      });
+      if (fill == '\0') {
+        EXPECT_NE(msg, "(no error)");
+      }
+      if (msg != "(no error)") {
+        EXPECT_EQ(msg.rfind(path + ": ", 0), 0u) << msg;
+      }
+    }
+  }
+}
+
+// The reader's fault handler keeps faults outside its reads what they were: the process still
+// dies of them.
+TEST(LmdbDeathTest, OtherFaultsStillKillTheProcess) {
+  TempDir dir;
+  const std::string path = dir.file("db");
+  {
+    LmdbWriter writer(path);
+    put_records(writer, 3, [](int i) { return std::string(10, char('a' + i)); });
+  }
+  EXPECT_EXIT(
+      {
+        LmdbReader reader(path);
+        reader.next();
+        volatile int* nowhere = nullptr;
+        *nowhere = 1;
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
 }
 
 TEST(Lmdb, EmptyDatabaseIsAnError) {
