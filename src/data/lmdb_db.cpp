@@ -31,8 +31,9 @@ thread_local sigjmp_buf* t_guard = nullptr;
 
 // LMDB checks its pages with assertions that abort the process (a zeroed page fails
 // "IS_LEAF(mp)" in mdb_cursor_next). This callback turns them into a crema::Error naming the
-// database; the exception unwinds through liblmdb's C frames, which carry unwind tables on the
-// platforms crema builds for. The reader is then unusable, and its destructor only frees it.
+// database; the exception unwinds through liblmdb's C frames, which GCC builds with unwind tables
+// by default on x86-64 Linux (Debian's liblmdb included). The reader is then unusable, and its
+// destructor only frees it.
 void assert_to_error(MDB_env* env, const char* msg) {
   t_guard = nullptr;  // the guarded read ends here, by this exception
   const auto* path = static_cast<const std::string*>(mdb_env_get_userctx(env));
