@@ -13,7 +13,7 @@ CREMA_BACKENDS(void solver_update(Handle& h, const SolverUpdateParam* params, si
 
 namespace {
 
-void check_param(const SolverUpdateParam& p) {
+void check_param(const SolverUpdateParam& p, size_t index) {
   const SolverUpdateDesc& d = p.desc;
   if (int(d.rule) < int(UpdateRule::kSgd) || int(d.rule) > int(UpdateRule::kAdam))
     throw PrimError("solver_update: unknown update rule");
@@ -21,8 +21,17 @@ void check_param(const SolverUpdateParam& p) {
       int(d.regularization) > int(Regularization::kL1))
     throw PrimError("solver_update: unknown regularization");
   if (d.count < 0) throw PrimError("solver_update: negative count");
-  for (double v : {d.grad_scale, d.decay, d.rate, d.momentum, d.momentum2, d.rms_decay, d.delta})
-    if (!std::isfinite(v)) throw PrimError("solver_update: coefficients must be finite");
+  const std::pair<const char*, double> coefficients[] = {{"grad_scale", d.grad_scale},
+                                                         {"decay", d.decay},
+                                                         {"rate", d.rate},
+                                                         {"momentum", d.momentum},
+                                                         {"momentum2", d.momentum2},
+                                                         {"rms_decay", d.rms_decay},
+                                                         {"delta", d.delta}};
+  for (const auto& [name, v] : coefficients)
+    if (!std::isfinite(v))
+      throw PrimError("solver_update: parameter " + std::to_string(index) + ": " + name + " is " +
+                      std::to_string(v) + "; the coefficients must be finite");
   if (d.count == 0) return;
   if (!p.w || !p.g || !p.hist) throw PrimError("solver_update: null weights, gradient or history");
   if (solver_update_history(d.rule) == 2 && !p.hist2)
@@ -44,7 +53,7 @@ void solver_update(Handle& h, const SolverUpdateDesc& d, void* w, void* g, void*
 void solver_update(Handle& h, const SolverUpdateParam* params, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     const SolverUpdateParam& p = params[i];
-    check_param(p);
+    check_param(p, i);
     if (p.desc.rule != params[0].desc.rule || p.desc.dtype != params[0].desc.dtype)
       throw PrimError("solver_update: the parameters of one list need one rule and one dtype");
   }

@@ -408,6 +408,9 @@ template <typename Dtype>
 void Solver<Dtype>::apply_update() {
   const int previous_step = current_step_;
   const Dtype rate = Dtype(learning_rate(param_, iter_, &current_step_));
+  CREMA_REQUIRE(std::isfinite(double(rate)), "Iteration ", iter_, ": lr_policy \"",
+                param_.lr_policy(), "\" gives a learning rate of ", rate, " (base_lr ",
+                param_.base_lr(), ", gamma ", param_.gamma(), ", power ", param_.power(), ")");
   last_rate_ = rate;
   if (param_.lr_policy() == "multistep" && current_step_ != previous_step)
     LOG(INFO) << "MultiStep Status: Iteration " << iter_ << ", step = " << current_step_;
@@ -436,7 +439,11 @@ void Solver<Dtype>::apply_update() {
     u.hist = history(0, id).mutable_data();
     u.hist2 = prim::solver_update_history(d.rule) == 2 ? history(1, id).mutable_data() : nullptr;
   }
-  prim::solver_update(h_, update.data(), update.size());
+  try {
+    prim::solver_update(h_, update.data(), update.size());
+  } catch (const prim::PrimError& e) {
+    fail("Iteration ", iter_, ": ", e.what());
+  }
 }
 
 template <typename Dtype>

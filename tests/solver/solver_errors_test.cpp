@@ -175,6 +175,25 @@ TEST(SolverErrors, NonFiniteLoss) {
   }
 }
 
+// A learning rate that overflows (exp with a huge gamma) is an error naming the iteration and the
+// policy's fields, not a primitive's "coefficients must be finite".
+TEST(SolverErrors, OverflowingLearningRateNamesTheIteration) {
+  Handle h;
+  auto s = create_solver<float>(
+      test::tiny_solver(4, "base_lr: 1 lr_policy: \"exp\" gamma: 1e30 non_finite_loss: CONTINUE"),
+      Device::kCPU, h);
+  test::set_batch(s->net(), 4);
+  std::string what;
+  try {
+    s->step(5);
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_EQ(what,
+            "Iteration 2: lr_policy \"exp\" gives a learning rate of inf (base_lr 1, gamma "
+            "1e+30, power 0)");
+}
+
 TEST(SolverErrors, NetsFromFilesAndGenericTestNets) {
   const std::string dir = test::fresh_dir("solver_net_file");
   const std::string path = dir + "/net.prototxt";
