@@ -2,9 +2,11 @@
 // "<prefix>_iter_N.solverstate" (iteration, multistep position, update history, and the name of
 // the weights file), both binary protos written atomically, as Caffe writes them.
 #include <glog/logging.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <string>
 
@@ -19,6 +21,30 @@ namespace {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Removes the temporary files a killed run of this prefix left behind: the atomic writes'
+// "<prefix>_iter_N.caffemodel.tmp.<pid>" (or .solverstate) of a process that no longer exists.
+// A live process's temporaries (another run writing its snapshot now) are left alone.
+void remove_stale_temporaries(const std::string& prefix) {
+  namespace fs = std::filesystem;
+  const fs::path p(prefix);
+  const fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  const std::string stem = p.filename().string() + "_iter_";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t tmp = name.rfind(".tmp.");
+    if (name.rfind(stem, 0) != 0 || tmp == std::string::npos) continue;
+    const std::string target = name.substr(0, tmp), pid = name.substr(tmp + 5);
+    if (!ends_with(target, ".caffemodel") && !ends_with(target, ".solverstate")) continue;
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    if (::kill(pid_t(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;
+    std::error_code removed;
+    if (fs::remove(entry.path(), removed))
+      LOG(INFO) << "Removed " << entry.path().string() << ", left by an interrupted snapshot";
+  }
 }
 
 }  // namespace
@@ -45,6 +71,7 @@ template <typename Dtype>
 std::string Solver<Dtype>::snapshot() {
   CREMA_REQUIRE(param_.snapshot_format() == SolverParameter::BINARYPROTO,
                 "HDF5 snapshots are not supported; use BINARYPROTO");
+  remove_stale_temporaries(param_.snapshot_prefix());
   // Weights first, then the state that names them: a state file always has its weights.
   const std::string model_file = snapshot_filename(".caffemodel");
   LOG(INFO) << "Snapshotting to binary proto file " << model_file;

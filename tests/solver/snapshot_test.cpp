@@ -2,6 +2,8 @@
 // snapshot write throws and leaves the previous snapshot usable, a state of another net is
 // refused, file naming and contents, snapshot_after_train, and the stop/snapshot request hook.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -198,6 +200,30 @@ TEST(Snapshot, MissingFolderIsReportedBeforeTraining) {
       0, h);
   quiet->solve();
   EXPECT_EQ(quiet->iter(), 3);
+}
+
+// A snapshot removes the temporary files a killed run of the same prefix left behind (their
+// process is gone), and leaves a live process's and other prefixes' alone.
+TEST(Snapshot, StaleTemporariesOfThePrefixAreRemoved) {
+  const std::string dir = test::fresh_dir("solver_stale_tmp");
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  waitpid(child, nullptr, 0);  // now a pid of no process
+  const std::string dead = std::to_string(child), live = std::to_string(getpid());
+  const std::vector<std::string> stale = {dir + "/t_iter_7.caffemodel.tmp." + dead,
+                                          dir + "/t_iter_7.solverstate.tmp." + dead};
+  const std::vector<std::string> kept = {dir + "/t_iter_8.caffemodel.tmp." + live,
+                                         dir + "/other_iter_7.caffemodel.tmp." + dead,
+                                         dir + "/t_iter_7.caffemodel.tmp.x" + dead};
+  for (const auto& f : stale) std::ofstream(f) << "partial";
+  for (const auto& f : kept) std::ofstream(f) << "partial";
+  Handle h;
+  auto s = make("base_lr: 0.1 lr_policy: \"fixed\" snapshot_prefix: \"" + dir + "/t\"", 0, h);
+  s->step(1);
+  s->snapshot();
+  for (const auto& f : stale) EXPECT_FALSE(fs::exists(f)) << f;
+  for (const auto& f : kept) EXPECT_TRUE(fs::exists(f)) << f;
 }
 
 // No snapshot_prefix: snapshots are named after the solver file, beside it.
