@@ -34,6 +34,13 @@ void BaseConvLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top
   filter_.r = g.kernel_h;
   filter_.s = g.kernel_w;
   bias_term_ = p.bias_term();
+  // The output must be possible before the weights are allocated and filled: a Deconvolution
+  // with num_output 10^8 would otherwise fill a 1.6-G-value filter before its output is refused.
+  try {
+    Tensor<Dtype> probe(output_shape(*bottom[0]), this->device_);  // sizes only, no memory
+  } catch (const Error& e) {
+    this->error(e.what());
+  }
   try {
     this->blobs_.clear();
     this->blobs_.push_back(std::make_shared<Tensor<Dtype>>(
@@ -50,19 +57,13 @@ void BaseConvLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top
 }
 
 template <typename Dtype>
-void BaseConvLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
-  const Tensor<Dtype>& x = *bottom[0];
-  for (size_t i = 1; i < bottom.size(); ++i)
-    if (bottom[i]->shape() != x.shape())
-      this->error("all bottoms must have the same shape: bottom 0 is (", x.shape_string(),
-                  ") but bottom ", i, " is (", bottom[i]->shape_string(), ")");
+std::vector<int64_t> BaseConvLayer<Dtype>::output_shape(const Tensor<Dtype>& x) const {
   if (x.num_axes() != channel_axis_ + 3)
     this->error("input (", x.shape_string(), ") must keep ", channel_axis_ + 3, " axes");
   const int64_t in_c = transposed() ? filter_.k : int64_t(filter_.c) * conv_.groups;
   if (x.shape(channel_axis_) != in_c)
     this->error("input has ", x.shape(channel_axis_), " channels but the weights expect ", in_c);
 
-  const int64_t n = x.count(0, channel_axis_);
   const int64_t in_h = x.shape(channel_axis_ + 1), in_w = x.shape(channel_axis_ + 2);
   int64_t out_h = 0, out_w = 0;
   if (transposed()) {
@@ -88,11 +89,25 @@ void BaseConvLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   }
   std::vector<int64_t> shape(x.shape().begin(), x.shape().begin() + channel_axis_);
   shape.insert(shape.end(), {num_output_, out_h, out_w});
+  return shape;
+}
+
+template <typename Dtype>
+void BaseConvLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
+  const Tensor<Dtype>& x = *bottom[0];
+  for (size_t i = 1; i < bottom.size(); ++i)
+    if (bottom[i]->shape() != x.shape())
+      this->error("all bottoms must have the same shape: bottom 0 is (", x.shape_string(),
+                  ") but bottom ", i, " is (", bottom[i]->shape_string(), ")");
+  const std::vector<int64_t> shape = output_shape(x);
   try {
     for (Tensor<Dtype>* t : top) t->reshape(shape);
   } catch (const Error& e) {
     this->error(e.what());
   }
+  const int64_t n = x.count(0, channel_axis_), in_c = x.shape(channel_axis_);
+  const int64_t in_h = x.shape(channel_axis_ + 1), in_w = x.shape(channel_axis_ + 2);
+  const int64_t out_h = shape[size_t(channel_axis_) + 1], out_w = shape[size_t(channel_axis_) + 2];
   const prim::TensorDesc in =
       prim::TensorDesc::nchw(dtype_of<Dtype>(), int(n), int(in_c), int(in_h), int(in_w));
   const prim::TensorDesc out =

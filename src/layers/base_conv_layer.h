@@ -34,6 +34,8 @@ class BaseConvLayer : public Layer<Dtype> {
  protected:
   // True for Deconvolution: the bottom is the convolution's output.
   virtual bool transposed() const = 0;
+  // The top's shape for bottom x (checked against the filter: channels, kernel, padding).
+  std::vector<int64_t> output_shape(const Tensor<Dtype>& x) const;
 
   prim::ConvDesc conv_;      // with the layer's forward math
   prim::ConvDesc conv_bwd_;  // the same geometry with its backward math

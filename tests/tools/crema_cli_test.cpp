@@ -96,6 +96,18 @@ layer { name: "data" type: "Input" top: "data"
   expect_clean_error(run("time --model=" + path), "too large");
 }
 
+// An output too large is refused before the weights are allocated and filled (this
+// Deconvolution's filter would hold 1.6 G values, 6.4 GB filled for nothing).
+TEST(CremaCli, HugeDeconvolutionIsRefusedBeforeItsWeights) {
+  const std::string path = write_file("huge_deconv.prototxt", std::string(kInput) + R"(
+layer { name: "up" type: "Deconvolution" bottom: "data" top: "up"
+  convolution_param { num_output: 100000000 kernel_size: 4 stride: 2
+    weight_filler { type: "gaussian" std: 0.01 } } })");
+  const Result r = run("time --model=" + path + " --iterations=1");
+  expect_clean_error(r, "layer up");
+  expect_clean_error(r, "(2 100000000 18 18) is too large");
+}
+
 TEST(CremaCli, TruncatedWeightsFile) {
   const std::string model = write_file("ok.prototxt", std::string(kInput) + R"(
 layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
