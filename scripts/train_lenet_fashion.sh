@@ -7,4 +7,5 @@ scripts/setup_debian.sh
 scripts/build.sh
 data/get_fashion_mnist.sh build
 mkdir -p models/lenet_fashion/snapshots
-exec build/crema train --solver=models/lenet_fashion/lenet_solver.prototxt "$@"
+# Each run of this script trains afresh, replacing the previous run's snapshots.
+exec build/crema train --solver=models/lenet_fashion/lenet_solver.prototxt --overwrite_snapshots "$@"

@@ -30,6 +30,9 @@ DEFINE_string(weights, "",
               "train, test: trained weights (.caffemodel) to start from; several may be given, "
               "separated by commas, and are copied by layer name");
 DEFINE_string(snapshot, "", "train: a .solverstate to resume from");
+DEFINE_bool(overwrite_snapshots, false,
+            "train: start even where snapshots of the solver's snapshot_prefix already exist "
+            "(they are overwritten as the new run reaches them)");
 DEFINE_string(gpu, "",
               "the GPU to run on (an id, or 'all' for the first); empty: the solver's "
               "solver_mode where a GPU is present, else the CPU");
@@ -124,6 +127,7 @@ int train() {
     return SolverAction::kNone;
   });
   if (!FLAGS_weights.empty()) copy_weights(solver->net(), FLAGS_weights);
+  solver->set_overwrite_snapshots(FLAGS_overwrite_snapshots);
   solver->solve(FLAGS_snapshot);
   LOG(INFO) << "Optimization Done.";
   return 0;

@@ -253,7 +253,8 @@ void Solver<Dtype>::solve(const std::string& resume_file) {
     restore(resume_file);
   }
   const int start_iter = iter_;
-  if (param_.snapshot() > 0 || param_.snapshot_after_train()) check_snapshot_folder();
+  if (param_.snapshot() > 0 || param_.snapshot_after_train())
+    check_snapshot_folder(resume_file.empty());
   step(param_.max_iter() - iter_);
   // The final snapshot, unless the last iteration already wrote one.
   if (param_.snapshot_after_train() && (!param_.snapshot() || iter_ % param_.snapshot() != 0))

@@ -53,7 +53,10 @@ class Solver {
   // empty; snapshots after training when snapshot_after_train; tests after the last iteration
   // when it falls on test_interval. Stops early on a kStop request. When it will snapshot, the
   // snapshot folder must exist and be writable before the first iteration (else crema::Error).
+  // A fresh run (no resume_file) refuses to start where snapshots of its prefix already exist,
+  // unless set_overwrite_snapshots(true): another run's results are never overwritten silently.
   void solve(const std::string& resume_file = "");
+  void set_overwrite_snapshots(bool overwrite) { overwrite_snapshots_ = overwrite; }
   // Runs n training iterations (fewer when stopped by a request).
   void step(int n);
   // Writes "<prefix>_iter_<iter>.caffemodel" and ".solverstate"; returns the .solverstate path.
@@ -125,7 +128,7 @@ class Solver {
   SolverAction poll_action();
   NetParameter load_net(const std::string& path) const;
   std::string snapshot_filename(const char* extension) const;
-  void check_snapshot_folder() const;
+  void check_snapshot_folder(bool fresh) const;
   // A step whose loss is NaN or infinite, as SolverParameter.non_finite_loss says: throws for
   // STOP, logs for SKIP.
   void on_non_finite_loss(Dtype loss);
@@ -148,6 +151,7 @@ class Solver {
   std::vector<Dtype> losses_;
   Dtype smoothed_loss_ = 0;
   Dtype last_loss_ = 0;
+  bool overwrite_snapshots_ = false;
   Dtype last_rate_ = 0;
   bool adaptive_scale_ = false;
   int scaled_good_steps_ = 0;  // since the scale last changed

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "core/proto_io.h"
@@ -49,9 +50,10 @@ void remove_stale_temporaries(const std::string& prefix) {
 
 }  // namespace
 
-// Before the training time is spent: the folder the snapshots go to exists and is writable.
+// Before the training time is spent: the folder the snapshots go to exists and is writable, and
+// a fresh run finds no snapshots of its prefix there (an earlier run's, which it would overwrite).
 template <typename Dtype>
-void Solver<Dtype>::check_snapshot_folder() const {
+void Solver<Dtype>::check_snapshot_folder(bool fresh) const {
   namespace fs = std::filesystem;
   const fs::path folder = fs::path(param_.snapshot_prefix()).parent_path();
   const std::string shown = folder.empty() ? "." : folder.string();
@@ -60,6 +62,27 @@ void Solver<Dtype>::check_snapshot_folder() const {
                 param_.snapshot_prefix(), "\": the folder ", shown, " does not exist");
   CREMA_REQUIRE(::access(shown.c_str(), W_OK) == 0, "snapshot_prefix \"", param_.snapshot_prefix(),
                 "\": the folder ", shown, " is not writable");
+  if (!fresh || overwrite_snapshots_) return;
+  const std::string stem = fs::path(param_.snapshot_prefix()).filename().string() + "_iter_";
+  std::vector<std::string> earlier;
+  for (const auto& entry : fs::directory_iterator(folder.empty() ? fs::path(".") : folder, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(stem, 0) != 0) continue;
+    const std::string rest = name.substr(stem.size());
+    const size_t dot = rest.find('.');
+    const std::string digits = rest.substr(0, dot),
+                      ext = dot == std::string::npos ? "" : rest.substr(dot);
+    if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
+        (ext == ".caffemodel" || ext == ".solverstate"))
+      earlier.push_back(entry.path().string());
+  }
+  if (earlier.empty()) return;
+  std::sort(earlier.begin(), earlier.end());
+  fail("snapshot_prefix \"", param_.snapshot_prefix(), "\": snapshots of an earlier run exist (",
+       earlier.front(),
+       earlier.size() > 1 ? " and " + std::to_string(earlier.size() - 1) + " more" : "",
+       "); resume from one (--snapshot), choose another snapshot_prefix, or pass "
+       "--overwrite_snapshots");
 }
 
 template <typename Dtype>
@@ -163,7 +186,7 @@ void Solver<Dtype>::restore(const std::string& state_file) {
 
 // The rest of Solver is instantiated in solver.cpp; these members are defined here.
 #define CREMA_INSTANTIATE(T)                                            \
-  template void Solver<T>::check_snapshot_folder() const;               \
+  template void Solver<T>::check_snapshot_folder(bool) const;           \
   template std::string Solver<T>::snapshot_filename(const char*) const; \
   template std::string Solver<T>::snapshot();                           \
   template void Solver<T>::restore(const std::string&);

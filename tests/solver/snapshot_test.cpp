@@ -226,6 +226,35 @@ TEST(Snapshot, StaleTemporariesOfThePrefixAreRemoved) {
   for (const auto& f : kept) EXPECT_TRUE(fs::exists(f)) << f;
 }
 
+// A fresh run never overwrites an earlier run's snapshots of its prefix unless told to; resuming
+// (which continues that run) may.
+TEST(Snapshot, FreshRunRefusesAnEarlierRunsSnapshots) {
+  const std::string dir = test::fresh_dir("solver_earlier_run");
+  const std::string extra =
+      "base_lr: 0.1 lr_policy: \"fixed\" max_iter: 4 snapshot: 2 "
+      "snapshot_prefix: \"" +
+      dir + "/t\"";
+  Handle h;
+  make(extra, 0, h)->solve();
+  ASSERT_TRUE(fs::exists(dir + "/t_iter_4.caffemodel"));
+  auto again = make(extra, 0, h);
+  try {
+    again->solve();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "snapshot_prefix \"" + dir + "/t\": snapshots of an earlier run exist (" + dir +
+                  "/t_iter_2.caffemodel and 3 more); resume from one (--snapshot), choose another "
+                  "snapshot_prefix, or pass --overwrite_snapshots");
+  }
+  EXPECT_EQ(again->iter(), 0);
+  make(extra, 0, h)->solve(dir + "/t_iter_2.solverstate");  // resuming is continuing
+  auto forced = make(extra, 0, h);
+  forced->set_overwrite_snapshots(true);
+  forced->solve();
+  EXPECT_EQ(forced->iter(), 4);
+}
+
 // No snapshot_prefix: snapshots are named after the solver file, beside it.
 TEST(Snapshot, PrefixDefaultsToTheSolverFile) {
   const std::string dir = test::fresh_dir("solver_default_prefix");

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -130,6 +131,33 @@ layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
                      "empty.caffemodel: holds no layer with weights");
   expect_clean_error(run("test --model=" + model + " --weights=/dev/null --iterations=1"),
                      "/dev/null: holds no layer with weights");
+}
+
+// A second training run of the same solver would overwrite the first run's snapshots: it stops
+// before training unless --overwrite_snapshots; --snapshot (resuming) continues the run.
+TEST(CremaCli, SecondRunKeepsTheFirstRunsSnapshots) {
+  const std::string dir = ::testing::TempDir() + "/cli_second_run";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string solver = dir + "/solver.prototxt";
+  std::ofstream(solver) << R"(
+net_param {
+  layer { name: "data" type: "DummyData" top: "data" top: "label"
+    dummy_data_param { shape { dim: 4 dim: 3 } shape { dim: 4 }
+      data_filler { type: "uniform" min: -1 max: 1 } data_filler { type: "constant" value: 1 } } }
+  layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+    inner_product_param { num_output: 2 weight_filler { type: "gaussian" std: 0.1 } } }
+  layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" } }
+base_lr: 0.1 lr_policy: "fixed" max_iter: 2 display: 0 solver_mode: CPU)";
+  const Result first = run("train --solver=" + solver);
+  ASSERT_EQ(first.status, 0) << first.output;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/solver_iter_2.caffemodel")) << first.output;
+  expect_clean_error(run("train --solver=" + solver), "snapshots of an earlier run exist");
+  const Result resumed =
+      run("train --solver=" + solver + " --snapshot=" + dir + "/solver_iter_2.solverstate");
+  EXPECT_EQ(resumed.status, 0) << resumed.output;
+  const Result forced = run("train --solver=" + solver + " --overwrite_snapshots");
+  EXPECT_EQ(forced.status, 0) << forced.output;
 }
 
 TEST(CremaCli, GpuWithoutOneIsAClearError) {
