@@ -143,6 +143,24 @@ std::string format_text_error(const std::string& text, const std::string& name,
     return detail::make_message(name, ":", e.line + 1, ":", e.column + 1, ": ", message);
   }
   at = offending_token(text, at, message);
+  // A negative number for an unsigned field: the parser stops at the sign ("Expected integer,
+  // got: -"). Say which field and what it got, pointing at the field.
+  if (message == "Expected integer, got: -" && at + 1 < text.size() &&
+      std::isdigit(static_cast<unsigned char>(text[at + 1]))) {
+    size_t end = at + 1;
+    while (end < text.size() && (is_identifier_char(text[end]) || text[end] == '.')) ++end;
+    size_t name_end = at;
+    while (name_end > 0 && std::isspace(static_cast<unsigned char>(text[name_end - 1]))) --name_end;
+    if (name_end > 0 && text[name_end - 1] == ':') --name_end;
+    while (name_end > 0 && std::isspace(static_cast<unsigned char>(text[name_end - 1]))) --name_end;
+    size_t name_start = name_end;
+    while (name_start > 0 && is_identifier_char(text[name_start - 1])) --name_start;
+    if (name_start < name_end) {
+      message = text.substr(name_start, name_end - name_start) +
+                " takes a non-negative integer, got " + text.substr(at, end - at);
+      at = name_start;
+    }
+  }
   const size_t newline = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
   const size_t column = newline == std::string::npos ? at : at - newline - 1;
   const long line = std::count(text.begin(), text.begin() + static_cast<long>(at), '\n');

@@ -117,6 +117,22 @@ TEST(ProtoIoText, UnknownFieldIsAnErrorWithLine) {
   EXPECT_NE(msg.find("bogus_field"), std::string::npos) << msg;
 }
 
+// A negative number in an unsigned field: the parser's "Expected integer, got: -" becomes the
+// field and the value, at the field.
+TEST(ProtoIoText, NegativeUnsignedFieldNamesTheFieldAndValue) {
+  const std::string text =
+      "layer {\n"
+      "  inner_product_param { num_output:   -3 }\n"
+      "}\n";
+  NetParameter net;
+  EXPECT_EQ(error_of([&] { read_text_proto_string(text, "net.prototxt", &net); }),
+            "net.prototxt:2:25: num_output takes a non-negative integer, got -3");
+  // A signed field takes the negative number; range checks are the reader's (e.g. the solver's).
+  SolverParameter solver;
+  read_text_proto_string("snapshot: -1", "s", &solver);
+  EXPECT_EQ(solver.snapshot(), -1);
+}
+
 TEST(ProtoIoText, ColumnsCountCharactersNotTabStops) {
   NetParameter net;
   const std::string msg =
