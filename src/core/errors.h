@@ -9,9 +9,29 @@
 
 namespace crema {
 
+// Control characters in the text (a NUL or a newline in a layer name read from an untrusted
+// file) are written as \xNN, so that the message stays one whole line.
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& what) : std::runtime_error(what) {}
+  explicit Error(const std::string& what) : std::runtime_error(one_line(what)) {}
+
+ private:
+  static std::string one_line(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (const char ch : s) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c >= 0x20 && c != 0x7f) {
+        out += ch;
+        continue;
+      }
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+    return out;
+  }
 };
 
 namespace detail {

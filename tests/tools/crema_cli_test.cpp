@@ -160,6 +160,16 @@ base_lr: 0.1 lr_policy: "fixed" max_iter: 2 display: 0 solver_mode: CPU)";
   EXPECT_EQ(forced.status, 0) << forced.output;
 }
 
+// A NUL and a newline in a layer name (text format escapes \000 and \n) are written as \xNN: the
+// error stays one whole line instead of ending at the NUL or breaking in two.
+TEST(CremaCli, ControlCharactersInNamesAreEscaped) {
+  const std::string path = write_file("nul_name.prototxt", std::string(kInput) + R"(
+layer { name: "bad\000name\n" type: "ReLU" bottom: "nothing" top: "x" })");
+  const Result r = run("time --model=" + path);
+  expect_clean_error(r, "bad\\x00name\\x0a");
+  EXPECT_NE(r.last_line.find("nothing"), std::string::npos) << r.last_line;
+}
+
 TEST(CremaCli, GpuWithoutOneIsAClearError) {
   if (crema::prim::cuda_available()) GTEST_SKIP() << "a GPU is visible";
   const std::string path = write_file("gpu.prototxt", kInput);
