@@ -53,7 +53,7 @@ template <typename... Parts>
 }  // namespace crema
 
 // Validates user-controlled input: throws crema::Error(message) when cond is false.
-#define CREMA_REQUIRE(cond, ...)                 \
-  do {                                           \
-    if (!(cond)) ::crema::fail(__VA_ARGS__);     \
+#define CREMA_REQUIRE(cond, ...)             \
+  do {                                       \
+    if (!(cond)) ::crema::fail(__VA_ARGS__); \
   } while (0)

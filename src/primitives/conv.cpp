@@ -72,12 +72,6 @@ std::string dims(const TensorDesc& d) {
          std::to_string(d.w);
 }
 
-// Elements spanned by a strided tensor, to size a scratch copy of it.
-int64_t span(const TensorDesc& d) {
-  return int64_t(d.n - 1) * d.stride_n + int64_t(d.c - 1) * d.stride_c +
-         int64_t(d.h - 1) * d.stride_h + int64_t(d.w - 1) * d.stride_w + 1;
-}
-
 // CREMA_VERBOSE=1, read once (crema --verbose sets it before the first convolution).
 bool verbose() {
   static const bool on = [] {
@@ -149,7 +143,7 @@ const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* 
     if (row && !row->unsupported(pr)) return *row;
   }
   const TensorDesc& out_desc = p == Pass::kBwdData ? pr.xd : pr.yd;
-  const int64_t out_count = p == Pass::kBwdFilter ? pr.wd.count() : span(out_desc);
+  const int64_t out_count = p == Pass::kBwdFilter ? pr.wd.count() : tensor_span(out_desc);
   DeviceBuffer scratch(h.device(), size_t(out_count) * dtype_size(pr.xd.dtype));
 
   const ConvImpl* best = nullptr;

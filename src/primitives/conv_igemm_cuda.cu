@@ -21,29 +21,33 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <atomic>
 #include <climits>
 
 #include "primitives/conv_cuda.cuh"
+#include "primitives/conv_igemm.cuh"
 #include "primitives/conv_impl.h"
 
 namespace crema::prim::cuda {
 namespace {
 
+using namespace igemm;
+
 using Pass = ConvPass;
 
 constexpr int kThreads = 256;
 constexpr int kTileM = 128, kTileN = 128;
-constexpr int kTileK = 32;             // fp32 values of a k-tile row
-constexpr int kStages = 3;             // k-tiles in flight
-constexpr int kNoPoint = INT_MIN / 2;  // a coordinate that no tap brings into the plane
+constexpr int kTileRows = kTileM + kTileN;  // of both operands, in shared memory
+constexpr int kTileK = 32;                  // fp32 values of a k-tile row
+constexpr int kStages = 3;                  // k-tiles in flight
 
 // Padded shared row, so that fragment loads are free of bank conflicts: TF32 reads single
 // words (rows g = 0..7 at 4g + t), BF16/FP16 read pairs (rows g = 0..3 of a half-warp at 8g + 2t).
 template <MathMode M>
 constexpr int kLd = M == MathMode::kTF32 ? kTileK + 4 : kTileK + 8;
 template <MathMode M>
-constexpr int kSmemBytes = int(sizeof(float)) * kStages * (kTileM + kTileN) * kLd<M>;
+constexpr int smem_bytes() {
+  return int(sizeof(float)) * kStages * kTileRows * kLd<M>;
+}
 
 // The problem as the kernels see it. Offsets are int: the support rule keeps every tensor
 // below 2^31 elements.
@@ -62,18 +66,9 @@ struct alignas(16) Tap {
   int g_off, p_off, h, w;
 };
 
-__device__ __forceinline__ bool inside(int h, int w, int hmax, int wmax) {
-  return unsigned(h) < unsigned(hmax) && unsigned(w) < unsigned(wmax);
-}
-
 // Fragment values: fp32 from shared memory rounded to the math format as the mma operands take
-// them. TF32: one value per register. BF16/FP16: two values of consecutive k (the lower k in the
-// low half).
-__device__ __forceinline__ uint32_t tf32(float v) {
-  uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
-  return r;
-}
+// them. TF32: one value per register (tf32()). BF16/FP16: two values of consecutive k (the
+// lower k in the low half).
 template <MathMode M>
 __device__ __forceinline__ uint32_t pack2(float2 v) {
   if constexpr (M == MathMode::kBF16) {
@@ -85,41 +80,12 @@ __device__ __forceinline__ uint32_t pack2(float2 v) {
   }
 }
 
-// d += a b on one 16 x 8 tile (k16 for BF16/FP16, k8 for TF32).
-template <MathMode M>
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (M == MathMode::kBF16)
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  else if constexpr (M == MathMode::kFP16)
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  else
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#else
-  __trap();  // the support rule keeps older GPUs away
-#endif
-}
-
 // One fp32 element from global to shared memory, asynchronously; zero when !valid (the source
 // is then not read).
 __device__ __forceinline__ void copy4(float* dst, const float* src, bool valid) {
   const unsigned d = unsigned(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d), "l"(src),
                "r"(valid ? 4 : 0));
-}
-__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;"); }
-template <int N>
-__device__ __forceinline__ void copy_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N));
 }
 
 // Thread layouts for staging a 128-row x 32-value operand tile, 16 values a thread:
@@ -147,7 +113,7 @@ __global__ void __launch_bounds__(kThreads)
                  const Tap* __restrict__ taps, float* out, float alpha, float beta,
                  const float* __restrict__ bias, bool relu) {
   constexpr int kL = kLd<M>;
-  constexpr int kStage = (kTileM + kTileN) * kL;
+  constexpr int kStage = kTileRows * kL;
   extern __shared__ float smem[];
   __shared__ Rows a_rows, b_rows;
 
@@ -278,7 +244,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
-        for (int ni = 0; ni < 4; ++ni) mma<M>(acc[mi][ni], af[mi], bf[ni]);
+        for (int ni = 0; ni < 4; ++ni) mma<M>(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
     }
   };
 
@@ -426,19 +392,9 @@ void plan_splits(Handle& h, const ConvProblem& p, Geo& g) {
 template <Pass P, MathMode M>
 void launch_as(const dim3& grid, cudaStream_t st, const Geo& g, const float* a, const float* b,
                const Tap* taps, float* out, float alpha, float beta, const float* bias, bool relu) {
-  // Shared memory past 48 KiB is opted into once per device.
-  static std::atomic<uint64_t> opted{0};
-  int dev = 0;
-  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
-  const uint64_t bit = uint64_t(1) << (dev & 63);
-  if (!(opted.load() & bit)) {
-    check_cuda(cudaFuncSetAttribute(igemm_kernel<P, M>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    kSmemBytes<M>),
-               "igemm_kernel shared memory");
-    opted |= bit;
-  }
+  allow_shared_memory<igemm_kernel<P, M>>(smem_bytes<M>(), "igemm_kernel shared memory");
   igemm_kernel<P, M>
-      <<<grid, kThreads, kSmemBytes<M>, st>>>(g, a, b, taps, out, alpha, beta, bias, relu);
+      <<<grid, kThreads, smem_bytes<M>(), st>>>(g, a, b, taps, out, alpha, beta, bias, relu);
   check_launch("igemm_kernel");
 }
 
@@ -533,12 +489,6 @@ size_t workspace(Handle& h, const ConvProblem& pr) {
   return bytes;
 }
 
-// Elements a strided tensor spans.
-int64_t span(const TensorDesc& d) {
-  return int64_t(d.n - 1) * d.stride_n + int64_t(d.c - 1) * d.stride_c +
-         int64_t(d.h - 1) * d.stride_h + int64_t(d.w - 1) * d.stride_w + 1;
-}
-
 bool has_mma() {
   int dev = 0, major = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
@@ -552,7 +502,7 @@ const char* unsupported(const ConvProblem& p) {
   if (p.cd.math == MathMode::kFP32)
     return "strict fp32 math (tensor cores need TF32, BF16 or FP16)";
   const int64_t limit = int64_t(1) << 31;
-  if (span(p.xd) >= limit || span(p.yd) >= limit || p.wd.count() >= limit ||
+  if (tensor_span(p.xd) >= limit || tensor_span(p.yd) >= limit || p.wd.count() >= limit ||
       int64_t(p.xd.n) * p.xd.h * p.xd.w >= limit)
     return "a tensor of 2^31 elements or more";
   if (p.cd.groups > 65535) return "more than 65535 groups";

@@ -18,15 +18,16 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <atomic>
-#include <climits>
 #include <type_traits>
 
 #include "primitives/conv_cuda.cuh"
+#include "primitives/conv_igemm.cuh"
 #include "primitives/conv_impl.h"
 
 namespace crema::prim::cuda {
 namespace {
+
+using namespace igemm;
 
 constexpr int kThreads = 128;
 constexpr int kTileM = 128, kTileN = 128;
@@ -34,7 +35,6 @@ constexpr int kRowBytes = 64;  // depth of a k-tile
 constexpr int kStages = 4;
 constexpr int kStageBytes = (kTileM + kTileN) * kRowBytes;
 constexpr int kSmemBytes = kStages * kStageBytes;
-constexpr int kNoPoint = INT_MIN / 2;
 
 // The math format's storage (bits) and how many values a 16-byte piece and a k-tile hold.
 template <MathMode M>
@@ -61,19 +61,10 @@ struct alignas(16) Piece {
   int off, h, w, pad;
 };
 
-__device__ __forceinline__ bool inside(int h, int w, int hmax, int wmax) {
-  return unsigned(h) < unsigned(hmax) && unsigned(w) < unsigned(wmax);
-}
-
 __device__ __forceinline__ void copy16(void* dst, const void* src, bool valid) {
   const unsigned d = unsigned(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
                "r"(valid ? 16 : 0));
-}
-__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;"); }
-template <int N>
-__device__ __forceinline__ void copy_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N));
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
@@ -83,37 +74,10 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
                : "r"(a));
 }
 
-// d += a b on one 16 x 8 tile, over the depth of two pieces (k16 BF16/FP16, k8 TF32).
-template <MathMode M>
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                    uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (M == MathMode::kTF32)
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else if constexpr (M == MathMode::kBF16)
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-#else
-  __trap();
-#endif
-}
-
 template <MathMode M>
 __device__ __forceinline__ Bits<M> to_bits(float v) {
   if constexpr (M == MathMode::kTF32) {
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
-    return r;
+    return tf32(v);
   } else if constexpr (M == MathMode::kBF16) {
     return __bfloat16_as_ushort(__float2bfloat16_rn(v));
   } else {
@@ -360,17 +324,7 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const floa
   pieces_kernel<<<(count + 127) / 128, 128, 0, st>>>(g, kPiece<M>, count, pieces);
   check_launch("pieces_kernel");
 
-  // Shared memory past 48 KiB is opted into once per device.
-  static std::atomic<uint64_t> opted{0};
-  int dev = 0;
-  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
-  const uint64_t bit = uint64_t(1) << (dev & 63);
-  if (!(opted.load() & bit)) {
-    check_cuda(cudaFuncSetAttribute(igemm_nhwc_kernel<M>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes),
-               "igemm_nhwc_kernel shared memory");
-    opted |= bit;
-  }
+  allow_shared_memory<igemm_nhwc_kernel<M>>(kSmemBytes, "igemm_nhwc_kernel shared memory");
   const dim3 grid((g.gm + kTileM - 1) / kTileM, (g.gn + kTileN - 1) / kTileN, groups);
   igemm_nhwc_kernel<M><<<grid, kThreads, kSmemBytes, st>>>(
       g, act_bits, w_bits, pieces, out, float(blend.alpha), float(blend.beta), bias, relu);

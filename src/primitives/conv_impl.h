@@ -40,6 +40,11 @@ inline bool conv_image_packed(const TensorDesc& d) {
   return d.stride_w == 1 && d.stride_h == d.w && d.stride_c == int64_t(d.h) * d.w &&
          d.stride_n >= int64_t(d.c) * d.h * d.w;
 }
+// Elements a strided tensor spans (to size a copy of it, or bound its offsets).
+inline int64_t tensor_span(const TensorDesc& d) {
+  return int64_t(d.n - 1) * d.stride_n + int64_t(d.c - 1) * d.stride_c +
+         int64_t(d.h - 1) * d.stride_h + int64_t(d.w - 1) * d.stride_w + 1;
+}
 const char* conv_unsupported_gemm(const ConvProblem& p);     // im2col + GEMM
 const char* conv_unsupported_gemm1x1(const ConvProblem& p);  // 1x1 GEMM on the input in place
 

@@ -1,5 +1,5 @@
-// Helpers shared by the data tests: a scratch directory removed at the end of each test, IDX
-// and LMDB fixtures written on the fly.
+// Helpers shared by the data and tool tests: a scratch directory removed at the end of each test,
+// IDX and LMDB fixtures written on the fly, and the message of an expected crema::Error.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,13 +9,25 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
 #include "crema.pb.h"
 #include "data/lmdb_db.h"
 
 namespace crema::test {
+
+// The message of the crema::Error fn throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
 
 class TempDir {
  public:

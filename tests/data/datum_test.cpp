@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "core/errors.h"
+#include "data_test_util.h"
 
 #ifdef CREMA_WITH_OPENCV
 #include <opencv2/core.hpp>
@@ -15,14 +16,7 @@
 namespace crema {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 Datum raw_datum(int c, int h, int w, size_t bytes) {
   Datum d;

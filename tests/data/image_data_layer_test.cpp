@@ -16,16 +16,9 @@
 namespace crema {
 namespace {
 
-using test::TempDir;
+using test::error_of;
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::TempDir;
 
 LayerParameter image_param(const TempDir& dir, const std::string& list, int batch,
                            Phase phase = TEST) {

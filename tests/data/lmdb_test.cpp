@@ -15,16 +15,9 @@
 namespace crema {
 namespace {
 
-using test::TempDir;
+using test::error_of;
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::TempDir;
 
 // Record i's key: zero-padded, so keys sort in record order.
 std::string key_of(int i) {

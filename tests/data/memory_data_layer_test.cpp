@@ -11,19 +11,13 @@
 #include "core/errors.h"
 #include "core/net.h"
 #include "core/proto_io.h"
+#include "data_test_util.h"
 #include "layers/layer_registry.h"
 
 namespace crema {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 LayerParameter memory_param(int batch, int c, int h, int w) {
   LayerParameter p;

@@ -14,16 +14,9 @@
 namespace crema {
 namespace {
 
-using test::TempDir;
+using test::error_of;
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::TempDir;
 
 std::vector<float> iota(size_t n, float start = 0) {
   std::vector<float> v(n);

@@ -17,16 +17,9 @@
 namespace crema {
 namespace {
 
-using test::TempDir;
+using test::error_of;
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::TempDir;
 
 constexpr float kW[2][3] = {{1, 2, 3}, {-4, 5, -6}};
 constexpr float kB[2] = {0.5f, -1};

@@ -15,18 +15,11 @@
 namespace crema {
 namespace {
 
+using test::error_of;
+
 using test::TempDir;
 
 const std::string kV1 = std::string(CREMA_SOURCE_DIR) + "/tests/data/v1_lenet.prototxt";
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // The V1 LeNet, upgraded: layers with string types, blobs_lr as ParamSpec, scale moved to
 // transform_param.
