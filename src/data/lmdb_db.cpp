@@ -150,7 +150,9 @@ bool LmdbReader::get(unsigned op) {
   MDB_val key{0, nullptr}, value{0, nullptr};
   int rc = MDB_SUCCESS;
   sigjmp_buf guard;
-  if (sigsetjmp(guard, 1) != 0)
+  // The signal mask need not be saved (a syscall per record): the handler runs with SA_NODEFER,
+  // so a fault leaves the mask as it was.
+  if (sigsetjmp(guard, 0) != 0)
     fail(path_, ": corrupt LMDB: reading record ", record, " touched a page beyond the file");
   t_guard = &guard;
   rc = mdb_cursor_get(cursor_, &key, &value, MDB_cursor_op(op));

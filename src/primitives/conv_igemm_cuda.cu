@@ -22,6 +22,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <map>
+#include <mutex>
 
 #include "primitives/conv_cuda.cuh"
 #include "primitives/conv_igemm.cuh"
@@ -348,12 +350,26 @@ __global__ void sum_splits_kernel(int splits, int64_t count, const float* __rest
   }
 }
 
-int sm_count() {
-  int dev = 0, sms = 0;
-  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-             "cudaDeviceGetAttribute");
-  return sms;
+// What the support rule and the split plan need of the current device, read once per device:
+// the rule runs at every convolution call.
+struct DeviceFacts {
+  int major = 0, sms = 0;
+};
+DeviceFacts current_device() {
+  static std::mutex mutex;
+  static std::map<int, DeviceFacts> facts;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return {};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = facts.find(dev);
+  if (it == facts.end()) {
+    DeviceFacts f;
+    if (cudaDeviceGetAttribute(&f.major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&f.sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+      return {};
+    it = facts.emplace(dev, f).first;
+  }
+  return it->second;
 }
 
 Geo geo_of(const ConvProblem& p) {
@@ -381,7 +397,7 @@ void plan_splits(Handle& h, const ConvProblem& p, Geo& g) {
       int64_t((g.gm + kTileM - 1) / kTileM) * ((g.gn + kTileN - 1) / kTileN) * p.cd.groups;
   const int k_tiles = (g.gk + kTileK - 1) / kTileK;
   const int64_t filter = p.wd.count();
-  int64_t splits = std::max<int64_t>(1, 2 * sm_count() / blocks);
+  int64_t splits = std::max<int64_t>(1, 2 * current_device().sms / blocks);
   splits = std::min<int64_t>(splits, std::max(1, k_tiles / 8));
   splits = std::min<int64_t>(
       splits, std::max<int64_t>(1, int64_t(h.workspace_budget() / (filter * sizeof(float)))));
@@ -489,14 +505,6 @@ size_t workspace(Handle& h, const ConvProblem& pr) {
   return bytes;
 }
 
-bool has_mma() {
-  int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-    return false;
-  return major >= 8;
-}
-
 const char* unsupported(const ConvProblem& p) {
   if (p.xd.dtype != DataType::kFloat32) return "tensor cores take float32 tensors";
   if (p.cd.math == MathMode::kFP32)
@@ -508,7 +516,7 @@ const char* unsupported(const ConvProblem& p) {
   if (p.cd.groups > 65535) return "more than 65535 groups";
   if ((p.cd.stride_h != 1 || p.cd.stride_w != 1) && conv_unsupported_gemm(p))
     return "strided backward data runs im2col_gemm, which needs packed images";
-  if (!has_mma()) return "needs compute capability 8.0 or later";
+  if (current_device().major < 8) return "needs compute capability 8.0 or later";
   return nullptr;
 }
 
