@@ -280,12 +280,11 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
   if (h.device() != Device::kCPU && cd.groups > 1 && wd.c == 1) return ConvAlgo::kDirect;
   const ConvProblem pr{cd, xd, wd, yd};
-  // In tensor-core math, forward and backward data of a filter wider than 1x1 whose inner
-  // channels fill 16-byte pieces go to the implicit GEMM's NHWC path, which reads each input
-  // once per channel tile where im2col writes and reads R*S copies of it; unless the pass has
-  // fewer than 16 output channels per group, a sliver of the path's 128-column tiles (LeNet's
-  // conv1 backward data: 1). The implicit backward filter stages fp32 and trails im2col +
-  // cuBLAS on most layers.
+  // In tensor-core math, a filter wider than 1x1 whose channels fill 16-byte pieces goes to the
+  // implicit GEMM's NHWC path, which reads each input once per channel tile where im2col writes
+  // and reads R*S copies of it (backward filter: BF16/FP16 only); unless the pass has fewer than
+  // 16 output channels per group, a sliver of the path's 128-column tiles (LeNet's conv1
+  // backward data: 1).
 #ifdef CREMA_WITH_CUDA
   const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
   if (h.device() == Device::kCUDA && wd.r * wd.s > 1 && columns >= 16 &&

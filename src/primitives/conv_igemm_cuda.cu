@@ -350,28 +350,6 @@ __global__ void sum_splits_kernel(int splits, int64_t count, const float* __rest
   }
 }
 
-// What the support rule and the split plan need of the current device, read once per device:
-// the rule runs at every convolution call.
-struct DeviceFacts {
-  int major = 0, sms = 0;
-};
-DeviceFacts current_device() {
-  static std::mutex mutex;
-  static std::map<int, DeviceFacts> facts;
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return {};
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = facts.find(dev);
-  if (it == facts.end()) {
-    DeviceFacts f;
-    if (cudaDeviceGetAttribute(&f.major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&f.sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-      return {};
-    it = facts.emplace(dev, f).first;
-  }
-  return it->second;
-}
-
 Geo geo_of(const ConvProblem& p) {
   const ConvDesc& cd = p.cd;
   const TensorDesc &xd = p.xd, &yd = p.yd;
@@ -475,6 +453,9 @@ void bwd_data(Handle& h, const ConvProblem& pr, const void* w, const void* dy, v
 
 void bwd_filter(Handle& h, const ConvProblem& pr, const void* x, const void* dy, void* dw,
                 Blend blend) {
+  if (igemm_nhwc_applies(pr, ConvPass::kBwdFilter))
+    return igemm_wgrad_run(h, pr, static_cast<const float*>(x), static_cast<const float*>(dy),
+                           static_cast<float*>(dw), blend);
   Geo g = geo_of(pr);
   g.gm = g.kg, g.gn = g.cg * g.r * g.s, g.gk = g.n * g.p * g.q;
   plan_splits(h, pr, g);
@@ -502,6 +483,8 @@ size_t workspace(Handle& h, const ConvProblem& pr) {
     bytes = std::max(bytes, kConvIm2colGemm.workspace(h, pr));
   for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData})
     if (igemm_nhwc_applies(pr, pass)) bytes = std::max(bytes, igemm_nhwc_workspace(pr, pass));
+  if (igemm_nhwc_applies(pr, ConvPass::kBwdFilter))
+    bytes = std::max(bytes, igemm_wgrad_workspace(h, pr));
   return bytes;
 }
 
@@ -521,6 +504,25 @@ const char* unsupported(const ConvProblem& p) {
 }
 
 }  // namespace
+
+namespace igemm {
+DeviceFacts current_device() {
+  static std::mutex mutex;
+  static std::map<int, DeviceFacts> facts;
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return {};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = facts.find(dev);
+  if (it == facts.end()) {
+    DeviceFacts f;
+    if (cudaDeviceGetAttribute(&f.major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&f.sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+      return {};
+    it = facts.emplace(dev, f).first;
+  }
+  return it->second;
+}
+}  // namespace igemm
 
 const ConvImpl kConvImplicitGemm{
     ConvAlgo::kImplicitGemm, Device::kCUDA, unsupported, workspace, fwd, bwd_data, bwd_filter};

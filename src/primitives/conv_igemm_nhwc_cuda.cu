@@ -15,11 +15,6 @@
 // the ldmatrix loads of 8 rows hit 8 distinct bank groups (ldmatrix moves 32-bit TF32 values as
 // pairs of 16-bit halves, which lands them where mma's TF32 fragments expect them). fp32
 // accumulation; the epilogue blends into the fp32 output with any strides.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
-#include <type_traits>
-
 #include "primitives/conv_cuda.cuh"
 #include "primitives/conv_igemm.cuh"
 #include "primitives/conv_impl.h"
@@ -36,11 +31,6 @@ constexpr int kStages = 4;
 constexpr int kStageBytes = (kTileM + kTileN) * kRowBytes;
 constexpr int kSmemBytes = kStages * kStageBytes;
 
-// The math format's storage (bits) and how many values a 16-byte piece and a k-tile hold.
-template <MathMode M>
-using Bits = std::conditional_t<M == MathMode::kTF32, uint32_t, uint16_t>;
-template <MathMode M>
-constexpr int kPiece = 16 / int(sizeof(Bits<M>));
 template <MathMode M>
 constexpr int kTileK = kRowBytes / int(sizeof(Bits<M>));
 
@@ -60,30 +50,6 @@ struct NhwcGeo {
 struct alignas(16) Piece {
   int off, h, w, pad;
 };
-
-__device__ __forceinline__ void copy16(void* dst, const void* src, bool valid) {
-  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
-               "r"(valid ? 16 : 0));
-}
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
-  const unsigned a = unsigned(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
-
-template <MathMode M>
-__device__ __forceinline__ Bits<M> to_bits(float v) {
-  if constexpr (M == MathMode::kTF32) {
-    return tf32(v);
-  } else if constexpr (M == MathMode::kBF16) {
-    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
-  } else {
-    return __half_as_ushort(__float2half_rn(v));
-  }
-}
 
 // Element offset of 16-byte piece `c` of shared row `row`: pieces swizzled by row pair.
 template <MathMode M>
@@ -209,26 +175,6 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// dst[n][h][w][c] = round(src[n][c][h][w]) for any source strides: 32 x 32 tiles of (c, h*w)
-// through shared memory, so both the reads (along w) and the writes (along c) coalesce.
-template <MathMode M>
-__global__ void to_nhwc_kernel(int c, int h, int w, int64_t sn, int64_t sc, int64_t sh, int64_t sw,
-                               const float* __restrict__ src, Bits<M>* dst) {
-  __shared__ float tile[32][33];
-  const int hw = h * w, n = blockIdx.z;
-  const int c0 = blockIdx.y * 32, p0 = blockIdx.x * 32;
-  const float* s = src + n * sn;
-  for (int j = threadIdx.y; j < 32; j += 8) {
-    const int cc = c0 + j, p = p0 + threadIdx.x;
-    if (cc < c && p < hw) tile[j][threadIdx.x] = s[cc * sc + (p / w) * sh + (p % w) * sw];
-  }
-  __syncthreads();
-  for (int j = threadIdx.y; j < 32; j += 8) {
-    const int p = p0 + j, cc = c0 + threadIdx.x;
-    if (cc < c && p < hw) dst[(int64_t(n) * hw + p) * c + cc] = to_bits<M>(tile[threadIdx.x][j]);
-  }
-}
-
 // Filter rows for the GEMM: forward Wt[k][r][s][c] = W[k][c][r][s]; backward data
 // Wt[g*Cg + c][r][s][k] = W[g*Kg + k][c][r][s].
 template <MathMode M>
@@ -313,10 +259,7 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const floa
   Piece* pieces = reinterpret_cast<Piece*>(ws + l.pieces);
   cudaStream_t st = stream_of(h);
 
-  const dim3 tgrid((src.h * src.w + 31) / 32, (src.c + 31) / 32, src.n);
-  to_nhwc_kernel<M><<<tgrid, dim3(32, 8), 0, st>>>(src.c, src.h, src.w, src.stride_n, src.stride_c,
-                                                   src.stride_h, src.stride_w, act, act_bits);
-  check_launch("to_nhwc_kernel");
+  to_nhwc<M>(st, src, act, act_bits);
   filter_rows_kernel<M>
       <<<grid_for(p.wd.count()), kBlock, 0, st>>>(fwd, p.wd.k, cg, kg, rs, w, w_bits);
   check_launch("filter_rows_kernel");
@@ -334,14 +277,20 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const floa
 }  // namespace
 
 bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass) {
-  if (pass == ConvPass::kBwdFilter) return false;
-  const bool fwd = pass == ConvPass::kFwd;
-  if (!fwd && (p.cd.stride_h != 1 || p.cd.stride_w != 1)) return false;
-  const int piece = p.cd.math == MathMode::kTF32                                   ? 4
-                    : p.cd.math == MathMode::kBF16 || p.cd.math == MathMode::kFP16 ? 8
-                                                                                   : 0;
-  const int cin = fwd ? p.wd.c : p.wd.k / p.cd.groups;
-  return piece && cin % piece == 0 && (fwd ? p.xd.n : p.yd.n) < 65536;
+  const MathMode math = p.cd.math;
+  const int piece = math == MathMode::kTF32                              ? 4
+                    : math == MathMode::kBF16 || math == MathMode::kFP16 ? 8
+                                                                         : 0;
+  const int cg = p.wd.c, kg = p.wd.k / p.cd.groups;
+  if (!piece || p.xd.n >= 65536) return false;
+  switch (pass) {
+    case ConvPass::kFwd:
+      return cg % piece == 0;
+    case ConvPass::kBwdData:
+      return p.cd.stride_h == 1 && p.cd.stride_w == 1 && kg % piece == 0;
+    default:  // ldmatrix.trans moves 16-bit values only
+      return piece == 8 && cg % 8 == 0 && kg % 8 == 0;
+  }
 }
 
 size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass) {

@@ -502,9 +502,10 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
 }
 
 // Channels per group that fill 16-byte pieces (4 TF32 or 8 BF16/FP16 values): forward and
-// stride-1 backward data take the NHWC path. Several row and column tiles, more k-tiles than
-// pipeline stages, a partial last k-tile, groups, stride and dilation; exact on integers, within
-// the rounding bound on real values.
+// stride-1 backward data take the NHWC path, and in BF16/FP16 backward filter too. Several row
+// and column tiles, more k-tiles than pipeline stages, a partial last k-tile, groups, stride and
+// dilation, a backward-filter depth split over many blocks with a short last split; exact on
+// integers, within the rounding bound on real values.
 TEST(ConvCuda, ImplicitGemmNhwcPath) {
   CREMA_SKIP_WITHOUT_GPU();
   const std::vector<ConvProblem> problems = {
@@ -513,6 +514,7 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
       {"i16_strided_dilated", 3, 16, 17, 14, 24, 3, 3, 2, 1, 2, 2, 2, 1},
       {"i16_deep_wide", 1, 64, 8, 8, 136, 3, 3, 1, 1, 1, 1},
       {"i16_many_rows", 4, 8, 20, 20, 8, 3, 3, 1, 1, 1, 1},
+      {"i16_long_depth", 4, 16, 30, 30, 136, 3, 3, 1, 1, 1, 1},
   };
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     for (const ConvProblem& pb : problems)
@@ -525,8 +527,8 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
   }
 }
 
-// kAuto in tensor-core math sends forward and backward data of such layers to the implicit GEMM
-// and keeps backward filter on im2col + cuBLAS; strict fp32 stays on im2col.
+// kAuto in tensor-core math sends such layers to the implicit GEMM (backward filter in BF16 and
+// FP16; TF32's stays on im2col + cuBLAS); strict fp32 stays on im2col.
 TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle gpu(Device::kCUDA);
@@ -536,7 +538,8 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
     ds.cd.math = math;
     EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kImplicitGemm);
     EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kImplicitGemm);
-    EXPECT_EQ(pick(ConvPass::kBwdFilter), ConvAlgo::kIm2colGemm);
+    EXPECT_EQ(pick(ConvPass::kBwdFilter),
+              math == MathMode::kTF32 ? ConvAlgo::kIm2colGemm : ConvAlgo::kImplicitGemm);
   }
   ds.cd.math = MathMode::kFP32;
   EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);

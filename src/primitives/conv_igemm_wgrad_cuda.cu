@@ -1,0 +1,250 @@
+// The implicit GEMM's backward filter through NHWC copies, in BF16 or FP16 math when the
+// channels per group of both x and dy fill 16-byte pieces (8 values). x and dy are first rounded
+// into NHWC copies in the math format; then, per group,
+//   dW[k][(r,s,c)] = sum_{m = (n,p,q)} dYnhwc[m][k] * Xnhwc[n][p*sh-ph+r*dh][q*sw-pw+s*dw][c]
+// a GEMM of Kg rows by R*S*Cg columns over the N*P*Q depth. Both operands arrive with their depth
+// across memory rows (dy's row m holds its K channels; x's point holds its C channels), so a
+// k-tile lands in shared memory as 32 depth rows of 128 values and ldmatrix.trans turns it into
+// the row-major A and column-major B fragments mma wants.
+//
+// The depth is long (VGG-16's conv1_2: 3.2 million) and the filter small, so blocks split the
+// depth: each block of a split sums its share into that split's partial filter, in GEMM column
+// order, and a last pass adds the partials in split order (results repeat bit for bit) while
+// placing columns (r,s,c) at the filter's [c][r][s]. Block tile 128 x 128 by 32 of depth, 4 warps
+// of 64 x 64, 16-byte cp.async copies in 4 stages, shared rows of 256 bytes whose 16-byte pieces
+// are XOR-swizzled by the row's low three bits, so the 8 rows an ldmatrix reads hit 8 distinct
+// bank groups. fp32 accumulation.
+#include <algorithm>
+
+#include "primitives/conv_cuda.cuh"
+#include "primitives/conv_igemm.cuh"
+#include "primitives/conv_impl.h"
+#include "primitives/fast_div.h"
+
+namespace crema::prim::cuda {
+namespace {
+
+using namespace igemm;
+
+constexpr int kThreads = 128;
+constexpr int kTile = 128;  // rows and columns of a block tile
+constexpr int kDepth = 32;  // depth of a k-tile
+constexpr int kStages = 4;
+constexpr int kStageValues = 2 * kDepth * kTile;
+constexpr int kSmemBytes = kStages * kStageValues * 2;
+
+struct WgradGeo {
+  int kg, gk, depth;  // GEMM rows (output channels of a group), columns (r,s,c), depth N*P*Q
+  int k;              // output channels: dy's NHWC row length
+  int cg, c, h, w;    // x: channels of a group, all channels, plane
+  int s;              // filter width
+  int sh, sw, ph, pw, dh, dw;
+  FastDiv pq, q;      // depth index -> (n, p, q)
+  int splits, tiles;  // depth splits, k-tiles per split
+};
+
+// Element offset of piece `c` (of 16) of shared row `row`.
+__device__ __forceinline__ int swizzled(int row, int c) {
+  return row * kTile + ((c ^ (row & 7)) << 3);
+}
+
+template <MathMode M>
+__global__ void __launch_bounds__(kThreads)
+    wgrad_kernel(WgradGeo g, const uint16_t* __restrict__ dy, const uint16_t* __restrict__ x,
+                 float* __restrict__ part) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  uint16_t* const smem = reinterpret_cast<uint16_t*>(smem_raw);
+  const int tid = threadIdx.x;
+  const int m0 = blockIdx.x * kTile, n0 = blockIdx.y * kTile;
+  const int grp = blockIdx.z / g.splits, split = blockIdx.z % g.splits;
+  const int k_tiles = (g.depth + kDepth - 1) / kDepth;
+  const int kt0 = split * g.tiles, kt1 = min(k_tiles, kt0 + g.tiles);
+
+  // Each thread stages piece `pc` of shared rows tid/16 + 8 i of both operands: 8 output
+  // channels of dy, and 8 channels of one filter tap (r, s) of x.
+  const int pc = tid & 15, row0 = tid >> 4;
+  const int kk = m0 + pc * 8;
+  const bool a_col = kk < g.kg;
+  const uint16_t* a_src = dy + grp * g.kg + kk;
+  const int j = n0 + pc * 8;
+  const bool b_col = j < g.gk;
+  const int tap = j / g.cg, ch = j % g.cg;
+  const int r = tap / g.s, s = tap % g.s;
+  const int hoff = r * g.dh - g.ph, woff = s * g.dw - g.pw;
+  const uint16_t* b_src = x + grp * g.cg + ch;
+
+  auto issue = [&](int kt, int st) {
+    uint16_t* as = smem + st * kStageValues;
+    uint16_t* bs = as + kDepth * kTile;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int row = row0 + 8 * i;
+      const int m = kt * kDepth + row;
+      const bool in = m < g.depth;
+      const int at = swizzled(row, pc);
+      copy16(as + at, in && a_col ? a_src + int64_t(m) * g.k : dy, in && a_col);
+      const int n = int(g.pq.div(uint32_t(m)));
+      const int pq = m - n * int(g.pq.d);
+      const int p = int(g.q.div(uint32_t(pq)));
+      const int hh = p * g.sh + hoff, ww = (pq - p * int(g.q.d)) * g.sw + woff;
+      const bool bv = in && b_col && inside(hh, ww, g.h, g.w);
+      copy16(bs + at, bv ? b_src + int64_t((n * g.h + hh) * g.w + ww) * g.c : x, bv);
+    }
+  };
+
+  const int warp = tid >> 5, lane = tid & 31;
+  const int wm = (warp & 1) * 64, wn = (warp >> 1) * 64;
+  float acc[4][8][4] = {};
+
+  auto compute = [&](int st) {
+    const uint16_t* as = smem + st * kStageValues;
+    const uint16_t* bs = as + kDepth * kTile;
+#pragma unroll
+    for (int ks = 0; ks < kDepth; ks += 16) {
+      uint32_t af[4][4], bf[4][4];
+      // A (rows = output channels): matrices (rows 0-7 | 8-15) x (depth 0-7 | 8-15).
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi) {
+        const int row = ks + (lane & 7) + ((lane >> 4) & 1) * 8;
+        const int col = wm + mi * 16 + ((lane >> 3) & 1) * 8;
+        ldmatrix_x4_trans(af[mi], as + swizzled(row, col >> 3));
+      }
+      // B (columns = filter taps and channels): (depth 0-7 | 8-15) x (columns 0-7 | 8-15).
+#pragma unroll
+      for (int nj = 0; nj < 4; ++nj) {
+        const int row = ks + (lane & 7) + ((lane >> 3) & 1) * 8;
+        const int col = wn + nj * 16 + (lane >> 4) * 8;
+        ldmatrix_x4_trans(bf[nj], bs + swizzled(row, col >> 3));
+      }
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < 8; ++ni)
+          mma<M>(acc[mi][ni], af[mi], bf[ni >> 1][(ni & 1) * 2], bf[ni >> 1][(ni & 1) * 2 + 1]);
+    }
+  };
+
+#pragma unroll
+  for (int st = 0; st < kStages - 1; ++st) {
+    if (kt0 + st < kt1) issue(kt0 + st, st);
+    copy_commit();
+  }
+  for (int kt = kt0; kt < kt1; ++kt) {
+    copy_wait<kStages - 2>();
+    __syncthreads();
+    const int next = kt + kStages - 1;
+    if (next < kt1) issue(next, (next - kt0) % kStages);
+    copy_commit();
+    compute((kt - kt0) % kStages);
+  }
+  copy_wait<0>();
+
+  // This split's partial filter, rows grp*Kg + row, GEMM columns in order.
+  float* out = part + (int64_t(split) * g.k + grp * g.kg) * g.gk;
+  const int gid = lane >> 2, tig = lane & 3;
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+    for (int hi = 0; hi < 2; ++hi) {
+      const int row = m0 + wm + mi * 16 + gid + hi * 8;
+      if (row >= g.kg) continue;
+#pragma unroll
+      for (int ni = 0; ni < 8; ++ni) {
+        const int col = n0 + wn + ni * 8 + 2 * tig;  // even, and gk is even: both or neither
+        if (col < g.gk)
+          *reinterpret_cast<float2*>(out + int64_t(row) * g.gk + col) =
+              make_float2(acc[mi][ni][hi * 2], acc[mi][ni][hi * 2 + 1]);
+      }
+    }
+}
+
+// dw[k][c][r][s] = alpha * sum_split part[split][k][(r,s,c)] + beta * dw, splits in order.
+__global__ void finish_kernel(int splits, int k, int cg, int rs, const float* __restrict__ part,
+                              float* dw, float alpha, float beta) {
+  const int64_t count = int64_t(k) * cg * rs, gk = int64_t(cg) * rs;
+  CREMA_CUDA_LOOP(i, count) {
+    const int64_t kk = i / gk;
+    const int c = int(i % gk / rs), t = int(i % rs);
+    const float* p = part + kk * gk + int64_t(t) * cg + c;
+    float sum = p[0];
+    for (int sp = 1; sp < splits; ++sp) sum += p[sp * count];
+    dw[i] = beta == 0.f ? alpha * sum : alpha * sum + beta * dw[i];
+  }
+}
+
+size_t round256(size_t b) { return (b + 255) / 256 * 256; }
+
+WgradGeo geo_of(Handle& h, const ConvProblem& p) {
+  const ConvDesc& cd = p.cd;
+  WgradGeo g{};
+  g.kg = p.wd.k / cd.groups;
+  g.cg = p.wd.c;
+  g.gk = g.cg * p.wd.r * p.wd.s;
+  g.depth = p.yd.n * p.yd.h * p.yd.w;
+  g.k = p.yd.c;
+  g.c = p.xd.c, g.h = p.xd.h, g.w = p.xd.w;
+  g.s = p.wd.s;
+  g.sh = cd.stride_h, g.sw = cd.stride_w, g.ph = cd.pad_h, g.pw = cd.pad_w;
+  g.dh = cd.dilation_h, g.dw = cd.dilation_w;
+  g.pq = FastDiv(uint32_t(p.yd.h * p.yd.w));
+  g.q = FastDiv(uint32_t(p.yd.w));
+  // Splits: about four blocks an SM, at least 4 k-tiles a split, the partial filters within the
+  // workspace budget, and the grid's z within 65535.
+  const int64_t blocks =
+      int64_t((g.kg + kTile - 1) / kTile) * ((g.gk + kTile - 1) / kTile) * cd.groups;
+  const int k_tiles = (g.depth + kDepth - 1) / kDepth;
+  const int64_t filter_bytes = p.wd.count() * int64_t(sizeof(float));
+  int64_t splits = std::max<int64_t>(1, 4 * int64_t(std::max(1, current_device().sms)) / blocks);
+  splits = std::min<int64_t>(splits, std::max(1, k_tiles / 4));
+  splits = std::min<int64_t>(splits, std::max<int64_t>(1, h.workspace_budget() / filter_bytes));
+  splits = std::min<int64_t>(splits, 65535 / cd.groups);
+  g.tiles = int((k_tiles + splits - 1) / splits);
+  g.splits = (k_tiles + g.tiles - 1) / g.tiles;
+  return g;
+}
+
+// Workspace carving: the x copy, the dy copy, the partial filters; each 256-byte aligned.
+struct Layout {
+  size_t dy, part, total;
+};
+Layout layout_of(const ConvProblem& p, const WgradGeo& g) {
+  Layout l{};
+  l.dy = round256(size_t(p.xd.n) * p.xd.c * p.xd.h * p.xd.w * 2);
+  l.part = l.dy + round256(size_t(p.yd.n) * p.yd.c * p.yd.h * p.yd.w * 2);
+  l.total = l.part + size_t(g.splits) * size_t(p.wd.count()) * sizeof(float);
+  return l;
+}
+
+template <MathMode M>
+void run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw, Blend blend) {
+  const WgradGeo g = geo_of(h, p);
+  const Layout l = layout_of(p, g);
+  char* ws = static_cast<char*>(h.workspace(l.total));
+  auto* x_bits = reinterpret_cast<uint16_t*>(ws);
+  auto* dy_bits = reinterpret_cast<uint16_t*>(ws + l.dy);
+  auto* part = reinterpret_cast<float*>(ws + l.part);
+  cudaStream_t st = stream_of(h);
+  to_nhwc<M>(st, p.xd, x, x_bits);
+  to_nhwc<M>(st, p.yd, dy, dy_bits);
+  allow_shared_memory<wgrad_kernel<M>>(kSmemBytes, "igemm wgrad_kernel shared memory");
+  const dim3 grid((g.kg + kTile - 1) / kTile, (g.gk + kTile - 1) / kTile, p.cd.groups * g.splits);
+  wgrad_kernel<M><<<grid, kThreads, kSmemBytes, st>>>(g, dy_bits, x_bits, part);
+  check_launch("igemm wgrad_kernel");
+  finish_kernel<<<grid_for(p.wd.count()), kBlock, 0, st>>>(
+      g.splits, p.wd.k, g.cg, p.wd.r * p.wd.s, part, dw, float(blend.alpha), float(blend.beta));
+  check_launch("igemm wgrad finish_kernel");
+}
+
+}  // namespace
+
+size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p) {
+  return layout_of(p, geo_of(h, p)).total;
+}
+
+void igemm_wgrad_run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw,
+                     Blend blend) {
+  if (p.cd.math == MathMode::kBF16) return run<MathMode::kBF16>(h, p, x, dy, dw, blend);
+  return run<MathMode::kFP16>(h, p, x, dy, dw, blend);
+}
+
+}  // namespace crema::prim::cuda
