@@ -109,7 +109,7 @@ __global__ void sum_partials_kernel(int b, int64_t count, const T* __restrict__ 
 size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass);
 void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const float* act,
                     const float* w, float* out, Blend blend, const float* bias, bool relu);
-// Its backward filter (conv_igemm_wgrad_cuda.cu): BF16/FP16 math through NHWC copies of x and dy,
+// Its backward filter (conv_igemm_wgrad_cuda.cu): through NHWC copies of x and dy,
 // the depth split over blocks into partial filters summed in order.
 size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p);
 void igemm_wgrad_run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw,

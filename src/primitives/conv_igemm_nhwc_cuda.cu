@@ -288,8 +288,8 @@ bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass) {
       return cg % piece == 0;
     case ConvPass::kBwdData:
       return p.cd.stride_h == 1 && p.cd.stride_w == 1 && kg % piece == 0;
-    default:  // ldmatrix.trans moves 16-bit values only
-      return piece == 8 && cg % 8 == 0 && kg % 8 == 0;
+    default:
+      return cg % piece == 0 && kg % piece == 0;
   }
 }
 

@@ -1,19 +1,22 @@
-// The implicit GEMM's backward filter through NHWC copies, in BF16 or FP16 math when the
-// channels per group of both x and dy fill 16-byte pieces (8 values). x and dy are first rounded
-// into NHWC copies in the math format; then, per group,
+// The implicit GEMM's backward filter through NHWC copies, in TF32, BF16 or FP16 math when the
+// channels per group of both x and dy fill 16-byte pieces (4 TF32 or 8 BF16/FP16 values). x and
+// dy are first rounded into NHWC copies in the math format; then, per group,
 //   dW[k][(r,s,c)] = sum_{m = (n,p,q)} dYnhwc[m][k] * Xnhwc[n][p*sh-ph+r*dh][q*sw-pw+s*dw][c]
 // a GEMM of Kg rows by R*S*Cg columns over the N*P*Q depth. Both operands arrive with their depth
 // across memory rows (dy's row m holds its K channels; x's point holds its C channels), so a
-// k-tile lands in shared memory as 32 depth rows of 128 values and ldmatrix.trans turns it into
-// the row-major A and column-major B fragments mma wants.
+// k-tile lands in shared memory as depth rows of 128 values, which ldmatrix.trans (16-bit
+// values) or 16-byte loads of permuted rows and columns (TF32) turn into the row-major A and
+// column-major B fragments mma wants.
 //
 // The depth is long (VGG-16's conv1_2: 3.2 million) and the filter small, so blocks split the
 // depth: each block of a split sums its share into that split's partial filter, in GEMM column
 // order, and a last pass adds the partials in split order (results repeat bit for bit) while
-// placing columns (r,s,c) at the filter's [c][r][s]. Block tile 128 x 128 by 32 of depth, 4 warps
-// of 64 x 64, 16-byte cp.async copies in 4 stages, shared rows of 256 bytes whose 16-byte pieces
-// are XOR-swizzled by the row's low three bits, so the 8 rows an ldmatrix reads hit 8 distinct
-// bank groups. fp32 accumulation.
+// placing columns (r,s,c) at the filter's [c][r][s]. Block tile 128 x 128 by 32 (TF32: 16) of
+// depth, 4 warps of 64 x 64, 16-byte cp.async copies in 4 stages. Shared rows' 16-byte pieces are
+// XOR-swizzled by the row so that each fragment load hits distinct bank groups: by the row's low
+// three bits for the 8 rows an ldmatrix reads; for TF32's 16-byte loads, whose 8 lanes of a
+// phase read pieces {0, 2} of 4 rows, by 0, 1, 4 or 5 from the row's low two bits. fp32
+// accumulation.
 #include <algorithm>
 
 #include "primitives/conv_cuda.cuh"
@@ -28,10 +31,15 @@ using namespace igemm;
 
 constexpr int kThreads = 128;
 constexpr int kTile = 128;  // rows and columns of a block tile
-constexpr int kDepth = 32;  // depth of a k-tile
 constexpr int kStages = 4;
-constexpr int kStageValues = 2 * kDepth * kTile;
-constexpr int kSmemBytes = kStages * kStageValues * 2;
+constexpr int kStageBytes = 2 * 64 * kTile;  // both operands, 64 bytes of depth
+constexpr int kSmemBytes = kStages * kStageBytes;
+
+// Depth rows of a k-tile: 32 of 16-bit values, 16 of TF32.
+template <MathMode M>
+__host__ __device__ constexpr int depth_of() {
+  return 64 / int(sizeof(Bits<M>));
+}
 
 struct WgradGeo {
   int kg, gk, depth;  // GEMM rows (output channels of a group), columns (r,s,c), depth N*P*Q
@@ -43,45 +51,52 @@ struct WgradGeo {
   int splits, tiles;  // depth splits, k-tiles per split
 };
 
-// Element offset of piece `c` (of 16) of shared row `row`.
-__device__ __forceinline__ int swizzled(int row, int c) {
-  return row * kTile + ((c ^ (row & 7)) << 3);
+// Element offset of value `col` of shared row `row`, its 16-byte piece swizzled by the row.
+template <MathMode M>
+__device__ __forceinline__ int swizzled(int row, int col) {
+  constexpr int piece = kPiece<M>;
+  const int flip = M == MathMode::kTF32 ? (row & 1) | (row & 2) << 1 : row & 7;
+  return row * kTile + ((col / piece) ^ flip) * piece + col % piece;
 }
 
 template <MathMode M>
 __global__ void __launch_bounds__(kThreads)
-    wgrad_kernel(WgradGeo g, const uint16_t* __restrict__ dy, const uint16_t* __restrict__ x,
+    wgrad_kernel(WgradGeo g, const Bits<M>* __restrict__ dy, const Bits<M>* __restrict__ x,
                  float* __restrict__ part) {
+  using T = Bits<M>;
+  constexpr int kDepth = depth_of<M>();
+  constexpr int kRowPieces = kTile / kPiece<M>;    // 16 or 32
+  constexpr int kRowStep = kThreads / kRowPieces;  // 8 or 4: kDepth = 4 kRowStep
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  uint16_t* const smem = reinterpret_cast<uint16_t*>(smem_raw);
+  T* const smem = reinterpret_cast<T*>(smem_raw);
   const int tid = threadIdx.x;
   const int m0 = blockIdx.x * kTile, n0 = blockIdx.y * kTile;
   const int grp = blockIdx.z / g.splits, split = blockIdx.z % g.splits;
   const int k_tiles = (g.depth + kDepth - 1) / kDepth;
   const int kt0 = split * g.tiles, kt1 = min(k_tiles, kt0 + g.tiles);
 
-  // Each thread stages piece `pc` of shared rows tid/16 + 8 i of both operands: 8 output
-  // channels of dy, and 8 channels of one filter tap (r, s) of x.
-  const int pc = tid & 15, row0 = tid >> 4;
-  const int kk = m0 + pc * 8;
+  // Each thread stages piece `pc` of shared rows row0 + kRowStep i of both operands: a piece of
+  // output channels of dy, and a piece of channels of one filter tap (r, s) of x.
+  const int pc = tid % kRowPieces, row0 = tid / kRowPieces;
+  const int kk = m0 + pc * kPiece<M>;
   const bool a_col = kk < g.kg;
-  const uint16_t* a_src = dy + grp * g.kg + kk;
-  const int j = n0 + pc * 8;
+  const T* a_src = dy + grp * g.kg + kk;
+  const int j = n0 + pc * kPiece<M>;
   const bool b_col = j < g.gk;
   const int tap = j / g.cg, ch = j % g.cg;
   const int r = tap / g.s, s = tap % g.s;
   const int hoff = r * g.dh - g.ph, woff = s * g.dw - g.pw;
-  const uint16_t* b_src = x + grp * g.cg + ch;
+  const T* b_src = x + grp * g.cg + ch;
 
   auto issue = [&](int kt, int st) {
-    uint16_t* as = smem + st * kStageValues;
-    uint16_t* bs = as + kDepth * kTile;
+    T* as = smem + st * 2 * kDepth * kTile;
+    T* bs = as + kDepth * kTile;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int row = row0 + 8 * i;
+      const int row = row0 + kRowStep * i;
       const int m = kt * kDepth + row;
       const bool in = m < g.depth;
-      const int at = swizzled(row, pc);
+      const int at = swizzled<M>(row, pc * kPiece<M>);
       copy16(as + at, in && a_col ? a_src + int64_t(m) * g.k : dy, in && a_col);
       const int n = int(g.pq.div(uint32_t(m)));
       const int pq = m - n * int(g.pq.d);
@@ -96,31 +111,66 @@ __global__ void __launch_bounds__(kThreads)
   const int wm = (warp & 1) * 64, wn = (warp >> 1) * 64;
   float acc[4][8][4] = {};
 
+  const int gid = lane >> 2, tig = lane & 3;
   auto compute = [&](int st) {
-    const uint16_t* as = smem + st * kStageValues;
-    const uint16_t* bs = as + kDepth * kTile;
+    const T* as = smem + st * 2 * kDepth * kTile;
+    const T* bs = as + kDepth * kTile;
+    if constexpr (M == MathMode::kTF32) {
+      // mma.m16n8k8 fragments hold one value a register. The warp's 64 rows and 64 columns are
+      // permuted so that a thread's values lie side by side: its rows (tile mi, half hi) are
+      // warp rows gid*8 + 2 mi + hi, its columns (tile ni) warp columns gid*8 + ni, read as two
+      // 16-byte loads per depth row (tig and tig + 4). The epilogue undoes the permutation.
 #pragma unroll
-    for (int ks = 0; ks < kDepth; ks += 16) {
-      uint32_t af[4][4], bf[4][4];
-      // A (rows = output channels): matrices (rows 0-7 | 8-15) x (depth 0-7 | 8-15).
+      for (int ks = 0; ks < kDepth; ks += 8) {
+        uint32_t af[4][4], bf[8][2];
 #pragma unroll
-      for (int mi = 0; mi < 4; ++mi) {
-        const int row = ks + (lane & 7) + ((lane >> 4) & 1) * 8;
-        const int col = wm + mi * 16 + ((lane >> 3) & 1) * 8;
-        ldmatrix_x4_trans(af[mi], as + swizzled(row, col >> 3));
+        for (int kh = 0; kh < 2; ++kh) {
+          const int row = ks + tig + kh * 4;
+          uint32_t av[8], bv[8];
+          *reinterpret_cast<uint4*>(av) =
+              *reinterpret_cast<const uint4*>(as + swizzled<M>(row, wm + gid * 8));
+          *reinterpret_cast<uint4*>(av + 4) =
+              *reinterpret_cast<const uint4*>(as + swizzled<M>(row, wm + gid * 8 + 4));
+          *reinterpret_cast<uint4*>(bv) =
+              *reinterpret_cast<const uint4*>(bs + swizzled<M>(row, wn + gid * 8));
+          *reinterpret_cast<uint4*>(bv + 4) =
+              *reinterpret_cast<const uint4*>(bs + swizzled<M>(row, wn + gid * 8 + 4));
+#pragma unroll
+          for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+            for (int hi = 0; hi < 2; ++hi) af[mi][kh * 2 + hi] = av[mi * 2 + hi];
+#pragma unroll
+          for (int ni = 0; ni < 8; ++ni) bf[ni][kh] = bv[ni];
+        }
+#pragma unroll
+        for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 8; ++ni) mma<M>(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
       }
-      // B (columns = filter taps and channels): (depth 0-7 | 8-15) x (columns 0-7 | 8-15).
+    } else {
 #pragma unroll
-      for (int nj = 0; nj < 4; ++nj) {
-        const int row = ks + (lane & 7) + ((lane >> 3) & 1) * 8;
-        const int col = wn + nj * 16 + (lane >> 4) * 8;
-        ldmatrix_x4_trans(bf[nj], bs + swizzled(row, col >> 3));
+      for (int ks = 0; ks < kDepth; ks += 16) {
+        uint32_t af[4][4], bf[4][4];
+        // A (rows = output channels): matrices (rows 0-7 | 8-15) x (depth 0-7 | 8-15).
+#pragma unroll
+        for (int mi = 0; mi < 4; ++mi) {
+          const int row = ks + (lane & 7) + ((lane >> 4) & 1) * 8;
+          const int col = wm + mi * 16 + ((lane >> 3) & 1) * 8;
+          ldmatrix_x4_trans(af[mi], as + swizzled<M>(row, col));
+        }
+        // B (columns = filter taps and channels): (depth 0-7 | 8-15) x (columns 0-7 | 8-15).
+#pragma unroll
+        for (int nj = 0; nj < 4; ++nj) {
+          const int row = ks + (lane & 7) + ((lane >> 3) & 1) * 8;
+          const int col = wn + nj * 16 + (lane >> 4) * 8;
+          ldmatrix_x4_trans(bf[nj], bs + swizzled<M>(row, col));
+        }
+#pragma unroll
+        for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 8; ++ni)
+            mma<M>(acc[mi][ni], af[mi], bf[ni >> 1][(ni & 1) * 2], bf[ni >> 1][(ni & 1) * 2 + 1]);
       }
-#pragma unroll
-      for (int mi = 0; mi < 4; ++mi)
-#pragma unroll
-        for (int ni = 0; ni < 8; ++ni)
-          mma<M>(acc[mi][ni], af[mi], bf[ni >> 1][(ni & 1) * 2], bf[ni >> 1][(ni & 1) * 2 + 1]);
     }
   };
 
@@ -139,22 +189,23 @@ __global__ void __launch_bounds__(kThreads)
   }
   copy_wait<0>();
 
-  // This split's partial filter, rows grp*Kg + row, GEMM columns in order.
+  // This split's partial filter, rows grp*Kg + row, GEMM columns in order. acc[mi][ni][2 hi + e]
+  // is the fragment's (row gid + 8 hi, column 2 tig + e) of tile (mi, ni).
   float* out = part + (int64_t(split) * g.k + grp * g.kg) * g.gk;
-  const int gid = lane >> 2, tig = lane & 3;
+  constexpr bool kPermuted = M == MathMode::kTF32;
 #pragma unroll
   for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
     for (int hi = 0; hi < 2; ++hi) {
-      const int row = m0 + wm + mi * 16 + gid + hi * 8;
+      const int row = m0 + wm + (kPermuted ? gid * 8 + mi * 2 + hi : mi * 16 + gid + hi * 8);
       if (row >= g.kg) continue;
 #pragma unroll
-      for (int ni = 0; ni < 8; ++ni) {
-        const int col = n0 + wn + ni * 8 + 2 * tig;  // even, and gk is even: both or neither
-        if (col < g.gk)
-          *reinterpret_cast<float2*>(out + int64_t(row) * g.gk + col) =
-              make_float2(acc[mi][ni][hi * 2], acc[mi][ni][hi * 2 + 1]);
-      }
+      for (int ni = 0; ni < 8; ++ni)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = n0 + wn + (kPermuted ? (2 * tig + e) * 8 + ni : ni * 8 + 2 * tig + e);
+          if (col < g.gk) out[int64_t(row) * g.gk + col] = acc[mi][ni][hi * 2 + e];
+        }
     }
 }
 
@@ -192,7 +243,9 @@ WgradGeo geo_of(Handle& h, const ConvProblem& p) {
   // workspace budget, and the grid's z within 65535.
   const int64_t blocks =
       int64_t((g.kg + kTile - 1) / kTile) * ((g.gk + kTile - 1) / kTile) * cd.groups;
-  const int k_tiles = (g.depth + kDepth - 1) / kDepth;
+  const int depth =
+      p.cd.math == MathMode::kTF32 ? depth_of<MathMode::kTF32>() : depth_of<MathMode::kBF16>();
+  const int k_tiles = (g.depth + depth - 1) / depth;
   const int64_t filter_bytes = p.wd.count() * int64_t(sizeof(float));
   int64_t splits = std::max<int64_t>(1, 4 * int64_t(std::max(1, current_device().sms)) / blocks);
   splits = std::min<int64_t>(splits, std::max(1, k_tiles / 4));
@@ -208,9 +261,10 @@ struct Layout {
   size_t dy, part, total;
 };
 Layout layout_of(const ConvProblem& p, const WgradGeo& g) {
+  const size_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
   Layout l{};
-  l.dy = round256(size_t(p.xd.n) * p.xd.c * p.xd.h * p.xd.w * 2);
-  l.part = l.dy + round256(size_t(p.yd.n) * p.yd.c * p.yd.h * p.yd.w * 2);
+  l.dy = round256(size_t(p.xd.n) * p.xd.c * p.xd.h * p.xd.w * elem);
+  l.part = l.dy + round256(size_t(p.yd.n) * p.yd.c * p.yd.h * p.yd.w * elem);
   l.total = l.part + size_t(g.splits) * size_t(p.wd.count()) * sizeof(float);
   return l;
 }
@@ -220,8 +274,8 @@ void run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float
   const WgradGeo g = geo_of(h, p);
   const Layout l = layout_of(p, g);
   char* ws = static_cast<char*>(h.workspace(l.total));
-  auto* x_bits = reinterpret_cast<uint16_t*>(ws);
-  auto* dy_bits = reinterpret_cast<uint16_t*>(ws + l.dy);
+  auto* x_bits = reinterpret_cast<Bits<M>*>(ws);
+  auto* dy_bits = reinterpret_cast<Bits<M>*>(ws + l.dy);
   auto* part = reinterpret_cast<float*>(ws + l.part);
   cudaStream_t st = stream_of(h);
   to_nhwc<M>(st, p.xd, x, x_bits);
@@ -243,8 +297,14 @@ size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p) {
 
 void igemm_wgrad_run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw,
                      Blend blend) {
-  if (p.cd.math == MathMode::kBF16) return run<MathMode::kBF16>(h, p, x, dy, dw, blend);
-  return run<MathMode::kFP16>(h, p, x, dy, dw, blend);
+  switch (p.cd.math) {
+    case MathMode::kTF32:
+      return run<MathMode::kTF32>(h, p, x, dy, dw, blend);
+    case MathMode::kBF16:
+      return run<MathMode::kBF16>(h, p, x, dy, dw, blend);
+    default:
+      return run<MathMode::kFP16>(h, p, x, dy, dw, blend);
+  }
 }
 
 }  // namespace crema::prim::cuda

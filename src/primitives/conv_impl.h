@@ -54,9 +54,9 @@ extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect;
 }
 namespace cuda {
 extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvImplicitGemm;
-// Whether the implicit GEMM runs a pass through its NHWC path: forward and stride-1 backward
-// data in TF32/BF16/FP16 math with inner channels per group filling 16-byte pieces, backward
-// filter in BF16/FP16 with both channel counts per group multiples of 8.
+// Whether the implicit GEMM runs a pass through its NHWC path: TF32/BF16/FP16 math, the channels
+// per group the pass reads along memory filling 16-byte pieces (inner channels for forward and
+// stride-1 backward data, both channel counts for backward filter).
 bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass);
 }  // namespace cuda
 

@@ -501,8 +501,8 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
       check_problem<float>(pb, true, kExact, 0, {ConvAlgo::kImplicitGemm}, math);
 }
 
-// Channels per group that fill 16-byte pieces (4 TF32 or 8 BF16/FP16 values): forward and
-// stride-1 backward data take the NHWC path, and in BF16/FP16 backward filter too. Several row
+// Channels per group that fill 16-byte pieces (4 TF32 or 8 BF16/FP16 values): forward,
+// stride-1 backward data and backward filter take the NHWC path. Several row
 // and column tiles, more k-tiles than pipeline stages, a partial last k-tile, groups, stride and
 // dilation, a backward-filter depth split over many blocks with a short last split; exact on
 // integers, within the rounding bound on real values.
@@ -527,8 +527,8 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
   }
 }
 
-// kAuto in tensor-core math sends such layers to the implicit GEMM (backward filter in BF16 and
-// FP16; TF32's stays on im2col + cuBLAS); strict fp32 stays on im2col.
+// kAuto in tensor-core math sends such layers to the implicit GEMM, but for TF32 backward filter
+// of ungrouped layers; strict fp32 stays on im2col.
 TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle gpu(Device::kCUDA);
@@ -541,6 +541,9 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
     EXPECT_EQ(pick(ConvPass::kBwdFilter),
               math == MathMode::kTF32 ? ConvAlgo::kIm2colGemm : ConvAlgo::kImplicitGemm);
   }
+  ds = descs_of({"h_grouped", 2, 32, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat32);
+  ds.cd.math = MathMode::kTF32;
+  EXPECT_EQ(pick(ConvPass::kBwdFilter), ConvAlgo::kImplicitGemm);
   ds.cd.math = MathMode::kFP32;
   EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
   ds = descs_of({"c3", 2, 3, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
