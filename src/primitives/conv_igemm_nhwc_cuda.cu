@@ -9,12 +9,13 @@
 // The copies cost a read of 4 and a write of 2 (TF32: 4) bytes per element, against the R*S (and
 // channel-tile) reuse of every element inside the GEMM.
 //
-// Block tile 128 x 128 rows and columns by 64 bytes of depth (32 BF16/FP16 or 16 TF32 values),
-// 4 warps of 64 x 64; 16-byte cp.async copies (zero-filled at padding) keep kStages k-tiles in
-// flight; shared rows are 64 bytes with their four 16-byte pieces XOR-swizzled by row pair, so
-// the ldmatrix loads of 8 rows hit 8 distinct bank groups (ldmatrix moves 32-bit TF32 values as
-// pairs of 16-bit halves, which lands them where mma's TF32 fragments expect them). fp32
-// accumulation; the epilogue blends into the fp32 output with any strides.
+// Block tile 128 rows by 128 columns (64 where a group has no more) by 64 bytes of depth (32
+// BF16/FP16 or 16 TF32 values), 4 warps of 64 x 64 (64 x 32); 16-byte cp.async copies (zero-filled
+// at padding) keep kStages k-tiles in flight; shared rows are 64 bytes with their four 16-byte
+// pieces XOR-swizzled by row pair, so the ldmatrix loads of 8 rows hit 8 distinct bank groups
+// (ldmatrix moves 32-bit TF32 values as pairs of 16-bit halves, which lands them where mma's TF32
+// fragments expect them). fp32 accumulation; the epilogue blends into the fp32 output with any
+// strides.
 #include "primitives/conv_cuda.cuh"
 #include "primitives/conv_igemm.cuh"
 #include "primitives/conv_impl.h"
@@ -25,11 +26,10 @@ namespace {
 using namespace igemm;
 
 constexpr int kThreads = 128;
-constexpr int kTileM = 128, kTileN = 128;
+constexpr int kTileM = 128;    // rows; the columns are TN = 128, or 64 when a group has <= 64
 constexpr int kRowBytes = 64;  // depth of a k-tile
 constexpr int kStages = 4;
-constexpr int kStageBytes = (kTileM + kTileN) * kRowBytes;
-constexpr int kSmemBytes = kStages * kStageBytes;
+constexpr int smem_bytes(int tn) { return kStages * (kTileM + tn) * kRowBytes; }
 
 template <MathMode M>
 constexpr int kTileK = kRowBytes / int(sizeof(Bits<M>));
@@ -57,7 +57,7 @@ __device__ __forceinline__ int swizzled(int row, int c) {
   return row * kTileK<M> + (c ^ ((row >> 1) & 3)) * kPiece<M>;
 }
 
-template <MathMode M>
+template <MathMode M, int TN>
 __global__ void __launch_bounds__(kThreads)
     igemm_nhwc_kernel(NhwcGeo g, const Bits<M>* __restrict__ a_src,
                       const Bits<M>* __restrict__ b_src, const Piece* __restrict__ pieces,
@@ -65,14 +65,17 @@ __global__ void __launch_bounds__(kThreads)
                       bool relu) {
   using T = Bits<M>;
   constexpr int kK = kTileK<M>;
+  constexpr int kBRows = TN / 32;  // filter rows a thread stages
+  constexpr int kWarpN = TN / 2;   // a warp's columns
+  constexpr int kNI = kWarpN / 8;  // its 8-column mma tiles
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
   const int tid = threadIdx.x;
-  const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * kTileN, grp = blockIdx.z;
+  const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * TN, grp = blockIdx.z;
   const int piece = tid & 3;
 
   // Each thread stages piece `piece` of rows tid/4 + 32 i of both operands.
-  int a_off[4], a_h[4], a_w[4], b_off[4];
+  int a_off[4], a_h[4], a_w[4], b_off[kBRows];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const int row = (tid >> 2) + 32 * i;
@@ -83,13 +86,15 @@ __global__ void __launch_bounds__(kThreads)
     a_off[i] = ((n * g.src_h + y0) * g.src_w + x0) * g.src_c + grp * g.cin;
     a_h[i] = m < g.gm ? y0 : kNoPoint;
     a_w[i] = x0;
-    const int nr = n0 + row;
-    b_off[i] = nr < g.gn ? (grp * g.gn + nr) * g.gk : -1;
+    if (i < kBRows) {
+      const int nr = n0 + row;
+      b_off[i] = nr < g.gn ? (grp * g.gn + nr) * g.gk : -1;
+    }
   }
 
   const int k_tiles = (g.gk + kK - 1) / kK;
   auto issue = [&](int kt, int st) {
-    T* as = smem + st * (kTileM + kTileN) * kK;
+    T* as = smem + st * (kTileM + TN) * kK;
     T* bs = as + kTileM * kK;
     const Piece pc = pieces[kt * 4 + piece];
     const int k = kt * kK + piece * kPiece<M>;
@@ -100,35 +105,37 @@ __global__ void __launch_bounds__(kThreads)
       const int at = swizzled<M>(row, piece);
       const bool av = inside(a_h[i] + pc.h, a_w[i] + pc.w, g.src_h, g.src_w);
       copy16(as + at, av ? a_src + a_off[i] + pc.off : a_src, av);
-      const bool bv = kin && b_off[i] >= 0;
-      copy16(bs + at, bv ? b_src + b_off[i] + k : b_src, bv);
+      if (i < kBRows) {
+        const bool bv = kin && b_off[i] >= 0;
+        copy16(bs + at, bv ? b_src + b_off[i] + k : b_src, bv);
+      }
     }
   };
 
   const int warp = tid >> 5, lane = tid & 31;
-  const int wm = (warp & 1) * 64, wn = (warp >> 1) * 64;
-  float acc[4][8][4] = {};
+  const int wm = (warp & 1) * 64, wn = (warp >> 1) * kWarpN;
+  float acc[4][kNI][4] = {};
 
   auto compute = [&](int st) {
-    const T* as = smem + st * (kTileM + kTileN) * kK;
+    const T* as = smem + st * (kTileM + TN) * kK;
     const T* bs = as + kTileM * kK;
 #pragma unroll
     for (int ks = 0; ks < 4; ks += 2) {  // two pieces of depth per mma
-      uint32_t af[4][4], bf[4][4];
+      uint32_t af[4][4], bf[kNI / 2][4];
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi) {
         const int row = wm + mi * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
         ldmatrix_x4(af[mi], as + swizzled<M>(row, ks + (lane >> 4)));
       }
 #pragma unroll
-      for (int nj = 0; nj < 4; ++nj) {
+      for (int nj = 0; nj < kNI / 2; ++nj) {
         const int row = wn + nj * 16 + (lane & 7) + (lane >> 4) * 8;
         ldmatrix_x4(bf[nj], bs + swizzled<M>(row, ks + ((lane >> 3) & 1)));
       }
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
-        for (int ni = 0; ni < 8; ++ni)
+        for (int ni = 0; ni < kNI; ++ni)
           mma<M>(acc[mi][ni], af[mi], bf[ni >> 1][(ni & 1) * 2], bf[ni >> 1][(ni & 1) * 2 + 1]);
     }
   };
@@ -159,7 +166,7 @@ __global__ void __launch_bounds__(kThreads)
       const int n = m / plane, yx = m % plane, y = yx / g.rows_w, x = yx % g.rows_w;
       float* orow = out + (n * g.on + y * g.oh + x * g.ow);
 #pragma unroll
-      for (int ni = 0; ni < 8; ++ni)
+      for (int ni = 0; ni < kNI; ++ni)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int col = n0 + wn + ni * 8 + 2 * tig + e;
@@ -231,6 +238,17 @@ Layout layout_of(const ConvProblem& p, bool fwd) {
   return l;
 }
 
+template <MathMode M, int TN>
+void launch(cudaStream_t st, const NhwcGeo& g, const Bits<M>* act, const Bits<M>* w,
+            const Piece* pieces, float* out, Blend blend, const float* bias, bool relu,
+            int groups) {
+  allow_shared_memory<igemm_nhwc_kernel<M, TN>>(smem_bytes(TN), "igemm_nhwc_kernel shared memory");
+  const dim3 grid((g.gm + kTileM - 1) / kTileM, (g.gn + TN - 1) / TN, groups);
+  igemm_nhwc_kernel<M, TN><<<grid, kThreads, smem_bytes(TN), st>>>(
+      g, act, w, pieces, out, float(blend.alpha), float(blend.beta), bias, relu);
+  check_launch("igemm_nhwc_kernel");
+}
+
 template <MathMode M>
 void run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const float* w, float* out,
          Blend blend, const float* bias, bool relu) {
@@ -267,11 +285,12 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const floa
   pieces_kernel<<<(count + 127) / 128, 128, 0, st>>>(g, kPiece<M>, count, pieces);
   check_launch("pieces_kernel");
 
-  allow_shared_memory<igemm_nhwc_kernel<M>>(kSmemBytes, "igemm_nhwc_kernel shared memory");
-  const dim3 grid((g.gm + kTileM - 1) / kTileM, (g.gn + kTileN - 1) / kTileN, groups);
-  igemm_nhwc_kernel<M><<<grid, kThreads, kSmemBytes, st>>>(
-      g, act_bits, w_bits, pieces, out, float(blend.alpha), float(blend.beta), bias, relu);
-  check_launch("igemm_nhwc_kernel");
+  // A group of <= 64 columns (VGG-16's conv1_2, ResNet-50's res2 layers) would leave half of a
+  // 128-column tile idle.
+  if (g.gn <= 64)
+    launch<M, 64>(st, g, act_bits, w_bits, pieces, out, blend, bias, relu, groups);
+  else
+    launch<M, 128>(st, g, act_bits, w_bits, pieces, out, blend, bias, relu, groups);
 }
 
 }  // namespace

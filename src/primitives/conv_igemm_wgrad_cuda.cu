@@ -11,11 +11,11 @@
 // The depth is long (VGG-16's conv1_2: 3.2 million) and the filter small, so blocks split the
 // depth: each block of a split sums its share into that split's partial filter, in GEMM column
 // order, and a last pass adds the partials in split order (results repeat bit for bit) while
-// placing columns (r,s,c) at the filter's [c][r][s]. Block tile 128 x 128 by 32 (TF32: 16) of
-// depth, 4 warps of 64 x 64, 16-byte cp.async copies in 4 stages. Shared rows' 16-byte pieces are
-// XOR-swizzled by the row so that each fragment load hits distinct bank groups: by the row's low
-// three bits for the 8 rows an ldmatrix reads; for TF32's 16-byte loads, whose 8 lanes of a
-// phase read pieces {0, 2} of 4 rows, by 0, 1, 4 or 5 from the row's low two bits. fp32
+// placing columns (r,s,c) at the filter's [c][r][s]. Block tile 128 (or 64) x 128 by 32 (TF32:
+// 16) of depth, 4 warps of 64 (32) x 64, 16-byte cp.async copies in 4 stages. Shared rows' 16-byte
+// pieces are XOR-swizzled by the row so that each fragment load hits distinct bank groups: by the
+// row's low three bits for the 8 rows an ldmatrix reads; for TF32's 16-byte loads, whose 8 lanes of
+// a phase read pieces {0, 2} of 4 rows, by 0, 1, 4 or 5 from the row's low two bits. fp32
 // accumulation.
 #include <algorithm>
 
@@ -30,10 +30,11 @@ namespace {
 using namespace igemm;
 
 constexpr int kThreads = 128;
-constexpr int kTile = 128;  // rows and columns of a block tile
+constexpr int kTile = 128;  // columns of a block tile; rows TM = 128, or 64 (BF16/FP16) where a
+                            // group has no more output channels
 constexpr int kStages = 4;
-constexpr int kStageBytes = 2 * 64 * kTile;  // both operands, 64 bytes of depth
-constexpr int kSmemBytes = kStages * kStageBytes;
+// Both operands' shared rows, 64 bytes of depth, kStages deep.
+constexpr int smem_bytes(int tm) { return kStages * 64 * (tm + kTile); }
 
 // Depth rows of a k-tile: 32 of 16-bit values, 16 of TF32.
 template <MathMode M>
@@ -51,36 +52,44 @@ struct WgradGeo {
   int splits, tiles;  // depth splits, k-tiles per split
 };
 
-// Element offset of value `col` of shared row `row`, its 16-byte piece swizzled by the row.
-template <MathMode M>
+// Element offset of value `col` of shared row `row` (of kRow values), its 16-byte piece swizzled
+// by the row.
+template <MathMode M, int kRow>
 __device__ __forceinline__ int swizzled(int row, int col) {
   constexpr int piece = kPiece<M>;
   const int flip = M == MathMode::kTF32 ? (row & 1) | (row & 2) << 1 : row & 7;
-  return row * kTile + ((col / piece) ^ flip) * piece + col % piece;
+  return row * kRow + ((col / piece) ^ flip) * piece + col % piece;
 }
 
-template <MathMode M>
+template <MathMode M, int TM>
 __global__ void __launch_bounds__(kThreads)
     wgrad_kernel(WgradGeo g, const Bits<M>* __restrict__ dy, const Bits<M>* __restrict__ x,
                  float* __restrict__ part) {
+  static_assert(TM == 128 || M != MathMode::kTF32, "TF32's permuted loads take 64-row warps");
   using T = Bits<M>;
   constexpr int kDepth = depth_of<M>();
-  constexpr int kRowPieces = kTile / kPiece<M>;    // 16 or 32
+  constexpr int kRowPieces = kTile / kPiece<M>;    // B: 16 or 32 pieces a row
   constexpr int kRowStep = kThreads / kRowPieces;  // 8 or 4: kDepth = 4 kRowStep
+  constexpr int kAPieces = TM / kPiece<M>;         // A: 16 or 8 (or TF32's 32)
+  constexpr int kAStep = kThreads / kAPieces;
+  constexpr int kARows = kDepth / kAStep;  // A rows a thread stages: 4 or 2
+  constexpr int kMI = TM / 32;             // a warp's 16-row mma tiles
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
   const int tid = threadIdx.x;
-  const int m0 = blockIdx.x * kTile, n0 = blockIdx.y * kTile;
+  const int m0 = blockIdx.x * TM, n0 = blockIdx.y * kTile;
   const int grp = blockIdx.z / g.splits, split = blockIdx.z % g.splits;
   const int k_tiles = (g.depth + kDepth - 1) / kDepth;
   const int kt0 = split * g.tiles, kt1 = min(k_tiles, kt0 + g.tiles);
 
-  // Each thread stages piece `pc` of shared rows row0 + kRowStep i of both operands: a piece of
-  // output channels of dy, and a piece of channels of one filter tap (r, s) of x.
-  const int pc = tid % kRowPieces, row0 = tid / kRowPieces;
-  const int kk = m0 + pc * kPiece<M>;
+  // Each thread stages piece `pca` of A's shared rows rowa0 + kAStep i (a piece of output
+  // channels of dy) and piece `pc` of B's rows row0 + kRowStep i (a piece of channels of one
+  // filter tap (r, s) of x).
+  const int pca = tid % kAPieces, rowa0 = tid / kAPieces;
+  const int kk = m0 + pca * kPiece<M>;
   const bool a_col = kk < g.kg;
   const T* a_src = dy + grp * g.kg + kk;
+  const int pc = tid % kRowPieces, row0 = tid / kRowPieces;
   const int j = n0 + pc * kPiece<M>;
   const bool b_col = j < g.gk;
   const int tap = j / g.cg, ch = j % g.cg;
@@ -89,15 +98,21 @@ __global__ void __launch_bounds__(kThreads)
   const T* b_src = x + grp * g.cg + ch;
 
   auto issue = [&](int kt, int st) {
-    T* as = smem + st * 2 * kDepth * kTile;
-    T* bs = as + kDepth * kTile;
+    T* as = smem + st * kDepth * (TM + kTile);
+    T* bs = as + kDepth * TM;
+#pragma unroll
+    for (int i = 0; i < kARows; ++i) {
+      const int row = rowa0 + kAStep * i;
+      const int m = kt * kDepth + row;
+      const bool av = m < g.depth && a_col;
+      copy16(as + swizzled<M, TM>(row, pca * kPiece<M>), av ? a_src + int64_t(m) * g.k : dy, av);
+    }
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int row = row0 + kRowStep * i;
       const int m = kt * kDepth + row;
       const bool in = m < g.depth;
-      const int at = swizzled<M>(row, pc * kPiece<M>);
-      copy16(as + at, in && a_col ? a_src + int64_t(m) * g.k : dy, in && a_col);
+      const int at = swizzled<M, kTile>(row, pc * kPiece<M>);
       const int n = int(g.pq.div(uint32_t(m)));
       const int pq = m - n * int(g.pq.d);
       const int p = int(g.q.div(uint32_t(pq)));
@@ -108,13 +123,13 @@ __global__ void __launch_bounds__(kThreads)
   };
 
   const int warp = tid >> 5, lane = tid & 31;
-  const int wm = (warp & 1) * 64, wn = (warp >> 1) * 64;
-  float acc[4][8][4] = {};
+  const int wm = (warp & 1) * (TM / 2), wn = (warp >> 1) * 64;
+  float acc[kMI][8][4] = {};
 
   const int gid = lane >> 2, tig = lane & 3;
   auto compute = [&](int st) {
-    const T* as = smem + st * 2 * kDepth * kTile;
-    const T* bs = as + kDepth * kTile;
+    const T* as = smem + st * kDepth * (TM + kTile);
+    const T* bs = as + kDepth * TM;
     if constexpr (M == MathMode::kTF32) {
       // mma.m16n8k8 fragments hold one value a register. The warp's 64 rows and 64 columns are
       // permuted so that a thread's values lie side by side: its rows (tile mi, half hi) are
@@ -128,13 +143,13 @@ __global__ void __launch_bounds__(kThreads)
           const int row = ks + tig + kh * 4;
           uint32_t av[8], bv[8];
           *reinterpret_cast<uint4*>(av) =
-              *reinterpret_cast<const uint4*>(as + swizzled<M>(row, wm + gid * 8));
+              *reinterpret_cast<const uint4*>(as + swizzled<M, TM>(row, wm + gid * 8));
           *reinterpret_cast<uint4*>(av + 4) =
-              *reinterpret_cast<const uint4*>(as + swizzled<M>(row, wm + gid * 8 + 4));
+              *reinterpret_cast<const uint4*>(as + swizzled<M, TM>(row, wm + gid * 8 + 4));
           *reinterpret_cast<uint4*>(bv) =
-              *reinterpret_cast<const uint4*>(bs + swizzled<M>(row, wn + gid * 8));
+              *reinterpret_cast<const uint4*>(bs + swizzled<M, kTile>(row, wn + gid * 8));
           *reinterpret_cast<uint4*>(bv + 4) =
-              *reinterpret_cast<const uint4*>(bs + swizzled<M>(row, wn + gid * 8 + 4));
+              *reinterpret_cast<const uint4*>(bs + swizzled<M, kTile>(row, wn + gid * 8 + 4));
 #pragma unroll
           for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
@@ -143,30 +158,30 @@ __global__ void __launch_bounds__(kThreads)
           for (int ni = 0; ni < 8; ++ni) bf[ni][kh] = bv[ni];
         }
 #pragma unroll
-        for (int mi = 0; mi < 4; ++mi)
+        for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
           for (int ni = 0; ni < 8; ++ni) mma<M>(acc[mi][ni], af[mi], bf[ni][0], bf[ni][1]);
       }
     } else {
 #pragma unroll
       for (int ks = 0; ks < kDepth; ks += 16) {
-        uint32_t af[4][4], bf[4][4];
+        uint32_t af[kMI][4], bf[4][4];
         // A (rows = output channels): matrices (rows 0-7 | 8-15) x (depth 0-7 | 8-15).
 #pragma unroll
-        for (int mi = 0; mi < 4; ++mi) {
+        for (int mi = 0; mi < kMI; ++mi) {
           const int row = ks + (lane & 7) + ((lane >> 4) & 1) * 8;
           const int col = wm + mi * 16 + ((lane >> 3) & 1) * 8;
-          ldmatrix_x4_trans(af[mi], as + swizzled<M>(row, col));
+          ldmatrix_x4_trans(af[mi], as + swizzled<M, TM>(row, col));
         }
         // B (columns = filter taps and channels): (depth 0-7 | 8-15) x (columns 0-7 | 8-15).
 #pragma unroll
         for (int nj = 0; nj < 4; ++nj) {
           const int row = ks + (lane & 7) + ((lane >> 3) & 1) * 8;
           const int col = wn + nj * 16 + (lane >> 4) * 8;
-          ldmatrix_x4_trans(bf[nj], bs + swizzled<M>(row, col));
+          ldmatrix_x4_trans(bf[nj], bs + swizzled<M, kTile>(row, col));
         }
 #pragma unroll
-        for (int mi = 0; mi < 4; ++mi)
+        for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
           for (int ni = 0; ni < 8; ++ni)
             mma<M>(acc[mi][ni], af[mi], bf[ni >> 1][(ni & 1) * 2], bf[ni >> 1][(ni & 1) * 2 + 1]);
@@ -194,7 +209,7 @@ __global__ void __launch_bounds__(kThreads)
   float* out = part + (int64_t(split) * g.k + grp * g.kg) * g.gk;
   constexpr bool kPermuted = M == MathMode::kTF32;
 #pragma unroll
-  for (int mi = 0; mi < 4; ++mi)
+  for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
     for (int hi = 0; hi < 2; ++hi) {
       const int row = m0 + wm + (kPermuted ? gid * 8 + mi * 2 + hi : mi * 16 + gid + hi * 8);
@@ -269,6 +284,17 @@ Layout layout_of(const ConvProblem& p, const WgradGeo& g) {
   return l;
 }
 
+template <MathMode M, int TM>
+void launch(cudaStream_t st, const WgradGeo& g, const Bits<M>* dy, const Bits<M>* x, float* part,
+            int groups) {
+  if constexpr (TM == 128 || M != MathMode::kTF32) {
+    allow_shared_memory<wgrad_kernel<M, TM>>(smem_bytes(TM), "igemm wgrad_kernel shared memory");
+    const dim3 grid((g.kg + TM - 1) / TM, (g.gk + kTile - 1) / kTile, groups * g.splits);
+    wgrad_kernel<M, TM><<<grid, kThreads, smem_bytes(TM), st>>>(g, dy, x, part);
+    check_launch("igemm wgrad_kernel");
+  }
+}
+
 template <MathMode M>
 void run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw, Blend blend) {
   const WgradGeo g = geo_of(h, p);
@@ -280,10 +306,12 @@ void run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float
   cudaStream_t st = stream_of(h);
   to_nhwc<M>(st, p.xd, x, x_bits);
   to_nhwc<M>(st, p.yd, dy, dy_bits);
-  allow_shared_memory<wgrad_kernel<M>>(kSmemBytes, "igemm wgrad_kernel shared memory");
-  const dim3 grid((g.kg + kTile - 1) / kTile, (g.gk + kTile - 1) / kTile, p.cd.groups * g.splits);
-  wgrad_kernel<M><<<grid, kThreads, kSmemBytes, st>>>(g, dy_bits, x_bits, part);
-  check_launch("igemm wgrad_kernel");
+  // A group of <= 64 output channels (VGG-16's conv1_2, ResNet-50's res2 layers) would leave
+  // half of a 128-row tile idle.
+  if (M != MathMode::kTF32 && g.kg <= 64)
+    launch<M, 64>(st, g, dy_bits, x_bits, part, p.cd.groups);
+  else
+    launch<M, 128>(st, g, dy_bits, x_bits, part, p.cd.groups);
   finish_kernel<<<grid_for(p.wd.count()), kBlock, 0, st>>>(
       g.splits, p.wd.k, g.cg, p.wd.r * p.wd.s, part, dw, float(blend.alpha), float(blend.beta));
   check_launch("igemm wgrad finish_kernel");

@@ -502,10 +502,11 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
 }
 
 // Channels per group that fill 16-byte pieces (4 TF32 or 8 BF16/FP16 values): forward,
-// stride-1 backward data and backward filter take the NHWC path. Several row
-// and column tiles, more k-tiles than pipeline stages, a partial last k-tile, groups, stride and
-// dilation, a backward-filter depth split over many blocks with a short last split; exact on
-// integers, within the rounding bound on real values.
+// stride-1 backward data and backward filter take the NHWC path, in tiles of 128 or (where a
+// group has no more) 64 output channels. Several row and column tiles, more k-tiles than
+// pipeline stages, a partial last k-tile, groups, stride and dilation, a backward-filter depth
+// split over many blocks with a short last split; exact on integers, within the rounding bound
+// on real values.
 TEST(ConvCuda, ImplicitGemmNhwcPath) {
   CREMA_SKIP_WITHOUT_GPU();
   const std::vector<ConvProblem> problems = {
@@ -515,6 +516,7 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
       {"i16_deep_wide", 1, 64, 8, 8, 136, 3, 3, 1, 1, 1, 1},
       {"i16_many_rows", 4, 8, 20, 20, 8, 3, 3, 1, 1, 1, 1},
       {"i16_long_depth", 4, 16, 30, 30, 136, 3, 3, 1, 1, 1, 1},
+      {"i16_wide_input", 2, 80, 9, 9, 72, 3, 3, 1, 1, 1, 1},
   };
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     for (const ConvProblem& pb : problems)
