@@ -66,6 +66,28 @@ __device__ __forceinline__ void copy_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N));
 }
 
+// The multistage main loop over k-tiles [kt0, kt1): kStages - 1 tiles in flight while one is
+// multiplied. issue(kt, stage) starts the copies of tile kt into a stage, compute(stage)
+// multiplies one. Each iteration waits for its tile, then (after the barrier, so no warp still
+// reads the stage) refills the stage the previous iteration used.
+template <int kStages, typename Issue, typename Compute>
+__device__ __forceinline__ void pipeline(int kt0, int kt1, Issue&& issue, Compute&& compute) {
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (kt0 + s < kt1) issue(kt0 + s, s);
+    copy_commit();
+  }
+  for (int kt = kt0; kt < kt1; ++kt) {
+    copy_wait<kStages - 2>();
+    __syncthreads();
+    const int next = kt + kStages - 1;
+    if (next < kt1) issue(next, (next - kt0) % kStages);
+    copy_commit();
+    compute((kt - kt0) % kStages);
+  }
+  copy_wait<0>();
+}
+
 // Four 8 x 8 matrices of 16-bit values; lanes 8i..8i+7 give the row addresses of matrix i.
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
   const unsigned a = unsigned(__cvta_generic_to_shared(p));

@@ -250,23 +250,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   };
 
-  // The pipeline: kStages - 1 tiles in flight while one is multiplied. Each iteration waits for
-  // its tile, then (after the barrier, so no warp still reads the stage) refills the stage the
-  // previous iteration used.
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (kt0 + s < kt1) issue(kt0 + s, s);
-    copy_commit();
-  }
-  for (int kt = kt0; kt < kt1; ++kt) {
-    copy_wait<kStages - 2>();
-    __syncthreads();
-    const int next = kt + kStages - 1;
-    if (next < kt1) issue(next, (next - kt0) % kStages);
-    copy_commit();
-    compute((kt - kt0) % kStages);
-  }
-  copy_wait<0>();
+  pipeline<kStages>(kt0, kt1, issue, compute);
 
   // Epilogue: out = alpha * acc + beta * out (+ bias, ReLU in forward); backward filter with
   // several splits writes its raw partial into split's slice of the partials instead.

@@ -140,20 +140,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   };
 
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < k_tiles) issue(s, s);
-    copy_commit();
-  }
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    copy_wait<kStages - 2>();
-    __syncthreads();
-    const int next = kt + kStages - 1;
-    if (next < k_tiles) issue(next, next % kStages);
-    copy_commit();
-    compute(kt % kStages);
-  }
-  copy_wait<0>();
+  pipeline<kStages>(0, k_tiles, issue, compute);
 
   const int gid = lane >> 2, tig = lane & 3;
 #pragma unroll

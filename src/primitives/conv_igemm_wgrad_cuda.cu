@@ -189,20 +189,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   };
 
-#pragma unroll
-  for (int st = 0; st < kStages - 1; ++st) {
-    if (kt0 + st < kt1) issue(kt0 + st, st);
-    copy_commit();
-  }
-  for (int kt = kt0; kt < kt1; ++kt) {
-    copy_wait<kStages - 2>();
-    __syncthreads();
-    const int next = kt + kStages - 1;
-    if (next < kt1) issue(next, (next - kt0) % kStages);
-    copy_commit();
-    compute((kt - kt0) % kStages);
-  }
-  copy_wait<0>();
+  pipeline<kStages>(kt0, kt1, issue, compute);
 
   // This split's partial filter, rows grp*Kg + row, GEMM columns in order. acc[mi][ni][2 hi + e]
   // is the fragment's (row gid + 8 hi, column 2 tig + e) of tile (mi, ni).
