@@ -23,9 +23,10 @@ namespace {
 
 const ConvImpl* const kTable[] = {
 #ifdef CREMA_WITH_CUDA
-    &cuda::kConvGemm1x1, &cuda::kConvIm2colGemm, &cuda::kConvImplicitGemm, &cuda::kConvDirect,
+    &cuda::kConvGemm1x1,          &cuda::kConvIm2colGemm, &cuda::kConvImplicitGemm,
+    &cuda::kConvImplicitGemmSm90, &cuda::kConvDirect,
 #endif
-    &cpu::kConvGemm1x1,  &cpu::kConvIm2colGemm,  &cpu::kConvDirect,
+    &cpu::kConvGemm1x1,           &cpu::kConvIm2colGemm,  &cpu::kConvDirect,
 };
 
 const ConvImpl* find_row(Device d, ConvAlgo a) {
@@ -216,6 +217,8 @@ const char* conv_algo_name(ConvAlgo a) {
       return "direct";
     case ConvAlgo::kImplicitGemm:
       return "implicit_gemm";
+    case ConvAlgo::kImplicitGemmSm90:
+      return "implicit_gemm_sm90";
   }
   return "unknown";
 }
@@ -286,13 +289,16 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   // sliver of the path's 128-column tiles (LeNet's conv1 backward data: 1). TF32 backward filter
   // goes there only for grouped layers, where im2col runs a GEMM per group: on ungrouped ones
   // cuBLAS's TF32 GEMM over the patch matrix is faster (ResNet-50's 3x3 layers: 1.3-2x).
+  // On compute capability 9.0 forward and backward data take the Hopper row (wgmma).
 #ifdef CREMA_WITH_CUDA
   const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
   const bool ungrouped_tf32_filter =
       pass == ConvPass::kBwdFilter && cd.math == MathMode::kTF32 && cd.groups == 1;
   if (h.device() == Device::kCUDA && wd.r * wd.s > 1 && columns >= 16 && !ungrouped_tf32_filter &&
       cuda::igemm_nhwc_applies(pr, pass) && !cuda::kConvImplicitGemm.unsupported(pr))
-    return ConvAlgo::kImplicitGemm;
+    return pass != ConvPass::kBwdFilter && !cuda::kConvImplicitGemmSm90.unsupported(pr)
+               ? ConvAlgo::kImplicitGemmSm90
+               : ConvAlgo::kImplicitGemm;
 #endif
   for (const ConvImpl* row : kTable) {
     if (row->device != h.device()) continue;

@@ -38,10 +38,11 @@ struct ConvDesc {
 enum class ConvAlgo {
   kAuto,
   kFind,
-  kIm2colGemm,    // unfold the input patch matrix into the workspace, then one GEMM per group
-  kGemm1x1,       // 1x1, stride 1, pad 0: the input already is the patch matrix, no workspace
-  kDirect,        // plain loops; the fallback that supports everything
-  kImplicitGemm,  // CUDA tensor cores (TF32/BF16/FP16 math): GEMM operands gathered on the fly
+  kIm2colGemm,        // unfold the input patch matrix into the workspace, then one GEMM per group
+  kGemm1x1,           // 1x1, stride 1, pad 0: the input already is the patch matrix, no workspace
+  kDirect,            // plain loops; the fallback that supports everything
+  kImplicitGemm,      // CUDA tensor cores (TF32/BF16/FP16 math): GEMM operands gathered on the fly
+  kImplicitGemmSm90,  // the same on Hopper (compute capability 9.0): wgmma where it applies
 };
 const char* conv_algo_name(ConvAlgo a);
 

@@ -105,10 +105,12 @@ __global__ void sum_partials_kernel(int b, int64_t count, const T* __restrict__ 
 // The implicit GEMM's NHWC path (conv_igemm_nhwc_cuda.cu): forward or stride-1 backward data in
 // TF32/BF16/FP16 math through NHWC copies in the math format, when the inner channels per group
 // fill 16-byte pieces. `act` is x (forward) or dy, `out` is y or dx; bias and ReLU apply to the
-// forward only.
+// forward only; `wgmma` runs the GEMM on Hopper's warpgroup MMA (compute capability 9.0, a build
+// with sm_90a code).
 size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass);
 void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const float* act,
-                    const float* w, float* out, Blend blend, const float* bias, bool relu);
+                    const float* w, float* out, Blend blend, const float* bias, bool relu,
+                    bool wgmma);
 // Its backward filter (conv_igemm_wgrad_cuda.cu): through NHWC copies of x and dy,
 // the depth split over blocks into partial filters summed in order.
 size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p);

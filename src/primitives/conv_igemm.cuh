@@ -161,7 +161,7 @@ void to_nhwc(cudaStream_t st, const TensorDesc& d, const float* src, Bits<M>* ds
 // What the support rules and the split plans need of the current device, read once per device
 // (conv_igemm_cuda.cu): the rules run at every convolution call. Zeros when there is no device.
 struct DeviceFacts {
-  int major = 0, sms = 0;
+  int major = 0, minor = 0, sms = 0;
 };
 DeviceFacts current_device();
 

@@ -405,12 +405,13 @@ Tap* make_taps(Handle& h, const ConvProblem& pr, const Geo& g, bool fwd) {
   return taps;
 }
 
-void fwd(Handle& h, const ConvProblem& pr, const void* x, const void* w, void* y, Blend blend,
-         const ConvEpilogue& ep) {
+// The passes of both rows: `wgmma` sends the NHWC path to its Hopper kernel.
+void fwd_as(Handle& h, const ConvProblem& pr, const void* x, const void* w, void* y, Blend blend,
+            const ConvEpilogue& ep, bool wgmma) {
   if (igemm_nhwc_applies(pr, ConvPass::kFwd))
     return igemm_nhwc_run(h, pr, ConvPass::kFwd, static_cast<const float*>(x),
                           static_cast<const float*>(w), static_cast<float*>(y), blend,
-                          static_cast<const float*>(ep.bias), ep.relu);
+                          static_cast<const float*>(ep.bias), ep.relu, wgmma);
   Geo g = geo_of(pr);
   g.gm = g.n * g.p * g.q, g.gn = g.kg, g.gk = g.cg * g.r * g.s;
   const Tap* taps = make_taps(h, pr, g, true);
@@ -419,20 +420,37 @@ void fwd(Handle& h, const ConvProblem& pr, const void* x, const void* w, void* y
                      static_cast<const float*>(ep.bias), ep.relu);
 }
 
-void bwd_data(Handle& h, const ConvProblem& pr, const void* w, const void* dy, void* dx,
-              Blend blend) {
+void bwd_data_as(Handle& h, const ConvProblem& pr, const void* w, const void* dy, void* dx,
+                 Blend blend, bool wgmma) {
   if (pr.cd.stride_h != 1 || pr.cd.stride_w != 1)
     return kConvIm2colGemm.bwd_data(h, pr, w, dy, dx, blend);
   if (igemm_nhwc_applies(pr, ConvPass::kBwdData))
     return igemm_nhwc_run(h, pr, ConvPass::kBwdData, static_cast<const float*>(dy),
                           static_cast<const float*>(w), static_cast<float*>(dx), blend, nullptr,
-                          false);
+                          false, wgmma);
   Geo g = geo_of(pr);
   g.gm = g.n * g.h * g.w, g.gn = g.cg, g.gk = g.kg * g.r * g.s;
   const Tap* taps = make_taps(h, pr, g, false);
   launch<Pass::kBwdData>(h, pr, g, static_cast<const float*>(dy), static_cast<const float*>(w),
                          taps, static_cast<float*>(dx), float(blend.alpha), float(blend.beta),
                          nullptr, false);
+}
+
+void fwd(Handle& h, const ConvProblem& pr, const void* x, const void* w, void* y, Blend blend,
+         const ConvEpilogue& ep) {
+  fwd_as(h, pr, x, w, y, blend, ep, false);
+}
+void bwd_data(Handle& h, const ConvProblem& pr, const void* w, const void* dy, void* dx,
+              Blend blend) {
+  bwd_data_as(h, pr, w, dy, dx, blend, false);
+}
+void fwd_sm90(Handle& h, const ConvProblem& pr, const void* x, const void* w, void* y, Blend blend,
+              const ConvEpilogue& ep) {
+  fwd_as(h, pr, x, w, y, blend, ep, true);
+}
+void bwd_data_sm90(Handle& h, const ConvProblem& pr, const void* w, const void* dy, void* dx,
+                   Blend blend) {
+  bwd_data_as(h, pr, w, dy, dx, blend, true);
 }
 
 void bwd_filter(Handle& h, const ConvProblem& pr, const void* x, const void* dy, void* dw,
@@ -487,6 +505,19 @@ const char* unsupported(const ConvProblem& p) {
   return nullptr;
 }
 
+// The Hopper row runs what implicit_gemm runs, its NHWC forward and backward data on wgmma.
+const char* unsupported_sm90(const ConvProblem& p) {
+#ifdef CREMA_WITH_SM90A
+  if (const char* why = unsupported(p)) return why;
+  const DeviceFacts f = current_device();
+  if (f.major != 9 || f.minor != 0) return "wgmma needs compute capability 9.0";
+  return nullptr;
+#else
+  (void)p;
+  return "built without sm_90a code (CMAKE_CUDA_ARCHITECTURES without 90)";
+#endif
+}
+
 }  // namespace
 
 namespace igemm {
@@ -500,6 +531,7 @@ DeviceFacts current_device() {
   if (it == facts.end()) {
     DeviceFacts f;
     if (cudaDeviceGetAttribute(&f.major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&f.minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&f.sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
       return {};
     it = facts.emplace(dev, f).first;
@@ -510,5 +542,12 @@ DeviceFacts current_device() {
 
 const ConvImpl kConvImplicitGemm{
     ConvAlgo::kImplicitGemm, Device::kCUDA, unsupported, workspace, fwd, bwd_data, bwd_filter};
+const ConvImpl kConvImplicitGemmSm90{ConvAlgo::kImplicitGemmSm90,
+                                     Device::kCUDA,
+                                     unsupported_sm90,
+                                     workspace,
+                                     fwd_sm90,
+                                     bwd_data_sm90,
+                                     bwd_filter};
 
 }  // namespace crema::prim::cuda

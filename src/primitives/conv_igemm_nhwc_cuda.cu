@@ -4,20 +4,21 @@
 // copy in the math format and the filter into [rows][R][S][inner] order, so that the GEMM's
 // inner index (r, s, channel) runs along memory in 16-byte pieces:
 //   forward        Y[m = (n,p,q)][k] = sum_{(r,s,c)} Xnhwc[n][p*sh-ph+r*dh][q*sw-pw+s*dw][c]
-//   Wt[k][r][s][c] backward data  dX[m = (n,h,w)][c] = sum_{(r,s,k)}
-//   dYnhwc[n][h+ph-r*dh][w+pw-s*dw][k] Wt[c][r][s][k]
+//                                                    Wt[k][r][s][c]
+//   backward data  dX[m = (n,h,w)][c] = sum_{(r,s,k)} dYnhwc[n][h+ph-r*dh][w+pw-s*dw][k]
+//                                                    Wt[c][r][s][k]
 // The copies cost a read of 4 and a write of 2 (TF32: 4) bytes per element, against the R*S (and
 // channel-tile) reuse of every element inside the GEMM.
 //
-// Block tile 128 rows by 128 columns (64 where a group has no more) by 64 bytes of depth (32
-// BF16/FP16 or 16 TF32 values), 4 warps of 64 x 64 (64 x 32); 16-byte cp.async copies (zero-filled
-// at padding) keep kStages k-tiles in flight; shared rows are 64 bytes with their four 16-byte
-// pieces XOR-swizzled by row pair, so the ldmatrix loads of 8 rows hit 8 distinct bank groups
-// (ldmatrix moves 32-bit TF32 values as pairs of 16-bit halves, which lands them where mma's TF32
-// fragments expect them). fp32 accumulation; the epilogue blends into the fp32 output with any
-// strides.
+// This file makes the copies and runs the GEMM on mma.sync (sm_80 and later), or hands it to the
+// wgmma kernel (conv_igemm_wgmma_sm90a.cu) for the Hopper row. Block tile 128 rows by 128
+// columns (64 where a group has no more) by 64 bytes of depth, staged as conv_igemm_nhwc.cuh
+// says; 4 warps of 64 x 64 (64 x 32) load their fragments with ldmatrix (which moves 32-bit TF32
+// values as pairs of 16-bit halves, landing them where mma's TF32 fragments expect them). fp32
+// accumulation; the epilogue blends into the fp32 output with any strides.
 #include "primitives/conv_cuda.cuh"
 #include "primitives/conv_igemm.cuh"
+#include "primitives/conv_igemm_nhwc.cuh"
 #include "primitives/conv_impl.h"
 
 namespace crema::prim::cuda {
@@ -25,91 +26,25 @@ namespace {
 
 using namespace igemm;
 
-constexpr int kThreads = 128;
-constexpr int kTileM = 128;    // rows; the columns are TN = 128, or 64 when a group has <= 64
-constexpr int kRowBytes = 64;  // depth of a k-tile
-constexpr int kStages = 4;
-constexpr int smem_bytes(int tn) { return kStages * (kTileM + tn) * kRowBytes; }
-
-template <MathMode M>
-constexpr int kTileK = kRowBytes / int(sizeof(Bits<M>));
-
-// One GEMM of the NHWC path. Rows m = (n, y, x) of a rows_h x rows_w plane read the NHWC
-// source at (y*sy + oy + r*dy, x*sx + ox + s*dx); offsets are int (the support rule keeps
-// tensors below 2^31 elements).
-struct NhwcGeo {
-  int gm, gn, gk;           // GEMM sizes of one group
-  int cin;                  // inner channels of one group, whole pieces of them
-  int src_c, src_h, src_w;  // the NHWC source
-  int rows_h, rows_w;       // the plane of the GEMM rows
-  int sy, sx, oy, ox, dy, dx, s;
-  int on, oc, oh, ow;  // output strides
-};
-
-// A 16-byte piece of the inner index: NHWC offset and point relative to the row's point.
-struct alignas(16) Piece {
-  int off, h, w, pad;
-};
-
-// Element offset of 16-byte piece `c` of shared row `row`: pieces swizzled by row pair.
-template <MathMode M>
-__device__ __forceinline__ int swizzled(int row, int c) {
-  return row * kTileK<M> + (c ^ ((row >> 1) & 3)) * kPiece<M>;
-}
+constexpr int kTileM = kNhwcTileM;
 
 template <MathMode M, int TN>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kNhwcThreads)
     igemm_nhwc_kernel(NhwcGeo g, const Bits<M>* __restrict__ a_src,
                       const Bits<M>* __restrict__ b_src, const Piece* __restrict__ pieces,
-                      float* out, float alpha, float beta, const float* __restrict__ bias,
-                      bool relu) {
+                      NhwcOut o) {
   using T = Bits<M>;
-  constexpr int kK = kTileK<M>;
-  constexpr int kBRows = TN / 32;  // filter rows a thread stages
+  constexpr int kK = nhwc_tile_k<M>();
   constexpr int kWarpN = TN / 2;   // a warp's columns
   constexpr int kNI = kWarpN / 8;  // its 8-column mma tiles
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
   const int tid = threadIdx.x;
   const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * TN, grp = blockIdx.z;
-  const int piece = tid & 3;
-
-  // Each thread stages piece `piece` of rows tid/4 + 32 i of both operands.
-  int a_off[4], a_h[4], a_w[4], b_off[kBRows];
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int row = (tid >> 2) + 32 * i;
-    const int m = m0 + row;
-    const int plane = g.rows_h * g.rows_w;
-    const int n = m / plane, yx = m % plane, y = yx / g.rows_w, x = yx % g.rows_w;
-    const int y0 = y * g.sy + g.oy, x0 = x * g.sx + g.ox;
-    a_off[i] = ((n * g.src_h + y0) * g.src_w + x0) * g.src_c + grp * g.cin;
-    a_h[i] = m < g.gm ? y0 : kNoPoint;
-    a_w[i] = x0;
-    if (i < kBRows) {
-      const int nr = n0 + row;
-      b_off[i] = nr < g.gn ? (grp * g.gn + nr) * g.gk : -1;
-    }
-  }
-
-  const int k_tiles = (g.gk + kK - 1) / kK;
+  const NhwcStager<M, TN> stager(g, m0, n0, grp, tid);
   auto issue = [&](int kt, int st) {
     T* as = smem + st * (kTileM + TN) * kK;
-    T* bs = as + kTileM * kK;
-    const Piece pc = pieces[kt * 4 + piece];
-    const int k = kt * kK + piece * kPiece<M>;
-    const bool kin = k < g.gk;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int row = (tid >> 2) + 32 * i;
-      const int at = swizzled<M>(row, piece);
-      const bool av = inside(a_h[i] + pc.h, a_w[i] + pc.w, g.src_h, g.src_w);
-      copy16(as + at, av ? a_src + a_off[i] + pc.off : a_src, av);
-      if (i < kBRows) {
-        const bool bv = kin && b_off[i] >= 0;
-        copy16(bs + at, bv ? b_src + b_off[i] + k : b_src, bv);
-      }
-    }
+    stager.issue(g, a_src, b_src, pieces, kt, as, as + kTileM * kK);
   };
 
   const int warp = tid >> 5, lane = tid & 31;
@@ -125,12 +60,12 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi) {
         const int row = wm + mi * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-        ldmatrix_x4(af[mi], as + swizzled<M>(row, ks + (lane >> 4)));
+        ldmatrix_x4(af[mi], as + nhwc_swizzled<M>(row, ks + (lane >> 4)));
       }
 #pragma unroll
       for (int nj = 0; nj < kNI / 2; ++nj) {
         const int row = wn + nj * 16 + (lane & 7) + (lane >> 4) * 8;
-        ldmatrix_x4(bf[nj], bs + swizzled<M>(row, ks + ((lane >> 3) & 1)));
+        ldmatrix_x4(bf[nj], bs + nhwc_swizzled<M>(row, ks + ((lane >> 3) & 1)));
       }
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi)
@@ -140,7 +75,7 @@ __global__ void __launch_bounds__(kThreads)
     }
   };
 
-  pipeline<kStages>(0, k_tiles, issue, compute);
+  pipeline<kNhwcStages>(0, (g.gk + kK - 1) / kK, issue, compute);
 
   const int gid = lane >> 2, tig = lane & 3;
 #pragma unroll
@@ -149,22 +84,13 @@ __global__ void __launch_bounds__(kThreads)
     for (int hi = 0; hi < 2; ++hi) {
       const int m = m0 + wm + mi * 16 + gid + hi * 8;
       if (m >= g.gm) continue;
-      const int plane = g.rows_h * g.rows_w;
-      const int n = m / plane, yx = m % plane, y = yx / g.rows_w, x = yx % g.rows_w;
-      float* orow = out + (n * g.on + y * g.oh + x * g.ow);
+      float* orow = nhwc_out_row(g, o.out, m);
 #pragma unroll
       for (int ni = 0; ni < kNI; ++ni)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int col = n0 + wn + ni * 8 + 2 * tig + e;
-          if (col >= g.gn) continue;
-          const int ch = grp * g.gn + col;
-          float* o = orow + ch * g.oc;
-          float v = alpha * acc[mi][ni][hi * 2 + e];
-          if (beta != 0.f) v += beta * *o;
-          if (bias) v += bias[ch];
-          if (relu) v = v > 0.f ? v : 0.f;
-          *o = v;
+          if (col < g.gn) nhwc_store(g, o, orow, grp, col, acc[mi][ni][hi * 2 + e]);
         }
     }
 }
@@ -216,7 +142,7 @@ Layout layout_of(const ConvProblem& p, bool fwd) {
   const int cin = fwd ? p.wd.c : p.wd.k / p.cd.groups;
   const int64_t gk = int64_t(cin) * p.wd.r * p.wd.s;
   const size_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
-  const int64_t per_tile = kRowBytes / int64_t(elem);
+  const int64_t per_tile = kNhwcRowBytes / int64_t(elem);
   Layout l{};
   l.src = 0;
   l.filter = round256(size_t(s.n) * s.c * s.h * s.w * elem);
@@ -227,18 +153,17 @@ Layout layout_of(const ConvProblem& p, bool fwd) {
 
 template <MathMode M, int TN>
 void launch(cudaStream_t st, const NhwcGeo& g, const Bits<M>* act, const Bits<M>* w,
-            const Piece* pieces, float* out, Blend blend, const float* bias, bool relu,
-            int groups) {
-  allow_shared_memory<igemm_nhwc_kernel<M, TN>>(smem_bytes(TN), "igemm_nhwc_kernel shared memory");
+            const Piece* pieces, const NhwcOut& o, int groups) {
+  allow_shared_memory<igemm_nhwc_kernel<M, TN>>(nhwc_smem_bytes(TN),
+                                                "igemm_nhwc_kernel shared memory");
   const dim3 grid((g.gm + kTileM - 1) / kTileM, (g.gn + TN - 1) / TN, groups);
-  igemm_nhwc_kernel<M, TN><<<grid, kThreads, smem_bytes(TN), st>>>(
-      g, act, w, pieces, out, float(blend.alpha), float(blend.beta), bias, relu);
+  igemm_nhwc_kernel<M, TN><<<grid, kNhwcThreads, nhwc_smem_bytes(TN), st>>>(g, act, w, pieces, o);
   check_launch("igemm_nhwc_kernel");
 }
 
 template <MathMode M>
 void run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const float* w, float* out,
-         Blend blend, const float* bias, bool relu) {
+         Blend blend, const float* bias, bool relu, bool wgmma) {
   const ConvDesc& cd = p.cd;
   const TensorDesc& src = fwd ? p.xd : p.yd;
   const TensorDesc& dst = fwd ? p.yd : p.xd;
@@ -268,16 +193,23 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const floa
   filter_rows_kernel<M>
       <<<grid_for(p.wd.count()), kBlock, 0, st>>>(fwd, p.wd.k, cg, kg, rs, w, w_bits);
   check_launch("filter_rows_kernel");
-  const int count = (g.gk + kTileK<M> - 1) / kTileK<M> * 4;
+  const int count = (g.gk + nhwc_tile_k<M>() - 1) / nhwc_tile_k<M>() * 4;
   pieces_kernel<<<(count + 127) / 128, 128, 0, st>>>(g, kPiece<M>, count, pieces);
   check_launch("pieces_kernel");
 
   // A group of <= 64 columns (VGG-16's conv1_2, ResNet-50's res2 layers) would leave half of a
   // 128-column tile idle.
-  if (g.gn <= 64)
-    launch<M, 64>(st, g, act_bits, w_bits, pieces, out, blend, bias, relu, groups);
+  const int tn = g.gn <= 64 ? 64 : 128;
+  const NhwcOut o{out, float(blend.alpha), float(blend.beta), bias, relu};
+#ifdef CREMA_WITH_SM90A
+  if (wgmma) return nhwc_wgmma_launch(M, tn, st, g, act_bits, w_bits, pieces, o, groups);
+#else
+  (void)wgmma;  // the Hopper row refuses every problem in such a build
+#endif
+  if (tn == 64)
+    launch<M, 64>(st, g, act_bits, w_bits, pieces, o, groups);
   else
-    launch<M, 128>(st, g, act_bits, w_bits, pieces, out, blend, bias, relu, groups);
+    launch<M, 128>(st, g, act_bits, w_bits, pieces, o, groups);
 }
 
 }  // namespace
@@ -304,15 +236,16 @@ size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass) {
 }
 
 void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const float* act,
-                    const float* w, float* out, Blend blend, const float* bias, bool relu) {
+                    const float* w, float* out, Blend blend, const float* bias, bool relu,
+                    bool wgmma) {
   const bool fwd = pass == ConvPass::kFwd;
   switch (p.cd.math) {
     case MathMode::kTF32:
-      return run<MathMode::kTF32>(h, p, fwd, act, w, out, blend, bias, relu);
+      return run<MathMode::kTF32>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
     case MathMode::kBF16:
-      return run<MathMode::kBF16>(h, p, fwd, act, w, out, blend, bias, relu);
+      return run<MathMode::kBF16>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
     default:
-      return run<MathMode::kFP16>(h, p, fwd, act, w, out, blend, bias, relu);
+      return run<MathMode::kFP16>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
   }
 }
 

@@ -53,7 +53,8 @@ namespace cpu {
 extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect;
 }
 namespace cuda {
-extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvImplicitGemm;
+extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvImplicitGemm,
+    kConvImplicitGemmSm90;
 // Whether the implicit GEMM runs a pass through its NHWC path: TF32/BF16/FP16 math, the channels
 // per group the pass reads along memory filling 16-byte pieces (inner channels for forward and
 // stride-1 backward data, both channel counts for backward filter).

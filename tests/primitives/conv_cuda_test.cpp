@@ -180,9 +180,12 @@ std::vector<T> run_gpu(Handle& h, Op op, ConvAlgo algo, const Descs& ds, const D
   return {};
 }
 
-const std::vector<ConvAlgo> kEveryAlgo = {ConvAlgo::kIm2colGemm, ConvAlgo::kGemm1x1,
-                                          ConvAlgo::kDirect,     ConvAlgo::kImplicitGemm,
-                                          ConvAlgo::kAuto,       ConvAlgo::kFind};
+const std::vector<ConvAlgo> kEveryAlgo = {
+    ConvAlgo::kIm2colGemm,       ConvAlgo::kGemm1x1, ConvAlgo::kDirect, ConvAlgo::kImplicitGemm,
+    ConvAlgo::kImplicitGemmSm90, ConvAlgo::kAuto,    ConvAlgo::kFind};
+// The tensor-core rows; a row the GPU cannot run (implicit_gemm_sm90 off compute capability 9.0)
+// is skipped by check_problem.
+const std::vector<ConvAlgo> kImplicitRows = {ConvAlgo::kImplicitGemm, ConvAlgo::kImplicitGemmSm90};
 
 // Every op of pb on the GPU with each of `algos` it supports, against the CPU (which computes
 // in full precision whatever the math mode).
@@ -488,8 +491,14 @@ TEST(ConvCuda, NhwcAndChannelSliceViews) {
 // The implicit GEMM reads any strides: NHWC and slices, exactly on integer data.
 TEST(ConvCuda, ImplicitGemmViews) {
   CREMA_SKIP_WITHOUT_GPU();
+  Handle gpu(Device::kCUDA);
+  Descs probe = descs_of({"probe", 1, 4, 7, 6, 5, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16})
-    check_views(ConvAlgo::kImplicitGemm, {ConvAlgo::kImplicitGemm}, math);
+    for (ConvAlgo row : kImplicitRows) {
+      probe.cd.math = math;
+      if (conv_supports(gpu, row, probe.cd, probe.xd, probe.wd, probe.yd))
+        check_views(row, {row}, math);
+    }
 }
 
 // Random shapes (odd sizes, N = 1, groups, depthwise, stride, dilation, pad) through the
@@ -498,7 +507,7 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
   CREMA_SKIP_WITHOUT_GPU();
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16})
     for (const ConvProblem& pb : random_problems(40, 2026))
-      check_problem<float>(pb, true, kExact, 0, {ConvAlgo::kImplicitGemm}, math);
+      check_problem<float>(pb, true, kExact, 0, kImplicitRows, math);
 }
 
 // Channels per group that fill 16-byte pieces (4 TF32 or 8 BF16/FP16 values): forward,
@@ -520,17 +529,19 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
   };
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     for (const ConvProblem& pb : problems)
-      check_problem<float>(pb, true, kExact, 0, {ConvAlgo::kImplicitGemm, ConvAlgo::kAuto}, math);
+      check_problem<float>(pb, true, kExact, 0,
+                           {ConvAlgo::kImplicitGemm, ConvAlgo::kImplicitGemmSm90, ConvAlgo::kAuto},
+                           math);
     const double u = math == MathMode::kBF16 ? 0x1p-8 : 0x1p-11;
     const ConvProblem& deep = problems[3];
     const double depth = 9.0 * deep.c;
-    check_problem<float>(deep, false, {8 * u * std::sqrt(depth), 0, true}, 0,
-                         {ConvAlgo::kImplicitGemm}, math);
+    check_problem<float>(deep, false, {8 * u * std::sqrt(depth), 0, true}, 0, kImplicitRows, math);
   }
 }
 
-// kAuto in tensor-core math sends such layers to the implicit GEMM, but for TF32 backward filter
-// of ungrouped layers; strict fp32 stays on im2col.
+// kAuto in tensor-core math sends such layers to the implicit GEMM (forward and backward data to
+// its Hopper row where it runs), but for TF32 backward filter of ungrouped layers; strict fp32
+// stays on im2col.
 TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle gpu(Device::kCUDA);
@@ -538,8 +549,13 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   auto pick = [&](ConvPass pass) { return conv_heuristic(gpu, ds.cd, ds.xd, ds.wd, ds.yd, pass); };
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     ds.cd.math = math;
-    EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kImplicitGemm);
-    EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kImplicitGemm);
+    // On compute capability 9.0 (a build with sm_90a code) the Hopper row.
+    const ConvAlgo tensor_cores =
+        conv_supports(gpu, ConvAlgo::kImplicitGemmSm90, ds.cd, ds.xd, ds.wd, ds.yd)
+            ? ConvAlgo::kImplicitGemmSm90
+            : ConvAlgo::kImplicitGemm;
+    EXPECT_EQ(pick(ConvPass::kFwd), tensor_cores);
+    EXPECT_EQ(pick(ConvPass::kBwdData), tensor_cores);
     EXPECT_EQ(pick(ConvPass::kBwdFilter),
               math == MathMode::kTF32 ? ConvAlgo::kIm2colGemm : ConvAlgo::kImplicitGemm);
   }
