@@ -289,16 +289,15 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   // sliver of the path's 128-column tiles (LeNet's conv1 backward data: 1). TF32 backward filter
   // goes there only for grouped layers, where im2col runs a GEMM per group: on ungrouped ones
   // cuBLAS's TF32 GEMM over the patch matrix is faster (ResNet-50's 3x3 layers: 1.3-2x).
-  // On compute capability 9.0 forward and backward data take the Hopper row (wgmma).
+  // On compute capability 9.0 the Hopper row (wgmma).
 #ifdef CREMA_WITH_CUDA
   const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
   const bool ungrouped_tf32_filter =
       pass == ConvPass::kBwdFilter && cd.math == MathMode::kTF32 && cd.groups == 1;
   if (h.device() == Device::kCUDA && wd.r * wd.s > 1 && columns >= 16 && !ungrouped_tf32_filter &&
       cuda::igemm_nhwc_applies(pr, pass) && !cuda::kConvImplicitGemm.unsupported(pr))
-    return pass != ConvPass::kBwdFilter && !cuda::kConvImplicitGemmSm90.unsupported(pr)
-               ? ConvAlgo::kImplicitGemmSm90
-               : ConvAlgo::kImplicitGemm;
+    return cuda::kConvImplicitGemmSm90.unsupported(pr) ? ConvAlgo::kImplicitGemm
+                                                       : ConvAlgo::kImplicitGemmSm90;
 #endif
   for (const ConvImpl* row : kTable) {
     if (row->device != h.device()) continue;

@@ -112,9 +112,9 @@ void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const float*
                     const float* w, float* out, Blend blend, const float* bias, bool relu,
                     bool wgmma);
 // Its backward filter (conv_igemm_wgrad_cuda.cu): through NHWC copies of x and dy,
-// the depth split over blocks into partial filters summed in order.
+// the depth split over blocks into partial filters summed in order; `wgmma` as above (BF16/FP16).
 size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p);
 void igemm_wgrad_run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw,
-                     Blend blend);
+                     Blend blend, bool wgmma);
 
 }  // namespace crema::prim::cuda

@@ -405,7 +405,7 @@ Tap* make_taps(Handle& h, const ConvProblem& pr, const Geo& g, bool fwd) {
   return taps;
 }
 
-// The passes of both rows: `wgmma` sends the NHWC path to its Hopper kernel.
+// The passes of both rows: `wgmma` sends the NHWC path to its Hopper kernels.
 void fwd_as(Handle& h, const ConvProblem& pr, const void* x, const void* w, void* y, Blend blend,
             const ConvEpilogue& ep, bool wgmma) {
   if (igemm_nhwc_applies(pr, ConvPass::kFwd))
@@ -436,6 +436,27 @@ void bwd_data_as(Handle& h, const ConvProblem& pr, const void* w, const void* dy
                          nullptr, false);
 }
 
+void bwd_filter_as(Handle& h, const ConvProblem& pr, const void* x, const void* dy, void* dw,
+                   Blend blend, bool wgmma) {
+  if (igemm_nhwc_applies(pr, ConvPass::kBwdFilter))
+    return igemm_wgrad_run(h, pr, static_cast<const float*>(x), static_cast<const float*>(dy),
+                           static_cast<float*>(dw), blend, wgmma);
+  Geo g = geo_of(pr);
+  g.gm = g.kg, g.gn = g.cg * g.r * g.s, g.gk = g.n * g.p * g.q;
+  plan_splits(h, pr, g);
+  const int64_t count = pr.wd.count();
+  float* out = static_cast<float*>(dw);
+  if (g.splits > 1)
+    out = static_cast<float*>(h.workspace(size_t(g.splits * count) * sizeof(float)));
+  launch<Pass::kBwdFilter>(h, pr, g, static_cast<const float*>(dy), static_cast<const float*>(x),
+                           nullptr, out, float(blend.alpha), float(blend.beta), nullptr, false);
+  if (g.splits > 1) {
+    sum_splits_kernel<<<grid_for(count), kBlock, 0, stream_of(h)>>>(
+        g.splits, count, out, static_cast<float*>(dw), float(blend.alpha), float(blend.beta));
+    check_launch("sum_splits_kernel");
+  }
+}
+
 void fwd(Handle& h, const ConvProblem& pr, const void* x, const void* w, void* y, Blend blend,
          const ConvEpilogue& ep) {
   fwd_as(h, pr, x, w, y, blend, ep, false);
@@ -452,26 +473,13 @@ void bwd_data_sm90(Handle& h, const ConvProblem& pr, const void* w, const void* 
                    Blend blend) {
   bwd_data_as(h, pr, w, dy, dx, blend, true);
 }
-
 void bwd_filter(Handle& h, const ConvProblem& pr, const void* x, const void* dy, void* dw,
                 Blend blend) {
-  if (igemm_nhwc_applies(pr, ConvPass::kBwdFilter))
-    return igemm_wgrad_run(h, pr, static_cast<const float*>(x), static_cast<const float*>(dy),
-                           static_cast<float*>(dw), blend);
-  Geo g = geo_of(pr);
-  g.gm = g.kg, g.gn = g.cg * g.r * g.s, g.gk = g.n * g.p * g.q;
-  plan_splits(h, pr, g);
-  const int64_t count = pr.wd.count();
-  float* out = static_cast<float*>(dw);
-  if (g.splits > 1)
-    out = static_cast<float*>(h.workspace(size_t(g.splits * count) * sizeof(float)));
-  launch<Pass::kBwdFilter>(h, pr, g, static_cast<const float*>(dy), static_cast<const float*>(x),
-                           nullptr, out, float(blend.alpha), float(blend.beta), nullptr, false);
-  if (g.splits > 1) {
-    sum_splits_kernel<<<grid_for(count), kBlock, 0, stream_of(h)>>>(
-        g.splits, count, out, static_cast<float*>(dw), float(blend.alpha), float(blend.beta));
-    check_launch("sum_splits_kernel");
-  }
+  bwd_filter_as(h, pr, x, dy, dw, blend, false);
+}
+void bwd_filter_sm90(Handle& h, const ConvProblem& pr, const void* x, const void* dy, void* dw,
+                     Blend blend) {
+  bwd_filter_as(h, pr, x, dy, dw, blend, true);
 }
 
 size_t workspace(Handle& h, const ConvProblem& pr) {
@@ -505,7 +513,8 @@ const char* unsupported(const ConvProblem& p) {
   return nullptr;
 }
 
-// The Hopper row runs what implicit_gemm runs, its NHWC forward and backward data on wgmma.
+// The Hopper row runs what implicit_gemm runs, its NHWC path on wgmma (TF32 backward filter,
+// which wgmma cannot read transposed, on mma.sync).
 const char* unsupported_sm90(const ConvProblem& p) {
 #ifdef CREMA_WITH_SM90A
   if (const char* why = unsupported(p)) return why;
@@ -548,6 +557,6 @@ const ConvImpl kConvImplicitGemmSm90{ConvAlgo::kImplicitGemmSm90,
                                      workspace,
                                      fwd_sm90,
                                      bwd_data_sm90,
-                                     bwd_filter};
+                                     bwd_filter_sm90};
 
 }  // namespace crema::prim::cuda

@@ -21,45 +21,27 @@
 
 #include "primitives/conv_cuda.cuh"
 #include "primitives/conv_igemm.cuh"
+#include "primitives/conv_igemm_wgrad.cuh"
 #include "primitives/conv_impl.h"
-#include "primitives/fast_div.h"
 
 namespace crema::prim::cuda {
 namespace {
 
 using namespace igemm;
 
-constexpr int kThreads = 128;
-constexpr int kTile = 128;  // columns of a block tile; rows TM = 128, or 64 (BF16/FP16) where a
-                            // group has no more output channels
-constexpr int kStages = 4;
-// Both operands' shared rows, 64 bytes of depth, kStages deep.
-constexpr int smem_bytes(int tm) { return kStages * 64 * (tm + kTile); }
+constexpr int kThreads = kWgradThreads;
+constexpr int kTile = kWgradTile;
+constexpr int kStages = kWgradStages;
 
-// Depth rows of a k-tile: 32 of 16-bit values, 16 of TF32.
-template <MathMode M>
-__host__ __device__ constexpr int depth_of() {
-  return 64 / int(sizeof(Bits<M>));
-}
-
-struct WgradGeo {
-  int kg, gk, depth;  // GEMM rows (output channels of a group), columns (r,s,c), depth N*P*Q
-  int k;              // output channels: dy's NHWC row length
-  int cg, c, h, w;    // x: channels of a group, all channels, plane
-  int s;              // filter width
-  int sh, sw, ph, pw, dh, dw;
-  FastDiv pq, q;      // depth index -> (n, p, q)
-  int splits, tiles;  // depth splits, k-tiles per split
+// The mma.sync kernel's rows: `kRow` values each, 16-byte pieces swizzled by the row.
+struct RowSwizzle {
+  template <MathMode M, int kRow>
+  static __device__ __forceinline__ int at(int row, int col) {
+    constexpr int piece = kPiece<M>;
+    const int flip = M == MathMode::kTF32 ? (row & 1) | (row & 2) << 1 : row & 7;
+    return row * kRow + ((col / piece) ^ flip) * piece + col % piece;
+  }
 };
-
-// Element offset of value `col` of shared row `row` (of kRow values), its 16-byte piece swizzled
-// by the row.
-template <MathMode M, int kRow>
-__device__ __forceinline__ int swizzled(int row, int col) {
-  constexpr int piece = kPiece<M>;
-  const int flip = M == MathMode::kTF32 ? (row & 1) | (row & 2) << 1 : row & 7;
-  return row * kRow + ((col / piece) ^ flip) * piece + col % piece;
-}
 
 template <MathMode M, int TM>
 __global__ void __launch_bounds__(kThreads)
@@ -68,12 +50,7 @@ __global__ void __launch_bounds__(kThreads)
   static_assert(TM == 128 || M != MathMode::kTF32, "TF32's permuted loads take 64-row warps");
   using T = Bits<M>;
   constexpr int kDepth = depth_of<M>();
-  constexpr int kRowPieces = kTile / kPiece<M>;    // B: 16 or 32 pieces a row
-  constexpr int kRowStep = kThreads / kRowPieces;  // 8 or 4: kDepth = 4 kRowStep
-  constexpr int kAPieces = TM / kPiece<M>;         // A: 16 or 8 (or TF32's 32)
-  constexpr int kAStep = kThreads / kAPieces;
-  constexpr int kARows = kDepth / kAStep;  // A rows a thread stages: 4 or 2
-  constexpr int kMI = TM / 32;             // a warp's 16-row mma tiles
+  constexpr int kMI = TM / 32;  // a warp's 16-row mma tiles
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* const smem = reinterpret_cast<T*>(smem_raw);
   const int tid = threadIdx.x;
@@ -82,44 +59,10 @@ __global__ void __launch_bounds__(kThreads)
   const int k_tiles = (g.depth + kDepth - 1) / kDepth;
   const int kt0 = split * g.tiles, kt1 = min(k_tiles, kt0 + g.tiles);
 
-  // Each thread stages piece `pca` of A's shared rows rowa0 + kAStep i (a piece of output
-  // channels of dy) and piece `pc` of B's rows row0 + kRowStep i (a piece of channels of one
-  // filter tap (r, s) of x).
-  const int pca = tid % kAPieces, rowa0 = tid / kAPieces;
-  const int kk = m0 + pca * kPiece<M>;
-  const bool a_col = kk < g.kg;
-  const T* a_src = dy + grp * g.kg + kk;
-  const int pc = tid % kRowPieces, row0 = tid / kRowPieces;
-  const int j = n0 + pc * kPiece<M>;
-  const bool b_col = j < g.gk;
-  const int tap = j / g.cg, ch = j % g.cg;
-  const int r = tap / g.s, s = tap % g.s;
-  const int hoff = r * g.dh - g.ph, woff = s * g.dw - g.pw;
-  const T* b_src = x + grp * g.cg + ch;
-
+  const WgradStager<M, TM, RowSwizzle> stager(g, m0, n0, grp, tid);
   auto issue = [&](int kt, int st) {
     T* as = smem + st * kDepth * (TM + kTile);
-    T* bs = as + kDepth * TM;
-#pragma unroll
-    for (int i = 0; i < kARows; ++i) {
-      const int row = rowa0 + kAStep * i;
-      const int m = kt * kDepth + row;
-      const bool av = m < g.depth && a_col;
-      copy16(as + swizzled<M, TM>(row, pca * kPiece<M>), av ? a_src + int64_t(m) * g.k : dy, av);
-    }
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int row = row0 + kRowStep * i;
-      const int m = kt * kDepth + row;
-      const bool in = m < g.depth;
-      const int at = swizzled<M, kTile>(row, pc * kPiece<M>);
-      const int n = int(g.pq.div(uint32_t(m)));
-      const int pq = m - n * int(g.pq.d);
-      const int p = int(g.q.div(uint32_t(pq)));
-      const int hh = p * g.sh + hoff, ww = (pq - p * int(g.q.d)) * g.sw + woff;
-      const bool bv = in && b_col && inside(hh, ww, g.h, g.w);
-      copy16(bs + at, bv ? b_src + int64_t((n * g.h + hh) * g.w + ww) * g.c : x, bv);
-    }
+    stager.issue(g, dy, x, kt, as, as + kDepth * TM);
   };
 
   const int warp = tid >> 5, lane = tid & 31;
@@ -143,13 +86,13 @@ __global__ void __launch_bounds__(kThreads)
           const int row = ks + tig + kh * 4;
           uint32_t av[8], bv[8];
           *reinterpret_cast<uint4*>(av) =
-              *reinterpret_cast<const uint4*>(as + swizzled<M, TM>(row, wm + gid * 8));
+              *reinterpret_cast<const uint4*>(as + RowSwizzle::at<M, TM>(row, wm + gid * 8));
           *reinterpret_cast<uint4*>(av + 4) =
-              *reinterpret_cast<const uint4*>(as + swizzled<M, TM>(row, wm + gid * 8 + 4));
+              *reinterpret_cast<const uint4*>(as + RowSwizzle::at<M, TM>(row, wm + gid * 8 + 4));
           *reinterpret_cast<uint4*>(bv) =
-              *reinterpret_cast<const uint4*>(bs + swizzled<M, kTile>(row, wn + gid * 8));
+              *reinterpret_cast<const uint4*>(bs + RowSwizzle::at<M, kTile>(row, wn + gid * 8));
           *reinterpret_cast<uint4*>(bv + 4) =
-              *reinterpret_cast<const uint4*>(bs + swizzled<M, kTile>(row, wn + gid * 8 + 4));
+              *reinterpret_cast<const uint4*>(bs + RowSwizzle::at<M, kTile>(row, wn + gid * 8 + 4));
 #pragma unroll
           for (int mi = 0; mi < 4; ++mi)
 #pragma unroll
@@ -171,14 +114,14 @@ __global__ void __launch_bounds__(kThreads)
         for (int mi = 0; mi < kMI; ++mi) {
           const int row = ks + (lane & 7) + ((lane >> 4) & 1) * 8;
           const int col = wm + mi * 16 + ((lane >> 3) & 1) * 8;
-          ldmatrix_x4_trans(af[mi], as + swizzled<M, TM>(row, col));
+          ldmatrix_x4_trans(af[mi], as + RowSwizzle::at<M, TM>(row, col));
         }
         // B (columns = filter taps and channels): (depth 0-7 | 8-15) x (columns 0-7 | 8-15).
 #pragma unroll
         for (int nj = 0; nj < 4; ++nj) {
           const int row = ks + (lane & 7) + ((lane >> 3) & 1) * 8;
           const int col = wn + nj * 16 + (lane >> 4) * 8;
-          ldmatrix_x4_trans(bf[nj], bs + swizzled<M, kTile>(row, col));
+          ldmatrix_x4_trans(bf[nj], bs + RowSwizzle::at<M, kTile>(row, col));
         }
 #pragma unroll
         for (int mi = 0; mi < kMI; ++mi)
@@ -259,12 +202,12 @@ WgradGeo geo_of(Handle& h, const ConvProblem& p) {
 }
 
 // Workspace carving: the x copy, the dy copy, the partial filters; each 256-byte aligned.
-struct Layout {
+struct Carving {
   size_t dy, part, total;
 };
-Layout layout_of(const ConvProblem& p, const WgradGeo& g) {
+Carving carving_of(const ConvProblem& p, const WgradGeo& g) {
   const size_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
-  Layout l{};
+  Carving l{};
   l.dy = round256(size_t(p.xd.n) * p.xd.c * p.xd.h * p.xd.w * elem);
   l.part = l.dy + round256(size_t(p.yd.n) * p.yd.c * p.yd.h * p.yd.w * elem);
   l.total = l.part + size_t(g.splits) * size_t(p.wd.count()) * sizeof(float);
@@ -275,17 +218,19 @@ template <MathMode M, int TM>
 void launch(cudaStream_t st, const WgradGeo& g, const Bits<M>* dy, const Bits<M>* x, float* part,
             int groups) {
   if constexpr (TM == 128 || M != MathMode::kTF32) {
-    allow_shared_memory<wgrad_kernel<M, TM>>(smem_bytes(TM), "igemm wgrad_kernel shared memory");
+    allow_shared_memory<wgrad_kernel<M, TM>>(wgrad_smem_bytes(TM),
+                                             "igemm wgrad_kernel shared memory");
     const dim3 grid((g.kg + TM - 1) / TM, (g.gk + kTile - 1) / kTile, groups * g.splits);
-    wgrad_kernel<M, TM><<<grid, kThreads, smem_bytes(TM), st>>>(g, dy, x, part);
+    wgrad_kernel<M, TM><<<grid, kThreads, wgrad_smem_bytes(TM), st>>>(g, dy, x, part);
     check_launch("igemm wgrad_kernel");
   }
 }
 
 template <MathMode M>
-void run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw, Blend blend) {
+void run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw, Blend blend,
+         bool wgmma) {
   const WgradGeo g = geo_of(h, p);
-  const Layout l = layout_of(p, g);
+  const Carving l = carving_of(p, g);
   char* ws = static_cast<char*>(h.workspace(l.total));
   auto* x_bits = reinterpret_cast<Bits<M>*>(ws);
   auto* dy_bits = reinterpret_cast<Bits<M>*>(ws + l.dy);
@@ -295,7 +240,15 @@ void run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float
   to_nhwc<M>(st, p.yd, dy, dy_bits);
   // A group of <= 64 output channels (VGG-16's conv1_2, ResNet-50's res2 layers) would leave
   // half of a 128-row tile idle.
-  if (M != MathMode::kTF32 && g.kg <= 64)
+  const int tm = M != MathMode::kTF32 && g.kg <= 64 ? 64 : 128;
+#ifdef CREMA_WITH_SM90A
+  if (wgmma && M != MathMode::kTF32)
+    wgrad_wgmma_launch(M, tm, st, g, dy_bits, x_bits, part, p.cd.groups);
+  else
+#else
+  (void)wgmma;  // the Hopper row refuses every problem in such a build
+#endif
+      if (tm == 64)
     launch<M, 64>(st, g, dy_bits, x_bits, part, p.cd.groups);
   else
     launch<M, 128>(st, g, dy_bits, x_bits, part, p.cd.groups);
@@ -307,18 +260,18 @@ void run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float
 }  // namespace
 
 size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p) {
-  return layout_of(p, geo_of(h, p)).total;
+  return carving_of(p, geo_of(h, p)).total;
 }
 
 void igemm_wgrad_run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw,
-                     Blend blend) {
+                     Blend blend, bool wgmma) {
   switch (p.cd.math) {
     case MathMode::kTF32:
-      return run<MathMode::kTF32>(h, p, x, dy, dw, blend);
+      return run<MathMode::kTF32>(h, p, x, dy, dw, blend, wgmma);
     case MathMode::kBF16:
-      return run<MathMode::kBF16>(h, p, x, dy, dw, blend);
+      return run<MathMode::kBF16>(h, p, x, dy, dw, blend, wgmma);
     default:
-      return run<MathMode::kFP16>(h, p, x, dy, dw, blend);
+      return run<MathMode::kFP16>(h, p, x, dy, dw, blend, wgmma);
   }
 }
 
