@@ -239,6 +239,16 @@ void require_initialized(const pb::Message& msg, const std::string& path) {
   }
 }
 
+// Clears msg and parses the whole stream into it; false when it is truncated or corrupt.
+bool parse_binary(pb::io::ZeroCopyInputStream* raw, pb::Message* msg) {
+  msg->Clear();
+  pb::io::CodedInputStream coded(raw);
+  // The default limit (64 MiB in older releases) rejects large .caffemodel files (VGG is
+  // ~550 MB).
+  coded.SetTotalBytesLimit(INT_MAX);
+  return msg->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+}
+
 }  // namespace
 
 void read_text_proto_string(const std::string& text, const std::string& name_for_errors,
@@ -270,21 +280,26 @@ void read_binary_proto(const std::string& path, pb::Message* msg) {
   if (st.st_size > static_cast<off_t>(INT_MAX)) {
     fail(path, ": file of ", st.st_size, " bytes is over the 2 GiB limit of the protobuf format");
   }
-  const std::string type = msg->GetDescriptor()->name();
-  msg->Clear();
   bool ok = false;
   int read_errno = 0;
   {
     pb::io::FileInputStream raw(fd.get());
-    pb::io::CodedInputStream coded(&raw);
-    // The default limit (64 MiB in older releases) rejects large .caffemodel files (VGG is
-    // ~550 MB).
-    coded.SetTotalBytesLimit(INT_MAX);
-    ok = msg->ParseFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+    ok = parse_binary(&raw, msg);
     read_errno = raw.GetErrno();
   }
   if (read_errno != 0) fail("cannot read ", path, ": ", errno_text(read_errno));
-  if (!ok) fail(path, ": not a valid ", type, " (truncated or corrupt)");
+  if (!ok) fail(path, ": not a valid ", msg->GetDescriptor()->name(), " (truncated or corrupt)");
+}
+
+void read_binary_proto_bytes(std::string_view bytes, const std::string& name_for_errors,
+                             pb::Message* msg) {
+  if (bytes.size() > size_t(INT_MAX))
+    fail(name_for_errors, ": ", bytes.size(),
+         " bytes is over the 2 GiB limit of the protobuf format");
+  pb::io::ArrayInputStream raw(bytes.data(), int(bytes.size()));
+  if (!parse_binary(&raw, msg))
+    fail(name_for_errors, ": not a valid ", msg->GetDescriptor()->name(),
+         " (truncated or corrupt)");
 }
 
 void write_binary_proto_atomic(const pb::Message& msg, const std::string& path) {

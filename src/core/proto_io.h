@@ -7,6 +7,7 @@
 #include <google/protobuf/message.h>
 
 #include <string>
+#include <string_view>
 
 namespace crema {
 
@@ -22,6 +23,10 @@ void read_text_proto_string(const std::string& text, const std::string& name_for
 // Parses a binary-format file into *msg (cleared first). Files up to 2 GiB - 1 are accepted (the
 // protobuf wire format's limit); larger, truncated or corrupt files throw crema::Error.
 void read_binary_proto(const std::string& path, google::protobuf::Message* msg);
+
+// As read_binary_proto, for bytes held in memory; name_for_errors stands in for the path.
+void read_binary_proto_bytes(std::string_view bytes, const std::string& name_for_errors,
+                             google::protobuf::Message* msg);
 
 // Writes msg to path atomically: "<path>.tmp.<pid>" is written, flushed, fsync'ed and renamed
 // over path. On any failure the temp file is removed, an existing file at path is left as it

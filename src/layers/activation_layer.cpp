@@ -96,12 +96,12 @@ void ActivationLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Ten
 }
 
 template <typename Dtype>
-typename Layer<Dtype>::DataUse ActivationLayer<Dtype>::bottom_data_use(int) const {
+auto ActivationLayer<Dtype>::bottom_data_use(int) const -> DataUse {
   return prim::act_bwd_reads_x(act_) ? DataUse::kBackward : DataUse::kForward;
 }
 
 template <typename Dtype>
-typename Layer<Dtype>::DataUse ActivationLayer<Dtype>::top_data_use(int) const {
+auto ActivationLayer<Dtype>::top_data_use(int) const -> DataUse {
   return prim::act_bwd_reads_y(act_) ? DataUse::kBackward : DataUse::kForward;
 }
 

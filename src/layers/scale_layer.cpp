@@ -64,7 +64,7 @@ void ScaleLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
 }
 
 template <typename Dtype>
-typename Layer<Dtype>::DataUse ScaleLayer<Dtype>::bottom_data_use(int i) const {
+auto ScaleLayer<Dtype>::bottom_data_use(int i) const -> DataUse {
   return i == 0 && in_place_ ? DataUse::kForward : DataUse::kBackward;
 }
 

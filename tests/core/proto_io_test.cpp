@@ -201,6 +201,18 @@ TEST(ProtoIoBinary, GarbageIsAnError) {
   EXPECT_EQ(msg, file.string() + ": not a valid BlobProto (truncated or corrupt)");
 }
 
+// The in-memory reader (database records, fuzz targets) parses and refuses as the file reader.
+TEST(ProtoIoBinary, BytesInMemoryParseOrNameTheSource) {
+  std::string bytes;
+  ASSERT_TRUE(small_net().SerializeToString(&bytes));
+  NetParameter back;
+  read_binary_proto_bytes(bytes, "mem", &back);
+  EXPECT_EQ(back.SerializeAsString(), bytes);
+  const std::string cut = bytes.substr(0, bytes.size() / 2);
+  EXPECT_EQ(error_of([&] { read_binary_proto_bytes(cut, "mem.caffemodel", &back); }),
+            "mem.caffemodel: not a valid NetParameter (truncated or corrupt)");
+}
+
 TEST(ProtoIoBinary, FileOver2GiBIsAClearError) {
   const fs::path file = fresh_dir() / "huge.caffemodel";
   spit(file, "");

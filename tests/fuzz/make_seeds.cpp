@@ -1,0 +1,66 @@
+// Writes the binary seed inputs of the fuzz targets into a folder (scripts/fuzz.sh runs it; the
+// text targets take the prototxt files of models/ and tests/ as they are):
+//   make_seeds <out> <net.prototxt>...
+// <out>/fuzz_net_binary/: each net as a binary NetParameter (the shape of a .caffemodel without
+// weights); <out>/fuzz_datum/: uint8 and float Datums; <out>/fuzz_blobproto/: a mean image in
+// the legacy 4-d form and in the N-d form.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "core/errors.h"
+#include "core/proto_io.h"
+#include "crema.pb.h"
+
+namespace {
+
+void write(const google::protobuf::Message& msg, const std::filesystem::path& path) {
+  crema::write_binary_proto_atomic(msg, path.string());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s <out> <net.prototxt>...\n", argv[0]);
+    return 2;
+  }
+  try {
+    const std::filesystem::path out = argv[1];
+    for (const char* dir : {"fuzz_net_binary", "fuzz_datum", "fuzz_blobproto"})
+      std::filesystem::create_directories(out / dir);
+    for (int i = 2; i < argc; ++i) {
+      crema::NetParameter net;
+      crema::read_text_proto(argv[i], &net);
+      write(net, out / "fuzz_net_binary" / (std::to_string(i - 1) + ".caffemodel"));
+    }
+    crema::Datum bytes;
+    bytes.set_channels(1);
+    bytes.set_height(2);
+    bytes.set_width(3);
+    bytes.set_data(std::string("\x01\x02\x03\x04\x05\x06", 6));
+    bytes.set_label(7);
+    write(bytes, out / "fuzz_datum" / "uint8.datum");
+    crema::Datum floats;
+    floats.set_channels(2);
+    floats.set_height(1);
+    floats.set_width(2);
+    for (float v : {0.5f, -1.f, 2.f, 3.5f}) floats.add_float_data(v);
+    write(floats, out / "fuzz_datum" / "float.datum");
+    crema::BlobProto legacy;
+    legacy.set_num(1);
+    legacy.set_channels(1);
+    legacy.set_height(2);
+    legacy.set_width(2);
+    for (float v : {1.f, 2.f, 3.f, 4.f}) legacy.add_data(v);
+    write(legacy, out / "fuzz_blobproto" / "legacy.binaryproto");
+    crema::BlobProto nd;
+    for (int d : {2, 3}) nd.mutable_shape()->add_dim(d);
+    for (int k = 0; k < 6; ++k) nd.add_double_data(k * 0.25);
+    write(nd, out / "fuzz_blobproto" / "nd.binaryproto");
+  } catch (const crema::Error& e) {
+    std::fprintf(stderr, "make_seeds: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
