@@ -4,6 +4,7 @@
 #include <lmdb.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 
 #include "core/errors.h"
@@ -41,17 +43,20 @@ void assert_to_error(MDB_env* env, const char* msg) {
 }
 
 // A corrupt page can also send liblmdb to a page number past the end of the file, which the
-// mapping answers with SIGBUS (or SIGSEGV). While a thread runs a guarded LMDB read, such a fault
-// jumps back to the read, which reports the corruption; any other fault goes to the handler
+// mapping answers with SIGBUS (or SIGSEGV), and a zero page size in a corrupt meta page makes
+// mdb_env_open divide by zero (SIGFPE). While a thread runs a guarded LMDB call, such a fault
+// jumps back to the call, which reports the corruption; any other fault goes to the handler
 // that was there before (returning from the handler re-runs the faulting instruction with it).
-struct sigaction g_previous[2];
+constexpr int kFaults[] = {SIGBUS, SIGSEGV, SIGFPE};
+struct sigaction g_previous[std::size(kFaults)];
 
 void on_fault(int sig, siginfo_t*, void*) {
   if (sigjmp_buf* guard = t_guard) {
     t_guard = nullptr;
     siglongjmp(*guard, sig);
   }
-  sigaction(sig, &g_previous[sig == SIGBUS ? 0 : 1], nullptr);
+  for (size_t i = 0; i < std::size(kFaults); ++i)
+    if (kFaults[i] == sig) sigaction(sig, &g_previous[i], nullptr);
 }
 
 void install_fault_handler() {
@@ -61,19 +66,42 @@ void install_fault_handler() {
     sa.sa_sigaction = on_fault;
     sa.sa_flags = SA_SIGINFO | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGBUS, &sa, &g_previous[0]);
-    sigaction(SIGSEGV, &sa, &g_previous[1]);
+    for (size_t i = 0; i < std::size(kFaults); ++i) sigaction(kFaults[i], &sa, &g_previous[i]);
   });
 }
 
-// The [start, end) of the process mapping that holds address a (from /proc/self/maps), or
-// {0, 0} when none is found.
-std::pair<uintptr_t, uintptr_t> mapping_of(const void* a) {
+// Runs the LMDB calls of f (returning an LMDB code) with a fault inside them reported as
+// "<path>: corrupt LMDB: reading record <record> (opening it, for record -1) <what the fault
+// means>". The signal mask need not be saved (a syscall per call): the handler runs with
+// SA_NODEFER, so a fault leaves the mask as it was.
+template <typename F>
+int guarded(const std::string& path, int64_t record, F&& f) {
+  sigjmp_buf guard;
+  if (const int sig = sigsetjmp(guard, 0); sig != 0) {
+    const char* meaning =
+        sig == SIGFPE ? " met a zero size field" : " touched a page beyond the file";
+    if (record < 0) fail(path, ": corrupt LMDB: opening it", meaning);
+    fail(path, ": corrupt LMDB: reading record ", record, meaning);
+  }
+  t_guard = &guard;
+  const int rc = f();
+  t_guard = nullptr;
+  return rc;
+}
+
+// The [start, end) of the mapping of file (dev, ino) that holds address a, from
+// /proc/self/maps; {0, 0} when a lies in no mapping of that file.
+std::pair<uintptr_t, uintptr_t> file_mapping_of(const void* a, dev_t dev, ino_t ino) {
   const auto p = reinterpret_cast<uintptr_t>(a);
   std::ifstream maps("/proc/self/maps");
   for (std::string line; std::getline(maps, line);) {
-    unsigned long lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) == 2 && p >= lo && p < hi) return {lo, hi};
+    unsigned long lo = 0, hi = 0, offset = 0, inode = 0;
+    unsigned major = 0, minor = 0;
+    char perms[8];
+    if (std::sscanf(line.c_str(), "%lx-%lx %7s %lx %x:%x %lu", &lo, &hi, perms, &offset, &major,
+                    &minor, &inode) == 7 &&
+        p >= lo && p < hi && inode == ino && makedev(major, minor) == dev && offset == 0)
+      return {lo, hi};
   }
   return {0, 0};
 }
@@ -91,17 +119,22 @@ LmdbReader::LmdbReader(const std::string& path) : path_(path) {
   if (rc != MDB_SUCCESS) lmdb_fail(path, "cannot open LMDB", rc);
   mdb_env_set_userctx(env_, &path_);
   mdb_env_set_assert(env_, assert_to_error);
-  rc = mdb_env_open(env_, path.c_str(), flags, 0664);
-  if (rc != MDB_SUCCESS) {
+  MDB_stat stat{};
+  try {
+    rc = guarded(path, -1, [&] {
+      MDB_dbi dbi = 0;
+      int r = mdb_env_open(env_, path.c_str(), flags, 0664);
+      if (r == MDB_SUCCESS) r = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn_);
+      if (r == MDB_SUCCESS) r = mdb_dbi_open(txn_, nullptr, 0, &dbi);
+      if (r == MDB_SUCCESS) r = mdb_stat(txn_, dbi, &stat);
+      if (r == MDB_SUCCESS) r = mdb_cursor_open(txn_, dbi, &cursor_);
+      return r;
+    });
+  } catch (...) {
     close();
-    lmdb_fail(path, "cannot open LMDB", rc);
+    throw;
   }
-  MDB_dbi dbi = 0;
-  MDB_stat stat;
-  if ((rc = mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn_)) != MDB_SUCCESS ||
-      (rc = mdb_dbi_open(txn_, nullptr, 0, &dbi)) != MDB_SUCCESS ||
-      (rc = mdb_stat(txn_, dbi, &stat)) != MDB_SUCCESS ||
-      (rc = mdb_cursor_open(txn_, dbi, &cursor_)) != MDB_SUCCESS) {
+  if (rc != MDB_SUCCESS) {
     close();
     lmdb_fail(path, "cannot open LMDB", rc);
   }
@@ -113,6 +146,8 @@ LmdbReader::LmdbReader(const std::string& path) : path_(path) {
     fail(path, ": cannot open LMDB: cannot read its size");
   }
   file_bytes_ = size_t(file.st_size);
+  file_dev_ = file.st_dev;
+  file_ino_ = file.st_ino;
   if (entries_ == 0) {
     close();
     fail(path, ": LMDB holds no records");
@@ -122,12 +157,6 @@ LmdbReader::LmdbReader(const std::string& path) : path_(path) {
   } catch (...) {
     close();
     throw;
-  }
-  // From now on every record must lie in the file's part of LMDB's mapping.
-  const auto [lo, hi] = mapping_of(value_.data());
-  if (lo) {
-    map_lo_ = lo;
-    map_hi_ = std::min(hi, lo + file_bytes_);
   }
 }
 
@@ -148,23 +177,27 @@ void LmdbReader::close() {
 bool LmdbReader::get(unsigned op) {
   const size_t record = op == MDB_FIRST ? 0 : index_ + 1;
   MDB_val key{0, nullptr}, value{0, nullptr};
-  int rc = MDB_SUCCESS;
-  sigjmp_buf guard;
-  // The signal mask need not be saved (a syscall per record): the handler runs with SA_NODEFER,
-  // so a fault leaves the mask as it was.
-  if (sigsetjmp(guard, 0) != 0)
-    fail(path_, ": corrupt LMDB: reading record ", record, " touched a page beyond the file");
-  t_guard = &guard;
-  rc = mdb_cursor_get(cursor_, &key, &value, MDB_cursor_op(op));
-  t_guard = nullptr;
+  const int rc = guarded(path_, int64_t(record),
+                         [&] { return mdb_cursor_get(cursor_, &key, &value, MDB_cursor_op(op)); });
   if (rc == MDB_NOTFOUND && op == MDB_NEXT) return false;
   if (rc != MDB_SUCCESS)
     fail(path_, ": LMDB read failed at record ", record, ": ", mdb_strerror(rc));
+  // Every record must lie in the file's part of LMDB's mapping: corrupt pages can make LMDB
+  // return success with pointers anywhere, and readers use the views after this call. LMDB does
+  // not tell where it mapped the file: the first record found in a mapping of the file (from
+  // offset 0) names it.
+  if (map_lo_ == 0 && value.mv_data) {
+    const auto [lo, hi] = file_mapping_of(value.mv_data, file_dev_, file_ino_);
+    if (lo) {
+      map_lo_ = lo;
+      map_hi_ = std::min(hi, lo + file_bytes_);
+    }
+  }
   auto inside = [&](const MDB_val& v) {
     if (v.mv_size == 0) return true;
     const auto lo = reinterpret_cast<uintptr_t>(v.mv_data);
     if (!v.mv_data || v.mv_size > file_bytes_) return false;
-    return map_lo_ == 0 || (lo >= map_lo_ && lo <= map_hi_ && v.mv_size <= map_hi_ - lo);
+    return map_lo_ != 0 && lo >= map_lo_ && lo <= map_hi_ && v.mv_size <= map_hi_ - lo;
   };
   if (!inside(key) || !inside(value))
     fail(path_, ": corrupt LMDB: record ", record, " lies outside the database file");

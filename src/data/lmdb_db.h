@@ -4,6 +4,8 @@
 // when it fills. Both accept Caffe's directory layout (path/data.mdb) and a single-file LMDB.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,9 +25,9 @@ class LmdbReader {
   // Opens path read-only and positions on the first record. Throws crema::Error
   // "<path>: cannot open LMDB: <reason>" when it cannot be opened, and an error naming the path
   // when the database holds no records. A corrupt database is an error naming the path (and the
-  // record, where LMDB gets that far) when a read meets the damage, never an abort: the first
-  // reader installs SIGBUS and SIGSEGV handlers that catch faults inside its LMDB reads and pass
-  // every other fault on to the handlers that were there before.
+  // record, where LMDB gets that far) when opening or a read meets the damage, never an abort:
+  // the first reader installs SIGBUS, SIGSEGV and SIGFPE handlers that catch faults inside its
+  // LMDB calls and pass every other fault on to the handlers that were there before.
   explicit LmdbReader(const std::string& path);
   ~LmdbReader();
   LmdbReader(const LmdbReader&) = delete;
@@ -57,7 +59,9 @@ class LmdbReader {
   size_t index_ = 0;  // of the current record in key order
   size_t reads_ = 0;
   size_t file_bytes_ = 0;
-  uintptr_t map_lo_ = 0, map_hi_ = 0;              // the file's part of LMDB's mapping (0: unknown)
+  uintptr_t map_lo_ = 0, map_hi_ = 0;  // the file's part of LMDB's mapping (0: not found yet)
+  dev_t file_dev_ = 0;                 // the file's identity, to find that mapping
+  ino_t file_ino_ = 0;
   uintptr_t span_lo_ = UINTPTR_MAX, span_hi_ = 0;  // mapped bytes read since the last release
   std::string_view key_, value_;
 };

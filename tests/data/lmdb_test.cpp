@@ -123,6 +123,28 @@ TEST(Lmdb, GarbageFileIsAnError) {
   EXPECT_EQ(msg.rfind(path + ": cannot open LMDB: ", 0), 0u) << msg;
 }
 
+// A meta page whose page size is 0 made mdb_env_open divide by zero (SIGFPE, a fuzz finding):
+// now an error naming the database.
+TEST(Lmdb, ZeroPageSizeInTheMetaPagesIsAnError) {
+  TempDir dir;
+  const std::string path = dir.file("db");
+  {
+    LmdbWriter writer(path);
+    put_records(writer, 3, [](int i) { return std::string(10, char('a' + i)); });
+  }
+  {
+    // Both meta pages (the file's first two 4 KiB pages) hold the page size at byte 40: past the
+    // 16-byte page header and the magic, version, address and map size (24 bytes).
+    std::fstream f(path + "/data.mdb", std::ios::in | std::ios::out | std::ios::binary);
+    for (std::streamoff meta : {0, 4096}) {
+      f.seekp(meta + 40);
+      f.write("\0\0\0\0", 4);
+    }
+  }
+  EXPECT_EQ(error_of([&] { LmdbReader r(path); }),
+            path + ": corrupt LMDB: opening it met a zero size field");
+}
+
 // Every page of a database zeroed, or filled with 0xff, in turn: opening and reading a whole
 // epoch either works (0xff over a leaf page still parses) or ends in a crema::Error naming the
 // database -- never LMDB's assertion abort ("IS_LEAF(mp)"), a SIGBUS from a page number past the

@@ -4,8 +4,14 @@
 // exception escaping) is a finding.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "core/errors.h"
@@ -14,6 +20,20 @@ namespace crema::fuzz {
 
 inline std::string_view bytes_of(const uint8_t* data, size_t size) {
   return {reinterpret_cast<const char*>(data), size};
+}
+
+// A file holding the input, for readers that take a path: one per process, rewritten each run.
+inline std::string as_file(const uint8_t* data, size_t size, const char* name) {
+  static const std::filesystem::path dir = [] {
+    std::filesystem::path d =
+        std::filesystem::temp_directory_path() / ("crema_fuzz_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  const std::string path = (dir / name).string();
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f || std::fwrite(data, 1, size, f) != size || std::fclose(f) != 0) std::abort();
+  return path;
 }
 
 // Runs f, accepting a clean refusal.

@@ -3,7 +3,8 @@
 //   make_seeds <out> <net.prototxt>...
 // <out>/fuzz_net_binary/: each net as a binary NetParameter (the shape of a .caffemodel without
 // weights); <out>/fuzz_datum/: uint8 and float Datums; <out>/fuzz_blobproto/: a mean image in
-// the legacy 4-d form and in the N-d form.
+// the legacy 4-d form and in the N-d form; <out>/fuzz_lmdb/: an LMDB data file of those Datums;
+// <out>/fuzz_idx/: IDX images and labels.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -11,11 +12,18 @@
 #include "core/errors.h"
 #include "core/proto_io.h"
 #include "crema.pb.h"
+#include "data/lmdb_db.h"
 
 namespace {
 
 void write(const google::protobuf::Message& msg, const std::filesystem::path& path) {
   crema::write_binary_proto_atomic(msg, path.string());
+}
+
+void write_bytes(const std::string& bytes, const std::filesystem::path& path) {
+  std::FILE* f = std::fopen(path.string().c_str(), "wb");
+  if (!f || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fclose(f) != 0)
+    crema::fail("cannot write ", path.string());
 }
 
 }  // namespace
@@ -27,7 +35,8 @@ int main(int argc, char** argv) {
   }
   try {
     const std::filesystem::path out = argv[1];
-    for (const char* dir : {"fuzz_net_binary", "fuzz_datum", "fuzz_blobproto"})
+    for (const char* dir :
+         {"fuzz_net_binary", "fuzz_datum", "fuzz_blobproto", "fuzz_lmdb", "fuzz_idx"})
       std::filesystem::create_directories(out / dir);
     for (int i = 2; i < argc; ++i) {
       crema::NetParameter net;
@@ -58,6 +67,23 @@ int main(int argc, char** argv) {
     for (int d : {2, 3}) nd.mutable_shape()->add_dim(d);
     for (int k = 0; k < 6; ++k) nd.add_double_data(k * 0.25);
     write(nd, out / "fuzz_blobproto" / "nd.binaryproto");
+    // An LMDB in Caffe's folder layout; its data file alone is the seed (a single-file LMDB).
+    const std::filesystem::path db = out / "lmdb_folder";
+    std::filesystem::remove_all(db);
+    {
+      crema::LmdbWriter writer(db.string());
+      writer.put("00000000", bytes.SerializeAsString());
+      writer.put("00000001", floats.SerializeAsString());
+      writer.commit();
+    }
+    std::filesystem::copy_file(db / "data.mdb", out / "fuzz_lmdb" / "two_records.mdb",
+                               std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::remove_all(db);
+    // IDX: 2 images of 3 x 3 bytes, and 2 labels (big-endian magic and sizes).
+    write_bytes(
+        std::string("\0\0\x08\x03\0\0\0\x02\0\0\0\x03\0\0\0\x03", 16) + std::string(18, '\x7f'),
+        out / "fuzz_idx" / "images.idx");
+    write_bytes(std::string("\0\0\x08\x01\0\0\0\x02\x01\x09", 10), out / "fuzz_idx" / "labels.idx");
   } catch (const crema::Error& e) {
     std::fprintf(stderr, "make_seeds: %s\n", e.what());
     return 1;
