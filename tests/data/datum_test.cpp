@@ -80,6 +80,12 @@ TEST(Datum, SizeChecks) {
               datum_to_chw(raw_datum(1 << 20, 1 << 20, 4, 4), "r", ColorMode::kNative, &img);
             }).find("exceeds"),
             std::string::npos);
+  // Three sizes near 2^31 whose product overflows 64 bits (a fuzz finding): still "exceeds".
+  EXPECT_EQ(error_of([&] {
+              datum_to_chw(raw_datum(2147483647, 2147483647, 2147483647, 1), "r",
+                           ColorMode::kNative, &img);
+            }),
+            "r: Datum shape 2147483647x2147483647x2147483647 exceeds 2147483647 values");
   Datum empty = raw_datum(1, 1, 1, 0);
   EXPECT_NE(
       error_of([&] { datum_to_chw(empty, "r", ColorMode::kNative, &img); }).find("no data bytes"),
