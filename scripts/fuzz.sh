@@ -63,6 +63,7 @@ done
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export LSAN_OPTIONS="suppressions=$(pwd)/tests/fuzz/lsan.supp:print_suppressions=0"
 for target in "$B"/fuzz_*; do
   name=$(basename "$target")
   [ "$name" = fuzz_make_seeds ] && continue
@@ -74,14 +75,6 @@ for target in "$B"/fuzz_*; do
   dirs="$work"
   [ -d "tests/fuzz/corpus/$name" ] && dirs="$dirs tests/fuzz/corpus/$name"
   [ -d "$seeds/$name" ] && dirs="$dirs $seeds/$name"
-  # tests/fuzz/<target>.options: extra libFuzzer flags (-flag=value) and environment settings
-  # (NAME=value) for the target, one per line, # comments.
-  flags=""
-  envs=""
-  if [ -f "tests/fuzz/$name.options" ]; then
-    flags=$(grep '^-' "tests/fuzz/$name.options" | tr '\n' ' ')
-    envs=$(grep -v -e '^#' -e '^-' "tests/fuzz/$name.options" | tr '\n' ' ')
-  fi
   if [ "$mode" = time ]; then
     limit="-max_total_time=$seconds"
   else
@@ -89,7 +82,7 @@ for target in "$B"/fuzz_*; do
   fi
   echo "== $name"
   # shellcheck disable=SC2086
-  env $envs "$target" $limit $flags -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
+  "$target" $limit -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$findings/" $dirs 2>"$B/$name.log" || {
     grep -E "ERROR|SUMMARY|runtime error|Test unit written" "$B/$name.log" | head -20
     echo "fuzz.sh: $name found a failure; log $B/$name.log, input in $findings/" >&2
