@@ -137,4 +137,33 @@ __device__ __forceinline__ void fence_shared_for_wgmma() {
 #endif
 }
 
+// The k-tile loop of a wgmma kernel over tiles [kt0, kt1) with kStages shared stages, as
+// igemm::pipeline is for mma.sync: issue(kt, stage) starts the copies of tile kt into a stage,
+// compute(stage) issues the wgmma of a landed one. Each tile's multiplies are committed as one
+// group and left running while the next tile's are issued; a stage is refilled only once the
+// group that read it has completed (wait_group 1), so copies, multiplies and the next tile's
+// wait overlap.
+template <int kStages, typename Issue, typename Compute>
+__device__ __forceinline__ void wgmma_pipeline(int kt0, int kt1, Issue&& issue, Compute&& compute) {
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (kt0 + s < kt1) issue(kt0 + s, s);
+    copy_commit();
+  }
+  for (int kt = kt0; kt < kt1; ++kt) {
+    copy_wait<kStages - 2>();
+    fence_shared_for_wgmma();
+    __syncthreads();
+    wgmma_fence();
+    compute((kt - kt0) % kStages);
+    wgmma_commit();
+    wgmma_wait<1>();  // tile kt - 1's multiplies are done: its stage may be refilled
+    const int next = kt + kStages - 1;
+    if (next < kt1) issue(next, (next - kt0) % kStages);
+    copy_commit();
+  }
+  wgmma_wait<0>();
+  copy_wait<0>();
+}
+
 }  // namespace crema::prim::cuda::igemm

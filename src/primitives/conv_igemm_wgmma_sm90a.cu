@@ -7,9 +7,7 @@
 //
 // One warpgroup a block, tile 128 x TN (TN = 128 or 64): per 32-byte step of depth (k16 for
 // BF16/FP16, k8 for TF32) two m64nTN wgmma, one per 64-row half, accumulating in fp32
-// registers (TN / 2 a thread per half). Each k-tile's multiplies are committed as one group and
-// left running while the next tile's are issued; a stage is refilled once the group that read
-// it has completed (wgmma.wait_group 1), so copies, multiplies and the next tile's wait overlap.
+// registers (TN / 2 a thread per half); the k-tiles flow through wgmma_pipeline.
 //
 // Built only for sm_90a (CMake compiles this file alone for that target); the row that launches
 // it requires compute capability 9.0.
@@ -44,20 +42,9 @@ __global__ void __launch_bounds__(kNhwcThreads)
 #pragma unroll
     for (int i = 0; i < TN / 2; ++i) acc[h][i] = 0.f;
 
-  const int k_tiles = (g.gk + kK - 1) / kK;
-#pragma unroll
-  for (int s = 0; s < kNhwcStages - 1; ++s) {
-    if (s < k_tiles) issue(s, s);
-    copy_commit();
-  }
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    copy_wait<kNhwcStages - 2>();
-    fence_shared_for_wgmma();
-    __syncthreads();
-    const unsigned char* as =
-        reinterpret_cast<const unsigned char*>(smem + (kt % kNhwcStages) * kStage);
+  wgmma_pipeline<kNhwcStages>(0, (g.gk + kK - 1) / kK, issue, [&](int st) {
+    const auto* as = reinterpret_cast<const unsigned char*>(smem + st * kStage);
     const unsigned char* bs = as + kNhwcTileM * kNhwcRowBytes;
-    wgmma_fence();
 #pragma unroll
     for (int step = 0; step < 2; ++step)  // 32 bytes of depth each
 #pragma unroll
@@ -65,14 +52,7 @@ __global__ void __launch_bounds__(kNhwcThreads)
         wgmma<M, TN, false>(acc[h],
                             descriptor<64>(as + h * 64 * kNhwcRowBytes + step * 32, 16, 512),
                             descriptor<64>(bs + step * 32, 16, 512));
-    wgmma_commit();
-    wgmma_wait<1>();  // tile kt - 1's multiplies are done: its stage may be refilled
-    const int next = kt + kNhwcStages - 1;
-    if (next < k_tiles) issue(next, next % kNhwcStages);
-    copy_commit();
-  }
-  wgmma_wait<0>();
-  copy_wait<0>();
+  });
 
   // Fragment of half h: warp w holds rows 16 w + gid (+ 8), columns 8 i + 2 tig (+ 1).
   const int warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;

@@ -9,8 +9,7 @@
 //
 // One warpgroup a block, tile TM x 128 (TM = 128, or 64 where a group has no more output
 // channels) by 32 of depth, 4 stages of 16-byte cp.async copies; per k16 step one m64n128 wgmma
-// per 64 rows. A k-tile's group runs while the next tile's copies land; its stage is refilled
-// once the group has completed (wgmma.wait_group 1).
+// per 64 rows; the k-tiles flow through wgmma_pipeline.
 #include "primitives/conv_igemm_wgmma.cuh"
 #include "primitives/conv_igemm_wgrad.cuh"
 
@@ -58,19 +57,9 @@ __global__ void __launch_bounds__(kWgradThreads)
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[h][i] = 0.f;
 
-#pragma unroll
-  for (int s = 0; s < kWgradStages - 1; ++s) {
-    if (kt0 + s < kt1) issue(kt0 + s, s);
-    copy_commit();
-  }
-  for (int kt = kt0; kt < kt1; ++kt) {
-    copy_wait<kWgradStages - 2>();
-    fence_shared_for_wgmma();
-    __syncthreads();
-    const auto* as =
-        reinterpret_cast<const unsigned char*>(smem + (kt - kt0) % kWgradStages * kStage);
+  wgmma_pipeline<kWgradStages>(kt0, kt1, issue, [&](int st) {
+    const auto* as = reinterpret_cast<const unsigned char*>(smem + st * kStage);
     const unsigned char* bs = as + kDepth * TM * sizeof(T);
-    wgmma_fence();
 #pragma unroll
     for (int step = 0; step < 2; ++step)  // k16: two 8-row atoms
 #pragma unroll
@@ -80,14 +69,7 @@ __global__ void __launch_bounds__(kWgradThreads)
             descriptor<128>(as + h * kColumnBlockBytes + 2 * step * kAtomBytes, kColumnBlockBytes,
                             kAtomBytes),
             descriptor<128>(bs + 2 * step * kAtomBytes, kColumnBlockBytes, kAtomBytes));
-    wgmma_commit();
-    wgmma_wait<1>();  // tile kt - 1's multiplies are done: its stage may be refilled
-    const int next = kt + kWgradStages - 1;
-    if (next < kt1) issue(next, (next - kt0) % kWgradStages);
-    copy_commit();
-  }
-  wgmma_wait<0>();
-  copy_wait<0>();
+  });
 
   // This split's partial filter, rows grp*Kg + row, GEMM columns in order.
   float* out = part + (int64_t(split) * g.k + grp * g.kg) * g.gk;
