@@ -8,20 +8,22 @@
 
 namespace crema::prim {
 
-// The implementations (batchnorm_cpu.cpp, batchnorm_cuda.cu), with the public signatures.
-CREMA_BACKENDS(void batchnorm_bwd_inference(Handle& h, const BatchNormDesc& bd,
-                                            const TensorDesc& dyd, const void* dy, const void* var,
-                                            const TensorDesc& dxd, void* dx, Blend blend);
-               void batchnorm_bwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& yd,
-                                           const void* y, const void* dy, const void* inv_std,
-                                           const TensorDesc& dxd, void* dx, Blend blend);
-               void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd,
-                                            const TensorDesc& xd, const void* x,
-                                            const TensorDesc& yd, void* y, const void* mean,
-                                            const void* var, Blend blend);
-               void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd,
-                                           const void* x, const TensorDesc& yd, void* y, void* mean,
-                                           void* var, void* inv_std, Blend blend);)
+// The implementations (batchnorm_cpu.cpp, batchnorm_cuda.cu): the training and forward
+// inference ones take the epilogue of the fused forms (empty for the plain ones) and a blend.
+CREMA_BACKENDS(
+    void batchnorm_bwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& dyd,
+                                 const void* dy, const void* var, const TensorDesc& dxd, void* dx,
+                                 Blend blend);
+    void batchnorm_bwd_training(Handle& h, const BatchNormDesc& bd, const BatchNormEpilogue& ep,
+                                const TensorDesc& yd, const void* x_hat, const void* dy,
+                                const void* inv_std, void* dgamma, void* dbeta,
+                                const TensorDesc& dxd, void* dx, Blend blend);
+    void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd, const BatchNormEpilogue& ep,
+                                 const TensorDesc& xd, const void* x, const TensorDesc& yd, void* y,
+                                 const void* mean, const void* var, Blend blend);
+    void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const BatchNormEpilogue& ep,
+                                const TensorDesc& xd, const void* x, const TensorDesc& yd, void* y,
+                                void* x_hat, void* mean, void* var, void* inv_std, Blend blend);)
 
 namespace {
 
@@ -44,6 +46,12 @@ void check(const std::string& op, const BatchNormDesc& bd, const TensorDesc& a,
     throw PrimError(op + ": tensors must be packed NCHW");
 }
 
+void check_epilogue(const std::string& op, const BatchNormEpilogue& ep) {
+  if (!std::isfinite(ep.negative_slope))
+    throw PrimError(op + ": negative_slope must be finite, got " +
+                    std::to_string(ep.negative_slope));
+}
+
 }  // namespace
 
 void batchnorm_bwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& dyd,
@@ -62,7 +70,8 @@ void batchnorm_bwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc
   if (yd.count() == 0) return;
   if (!y || !dy || !inv_std || !dx)
     throw PrimError("batchnorm_bwd_training: null y, dy, inv_std or dx");
-  CREMA_DISPATCH(h, batchnorm_bwd_training, h, bd, yd, y, dy, inv_std, dxd, dx, blend);
+  CREMA_DISPATCH(h, batchnorm_bwd_training, h, bd, BatchNormEpilogue{}, yd, y, dy, inv_std, nullptr,
+                 nullptr, dxd, dx, blend);
 }
 
 void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd,
@@ -71,7 +80,8 @@ void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDes
   check("batchnorm_fwd_inference", bd, xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y || !mean || !var) throw PrimError("batchnorm_fwd_inference: null x, y, mean or var");
-  CREMA_DISPATCH(h, batchnorm_fwd_inference, h, bd, xd, x, yd, y, mean, var, blend);
+  CREMA_DISPATCH(h, batchnorm_fwd_inference, h, bd, BatchNormEpilogue{}, xd, x, yd, y, mean, var,
+                 blend);
 }
 
 void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd, const void* x,
@@ -80,7 +90,43 @@ void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc
   check("batchnorm_fwd_training", bd, xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y) throw PrimError("batchnorm_fwd_training: null x or y");
-  CREMA_DISPATCH(h, batchnorm_fwd_training, h, bd, xd, x, yd, y, mean, var, inv_std, blend);
+  CREMA_DISPATCH(h, batchnorm_fwd_training, h, bd, BatchNormEpilogue{}, xd, x, yd, y, nullptr, mean,
+                 var, inv_std, blend);
+}
+
+void batchnorm_fwd_training_fused(Handle& h, const BatchNormDesc& bd, const BatchNormEpilogue& ep,
+                                  const TensorDesc& xd, const void* x, const TensorDesc& yd,
+                                  void* y, void* x_hat, void* mean, void* var, void* inv_std) {
+  check("batchnorm_fwd_training_fused", bd, xd, yd);
+  check_epilogue("batchnorm_fwd_training_fused", ep);
+  if (xd.count() == 0) return;
+  if (!x || !y) throw PrimError("batchnorm_fwd_training_fused: null x or y");
+  CREMA_DISPATCH(h, batchnorm_fwd_training, h, bd, ep, xd, x, yd, y, x_hat, mean, var, inv_std,
+                 Blend{});
+}
+
+void batchnorm_fwd_inference_fused(Handle& h, const BatchNormDesc& bd, const BatchNormEpilogue& ep,
+                                   const TensorDesc& xd, const void* x, const TensorDesc& yd,
+                                   void* y, const void* mean, const void* var) {
+  check("batchnorm_fwd_inference_fused", bd, xd, yd);
+  check_epilogue("batchnorm_fwd_inference_fused", ep);
+  if (xd.count() == 0) return;
+  if (!x || !y || !mean || !var)
+    throw PrimError("batchnorm_fwd_inference_fused: null x, y, mean or var");
+  CREMA_DISPATCH(h, batchnorm_fwd_inference, h, bd, ep, xd, x, yd, y, mean, var, Blend{});
+}
+
+void batchnorm_bwd_training_fused(Handle& h, const BatchNormDesc& bd, const BatchNormEpilogue& ep,
+                                  const TensorDesc& xd, const void* x_hat, const void* dy,
+                                  const void* inv_std, void* dgamma, void* dbeta,
+                                  const TensorDesc& dxd, void* dx) {
+  check("batchnorm_bwd_training_fused", bd, xd, dxd);
+  check_epilogue("batchnorm_bwd_training_fused", ep);
+  if (xd.count() == 0) return;
+  if (!x_hat || !dy || !inv_std || !dx)
+    throw PrimError("batchnorm_bwd_training_fused: null x_hat, dy, inv_std or dx");
+  CREMA_DISPATCH(h, batchnorm_bwd_training, h, bd, ep, xd, x_hat, dy, inv_std, dgamma, dbeta, dxd,
+                 dx, Blend{});
 }
 
 }  // namespace crema::prim

@@ -22,6 +22,16 @@
 // batchnorm_bwd_training needs y as batchnorm_fwd_training produced it with the default blend
 // (alpha 1, beta 0): y is the normalized input there. Statistics are C-element vectors of the
 // tensor's dtype; the training outputs mean, var and inv_std may each be null when not wanted.
+//
+// Fused forms (cuDNN's bnScale, bnBias and activation; Caffe's BatchNorm, Scale and ReLU on one
+// blob, which the Net runs as one layer): with x_hat the normalized input,
+//   z  = gamma_c * x_hat + beta_c        y = relu ? (z > 0 ? z : negative_slope * z) : z
+//   dz = relu ? (z > 0 ? dy : negative_slope * dy) : dy
+//   dgamma_c += sum dz * x_hat           dbeta_c += sum dz
+//   dx = gamma_c * inv_std_c * (dz - mean_c(dz) - x_hat * mean_c(dz * x_hat))     (training)
+// Forward training also writes x_hat (when not null), which the fused backward takes in place
+// of y. The plain functions are these with gamma 1, beta 0 and no relu. y may be x, dx may be
+// dy; x_hat must not overlap either. dgamma and dbeta may each be null when not wanted.
 #pragma once
 
 #include "primitives/handle.h"
@@ -31,6 +41,15 @@ namespace crema::prim {
 
 struct BatchNormDesc {
   double eps = 1e-5;  // added to the variance before the square root; >= 0
+};
+
+// What the fused forms apply after the normalization. gamma and beta are C values of the
+// tensor's dtype; null means 1 and 0.
+struct BatchNormEpilogue {
+  const void* gamma = nullptr;
+  const void* beta = nullptr;
+  bool relu = false;
+  double negative_slope = 0;
 };
 
 void batchnorm_bwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDesc& dyd,
@@ -45,5 +64,16 @@ void batchnorm_fwd_inference(Handle& h, const BatchNormDesc& bd, const TensorDes
 void batchnorm_fwd_training(Handle& h, const BatchNormDesc& bd, const TensorDesc& xd, const void* x,
                             const TensorDesc& yd, void* y, void* mean, void* var, void* inv_std,
                             Blend blend = {});
+
+void batchnorm_fwd_training_fused(Handle& h, const BatchNormDesc& bd, const BatchNormEpilogue& ep,
+                                  const TensorDesc& xd, const void* x, const TensorDesc& yd,
+                                  void* y, void* x_hat, void* mean, void* var, void* inv_std);
+void batchnorm_fwd_inference_fused(Handle& h, const BatchNormDesc& bd, const BatchNormEpilogue& ep,
+                                   const TensorDesc& xd, const void* x, const TensorDesc& yd,
+                                   void* y, const void* mean, const void* var);
+void batchnorm_bwd_training_fused(Handle& h, const BatchNormDesc& bd, const BatchNormEpilogue& ep,
+                                  const TensorDesc& xd, const void* x_hat, const void* dy,
+                                  const void* inv_std, void* dgamma, void* dbeta,
+                                  const TensorDesc& dxd, void* dx);
 
 }  // namespace crema::prim

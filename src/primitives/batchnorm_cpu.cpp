@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "primitives/batchnorm.h"
+#include "primitives/batchnorm_ops.h"
 #include "primitives/dtype_visit.h"
 
 namespace crema::prim::cpu {
@@ -30,9 +31,28 @@ struct Layout {
   double m() const { return double(N) * double(hw); }
 };
 
+// Channel c of both forward modes: x_hat = (x - mean) * inv_std (kept where x_hat is not null),
+// y = the epilogue of x_hat.
 template <typename T>
-void fwd_training(const BatchNormDesc& bd, const TensorDesc& d, const T* x, T* y, T* mean_out,
-                  T* var_out, T* inv_std_out, Blend blend) {
+void normalize_channel(const Layout& L, int c, const bn_ops::Epilogue<T>& ep, const T* x, T mean,
+                       T inv_std, T* y, T* x_hat, Blend blend) {
+  for (int n = 0; n < L.N; ++n) {
+    const int64_t o = L.plane(n, c);
+    const T* xp = x + o;
+    if (x_hat) {
+      T* hp = x_hat + o;
+      for (int64_t i = 0; i < L.hw; ++i) hp[i] = (xp[i] - mean) * inv_std;
+      blend_row(L.hw, blend, y + o, [=](int64_t i) { return ep.fwd(hp[i], c); });
+    } else {
+      blend_row(L.hw, blend, y + o, [=](int64_t i) { return ep.fwd((xp[i] - mean) * inv_std, c); });
+    }
+  }
+}
+
+template <typename T>
+void fwd_training(const BatchNormDesc& bd, const bn_ops::Epilogue<T>& ep, const TensorDesc& d,
+                  const T* x, T* y, T* x_hat, T* mean_out, T* var_out, T* inv_std_out,
+                  Blend blend) {
   const Layout L(d);
   for (int c = 0; c < L.C; ++c) {
     double sum = 0;
@@ -56,49 +76,45 @@ void fwd_training(const BatchNormDesc& bd, const TensorDesc& d, const T* x, T* y
     if (mean_out) mean_out[c] = T(mean);
     if (var_out) var_out[c] = T(var);
     if (inv_std_out) inv_std_out[c] = T(inv_std);
-    const T tm = T(mean), ts = T(inv_std);
-    for (int n = 0; n < L.N; ++n) {
-      const int64_t o = L.plane(n, c);
-      const T* xp = x + o;
-      blend_row(L.hw, blend, y + o, [=](int64_t i) { return (xp[i] - tm) * ts; });
-    }
+    normalize_channel(L, c, ep, x, T(mean), T(inv_std), y, x_hat, blend);
   }
 }
 
 template <typename T>
-void fwd_inference(const BatchNormDesc& bd, const TensorDesc& d, const T* x, T* y, const T* mean,
-                   const T* var, Blend blend) {
+void fwd_inference(const BatchNormDesc& bd, const bn_ops::Epilogue<T>& ep, const TensorDesc& d,
+                   const T* x, T* y, const T* mean, const T* var, Blend blend) {
   const Layout L(d);
-  for (int c = 0; c < L.C; ++c) {
-    const T tm = mean[c], ts = T(1.0 / std::sqrt(double(var[c]) + bd.eps));
-    for (int n = 0; n < L.N; ++n) {
-      const int64_t o = L.plane(n, c);
-      const T* xp = x + o;
-      blend_row(L.hw, blend, y + o, [=](int64_t i) { return (xp[i] - tm) * ts; });
-    }
-  }
+  for (int c = 0; c < L.C; ++c)
+    normalize_channel(L, c, ep, x, mean[c], T(1.0 / std::sqrt(double(var[c]) + bd.eps)), y,
+                      static_cast<T*>(nullptr), blend);
 }
 
+// y is x_hat; the plain form's dz is dy.
 template <typename T>
-void bwd_training(const TensorDesc& d, const T* y, const T* dy, const T* inv_std, T* dx,
-                  Blend blend) {
+void bwd_training(const bn_ops::Epilogue<T>& ep, const TensorDesc& d, const T* y, const T* dy,
+                  const T* inv_std, T* dgamma, T* dbeta, T* dx, Blend blend) {
   const Layout L(d);
   for (int c = 0; c < L.C; ++c) {
-    double sum_dy = 0, sum_dy_y = 0;
+    double sum_dz = 0, sum_dz_y = 0;
     for (int n = 0; n < L.N; ++n) {
       const int64_t o = L.plane(n, c);
       for (int64_t i = 0; i < L.hw; ++i) {
-        sum_dy += double(dy[o + i]);
-        sum_dy_y += double(dy[o + i]) * double(y[o + i]);
+        const double dz = double(ep.grad(y[o + i], dy[o + i], c));
+        sum_dz += dz;
+        sum_dz_y += dz * double(y[o + i]);
       }
     }
-    const T mean_dy = T(sum_dy / L.m()), mean_dy_y = T(sum_dy_y / L.m()), s = inv_std[c];
+    if (dgamma) dgamma[c] += T(sum_dz_y);
+    if (dbeta) dbeta[c] += T(sum_dz);
+    const T mean_dz = T(sum_dz / L.m()), mean_dz_y = T(sum_dz_y / L.m());
+    const T s = ep.gain(c) * inv_std[c];
     for (int n = 0; n < L.N; ++n) {
       const int64_t o = L.plane(n, c);
       const T* yp = y + o;
       const T* dyp = dy + o;
-      blend_row(L.hw, blend, dx + o,
-                [=](int64_t i) { return s * (dyp[i] - mean_dy - yp[i] * mean_dy_y); });
+      blend_row(L.hw, blend, dx + o, [=](int64_t i) {
+        return s * (ep.grad(yp[i], dyp[i], c) - mean_dz - yp[i] * mean_dz_y);
+      });
     }
   }
 }
@@ -129,33 +145,36 @@ void batchnorm_bwd_inference(Handle&, const BatchNormDesc& bd, const TensorDesc&
   });
 }
 
-void batchnorm_bwd_training(Handle&, const BatchNormDesc&, const TensorDesc& yd, const void* y,
-                            const void* dy, const void* inv_std, const TensorDesc&, void* dx,
-                            Blend blend) {
+void batchnorm_bwd_training(Handle&, const BatchNormDesc&, const BatchNormEpilogue& ep,
+                            const TensorDesc& yd, const void* x_hat, const void* dy,
+                            const void* inv_std, void* dgamma, void* dbeta, const TensorDesc&,
+                            void* dx, Blend blend) {
   visit_dtype(kFloatTypes, yd.dtype, "batchnorm_bwd_training", Device::kCPU, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    bwd_training(yd, static_cast<const T*>(y), static_cast<const T*>(dy),
-                 static_cast<const T*>(inv_std), static_cast<T*>(dx), blend);
+    bwd_training(bn_ops::Epilogue<T>(ep), yd, static_cast<const T*>(x_hat),
+                 static_cast<const T*>(dy), static_cast<const T*>(inv_std), static_cast<T*>(dgamma),
+                 static_cast<T*>(dbeta), static_cast<T*>(dx), blend);
   });
 }
 
-void batchnorm_fwd_inference(Handle&, const BatchNormDesc& bd, const TensorDesc& xd, const void* x,
-                             const TensorDesc&, void* y, const void* mean, const void* var,
-                             Blend blend) {
+void batchnorm_fwd_inference(Handle&, const BatchNormDesc& bd, const BatchNormEpilogue& ep,
+                             const TensorDesc& xd, const void* x, const TensorDesc&, void* y,
+                             const void* mean, const void* var, Blend blend) {
   visit_dtype(kFloatTypes, xd.dtype, "batchnorm_fwd_inference", Device::kCPU, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    fwd_inference(bd, xd, static_cast<const T*>(x), static_cast<T*>(y), static_cast<const T*>(mean),
-                  static_cast<const T*>(var), blend);
+    fwd_inference(bd, bn_ops::Epilogue<T>(ep), xd, static_cast<const T*>(x), static_cast<T*>(y),
+                  static_cast<const T*>(mean), static_cast<const T*>(var), blend);
   });
 }
 
-void batchnorm_fwd_training(Handle&, const BatchNormDesc& bd, const TensorDesc& xd, const void* x,
-                            const TensorDesc&, void* y, void* mean, void* var, void* inv_std,
-                            Blend blend) {
+void batchnorm_fwd_training(Handle&, const BatchNormDesc& bd, const BatchNormEpilogue& ep,
+                            const TensorDesc& xd, const void* x, const TensorDesc&, void* y,
+                            void* x_hat, void* mean, void* var, void* inv_std, Blend blend) {
   visit_dtype(kFloatTypes, xd.dtype, "batchnorm_fwd_training", Device::kCPU, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    fwd_training(bd, xd, static_cast<const T*>(x), static_cast<T*>(y), static_cast<T*>(mean),
-                 static_cast<T*>(var), static_cast<T*>(inv_std), blend);
+    fwd_training(bd, bn_ops::Epilogue<T>(ep), xd, static_cast<const T*>(x), static_cast<T*>(y),
+                 static_cast<T*>(x_hat), static_cast<T*>(mean), static_cast<T*>(var),
+                 static_cast<T*>(inv_std), blend);
   });
 }
 

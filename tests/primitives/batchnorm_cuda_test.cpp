@@ -1,7 +1,7 @@
 // Batch normalization on CUDA against the CPU implementation: training and inference, forward
-// and backward, both blends, in place, f32 and f64, on the CPU tests' shapes and ResNet-50's
-// BatchNorm sizes (batch cut to 2). The statistics outputs are compared too; the inputs have a
-// mean far from 0 so a one-pass variance would fail.
+// and backward, both blends, in place, the fused forms, f32 and f64, on the CPU tests' shapes and
+// ResNet-50's BatchNorm sizes (batch cut to 2). The statistics outputs are compared too; the inputs
+// have a mean far from 0 so a one-pass variance would fail.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -104,6 +104,68 @@ TEST(BatchNormCuda, MatchesCpu) {
         if (in_place && b.beta != 0) continue;  // in place means the prior y is x itself
         check<float>(s, b, in_place);
         check<double>(s, b, in_place);
+      }
+}
+
+// The fused forms (gamma, beta, ReLU) against the CPU's, in place and not.
+template <typename T>
+void check_fused(const Shape& s, bool relu, bool in_place) {
+  SCOPED_TRACE(std::string(s.name) + (relu ? " relu" : "") + (in_place ? " in place" : "") +
+               (sizeof(T) == 8 ? " f64" : " f32"));
+  const TensorDesc d = TensorDesc::nchw(sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32,
+                                        s.n, s.c, s.h, s.w);
+  const size_t n = size_t(d.count()), C = size_t(s.c);
+  const test::Tolerance tol =
+      sizeof(T) == 8 ? test::Tolerance{1e-11, 1e-10, true} : test::Tolerance{2e-5, 2e-4, true};
+  const BatchNormDesc bd{1e-5};
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+  const auto x = random_vector<T>(n, 11, 2.0, 4.0), dy = random_vector<T>(n, 12);
+  const auto gamma = random_vector<T>(C, 13, -2.0, 2.0), beta = random_vector<T>(C, 14);
+  const DeviceBuffer ggamma = to_gpu(gamma), gbeta = to_gpu(beta);
+  const BatchNormEpilogue ep{gamma.data(), beta.data(), relu, 0.05};
+  const BatchNormEpilogue gep{ggamma.get(), gbeta.get(), relu, 0.05};
+
+  std::vector<T> y = in_place ? x : test::poisoned<T>(n), x_hat(n), inv_std(C);
+  DeviceBuffer gx = to_gpu(x), gy = to_gpu(y), gxh = to_gpu(test::poisoned<T>(n)),
+               gi = to_gpu(test::poisoned<T>(C));
+  batchnorm_fwd_training_fused(cpu, bd, ep, d, in_place ? y.data() : x.data(), d, y.data(),
+                               x_hat.data(), nullptr, nullptr, inv_std.data());
+  batchnorm_fwd_training_fused(gpu, bd, gep, d, in_place ? gy.get() : gx.get(), d, gy.get(),
+                               gxh.get(), nullptr, nullptr, gi.get());
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gy, n), y, tol)) << "fwd y";
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gxh, n), x_hat, tol)) << "fwd x_hat";
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gi, C), inv_std, tol)) << "fwd inv_std";
+
+  // Backward from the CPU's x_hat, so both start from the same values.
+  const DeviceBuffer gxh_cpu = to_gpu(x_hat), ginv = to_gpu(inv_std);
+  auto dgamma = random_vector<T>(C, 15), dbeta = random_vector<T>(C, 16);
+  DeviceBuffer gdgamma = to_gpu(dgamma), gdbeta = to_gpu(dbeta);
+  std::vector<T> dx = in_place ? dy : test::poisoned<T>(n);
+  DeviceBuffer gdx = to_gpu(dx), gdy = to_gpu(dy);
+  batchnorm_bwd_training_fused(cpu, bd, ep, d, x_hat.data(), in_place ? dx.data() : dy.data(),
+                               inv_std.data(), dgamma.data(), dbeta.data(), d, dx.data());
+  batchnorm_bwd_training_fused(gpu, bd, gep, d, gxh_cpu.get(), in_place ? gdx.get() : gdy.get(),
+                               ginv.get(), gdgamma.get(), gdbeta.get(), d, gdx.get());
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gdx, n), dx, tol)) << "bwd dx";
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gdgamma, C), dgamma, tol)) << "bwd dgamma";
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gdbeta, C), dbeta, tol)) << "bwd dbeta";
+
+  const auto rmean = random_vector<T>(C, 17, 2.0, 4.0), rvar = random_vector<T>(C, 18, 0.1, 2.0);
+  const DeviceBuffer grm = to_gpu(rmean), grv = to_gpu(rvar);
+  std::vector<T> yi = test::poisoned<T>(n);
+  DeviceBuffer gyi = to_gpu(yi);
+  batchnorm_fwd_inference_fused(cpu, bd, ep, d, x.data(), d, yi.data(), rmean.data(), rvar.data());
+  batchnorm_fwd_inference_fused(gpu, bd, gep, d, gx.get(), d, gyi.get(), grm.get(), grv.get());
+  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gyi, n), yi, tol)) << "fwd_inference";
+}
+
+TEST(BatchNormCuda, FusedMatchesCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (const Shape& s : kShapes)
+    for (bool relu : {false, true})
+      for (bool in_place : {false, true}) {
+        check_fused<float>(s, relu, in_place);
+        check_fused<double>(s, relu, in_place);
       }
 }
 

@@ -224,6 +224,177 @@ TYPED_TEST(BatchNormTest, InPlace) {
   EXPECT_TRUE(all_close(grad, ref_bwd_training(s, r, to_double(dy)), tol<T>()));
 }
 
+// ---- the fused forms: BatchNorm, then gamma * x_hat + beta, then ReLU --------------------------
+
+struct Epi {
+  std::vector<double> gamma, beta;  // empty: 1 and 0
+  bool relu;
+  double slope;
+  double g(int c) const { return gamma.empty() ? 1.0 : gamma[size_t(c)]; }
+  double z(double xh, int c) const { return g(c) * xh + (beta.empty() ? 0.0 : beta[size_t(c)]); }
+  double fwd(double xh, int c) const {
+    const double v = z(xh, c);
+    return relu && v <= 0 ? slope * v : v;
+  }
+  double grad(double xh, double dy, int c) const { return relu && z(xh, c) <= 0 ? slope * dy : dy; }
+};
+
+// The three Caffe layers in a row, in double: dz from the ReLU, dgamma and dbeta from Scale,
+// and BatchNorm's dx from gamma * dz.
+struct FusedRef {
+  std::vector<double> y, dgamma, dbeta, dx;
+};
+FusedRef ref_fused(const Shape& s, const Ref& r, const Epi& e, const std::vector<double>& dy) {
+  const size_t hw = size_t(s.h) * s.w;
+  FusedRef f{std::vector<double>(dy.size()),
+             std::vector<double>(size_t(s.c)),
+             std::vector<double>(size_t(s.c)),
+             {}};
+  std::vector<double> dscaled(dy.size());
+  for (size_t j = 0; j < dy.size(); ++j) {
+    const int c = int((j / hw) % size_t(s.c));
+    f.y[j] = e.fwd(r.y[j], c);
+    const double dz = e.grad(r.y[j], dy[j], c);
+    f.dgamma[size_t(c)] += dz * r.y[j];
+    f.dbeta[size_t(c)] += dz;
+    dscaled[j] = e.g(c) * dz;
+  }
+  f.dx = ref_bwd_training(s, r, dscaled);
+  return f;
+}
+
+const Epi kEpilogues[] = {
+    {{0.5, -1.25, 2.0, 0.75, 1.5, -0.5, 1.0}, {0.25, -0.5, 0.1, 1.0, -2.0, 0.3, 0.0}, true, 0.0},
+    {{1.5, -0.5, 0.75, 2.0, 0.5, 1.0, -1.0}, {}, false, 0.0},
+    {{}, {0.5, -0.25, 0.0, 0.1, -0.1, 0.2, 0.3}, true, 0.1},
+};
+
+// A ReLU's output is about half zeros, which must match as much as the rest.
+template <typename T>
+Tolerance relu_tol() {
+  return {tol<T>().abs, tol<T>().rel, true};
+}
+
+template <typename T>
+std::vector<T> channel_values(const std::vector<double>& v, int c) {
+  std::vector<T> out;
+  for (int i = 0; i < c; ++i) out.push_back(T(v[size_t(i) % v.size()]));
+  return out;
+}
+
+TYPED_TEST(BatchNormTest, FusedTrainingMatchesTheLayersInARow) {
+  using T = TypeParam;
+  Handle h;
+  const BatchNormDesc bd{1e-3};
+  for (const Shape& s : kShapes)
+    for (const Epi& e0 : kEpilogues)
+      for (bool in_place : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << s.n << "x" << s.c << "x" << s.h << "x" << s.w << (e0.relu ? " relu" : "")
+                     << (in_place ? " in place" : ""));
+        const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+        const size_t n = size_t(d.count()), C = size_t(s.c);
+        // Per-channel values for this channel count (the table holds 7, cycled).
+        Epi e = e0;
+        std::vector<T> gamma, beta;
+        if (!e.gamma.empty()) gamma = channel_values<T>(e.gamma, s.c);
+        if (!e.beta.empty()) beta = channel_values<T>(e.beta, s.c);
+        e.gamma.assign(gamma.begin(), gamma.end());
+        e.beta.assign(beta.begin(), beta.end());
+        const BatchNormEpilogue ep{gamma.empty() ? nullptr : gamma.data(),
+                                   beta.empty() ? nullptr : beta.data(), e.relu, e.slope};
+        const auto x = random_vector<T>(n, 91, -1.0, 3.0);
+        const auto dy = random_vector<T>(n, 92);
+        const Ref r = ref_training(s, x, bd.eps);
+        const FusedRef f = ref_fused(s, r, e, to_double(dy));
+
+        auto y = in_place ? x : poisoned<T>(n), x_hat = poisoned<T>(n);
+        auto inv_std = poisoned<T>(C);
+        batchnorm_fwd_training_fused(h, bd, ep, d, in_place ? y.data() : x.data(), d, y.data(),
+                                     x_hat.data(), nullptr, nullptr, inv_std.data());
+        EXPECT_TRUE(all_close(y, f.y, relu_tol<T>())) << "y";
+        EXPECT_TRUE(all_close(x_hat, r.y, tol<T>())) << "x_hat";
+        EXPECT_TRUE(all_close(inv_std, r.inv_std, tol<T>())) << "inv_std";
+
+        // The parameter gradients accumulate onto what is there.
+        const auto dgamma0 = random_vector<T>(C, 93), dbeta0 = random_vector<T>(C, 94);
+        auto dgamma = dgamma0, dbeta = dbeta0;
+        std::vector<double> dgamma_ref(C), dbeta_ref(C);
+        for (size_t c = 0; c < C; ++c) {
+          dgamma_ref[c] = double(dgamma0[c]) + f.dgamma[c];
+          dbeta_ref[c] = double(dbeta0[c]) + f.dbeta[c];
+        }
+        auto dx = in_place ? dy : poisoned<T>(n);
+        batchnorm_bwd_training_fused(h, bd, ep, d, x_hat.data(), in_place ? dx.data() : dy.data(),
+                                     inv_std.data(), dgamma.data(), dbeta.data(), d, dx.data());
+        EXPECT_TRUE(all_close(dx, f.dx, tol<T>())) << "dx";
+        EXPECT_TRUE(all_close(dgamma, dgamma_ref, tol<T>())) << "dgamma";
+        EXPECT_TRUE(all_close(dbeta, dbeta_ref, tol<T>())) << "dbeta";
+      }
+}
+
+TYPED_TEST(BatchNormTest, FusedInferenceMatchesTheLayersInARow) {
+  using T = TypeParam;
+  Handle h;
+  const BatchNormDesc bd{1e-5};
+  const Shape s{3, 7, 2, 5};
+  const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const size_t n = size_t(d.count()), hw = 10;
+  const auto x = random_vector<T>(n, 95, -2.0, 2.0);
+  const auto mean = random_vector<T>(7, 96, -0.5, 0.5);
+  const auto var = random_vector<T>(7, 97, 0.1, 2.0);
+  for (const Epi& e0 : kEpilogues) {
+    Epi e = e0;
+    std::vector<T> gamma(e.gamma.begin(), e.gamma.end()), beta(e.beta.begin(), e.beta.end());
+    const BatchNormEpilogue ep{gamma.empty() ? nullptr : gamma.data(),
+                               beta.empty() ? nullptr : beta.data(), e.relu, e.slope};
+    std::vector<double> y_ref(n);
+    for (size_t j = 0; j < n; ++j) {
+      const int c = int((j / hw) % 7);
+      y_ref[j] = e.fwd((double(x[j]) - double(mean[c])) / std::sqrt(double(var[c]) + bd.eps), c);
+    }
+    auto y = poisoned<T>(n);
+    batchnorm_fwd_inference_fused(h, bd, ep, d, x.data(), d, y.data(), mean.data(), var.data());
+    EXPECT_TRUE(all_close(y, y_ref, relu_tol<T>())) << (e.relu ? "relu" : "no relu");
+  }
+}
+
+// The fused oracle against central differences of its forward, in x, gamma and beta.
+TEST(BatchNormReference, FusedBackwardIsTheGradientOfForward) {
+  const Shape s{3, 2, 2, 3};
+  const size_t n = 36;
+  const auto x = random_vector<double>(n, 98, -1.0, 2.0);
+  const auto w = random_vector<double>(n, 99);
+  const double eps = 1e-4, step = 1e-6;
+  const Epi e{{0.75, -1.5}, {0.2, -0.1}, true, 0.05};
+  const FusedRef f = ref_fused(s, ref_training(s, x, eps), e, w);
+  auto loss = [&](const std::vector<double>& v, const Epi& ev) {
+    const FusedRef g = ref_fused(s, ref_training(s, v, eps), ev, w);
+    double sum = 0;
+    for (size_t j = 0; j < n; ++j) sum += g.y[j] * w[j];
+    return sum;
+  };
+  std::vector<double> numeric(n);
+  for (size_t j = 0; j < n; ++j) {
+    auto p = x, m = x;
+    p[j] += step;
+    m[j] -= step;
+    numeric[j] = (loss(p, e) - loss(m, e)) / (2 * step);
+  }
+  EXPECT_TRUE(all_close(f.dx, numeric, {1e-7, 1e-6}));
+  for (int c = 0; c < 2; ++c) {
+    Epi p = e, m = e;
+    p.gamma[size_t(c)] += step;
+    m.gamma[size_t(c)] -= step;
+    EXPECT_NEAR(f.dgamma[size_t(c)], (loss(x, p) - loss(x, m)) / (2 * step), 1e-6);
+    p = e;
+    m = e;
+    p.beta[size_t(c)] += step;
+    m.beta[size_t(c)] -= step;
+    EXPECT_NEAR(f.dbeta[size_t(c)], (loss(x, p) - loss(x, m)) / (2 * step), 1e-6);
+  }
+}
+
 TEST(BatchNormErrors, BadDescriptorsThrow) {
   Handle h;
   std::vector<float> a(24), b(24), m(2), v(2, 1.0f);
@@ -249,6 +420,13 @@ TEST(BatchNormErrors, BadDescriptorsThrow) {
   } catch (const PrimError& e) {
     EXPECT_NE(std::string(e.what()).find("inv_std"), std::string::npos) << e.what();
   }
+  const BatchNormEpilogue bad{nullptr, nullptr, true, std::nan("")};
+  EXPECT_THROW(batchnorm_fwd_training_fused(h, BatchNormDesc{}, bad, x, a.data(), x, b.data(),
+                                            nullptr, nullptr, nullptr, nullptr),
+               PrimError);
+  EXPECT_THROW(batchnorm_bwd_training_fused(h, BatchNormDesc{}, BatchNormEpilogue{}, x, a.data(),
+                                            b.data(), v.data(), nullptr, nullptr, x, nullptr),
+               PrimError);
 }
 
 }  // namespace
