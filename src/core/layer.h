@@ -86,6 +86,20 @@ class Layer {
     return false;
   }
 
+  // Fusion. The Net offers each layer, in order, the in-place layer that follows it on one of
+  // its tops (next's bottoms and tops are that one blob); a layer that can do next's forward and
+  // backward inside its own (BatchNorm takes a per-channel Scale and a ReLU: one pass over the
+  // data instead of three) records it and returns true, and the Net then skips next's forward
+  // and backward. backward says whether the net will run backward through the pair.
+  // release_absorbed() returns the layer to doing its own work only (a forward or backward over
+  // part of the net that would split the group).
+  virtual bool absorb(Layer<Dtype>& next, bool backward) {
+    (void)next;
+    (void)backward;
+    return false;
+  }
+  virtual void release_absorbed() {}
+
   // What the memory plan of a net (Net::share_activation_memory, share_inference_memory) may
   // assume about the data of this layer's bottoms and tops. kForward: forward reads the bottom, or
   // writes every value of the top, and backward never reads it; kBackward: backward reads it too.

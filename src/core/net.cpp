@@ -118,6 +118,7 @@ void Net<Dtype>::init(const NetParameter& in) {
   decide_backward(param);
   hand_over_loss_weights();
   link_kept_inputs();
+  fuse_layers(true);
   for (const auto& [blob_name, id] : available) {
     output_blobs_.push_back(blobs_[id].get());
     output_names_.push_back(blob_name);
@@ -186,6 +187,64 @@ void Net<Dtype>::link_kept_inputs() {
         break;  // only the last writer's copy holds the values this layer receives
       }
     }
+}
+
+// Offers each layer the layers right after it that compute in place on one of its tops, while
+// it takes them. With backward, not offered: a layer that needs backward after one that does not
+// (the group runs backward as its head, or not at all). Never offered: a blob with a loss weight
+// (each layer's loss read would see the group's result).
+template <typename Dtype>
+void Net<Dtype>::fuse_layers(bool backward) {
+  absorbed_by_.assign(layers_.size(), -1);
+  for (int i = 0; i < num_layers(); ++i) {
+    if (absorbed_by_[size_t(i)] >= 0) continue;
+    const auto& tops = top_ids_[size_t(i)];
+    const bool head_backward = backward && layer_need_backward_[size_t(i)];
+    for (int j = i + 1; j < num_layers(); ++j) {
+      const auto& b = bottom_ids_[size_t(j)];
+      if (b.size() != 1 || top_ids_[size_t(j)] != b ||
+          std::find(tops.begin(), tops.end(), b[0]) == tops.end() ||
+          blob_loss_weights_[size_t(b[0])] != 0 ||
+          (backward && layer_need_backward_[size_t(j)] && !head_backward) ||
+          !layers_[size_t(i)]->absorb(*layers_[size_t(j)], head_backward))
+        break;
+      absorbed_by_[size_t(j)] = i;
+      LOG(INFO) << layer_names_[size_t(j)] << " runs fused into " << layer_names_[size_t(i)];
+    }
+  }
+}
+
+template <typename Dtype>
+int Net<Dtype>::group_end(int i) const {
+  int j = i + 1;
+  while (j < num_layers() && absorbed_by_[size_t(j)] == i) ++j;
+  return j - 1;
+}
+
+template <typename Dtype>
+void Net<Dtype>::release_group(int head) {
+  layers_[size_t(head)]->release_absorbed();
+  for (int& by : absorbed_by_)
+    if (by == head) by = -1;
+}
+
+template <typename Dtype>
+void Net<Dtype>::unfuse() {
+  for (int i = 0; i < num_layers(); ++i)
+    if (group_end(i) > i) release_group(i);
+}
+
+// Layers [lo, hi] are about to run: a group reaching outside them runs apart from now on.
+template <typename Dtype>
+void Net<Dtype>::keep_groups_whole(int lo, int hi) {
+  for (int i = std::max(lo, 0); i <= hi && i < num_layers(); ++i) {
+    const int head = absorbed_by_[size_t(i)] >= 0 ? absorbed_by_[size_t(i)] : i;
+    if (head >= lo && group_end(head) <= hi) continue;
+    LOG(INFO) << "Layers " << layer_names_[size_t(head)] << " to "
+              << layer_names_[size_t(group_end(head))]
+              << " run apart from now on: a forward or backward over part of the net splits them";
+    release_group(head);
+  }
 }
 
 template <typename Dtype>
@@ -385,6 +444,7 @@ void Net<Dtype>::fill_inputs_uniform(uint32_t seed) {
 template <typename Dtype>
 Dtype Net<Dtype>::forward_range(Handle& h, int start, int end) {
   double loss = 0;
+  keep_groups_whole(start, end);
   for (int i = start; i <= end; ++i) {
     Layer<Dtype>& layer = *layers_[i];
     h.set_error_tag(error_tag_of(layer));
@@ -392,6 +452,7 @@ Dtype Net<Dtype>::forward_range(Handle& h, int start, int end) {
       // As Caffe, every forward first fits the tops to the bottoms: inputs may change shape
       // between iterations (Filter, data of varying size).
       layer.reshape(bottom_vecs_[i], top_vecs_[i]);
+      if (absorbed_by_[size_t(i)] >= 0) continue;  // its group's head ran it
       layer.forward(h, bottom_vecs_[i], top_vecs_[i]);
       // The loss read waits for the GPU: where an invalid label found there is raised.
       for (int id : top_ids_[i]) {
@@ -413,8 +474,9 @@ void Net<Dtype>::backward(Handle& h) {
 
 template <typename Dtype>
 void Net<Dtype>::backward_range(Handle& h, int start, int end) {
+  keep_groups_whole(end, start);
   for (int i = start; i >= end; --i) {
-    if (!layer_need_backward_[i]) continue;
+    if (!layer_need_backward_[i] || absorbed_by_[size_t(i)] >= 0) continue;
     h.set_error_tag(error_tag_of(*layers_[i]));
     try {
       layers_[i]->backward(h, top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);

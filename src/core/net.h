@@ -58,6 +58,14 @@ class Net {
   void backward_range(Handle& h, int start, int end);
   // Re-runs every layer's reshape (after an input shape changed).
   void reshape();
+  // Fusion (Layer::absorb): at construction each layer may take on the in-place layers right
+  // after it (BatchNorm a Scale and a ReLU); forward and backward then skip those. A range that
+  // would split such a group runs its layers apart from then on, as unfuse() does for all.
+  // absorbed_by(i): the layer that runs layer i, or -1; group_end(i): the last layer of the group
+  // that layer i heads (i when it heads none).
+  int absorbed_by(int i) const { return absorbed_by_[size_t(i)]; }
+  int group_end(int i) const;
+  void unfuse();
   // Places activations in one arena where those whose values are never needed at the same time
   // share bytes, data and gradients alike: an activation's data lives until the last forward or
   // backward that reads it (as its layers declare, Layer::bottom_data_use), its gradient from the
@@ -67,7 +75,9 @@ class Net {
   // the arena cannot be allocated.
   void share_activation_memory();
   // The same for a net that only runs forward (the Solver's test nets, `crema test`): data live
-  // until their last forward read, gradients are left alone. A backward is then undefined.
+  // until their last forward read, gradients are left alone. A backward is then undefined, and
+  // layers fuse as they can without one (BatchNorm with stored statistics takes its Scale and
+  // ReLU).
   void share_inference_memory();
 
   // Loads weights by layer name from a trained net (.caffemodel); layers absent from the source
@@ -125,6 +135,9 @@ class Net {
   void hand_over_loss_weights();
   void decide_backward(const NetParameter& param);
   void link_kept_inputs();
+  void fuse_layers(bool backward);
+  void release_group(int head);
+  void keep_groups_whole(int lo, int hi);
   void share_memory(bool backward);
 
   std::string name_;
@@ -141,6 +154,7 @@ class Net {
   std::vector<std::vector<bool>> bottom_need_backward_;
   std::vector<bool> layer_need_backward_;
   std::vector<bool> blob_need_backward_;
+  std::vector<int> absorbed_by_;
   std::vector<Dtype> blob_loss_weights_;
   double loss_scale_ = 1.0;
   std::vector<Tensor<Dtype>*> output_blobs_;

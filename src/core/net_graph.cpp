@@ -80,8 +80,8 @@ NetParameter insert_splits(const NetParameter& param) {
       const int uses = consumers[src] + (loss_weight.count(src) ? 1 : 0);
       if (uses > 1) {
         const std::string& producer = param.layer(src.first).name();
-        layer->set_bottom(j, split_blob_name(layer->bottom(j), producer, src.second,
-                                             next_split[src]++));
+        layer->set_bottom(
+            j, split_blob_name(layer->bottom(j), producer, src.second, next_split[src]++));
       }
     }
     for (int j = 0; j < layer->top_size(); ++j) {

@@ -28,6 +28,8 @@ void Net<Dtype>::share_activation_memory() {
 
 template <typename Dtype>
 void Net<Dtype>::share_inference_memory() {
+  unfuse();
+  fuse_layers(false);
   share_memory(false);
 }
 

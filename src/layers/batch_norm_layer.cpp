@@ -2,6 +2,8 @@
 // the batchnorm primitives.
 #include "layers/batch_norm_layer.h"
 
+#include <string>
+
 #include "primitives/blas.h"
 #include "primitives/elementwise.h"
 
@@ -60,6 +62,43 @@ void BatchNormLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
 }
 
 template <typename Dtype>
+bool BatchNormLayer<Dtype>::absorb(Layer<Dtype>& next, bool backward) {
+  // The fused backward needs x_hat, kept only with the batch's statistics.
+  if (use_global_stats_ && backward) return false;
+  const std::string type = next.type();
+  if (type == "Scale" && !fused()) {
+    auto* scale = dynamic_cast<ScaleLayer<Dtype>*>(&next);
+    if (!scale || !scale->learned_per_channel(channels_)) return false;
+    scale_ = scale;
+    return true;
+  }
+  if (type == "ReLU" && !relu_) {
+    relu_ = true;
+    relu_slope_ = next.param().relu_param().negative_slope();
+    return true;
+  }
+  return false;
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::release_absorbed() {
+  scale_ = nullptr;
+  relu_ = false;
+}
+
+template <typename Dtype>
+prim::BatchNormEpilogue BatchNormLayer<Dtype>::epilogue() const {
+  prim::BatchNormEpilogue ep;
+  if (scale_) {
+    ep.gamma = scale_->blobs()[0]->data();
+    if (scale_->bias_index() >= 0) ep.beta = scale_->blobs()[size_t(scale_->bias_index())]->data();
+  }
+  ep.relu = relu_;
+  ep.negative_slope = relu_slope_;
+  return ep;
+}
+
+template <typename Dtype>
 void BatchNormLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   const prim::DataType t = dtype_of<Dtype>();
   const int64_t c = channels_;
@@ -71,13 +110,23 @@ void BatchNormLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tens
     const double factor = weight == 0 ? 0.0 : 1.0 / double(weight);
     prim::axpby(h, t, c, factor, blobs[0]->data(), 0.0, mean_->mutable_data());
     prim::axpby(h, t, c, factor, blobs[1]->data(), 0.0, var_->mutable_data());
-    prim::batchnorm_fwd_inference(h, bn_, desc_, bottom[0]->data(), desc_, top[0]->mutable_data(),
-                                  mean_->data(), var_->data());
+    if (fused())
+      prim::batchnorm_fwd_inference_fused(h, bn_, epilogue(), desc_, bottom[0]->data(), desc_,
+                                          top[0]->mutable_data(), mean_->data(), var_->data());
+    else
+      prim::batchnorm_fwd_inference(h, bn_, desc_, bottom[0]->data(), desc_, top[0]->mutable_data(),
+                                    mean_->data(), var_->data());
     return;
   }
-  prim::batchnorm_fwd_training(h, bn_, desc_, bottom[0]->data(), desc_, top[0]->mutable_data(),
-                               mean_->mutable_data(), var_->mutable_data(),
-                               inv_std_->mutable_data());
+  if (fused())
+    prim::batchnorm_fwd_training_fused(h, bn_, epilogue(), desc_, bottom[0]->data(), desc_,
+                                       top[0]->mutable_data(), x_norm_->mutable_data(),
+                                       mean_->mutable_data(), var_->mutable_data(),
+                                       inv_std_->mutable_data());
+  else
+    prim::batchnorm_fwd_training(h, bn_, desc_, bottom[0]->data(), desc_, top[0]->mutable_data(),
+                                 mean_->mutable_data(), var_->mutable_data(),
+                                 inv_std_->mutable_data());
   // Caffe's running averages: the weight counts the (decayed) number of batches averaged.
   const double f = moving_average_fraction_;
   const int64_t m = desc_.count() / c;
@@ -86,17 +135,28 @@ void BatchNormLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tens
   prim::elt_add_scalar(h, t, 1, 1.0, blobs[2]->mutable_data());
   prim::axpby(h, t, c, 1.0, mean_->data(), f, blobs[0]->mutable_data());
   prim::axpby(h, t, c, unbias, var_->data(), f, blobs[1]->mutable_data());
-  prim::memcpy_async(h, x_norm_->mutable_data(), x_norm_->device(), top[0]->data(),
-                     top[0]->device(), top[0]->bytes());
+  if (!fused())
+    prim::memcpy_async(h, x_norm_->mutable_data(), x_norm_->device(), top[0]->data(),
+                       top[0]->device(), top[0]->bytes());
 }
 
 template <typename Dtype>
 void BatchNormLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                      const std::vector<bool>& propagate_down,
                                      const Tensors& bottom) {
+  // Fused, the Net runs this backward only where it propagates down (Net::fuse_layers).
   if (!propagate_down[0]) return;
   // dx may be dy (in place): the primitives read each channel's dy before writing it.
-  if (use_global_stats_) {
+  if (fused()) {
+    const auto param_diff = [&](int i) -> Dtype* {
+      return i >= 0 && scale_->param_propagate_down(i) ? scale_->blobs()[size_t(i)]->mutable_diff()
+                                                       : nullptr;
+    };
+    prim::batchnorm_bwd_training_fused(h, bn_, epilogue(), desc_, x_norm_->data(), top[0]->diff(),
+                                       inv_std_->data(), scale_ ? param_diff(0) : nullptr,
+                                       scale_ ? param_diff(scale_->bias_index()) : nullptr, desc_,
+                                       bottom[0]->mutable_diff());
+  } else if (use_global_stats_) {
     prim::batchnorm_bwd_inference(h, bn_, desc_, top[0]->diff(), var_->data(), desc_,
                                   bottom[0]->mutable_diff());
   } else {

@@ -15,11 +15,17 @@
 // refused, and param() lists lr_mult 0 and decay_mult 0 for the specs the definition left out,
 // as Caffe amends its copy. Works in place; the normalized output is kept for backward because a
 // later in-place layer may overwrite the top.
+// Fusion (Layer::absorb): an in-place Scale of the channels with a learned scale (and bias) and
+// an in-place ReLU after it, as in every ResNet block, run inside this layer's forward and
+// backward (primitives' batchnorm_*_fused): in training, 10 values move per element instead of
+// 25. The Scale's blobs stay its own (its weights load and save as before); this layer writes
+// their gradients. With the stored statistics the fusion is for forward-only nets.
 #pragma once
 
 #include <memory>
 
 #include "core/layer.h"
+#include "layers/scale_layer.h"
 #include "primitives/batchnorm.h"
 
 namespace crema {
@@ -49,6 +55,8 @@ class BatchNormLayer : public Layer<Dtype> {
   const Tensor<Dtype>* kept_top(int j) const override {
     return j == 0 && !use_global_stats_ ? x_norm_.get() : nullptr;
   }
+  bool absorb(Layer<Dtype>& next, bool backward) override;
+  void release_absorbed() override;
 
  private:
   prim::BatchNormDesc bn_;
@@ -59,6 +67,12 @@ class BatchNormLayer : public Layer<Dtype> {
   // Per-channel statistics of the last forward (batch or scaled running), 1 / sqrt(var + eps),
   // and the normalized output of a training forward.
   std::unique_ptr<Tensor<Dtype>> mean_, var_, inv_std_, x_norm_;
+  // Absorbed layers: the Scale (null if none) and whether a ReLU follows, with its slope.
+  ScaleLayer<Dtype>* scale_ = nullptr;
+  bool relu_ = false;
+  double relu_slope_ = 0;
+  bool fused() const { return scale_ || relu_; }
+  prim::BatchNormEpilogue epilogue() const;
 };
 
 }  // namespace crema

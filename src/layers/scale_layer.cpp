@@ -17,6 +17,7 @@ void ScaleLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
     this->error(e.what());
   }
   this->blobs_.clear();
+  learned_ = bottom.size() == 1;
   std::vector<int64_t> shape;
   if (bottom.size() > 1) {
     shape = bottom[1]->shape();

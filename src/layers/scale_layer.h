@@ -40,6 +40,13 @@ class ScaleLayer : public Layer<Dtype> {
   // In place, the input is kept for the scale gradient: in `kept` when the layer before keeps it
   // (BatchNorm), else in a copy of this layer's own.
   bool use_kept_bottom(int j, const Tensor<Dtype>* kept) override;
+  // Whether this layer multiplies axis 1 of its one input by a learned vector of `channels`
+  // values (what BatchNorm can fuse); the bias is then blob bias_index(), if any.
+  bool learned_per_channel(int64_t channels) const {
+    return learned_ && axis_ == 1 && this->blobs_[0]->num_axes() == 1 &&
+           this->blobs_[0]->count() == channels;
+  }
+  int bias_index() const { return bias_index_; }
 
  private:
   const Tensor<Dtype>& scale(const Tensors& bottom) const {
@@ -52,6 +59,7 @@ class ScaleLayer : public Layer<Dtype> {
   std::unique_ptr<Tensor<Dtype>> x_copy_;      // the input, when running in place
   const Tensor<Dtype>* kept_input_ = nullptr;  // or the input as the layer before keeps it
   bool in_place_ = false;
+  bool learned_ = false;  // the scale is blob 0, not bottom 1
 };
 
 }  // namespace crema

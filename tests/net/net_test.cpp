@@ -15,6 +15,7 @@
 #include "core/net_graph.h"
 #include "layers/layer_registry.h"
 #include "primitives/handle.h"
+#include "test_util.h"
 
 namespace crema {
 namespace {
@@ -309,9 +310,9 @@ TEST(Net, NonFiniteWeightsAreAnError) {
   EXPECT_THROW(net.copy_trained_layers_from(trained), Error);
 }
 
-// conv, BatchNorm, Scale and ReLU all in place (a ResNet's chain): the Scale takes its input
-// for the scale gradient from BatchNorm's copy of its output instead of a copy of its own, and
-// the gradients equal those of the same net with the Scale out of place, bit for bit.
+// conv, BatchNorm, Scale and ReLU all in place (a ResNet's chain), run apart: the Scale takes its
+// input for the scale gradient from BatchNorm's copy of its output instead of a copy of its own,
+// and the gradients equal those of the same net with the Scale out of place, bit for bit.
 TEST(Net, InPlaceScaleUsesTheCopyBatchNormKeeps) {
   const auto net_text = [](const std::string& scale_top) {
     return R"(
@@ -334,6 +335,7 @@ TEST(Net, InPlaceScaleUsesTheCopyBatchNormKeeps) {
   };
   Net<double> in_place(parse_net(net_text("conv")), TRAIN, Device::kCPU);
   Net<double> apart(parse_net(net_text("scaled")), TRAIN, Device::kCPU);
+  in_place.unfuse();
   NetParameter trained;
   in_place.to_proto(&trained);
   apart.copy_trained_layers_from(trained);
@@ -362,6 +364,135 @@ TEST(Net, InPlaceScaleUsesTheCopyBatchNormKeeps) {
   // With statistics from the stored averages (TEST), BatchNorm keeps nothing.
   Net<double> test(parse_net(net_text("conv")), TEST, Device::kCPU);
   EXPECT_EQ(test.layer_by_name("bn")->kept_top(0), nullptr);
+}
+
+// A ResNet block's head: conv, then BatchNorm, Scale and ReLU in place on its output.
+std::string bn_chain_net(const std::string& scale_param = "bias_term: true") {
+  return R"(
+    layer { name: "data" type: "DummyData" top: "data" top: "label"
+      dummy_data_param { shape { dim: 4 dim: 3 dim: 5 dim: 5 } shape { dim: 4 }
+        data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
+    layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+      convolution_param { num_output: 4 kernel_size: 3 bias_term: false
+        weight_filler { type: "gaussian" std: 0.3 } } }
+    layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
+    layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
+      scale_param { )" +
+         scale_param +
+         R"( filler { type: "gaussian" std: 1 } bias_filler { type: "gaussian" std: 1 } } }
+    layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" relu_param { negative_slope: 0.1 } }
+    layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip"
+      inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })";
+}
+
+int layer_index(const Net<double>& net, const std::string& name) {
+  const auto& names = net.layer_names();
+  return int(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+// Twin nets with the same weights and inputs, the second running its layers apart.
+struct FusedAndApart {
+  Net<double> fused, apart;
+  explicit FusedAndApart(const std::string& text, Phase phase = TRAIN)
+      : fused(parse_net(text), phase, Device::kCPU), apart(parse_net(text), phase, Device::kCPU) {
+    apart.unfuse();
+    NetParameter trained;
+    fused.to_proto(&trained);
+    apart.copy_trained_layers_from(trained);
+  }
+  // One forward (and backward in TRAIN) of each on the fused net's data; returns both losses.
+  std::pair<double, double> step(prim::Handle& h, bool backward) {
+    const double loss = fused.forward(h);
+    apart.blob_by_name("data")->copy_from(*fused.blob_by_name("data"));
+    const double loss_apart = apart.forward_range(h, 1, apart.num_layers() - 1);
+    if (backward) {
+      fused.backward(h);
+      apart.backward(h);
+    }
+    return {loss, loss_apart};
+  }
+};
+
+// The BatchNorm runs the Scale and the ReLU after it (one pass over the data instead of three):
+// the same outputs, gradients (the Scale's blobs' included) and running statistics as the layers
+// apart, to float re-association.
+TEST(Net, BatchNormRunsTheScaleAndReluAfterItFused) {
+  for (const std::string scale : {"bias_term: true", "bias_term: false"}) {
+    SCOPED_TRACE(scale);
+    FusedAndApart t(bn_chain_net(scale));
+    const int bn = layer_index(t.fused, "bn");
+    EXPECT_EQ(t.fused.absorbed_by(bn), -1);
+    EXPECT_EQ(t.fused.absorbed_by(bn + 1), bn) << "scale";
+    EXPECT_EQ(t.fused.absorbed_by(bn + 2), bn) << "relu";
+    EXPECT_EQ(t.fused.group_end(bn), bn + 2);
+    EXPECT_EQ(t.apart.absorbed_by(bn + 1), -1);
+    prim::Handle h;
+    for (int pass = 0; pass < 2; ++pass) {
+      SCOPED_TRACE(pass);
+      const auto [loss, loss_apart] = t.step(h, true);
+      EXPECT_NEAR(loss, loss_apart, 1e-12 * std::fabs(loss_apart));
+      EXPECT_TRUE(test::all_close(t.fused.blob_by_name("conv")->data_vector(),
+                                  t.apart.blob_by_name("conv")->data_vector(),
+                                  {1e-12, 1e-10, true}));
+      for (size_t k = 0; k < t.fused.params().size(); ++k)
+        EXPECT_TRUE(test::all_close(t.fused.params()[k]->data_vector(),
+                                    t.apart.params()[k]->data_vector(), {1e-12, 1e-10, true}))
+            << "parameter " << k << " data (running statistics)";
+      for (size_t k = 0; k < t.fused.params().size(); ++k)
+        EXPECT_TRUE(test::all_close(t.fused.params()[k]->diff_vector(),
+                                    t.apart.params()[k]->diff_vector(), {1e-12, 1e-10, true}))
+            << "parameter " << k << " gradient";
+    }
+  }
+}
+
+// A forward that stops between the BatchNorm and its Scale sees the BatchNorm's own output: the
+// group runs apart from then on, and still matches.
+TEST(Net, ARangeThatSplitsAFusedGroupRunsItApart) {
+  FusedAndApart t(bn_chain_net());
+  const int bn = layer_index(t.fused, "bn");
+  prim::Handle h;
+  t.fused.forward_range(h, 0, bn);
+  EXPECT_EQ(t.fused.absorbed_by(bn + 1), -1);
+  EXPECT_EQ(t.fused.absorbed_by(bn + 2), -1);
+  const auto conv = t.fused.blob_by_name("conv")->data_vector();
+  double sum = 0;
+  for (double v : conv) sum += v;
+  EXPECT_NEAR(sum, 0.0, 1e-9) << "normalized only: every channel's mean is 0";
+  const auto [loss, loss_apart] = t.step(h, true);
+  EXPECT_NEAR(loss, loss_apart, 1e-12 * std::fabs(loss_apart));
+}
+
+// With the stored statistics (TEST), BatchNorm fuses once the net is declared forward-only.
+TEST(Net, ForwardOnlyNetFusesBatchNormWithStoredStatistics) {
+  FusedAndApart t(bn_chain_net(), TEST);
+  const int bn = layer_index(t.fused, "bn");
+  EXPECT_EQ(t.fused.absorbed_by(bn + 1), -1) << "a backward could still run";
+  t.fused.share_inference_memory();
+  EXPECT_EQ(t.fused.absorbed_by(bn + 1), bn);
+  EXPECT_EQ(t.fused.absorbed_by(bn + 2), bn);
+  // Statistics that make the stored averages matter: mean sums 1, variance sums 2, weight 2.
+  for (auto* net : {&t.fused, &t.apart}) {
+    auto& blobs = net->layer_by_name("bn")->blobs();
+    blobs[0]->fill_data(1.0);
+    blobs[1]->fill_data(2.0);
+    blobs[2]->fill_data(2.0);
+  }
+  prim::Handle h;
+  const auto [loss, loss_apart] = t.step(h, false);
+  EXPECT_NEAR(loss, loss_apart, 1e-12 * std::fabs(loss_apart));
+  EXPECT_TRUE(test::all_close(t.fused.blob_by_name("conv")->data_vector(),
+                              t.apart.blob_by_name("conv")->data_vector(), {1e-12, 1e-10, true}));
+}
+
+// Only a learned scale of the channels fuses (here the scale runs over axis 0, the batch), and a
+// ReLU is not taken past a layer that was not.
+TEST(Net, OnlyAScaleOfTheChannelsIsFused) {
+  Net<double> net(parse_net(bn_chain_net("axis: 0 num_axes: 1")), TRAIN, Device::kCPU);
+  const int bn = layer_index(net, "bn");
+  EXPECT_EQ(net.absorbed_by(bn + 1), -1);
+  EXPECT_EQ(net.absorbed_by(bn + 2), -1);
 }
 
 TEST(Net, BadGraphsGiveOneClearError) {
