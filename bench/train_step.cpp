@@ -5,7 +5,7 @@
 // the run allocated).
 //
 //   train_step --solver=models/lenet_fashion/lenet_solver.prototxt [--iterations=200]
-//              [--warmup=20] [--gpu=N]
+//              [--warmup=20] [--gpu=N] [--precision=P] [--unfused]
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <sys/resource.h>
@@ -27,6 +27,7 @@ DEFINE_int32(iterations, 200, "timed iterations");
 DEFINE_int32(warmup, 20, "untimed iterations first");
 DEFINE_int32(gpu, -1, "train on this GPU (default: the CPU)");
 DEFINE_string(precision, "", "fp32, tf32, bf16 or fp16 over the net's own precision fields");
+DEFINE_bool(unfused, false, "run every layer apart (Net::unfuse): what the fusions buy");
 
 int main(int argc, char** argv) {
   crema::prim::ensure_best_blas_kernels(argv);
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
     crema::prim::Handle handle(device, std::max(FLAGS_gpu, 0));
     auto solver = crema::create_solver<float>(param, device, handle, FLAGS_solver);
     solver->net().fill_inputs_uniform(1234);  // nets fed by Input layers would see zeros
+    if (FLAGS_unfused) solver->net().unfuse();
     solver->step(FLAGS_warmup);
     handle.synchronize();
     std::vector<double> ms;
