@@ -1,6 +1,8 @@
 // Eltwise layer: parameter checks and the eltwise primitives.
 #include "layers/eltwise_layer.h"
 
+#include <string>
+
 #include "layers/structure_util.h"
 
 namespace crema {
@@ -60,18 +62,30 @@ void EltwiseLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensor
 }
 
 template <typename Dtype>
+bool EltwiseLayer<Dtype>::absorb(Layer<Dtype>& next, bool backward) {
+  const double slope = next.param().relu_param().negative_slope();
+  if (std::string(next.type()) != "ReLU" || desc_.relu || !(slope >= 0) ||
+      (backward && desc_.op != prim::EltwiseOp::kSum))
+    return false;
+  desc_.relu = true;
+  desc_.negative_slope = slope;
+  return true;
+}
+
+template <typename Dtype>
 void EltwiseLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                    const std::vector<bool>& propagate_down, const Tensors& bottom) {
-  // Only PROD's gradient reads data (uses()); the others get none.
+  // Only PROD's gradient reads data (uses()), and the fused ReLU's reads y; others get none.
   const bool reads = uses() == DataUse::kBackward;
   std::vector<const void*> x;
-  for (Tensor<Dtype>* b : bottom) x.push_back(reads ? b->data() : nullptr);
+  std::vector<void*> dx;
+  for (size_t k = 0; k < bottom.size(); ++k) {
+    x.push_back(reads ? bottom[k]->data() : nullptr);
+    dx.push_back(propagate_down[k] ? bottom[k]->mutable_diff() : nullptr);
+  }
   const int32_t* argmax = argmax_ ? static_cast<const int32_t*>(argmax_->get()) : nullptr;
-  // Last to first: in place, bottom 0's diff is the top's diff, so it is written last.
-  for (int k = int(bottom.size()) - 1; k >= 0; --k)
-    if (propagate_down[size_t(k)])
-      prim::eltwise_bwd(h, desc_, x.data(), reads ? top[0]->data() : nullptr, top[0]->diff(),
-                        argmax, k, bottom[size_t(k)]->mutable_diff());
+  prim::eltwise_bwd(h, desc_, x.data(), reads || desc_.relu ? top[0]->data() : nullptr,
+                    top[0]->diff(), argmax, dx.data());
 }
 
 template class EltwiseLayer<float>;

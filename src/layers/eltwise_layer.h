@@ -6,6 +6,9 @@
 //   MAX:  y = max_k x_k                                           dx_k = dy where x_k won
 // The winner of MAX (the first maximal bottom) is stored in a device buffer by forward. SUM and
 // MAX may run in place on bottom 0; PROD may not (its gradient reads the inputs).
+// Fusion (Layer::absorb): an in-place ReLU on the top, as after every ResNet shortcut sum, runs
+// inside this layer (eltwise's fused ReLU): y = relu(sum) in one pass, and backward writes every
+// bottom's gradient from one read of dy and y. With backward, for SUM only.
 #pragma once
 
 #include <memory>
@@ -33,7 +36,10 @@ class EltwiseLayer : public Layer<Dtype> {
   int exact_num_top() const override { return 1; }
   // PROD's gradient reads the inputs (and the output); SUM's and MAX's (by its argmax) none.
   DataUse bottom_data_use(int) const override { return uses(); }
-  DataUse top_data_use(int) const override { return uses(); }
+  // With the ReLU fused, backward reads y for the ReLU's mask.
+  DataUse top_data_use(int) const override { return desc_.relu ? DataUse::kBackward : uses(); }
+  bool absorb(Layer<Dtype>& next, bool backward) override;
+  void release_absorbed() override { desc_.relu = false; }
 
  private:
   DataUse uses() const {

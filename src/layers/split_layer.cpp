@@ -1,7 +1,9 @@
-// Split layer: shared data forward, summed diffs backward.
+// Split layer: shared data forward, summed diffs backward (eltwise's sum).
 #include "layers/split_layer.h"
 
-#include "primitives/blas.h"
+#include <vector>
+
+#include "primitives/eltwise.h"
 
 namespace crema {
 
@@ -25,11 +27,14 @@ template <typename Dtype>
 void SplitLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                  const std::vector<bool>& propagate_down, const Tensors& bottom) {
   if (!propagate_down[0]) return;
-  const prim::DataType t = dtype_of<Dtype>();
-  const int64_t n = bottom[0]->count();
-  Dtype* dx = bottom[0]->mutable_diff();
-  prim::axpby(h, t, n, 1.0, top[0]->diff(), 0.0, dx);
-  for (size_t i = 1; i < top.size(); ++i) prim::axpy(h, t, n, 1.0, top[i]->diff(), dx);
+  // One pass: the tops' gradients read once each, the sum written once.
+  std::vector<const void*> dy;
+  for (const Tensor<Dtype>* t : top) dy.push_back(t->diff());
+  prim::EltwiseDesc sum;
+  sum.dtype = dtype_of<Dtype>();
+  sum.n = bottom[0]->count();
+  sum.num_inputs = int(top.size());
+  prim::eltwise_fwd(h, sum, dy.data(), bottom[0]->mutable_diff(), nullptr);
 }
 
 template class SplitLayer<float>;

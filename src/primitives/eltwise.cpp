@@ -1,6 +1,7 @@
 // Eltwise: descriptor validation and the one device dispatcher.
 #include "primitives/eltwise.h"
 
+#include <cmath>
 #include <string>
 
 #include "primitives/dispatch.h"
@@ -11,8 +12,8 @@ namespace crema::prim {
 CREMA_BACKENDS(void eltwise_fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y,
                                 int32_t* argmax, Blend blend);
                void eltwise_bwd(Handle& h, const EltwiseDesc& ed, const void* const* x,
-                                const void* y, const void* dy, const int32_t* argmax, int input,
-                                void* dx, Blend blend);)
+                                const void* y, const void* dy, const int32_t* argmax,
+                                void* const* dx, Blend blend);)
 
 namespace {
 
@@ -28,6 +29,9 @@ void check(const char* op, const EltwiseDesc& ed) {
   if (!ed.coeff.empty() && (ed.op != EltwiseOp::kSum || int(ed.coeff.size()) != ed.num_inputs))
     fail(op, "coefficients apply to kSum only, one per input (" + std::to_string(ed.num_inputs) +
                  "), got " + std::to_string(ed.coeff.size()));
+  if (ed.relu && !(ed.negative_slope >= 0 && std::isfinite(ed.negative_slope)))
+    fail(op, "the fused ReLU's negative_slope must be finite and >= 0, got " +
+                 std::to_string(ed.negative_slope));
 }
 
 void check_inputs(const char* op, const EltwiseDesc& ed, const void* const* x) {
@@ -48,18 +52,18 @@ void eltwise_fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y
 }
 
 void eltwise_bwd(Handle& h, const EltwiseDesc& ed, const void* const* x, const void* y,
-                 const void* dy, const int32_t* argmax, int input, void* dx, Blend blend) {
+                 const void* dy, const int32_t* argmax, void* const* dx, Blend blend) {
   check("eltwise_bwd", ed);
-  if (input < 0 || input >= ed.num_inputs)
-    fail("eltwise_bwd", "input " + std::to_string(input) + " out of range [0, " +
-                            std::to_string(ed.num_inputs) + ")");
   if (ed.n == 0) return;
   if (!dy || !dx) fail("eltwise_bwd", "null gradient pointer");
   if (ed.op == EltwiseOp::kProd) check_inputs("eltwise_bwd", ed, x);
   if (ed.op == EltwiseOp::kMax && !argmax) fail("eltwise_bwd", "kMax needs the argmax");
   if (ed.op == EltwiseOp::kProd && !ed.stable_prod_grad && !y)
     fail("eltwise_bwd", "the unstable kProd gradient needs y");
-  CREMA_DISPATCH(h, eltwise_bwd, h, ed, x, y, dy, argmax, input, dx, blend);
+  if (ed.relu && ed.op != EltwiseOp::kSum)
+    fail("eltwise_bwd", "the fused ReLU's gradient is defined for kSum only");
+  if (ed.relu && !y) fail("eltwise_bwd", "the fused ReLU's gradient needs y");
+  CREMA_DISPATCH(h, eltwise_bwd, h, ed, x, y, dy, argmax, dx, blend);
 }
 
 }  // namespace crema::prim

@@ -39,19 +39,26 @@ void fwd_impl(const EltwiseDesc& ed, const void* const* xv, void* yv, int32_t* a
       v = double(m);
       if (argmax) argmax[i] = at;
     }
+    if (ed.relu && !(v > 0)) v *= ed.negative_slope;
     store(y, i, v, blend);
   }
 }
 
 template <typename T>
-void bwd_impl(const EltwiseDesc& ed, const void* const* xv, const void* yv, const void* dyv,
-              const int32_t* argmax, int input, void* dxv, Blend blend) {
+void bwd_input(const EltwiseDesc& ed, const void* const* xv, const void* yv, const void* dyv,
+               const int32_t* argmax, int input, void* dxv, Blend blend) {
   const T* dy = static_cast<const T*>(dyv);
+  const T* y = static_cast<const T*>(yv);
   T* dx = static_cast<T*>(dxv);
   switch (ed.op) {
     case EltwiseOp::kSum: {
       const double c = ed.coeff.empty() ? 1.0 : ed.coeff[size_t(input)];
-      for (int64_t i = 0; i < ed.n; ++i) store(dx, i, c * double(dy[i]), blend);
+      const double s = ed.negative_slope;
+      if (ed.relu)
+        for (int64_t i = 0; i < ed.n; ++i)
+          store(dx, i, c * (y[i] > T(0) ? double(dy[i]) : s * double(dy[i])), blend);
+      else
+        for (int64_t i = 0; i < ed.n; ++i) store(dx, i, c * double(dy[i]), blend);
       break;
     }
     case EltwiseOp::kMax:
@@ -67,12 +74,19 @@ void bwd_impl(const EltwiseDesc& ed, const void* const* xv, const void* yv, cons
           store(dx, i, double(p), blend);
         }
       } else {
-        const T* y = static_cast<const T*>(yv);
         const T* x = static_cast<const T*>(xv[input]);
         for (int64_t i = 0; i < ed.n; ++i) store(dx, i, double(dy[i] * (y[i] / x[i])), blend);
       }
       break;
   }
+}
+
+// Inputs last to first: where dy is dx_0 (in place), it is overwritten after every other read.
+template <typename T>
+void bwd_impl(const EltwiseDesc& ed, const void* const* x, const void* y, const void* dy,
+              const int32_t* argmax, void* const* dx, Blend blend) {
+  for (int k = ed.num_inputs - 1; k >= 0; --k)
+    if (dx[k]) bwd_input<T>(ed, x, y, dy, argmax, k, dx[k], blend);
 }
 
 }  // namespace
@@ -84,9 +98,9 @@ void eltwise_fwd(Handle&, const EltwiseDesc& ed, const void* const* x, void* y, 
 }
 
 void eltwise_bwd(Handle&, const EltwiseDesc& ed, const void* const* x, const void* y,
-                 const void* dy, const int32_t* argmax, int input, void* dx, Blend blend) {
+                 const void* dy, const int32_t* argmax, void* const* dx, Blend blend) {
   visit_dtype(kFloatTypes, ed.dtype, "eltwise_bwd", Device::kCPU, [&](auto tag) {
-    bwd_impl<typename decltype(tag)::type>(ed, x, y, dy, argmax, input, dx, blend);
+    bwd_impl<typename decltype(tag)::type>(ed, x, y, dy, argmax, dx, blend);
   });
 }
 

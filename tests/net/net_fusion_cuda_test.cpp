@@ -1,9 +1,11 @@
-// Fusion on the GPU: a ResNet block's head (conv, BatchNorm, Scale, ReLU in place) run as one
-// fused BatchNorm gives the losses, gradients and running statistics of the layers apart, to
-// float re-association; so does a forward-only net with the stored statistics.
+// Fusion on the GPU: a residual block (conv, BatchNorm, Scale, ReLU in place, conv, the shortcut
+// sum and its ReLU) run as a fused BatchNorm and a fused sum gives the losses, gradients and
+// running statistics of the layers apart, to float re-association; so does a forward-only net
+// with the stored statistics.
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -28,7 +30,12 @@ NetParameter chain_net() {
       scale_param { bias_term: true filler { type: "gaussian" std: 1 }
         bias_filler { type: "gaussian" std: 1 } } }
     layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
-    layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip"
+    layer { name: "conv2" type: "Convolution" bottom: "conv" top: "conv2"
+      convolution_param { num_output: 32 kernel_size: 3 pad: 1 bias_term: false
+        weight_filler { type: "gaussian" std: 0.1 } } }
+    layer { name: "sum" type: "Eltwise" bottom: "conv" bottom: "conv2" top: "sum" }
+    layer { name: "relu_sum" type: "ReLU" bottom: "sum" top: "sum" }
+    layer { name: "ip" type: "InnerProduct" bottom: "sum" top: "ip"
       inner_product_param { num_output: 5 weight_filler { type: "gaussian" std: 0.01 } } }
     layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })",
                                                             &p));
@@ -39,7 +46,7 @@ void expect_close(const Tensor<float>& a, const Tensor<float>& b, const std::str
   EXPECT_TRUE(test::all_close(a.data_vector(), b.data_vector(), {1e-5, 1e-4, true})) << what;
 }
 
-TEST(NetFusionCuda, BatchNormScaleReluFusedMatchesApart) {
+TEST(NetFusionCuda, ResidualBlockFusedMatchesApart) {
   CREMA_SKIP_WITHOUT_GPU();
   for (Phase phase : {TRAIN, TEST}) {
     SCOPED_TRACE(phase == TRAIN ? "TRAIN" : "TEST");
@@ -57,7 +64,12 @@ TEST(NetFusionCuda, BatchNormScaleReluFusedMatchesApart) {
       }
       fused.share_inference_memory();
     }
-    ASSERT_EQ(fused.absorbed_by(4), 2) << "relu runs in bn";
+    const auto& names = fused.layer_names();
+    const auto at = [&](const char* name) {
+      return int(std::find(names.begin(), names.end(), name) - names.begin());
+    };
+    ASSERT_EQ(fused.absorbed_by(at("relu")), at("bn"));
+    ASSERT_EQ(fused.absorbed_by(at("relu_sum")), at("sum"));
     prim::Handle h(Device::kCUDA);
     for (int pass = 0; pass < 2; ++pass) {
       const float loss = fused.forward(h);
@@ -65,6 +77,7 @@ TEST(NetFusionCuda, BatchNormScaleReluFusedMatchesApart) {
       const float loss_apart = apart.forward_range(h, 1, apart.num_layers() - 1);
       EXPECT_NEAR(loss, loss_apart, 1e-5 * std::fabs(loss_apart));
       expect_close(*fused.blob_by_name("conv"), *apart.blob_by_name("conv"), "conv");
+      expect_close(*fused.blob_by_name("sum"), *apart.blob_by_name("sum"), "sum");
       if (phase == TEST) continue;
       fused.backward(h);
       apart.backward(h);

@@ -447,6 +447,52 @@ TEST(Net, BatchNormRunsTheScaleAndReluAfterItFused) {
   }
 }
 
+// A residual block: conv, BatchNorm, Scale, ReLU, conv, then the shortcut sum and its in-place
+// ReLU (the Split of conv_a's output sums two gradients).
+std::string residual_net() {
+  return R"(
+    layer { name: "data" type: "DummyData" top: "data" top: "label"
+      dummy_data_param { shape { dim: 4 dim: 3 dim: 6 dim: 6 } shape { dim: 4 }
+        data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
+    layer { name: "conv_a" type: "Convolution" bottom: "data" top: "conv_a"
+      convolution_param { num_output: 4 kernel_size: 3 pad: 1 bias_term: false
+        weight_filler { type: "gaussian" std: 0.3 } } }
+    layer { name: "bn_a" type: "BatchNorm" bottom: "conv_a" top: "conv_a" }
+    layer { name: "scale_a" type: "Scale" bottom: "conv_a" top: "conv_a"
+      scale_param { bias_term: true filler { type: "gaussian" std: 1 } } }
+    layer { name: "relu_a" type: "ReLU" bottom: "conv_a" top: "conv_a" }
+    layer { name: "conv_b" type: "Convolution" bottom: "conv_a" top: "conv_b"
+      convolution_param { num_output: 4 kernel_size: 3 pad: 1 bias_term: false
+        weight_filler { type: "gaussian" std: 0.3 } } }
+    layer { name: "sum" type: "Eltwise" bottom: "conv_a" bottom: "conv_b" top: "sum"
+      eltwise_param { coeff: 1 coeff: -0.5 } }
+    layer { name: "relu_sum" type: "ReLU" bottom: "sum" top: "sum" }
+    layer { name: "ip" type: "InnerProduct" bottom: "sum" top: "ip"
+      inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })";
+}
+
+// The shortcut sum runs the ReLU after it: one pass forward, and backward writes both inputs'
+// gradients from one read of dy and y.
+TEST(Net, EltwiseRunsTheReluAfterItFused) {
+  FusedAndApart t(residual_net());
+  const int sum = layer_index(t.fused, "sum");
+  EXPECT_EQ(t.fused.absorbed_by(sum + 1), sum);
+  EXPECT_EQ(t.fused.absorbed_by(layer_index(t.fused, "relu_a")), layer_index(t.fused, "bn_a"));
+  prim::Handle h;
+  for (int pass = 0; pass < 2; ++pass) {
+    SCOPED_TRACE(pass);
+    const auto [loss, loss_apart] = t.step(h, true);
+    EXPECT_NEAR(loss, loss_apart, 1e-12 * std::fabs(loss_apart));
+    EXPECT_TRUE(test::all_close(t.fused.blob_by_name("sum")->data_vector(),
+                                t.apart.blob_by_name("sum")->data_vector(), {1e-12, 1e-10, true}));
+    for (size_t k = 0; k < t.fused.params().size(); ++k)
+      EXPECT_TRUE(test::all_close(t.fused.params()[k]->diff_vector(),
+                                  t.apart.params()[k]->diff_vector(), {1e-12, 1e-10, true}))
+          << "parameter " << k << " gradient";
+  }
+}
+
 // A forward that stops between the BatchNorm and its Scale sees the BatchNorm's own output: the
 // group runs apart from then on, and still matches.
 TEST(Net, ARangeThatSplitsAFusedGroupRunsItApart) {

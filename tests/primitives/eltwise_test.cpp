@@ -121,14 +121,17 @@ TYPED_TEST(EltwiseTest, BackwardMatchesReference) {
         ref[size_t(i)] = d;
       }
       auto dx = poisoned<T>(size_t(kN));
-      eltwise_bwd(h, ed, xp, y.data(), dy.data(), argmax.data(), k, dx.data());
+      void* dxp[kInputs] = {};  // this input only
+      dxp[k] = dx.data();
+      eltwise_bwd(h, ed, xp, y.data(), dy.data(), argmax.data(), dxp);
       EXPECT_TRUE(all_close(dx, ref, Tolerance{tol.abs, 1e-4, v.op == EltwiseOp::kMax}));
       if (v.op == EltwiseOp::kMax) {
         EXPECT_GT(winners, 0);
       }
       // Accumulating form: dx = 1 * value + 1 * dx.
       std::vector<T> acc(size_t(kN), T(1));
-      eltwise_bwd(h, ed, xp, y.data(), dy.data(), argmax.data(), k, acc.data(), Blend{1, 1});
+      dxp[k] = acc.data();
+      eltwise_bwd(h, ed, xp, y.data(), dy.data(), argmax.data(), dxp, Blend{1, 1});
       for (double& r : ref) r += 1;
       EXPECT_TRUE(all_close(acc, ref, Tolerance{tol.abs, 1e-4}));
     }
@@ -155,8 +158,51 @@ TEST(Eltwise, BadDescriptorsAreErrors) {
   EltwiseDesc ed{DataType::kFloat32, EltwiseOp::kProd, 4, 2, {1.0, 2.0}, true};
   EXPECT_THROW(eltwise_fwd(h, ed, xp, y, nullptr), PrimError);  // coefficients on a product
   ed = EltwiseDesc{DataType::kFloat32, EltwiseOp::kMax, 4, 2, {}, true};
-  EXPECT_THROW(eltwise_bwd(h, ed, xp, y, y, nullptr, 0, y), PrimError);  // no argmax
-  EXPECT_THROW(eltwise_bwd(h, ed, xp, y, y, nullptr, 2, y), PrimError);  // no input 2
+  void* dxp[2] = {y, nullptr};
+  EXPECT_THROW(eltwise_bwd(h, ed, xp, y, y, nullptr, dxp), PrimError);  // no argmax
+  ed.relu = true;
+  int32_t arg[4] = {};
+  EXPECT_THROW(eltwise_bwd(h, ed, xp, y, y, arg, dxp), PrimError)
+      << "max's gradient has no fused relu";
+  ed.op = EltwiseOp::kSum;
+  EXPECT_THROW(eltwise_bwd(h, ed, xp, nullptr, y, nullptr, dxp), PrimError);  // no y
+  ed.negative_slope = -0.5;
+  EXPECT_THROW(eltwise_fwd(h, ed, xp, y, nullptr), PrimError);  // negative slope
+}
+
+// kSum with the fused ReLU: y = relu(sum), and every input's gradient from one call, in place
+// on input 0 (dy is dx[0]), against the two layers in a row in double.
+TYPED_TEST(EltwiseTest, SumWithFusedReluMatchesTheLayersInARow) {
+  using T = TypeParam;
+  const Tolerance tol =
+      sizeof(T) == 8 ? Tolerance{1e-12, 1e-12, true} : Tolerance{1e-5, 1e-5, true};
+  Handle h;
+  const auto x = inputs<T>();
+  const void* xp[kInputs] = {x[0].data(), x[1].data(), x[2].data()};
+  const std::vector<double> coeff = {1.5, -2.0, 0.25};
+  for (double slope : {0.0, 0.1}) {
+    SCOPED_TRACE(slope);
+    EltwiseDesc ed{dtype_of<T>(), EltwiseOp::kSum, kN, kInputs, coeff, true, true, slope};
+    std::vector<double> y_ref(static_cast<size_t>(kN)), dz(static_cast<size_t>(kN));
+    const auto dy = random_vector<T>(size_t(kN), 78);
+    for (size_t i = 0; i < size_t(kN); ++i) {
+      double v = 0;
+      for (int k = 0; k < kInputs; ++k) v += coeff[size_t(k)] * double(x[size_t(k)][i]);
+      y_ref[i] = v > 0 ? v : slope * v;
+      dz[i] = v > 0 ? double(dy[i]) : slope * double(dy[i]);
+    }
+    auto y = poisoned<T>(size_t(kN));
+    eltwise_fwd(h, ed, xp, y.data(), nullptr);
+    EXPECT_TRUE(all_close(y, y_ref, tol));
+    std::vector<std::vector<T>> dx = {dy, poisoned<T>(size_t(kN)), poisoned<T>(size_t(kN))};
+    void* dxp[kInputs] = {dx[0].data(), dx[1].data(), dx[2].data()};
+    eltwise_bwd(h, ed, xp, y.data(), dx[0].data(), nullptr, dxp);
+    for (int k = 0; k < kInputs; ++k) {
+      std::vector<double> ref(static_cast<size_t>(kN));
+      for (size_t i = 0; i < ref.size(); ++i) ref[i] = coeff[size_t(k)] * dz[i];
+      EXPECT_TRUE(all_close(dx[size_t(k)], ref, tol)) << "input " << k;
+    }
+  }
 }
 
 }  // namespace
