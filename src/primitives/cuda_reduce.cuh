@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "primitives/cuda_util.cuh"
+#include "primitives/fast_div.h"
 
 namespace crema::prim::cuda {
 
@@ -104,9 +105,12 @@ __global__ void chan_partial_kernel(Term term, int64_t C, int64_t inner, int64_t
   double v[N];
   for (int k = 0; k < N; ++k) v[k] = 0.0;
   // Walk j = begin + tid, step blockDim, keeping (o, i) = divmod(j, inner) incrementally.
+  // Unrolled, a thread has four loads in flight before their adds: one at a time left the
+  // sums latency-bound (a 411 MB channel sum of ResNet-50's res2 at 2 TB/s on an H200).
   int64_t j = begin + threadIdx.x;
   int64_t o = j / inner, i = j - o * inner;
   const int64_t step_o = blockDim.x / inner, step_i = blockDim.x - step_o * inner;
+#pragma unroll 4
   for (; j < end; j += blockDim.x) {
     term((o * C + c) * inner + i, c, v);
     o += step_o;
@@ -294,14 +298,26 @@ __global__ void chan_map_kernel(F f, I n, I C, I inner, T* out, T alpha, T beta)
     blend_store(out + i, f(int64_t(i), int64_t((i / inner) % C)), alpha, beta);
 }
 
+// Below 2^31 elements the channel comes from two multiply-high divisions (fast_div.h): the two
+// integer divisions of the general kernel cost about as much as its memory traffic.
+template <typename T, typename F>
+__global__ void chan_map_kernel32(F f, uint32_t n, FastDiv C, FastDiv inner, T* out, T alpha,
+                                  T beta) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    const uint32_t q = inner.div(i);
+    blend_store(out + i, f(int64_t(i), int64_t(q - C.div(q) * C.d)), alpha, beta);
+  }
+}
+
 template <typename T, typename F>
 void chan_map(Handle& h, int64_t outer, int64_t C, int64_t inner, F f, T* out, Blend b,
               const char* name) {
   const int64_t n = outer * C * inner;
   if (n == 0) return;
   if (n < (int64_t(1) << 31))
-    chan_map_kernel<T, uint32_t><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
-        f, uint32_t(n), uint32_t(C), uint32_t(inner), out, T(b.alpha), T(b.beta));
+    chan_map_kernel32<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
+        f, uint32_t(n), FastDiv(uint32_t(C)), FastDiv(uint32_t(inner)), out, T(b.alpha),
+        T(b.beta));
   else
     chan_map_kernel<T, uint64_t><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
         f, uint64_t(n), uint64_t(C), uint64_t(inner), out, T(b.alpha), T(b.beta));
