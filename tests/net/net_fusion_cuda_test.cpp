@@ -18,7 +18,9 @@ namespace {
 
 NetParameter chain_net() {
   NetParameter p;
+  // Strict fp32 math: TF32 convolutions (the GPU default) would amplify the float re-association.
   EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(R"(
+    default_forward_math: FLOAT default_backward_math: FLOAT
     layer { name: "data" type: "DummyData" top: "data" top: "label"
       dummy_data_param { shape { dim: 8 dim: 16 dim: 14 dim: 14 } shape { dim: 8 }
         data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
@@ -76,9 +78,10 @@ TEST(NetFusionCuda, ResidualBlockFusedMatchesApart) {
       apart.blob_by_name("data")->copy_from(*fused.blob_by_name("data"));
       const float loss_apart = apart.forward_range(h, 1, apart.num_layers() - 1);
       EXPECT_NEAR(loss, loss_apart, 1e-5 * std::fabs(loss_apart));
+      // The forward-only memory plan reuses the activations: only the outputs keep values.
+      if (phase == TEST) continue;
       expect_close(*fused.blob_by_name("conv"), *apart.blob_by_name("conv"), "conv");
       expect_close(*fused.blob_by_name("sum"), *apart.blob_by_name("sum"), "sum");
-      if (phase == TEST) continue;
       fused.backward(h);
       apart.backward(h);
       for (size_t k = 0; k < fused.params().size(); ++k) {

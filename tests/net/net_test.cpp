@@ -526,10 +526,9 @@ TEST(Net, ForwardOnlyNetFusesBatchNormWithStoredStatistics) {
     blobs[2]->fill_data(2.0);
   }
   prim::Handle h;
+  // The forward-only memory plan reuses the activations: the loss is what keeps its value.
   const auto [loss, loss_apart] = t.step(h, false);
   EXPECT_NEAR(loss, loss_apart, 1e-12 * std::fabs(loss_apart));
-  EXPECT_TRUE(test::all_close(t.fused.blob_by_name("conv")->data_vector(),
-                              t.apart.blob_by_name("conv")->data_vector(), {1e-12, 1e-10, true}));
 }
 
 // Only a learned scale of the channels fuses (here the scale runs over axis 0, the batch), and a

@@ -526,6 +526,7 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
       {"i16_many_rows", 4, 8, 20, 20, 8, 3, 3, 1, 1, 1, 1},
       {"i16_long_depth", 4, 16, 30, 30, 136, 3, 3, 1, 1, 1, 1},
       {"i16_wide_input", 2, 80, 9, 9, 72, 3, 3, 1, 1, 1, 1},
+      {"i16_1x1_stride2", 2, 64, 15, 13, 136, 1, 1, 0, 0, 2, 2},
   };
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     for (const ConvProblem& pb : problems)
@@ -564,6 +565,16 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
               pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemmSm90);
   ds.cd.math = MathMode::kFP32;
   EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
+  // 1x1: a plain GEMM at stride 1; strided, forward and backward filter go to tensor cores.
+  ds = descs_of({"h_1x1", 2, 32, 10, 10, 64, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kGemm1x1);
+  ds = descs_of({"h_1x1_s2", 2, 32, 10, 10, 64, 1, 1, 0, 0, 2, 2}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  EXPECT_TRUE(pick(ConvPass::kFwd) == ConvAlgo::kImplicitGemm ||
+              pick(ConvPass::kFwd) == ConvAlgo::kImplicitGemmSm90);
+  EXPECT_TRUE(pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemm ||
+              pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemmSm90);
   ds = descs_of({"c3", 2, 3, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16}) {
     ds.cd.math = math;
