@@ -283,21 +283,21 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
   if (h.device() != Device::kCPU && cd.groups > 1 && wd.c == 1) return ConvAlgo::kDirect;
   const ConvProblem pr{cd, xd, wd, yd};
-  // In tensor-core math, a filter that is not a plain GEMM (wider than 1x1, or 1x1 with a stride
-  // or pad, which the 1x1 GEMM row cannot take) and whose channels fill 16-byte pieces goes to the
+  // In tensor-core math, a filter wider than 1x1 whose channels fill 16-byte pieces goes to the
   // implicit GEMM's NHWC path, which reads each input once per channel tile where im2col writes
-  // and reads R*S copies of it (for ResNet-50's strided 1x1 res3a_branch1, a gathered copy per
-  // image: 0.53 ms forward, 1.62 backward in BF16 on an H200); unless the pass has fewer than 16
-  // output channels per group, a sliver of the path's 128-column tiles (LeNet's conv1 backward
-  // data: 1). TF32 backward filter goes there only for grouped layers, where im2col runs a GEMM
-  // per group: on ungrouped ones cuBLAS's TF32 GEMM over the patch matrix is faster (ResNet-50's
-  // 3x3 layers: 1.3-2x). On compute capability 9.0 the Hopper row (wgmma).
+  // and reads R*S copies of it; unless the pass has fewer than 16 output channels per group, a
+  // sliver of the path's 128-column tiles (LeNet's conv1 backward data: 1). A strided 1x1 stays
+  // on im2col: the path converts the whole input to NHWC where im2col gathers the quarter a
+  // stride of 2 reads (ResNet-50's res3a_branch1 in BF16 on an H200: forward 0.52 against 0.63
+  // ms, backward filter 0.48 against 0.72). TF32 backward filter goes to the path only for
+  // grouped layers, where im2col runs a GEMM per group: on ungrouped ones cuBLAS's TF32 GEMM over
+  // the patch matrix is faster (ResNet-50's 3x3 layers: 1.3-2x). On compute capability 9.0 the
+  // Hopper row (wgmma).
 #ifdef CREMA_WITH_CUDA
   const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
   const bool ungrouped_tf32_filter =
       pass == ConvPass::kBwdFilter && cd.math == MathMode::kTF32 && cd.groups == 1;
-  const bool plain_gemm = wd.r * wd.s == 1 && !cuda::kConvGemm1x1.unsupported(pr);
-  if (h.device() == Device::kCUDA && !plain_gemm && columns >= 16 && !ungrouped_tf32_filter &&
+  if (h.device() == Device::kCUDA && wd.r * wd.s > 1 && columns >= 16 && !ungrouped_tf32_filter &&
       cuda::igemm_nhwc_applies(pr, pass) && !cuda::kConvImplicitGemm.unsupported(pr))
     return cuda::kConvImplicitGemmSm90.unsupported(pr) ? ConvAlgo::kImplicitGemm
                                                        : ConvAlgo::kImplicitGemmSm90;
