@@ -17,8 +17,8 @@
 // later in-place layer may overwrite the top.
 // Fusion (Layer::absorb): an in-place Scale of the channels with a learned scale (and bias) and
 // an in-place ReLU after it, as in every ResNet block, run inside this layer's forward and
-// backward (primitives' batchnorm_*_fused): in training, 10 values move per element instead of
-// 25. The Scale's blobs stay its own (its weights load and save as before); this layer writes
+// backward (primitives' batchnorm_*_fused): in training, 9 values move per element instead of
+// 22. The Scale's blobs stay its own (its weights load and save as before); this layer writes
 // their gradients. With the stored statistics the fusion is for forward-only nets.
 #pragma once
 

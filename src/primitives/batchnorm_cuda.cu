@@ -5,7 +5,7 @@
 // x_hat), inference
 // 2 * sizeof(T); backward training 2 reads twice + 1 write (5 * sizeof(T)), inference
 // 2 * sizeof(T). The fused forms' epilogue adds no pass: a BatchNorm, Scale, ReLU chain in
-// training moves 9 values an element where the three layers apart moved 24.
+// training moves 9 values an element where the three layers apart move 22.
 #include <cmath>
 
 #include "primitives/batchnorm.h"
