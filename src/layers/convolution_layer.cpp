@@ -1,12 +1,27 @@
 // Convolution layer: the calls into the conv primitives (setup and shapes: base_conv_layer.cpp).
 #include "layers/convolution_layer.h"
 
+#include <string>
+
+#include "primitives/activation.h"
+
 namespace crema {
+
+template <typename Dtype>
+bool ConvolutionLayer<Dtype>::absorb(Layer<Dtype>& next, bool backward) {
+  (void)backward;
+  if (std::string(next.type()) != "ReLU" || relu_ || this->param_.top_size() != 1 ||
+      next.param().relu_param().negative_slope() != 0)
+    return false;
+  relu_ = true;
+  return true;
+}
 
 template <typename Dtype>
 void ConvolutionLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   prim::ConvEpilogue ep;
   if (bias_term_) ep.bias = this->blobs_[1]->data();
+  ep.relu = relu_;
   const Dtype* w = this->blobs_[0]->data();
   for (size_t i = 0; i < bottom.size(); ++i)
     prim::conv_fwd(h, conv_, prim::ConvAlgo::kAuto, x_desc_, bottom[i]->data(), filter_, w, y_desc_,
@@ -19,6 +34,12 @@ void ConvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                        const Tensors& bottom) {
   const prim::Blend accumulate{1, 1};
   for (size_t i = 0; i < top.size(); ++i) {
+    if (relu_) {  // the absorbed ReLU's backward, in place: y > 0 where the sum was
+      const prim::TensorDesc d =
+          prim::TensorDesc::nchw(dtype_of<Dtype>(), 1, 1, 1, int(top[i]->count()));
+      prim::act_bwd(h, prim::ActDesc{}, d, nullptr, top[i]->diff(), d, top[i]->data(),
+                    top[i]->mutable_diff());
+    }
     const Dtype* dy = top[i]->diff();
     if (bias_term_ && this->param_propagate_down(1))
       prim::conv_bwd_bias(h, y_desc_, dy, this->blobs_[1]->mutable_diff(), accumulate);

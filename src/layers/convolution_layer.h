@@ -8,6 +8,9 @@
 // db[k] += sum_{n,p,q} dy[n, k, p, q] (accumulated: the solver zeroes parameter diffs).
 // Axes before convolution_param.axis are folded into N. Several bottoms share the weights, each
 // producing its own top, as in Caffe; all bottoms must have the same shape.
+// Fusion (Layer::absorb): an in-place ReLU (negative_slope 0) on the only top runs in the
+// convolution's epilogue, with the bias: one pass over the output fewer. Backward then masks
+// the top's gradient in place as the ReLU would, reading the output.
 #pragma once
 
 #include "layers/base_conv_layer.h"
@@ -24,6 +27,12 @@ class ConvolutionLayer : public BaseConvLayer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
   const char* type() const override { return "Convolution"; }
+  using typename Layer<Dtype>::DataUse;
+  DataUse top_data_use(int) const override {
+    return relu_ ? DataUse::kBackward : DataUse::kForward;
+  }
+  bool absorb(Layer<Dtype>& next, bool backward) override;
+  void release_absorbed() override { relu_ = false; }
 
  protected:
   using BaseConvLayer<Dtype>::conv_;
@@ -33,6 +42,9 @@ class ConvolutionLayer : public BaseConvLayer<Dtype> {
   using BaseConvLayer<Dtype>::y_desc_;
   using BaseConvLayer<Dtype>::bias_term_;
   bool transposed() const override { return false; }
+
+ private:
+  bool relu_ = false;  // a ReLU absorbed into the epilogue
 };
 
 }  // namespace crema

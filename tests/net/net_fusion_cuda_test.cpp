@@ -1,7 +1,7 @@
-// Fusion on the GPU: a residual block (conv, BatchNorm, Scale, ReLU in place, conv, the shortcut
-// sum and its ReLU) run as a fused BatchNorm and a fused sum gives the losses, gradients and
-// running statistics of the layers apart, to float re-association; so does a forward-only net
-// with the stored statistics.
+// Fusion on the GPU: a convolution with its ReLU, then a residual block (conv, BatchNorm, Scale,
+// ReLU in place, conv, the shortcut sum and its ReLU) run as a fused BatchNorm and a fused sum
+// gives the losses, gradients and running statistics of the layers apart, to float re-association;
+// so does a forward-only net with the stored statistics.
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
@@ -24,7 +24,11 @@ NetParameter chain_net() {
     layer { name: "data" type: "DummyData" top: "data" top: "label"
       dummy_data_param { shape { dim: 8 dim: 16 dim: 14 dim: 14 } shape { dim: 8 }
         data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
-    layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+    layer { name: "conv0" type: "Convolution" bottom: "data" top: "conv0"
+      convolution_param { num_output: 16 kernel_size: 3 pad: 1
+        weight_filler { type: "gaussian" std: 0.1 } bias_filler { type: "gaussian" std: 0.1 } } }
+    layer { name: "relu0" type: "ReLU" bottom: "conv0" top: "conv0" }
+    layer { name: "conv" type: "Convolution" bottom: "conv0" top: "conv"
       convolution_param { num_output: 32 kernel_size: 3 pad: 1 bias_term: false
         weight_filler { type: "gaussian" std: 0.1 } } }
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
@@ -70,6 +74,7 @@ TEST(NetFusionCuda, ResidualBlockFusedMatchesApart) {
     const auto at = [&](const char* name) {
       return int(std::find(names.begin(), names.end(), name) - names.begin());
     };
+    ASSERT_EQ(fused.absorbed_by(at("relu0")), at("conv0"));
     ASSERT_EQ(fused.absorbed_by(at("relu")), at("bn"));
     ASSERT_EQ(fused.absorbed_by(at("relu_sum")), at("sum"));
     prim::Handle h(Device::kCUDA);

@@ -493,6 +493,37 @@ TEST(Net, EltwiseRunsTheReluAfterItFused) {
   }
 }
 
+// A convolution runs the ReLU after it in its epilogue (with the bias); a leaky ReLU stays apart.
+TEST(Net, ConvolutionRunsTheReluAfterItFused) {
+  for (const std::string slope : {"0", "0.1"}) {
+    SCOPED_TRACE(slope);
+    FusedAndApart t(R"(
+      layer { name: "data" type: "DummyData" top: "data" top: "label"
+        dummy_data_param { shape { dim: 4 dim: 3 dim: 6 dim: 6 } shape { dim: 4 }
+          data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
+      layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+        convolution_param { num_output: 4 kernel_size: 3 pad: 1
+          weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" std: 0.3 } } }
+      layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv"
+        relu_param { negative_slope: )" +
+                    slope + R"( } }
+      layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip"
+        inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })");
+    const int conv = layer_index(t.fused, "conv");
+    EXPECT_EQ(t.fused.absorbed_by(conv + 1), slope == "0" ? conv : -1);
+    prim::Handle h;
+    for (int pass = 0; pass < 2; ++pass) {
+      const auto [loss, loss_apart] = t.step(h, true);
+      EXPECT_NEAR(loss, loss_apart, 1e-12 * std::fabs(loss_apart));
+      for (size_t k = 0; k < t.fused.params().size(); ++k)
+        EXPECT_TRUE(test::all_close(t.fused.params()[k]->diff_vector(),
+                                    t.apart.params()[k]->diff_vector(), {1e-12, 1e-10, true}))
+            << "parameter " << k << " gradient, pass " << pass;
+    }
+  }
+}
+
 // A forward that stops between the BatchNorm and its Scale sees the BatchNorm's own output: the
 // group runs apart from then on, and still matches.
 TEST(Net, ARangeThatSplitsAFusedGroupRunsItApart) {
