@@ -286,13 +286,11 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   // In tensor-core math, a filter wider than 1x1 whose channels fill 16-byte pieces goes to the
   // implicit GEMM's NHWC path, which reads each input once per channel tile where im2col writes
   // and reads R*S copies of it; unless the pass has fewer than 16 output channels per group, a
-  // sliver of the path's 128-column tiles (LeNet's conv1 backward data: 1). A strided 1x1 stays
-  // on im2col: the path converts the whole input to NHWC where im2col gathers the quarter a
-  // stride of 2 reads (ResNet-50's res3a_branch1 in BF16 on an H200: forward 0.52 against 0.63
-  // ms, backward filter 0.48 against 0.72). TF32 backward filter goes to the path only for
-  // grouped layers, where im2col runs a GEMM per group: on ungrouped ones cuBLAS's TF32 GEMM over
-  // the patch matrix is faster (ResNet-50's 3x3 layers: 1.3-2x). On compute capability 9.0 the
-  // Hopper row (wgmma).
+  // sliver of the path's 128-column tiles (LeNet's conv1 backward data: 1). A 1x1 without
+  // padding is a GEMM on the input (strided: on the subsampled input) in the table's first row.
+  // TF32 backward filter goes to the path only for grouped layers, where im2col runs a GEMM per
+  // group: on ungrouped ones cuBLAS's TF32 GEMM over the patch matrix is faster (ResNet-50's 3x3
+  // layers: 1.3-2x). On compute capability 9.0 the Hopper row (wgmma).
 #ifdef CREMA_WITH_CUDA
   const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
   const bool ungrouped_tf32_filter =

@@ -1,15 +1,22 @@
-// The 1x1 GEMM row of the CUDA convolution: for 1x1 filters with stride 1 and no padding, each
+// The 1x1 GEMM row of the CUDA convolution: for 1x1 filters with no padding at stride 1, each
 // image's C x H*W block already is the patch matrix, so every pass is GEMMs on the tensors in
 // place (no im2col), batched over the images:
 //   forward        y_g[n]  = W_g x_g[n]           (Kg x HW, depth Cg), then the epilogue;
 //   backward data  dx_g[n] = W_g^T dy_g[n]        (Cg x HW, depth Kg);
 //   backward filt. dW_g    = sum_n dy_g[n] x_g[n]^T (Kg x Cg, depth HW per image).
 // The GEMMs honour the math mode (tensor cores for TF32/BF16/FP16 on fp32 data).
+// A strided 1x1 (no padding) is the stride-1 convolution of the subsampled input
+// x[:, :, ::sh, ::sw]: forward and backward filter gather that into the workspace first (one
+// pass reading what the stride keeps), backward data computes its gradient there and spreads it
+// over dx with zeros where the stride skips (one pass writing dx). ResNet-50's res3a/4a/5a
+// branch1 and branch2a are such layers; im2col gathered the same values a chunk of images at a
+// time and ran a GEMM per image.
 #include <algorithm>
 
 #include "primitives/conv_cuda.cuh"
 #include "primitives/conv_impl.h"
 #include "primitives/dtype_visit.h"
+#include "primitives/fast_div.h"
 
 namespace crema::prim::cuda {
 namespace {
@@ -42,6 +49,38 @@ Conv1x1FilterPlan plan_filter(int64_t c, int k, int64_t cg, int64_t hw, int batc
   return plan;
 }
 
+// The subsampled input of image-packed x (N x C x H x W, batch stride sn): out packed
+// N x C x P x Q, out[n][c][p][q] = x[n][c][p * sh][q * sw]. Below 2^31 elements (the row's rule).
+template <typename T>
+__global__ void gather_strided_kernel(uint32_t total, FastDiv q_div, FastDiv p_div, FastDiv c_div,
+                                      int h, int w, int sh, int sw, int64_t sn,
+                                      const T* __restrict__ x, T* __restrict__ out) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += blockDim.x * gridDim.x) {
+    const uint32_t t = q_div.div(i), q = i - t * q_div.d;
+    const uint32_t t2 = p_div.div(t), p = t - t2 * p_div.d;
+    const uint32_t n = c_div.div(t2), c = t2 - n * c_div.d;
+    out[i] = x[int64_t(n) * sn + (int64_t(c) * h + int64_t(p) * sh) * w + int64_t(q) * sw];
+  }
+}
+
+// dx = alpha * spread(dx_sub) + beta * dx over every element of image-packed dx: the subsampled
+// gradient where the stride samples, zero elsewhere.
+template <typename T>
+__global__ void spread_strided_kernel(uint32_t total, FastDiv w_div, FastDiv h_div, FastDiv c_div,
+                                      int p_size, int q_size, FastDiv sh, FastDiv sw, int64_t sn,
+                                      const T* __restrict__ sub, T* dx, T alpha, T beta) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += blockDim.x * gridDim.x) {
+    const uint32_t t = w_div.div(i), x = i - t * w_div.d;
+    const uint32_t t2 = h_div.div(t), y = t - t2 * h_div.d;
+    const uint32_t n = c_div.div(t2), c = t2 - n * c_div.d;
+    const uint32_t p = sh.div(y), q = sw.div(x);
+    const bool kept = p * sh.d == y && q * sw.d == x && int(p) < p_size && int(q) < q_size;
+    const T v = kept ? sub[((int64_t(n) * c_div.d + c) * p_size + p) * q_size + q] : T(0);
+    const int64_t off = int64_t(n) * sn + i - int64_t(n) * c_div.d * h_div.d * w_div.d;
+    dx[off] = beta == T(0) ? alpha * v : alpha * v + beta * dx[off];
+  }
+}
+
 template <typename T>
 class Conv1x1 {
  public:
@@ -72,13 +111,14 @@ class Conv1x1 {
 
   // As plan_filter decides: per-image partial filters summed in a fixed order, or the chunk's X
   // and dY gathered side by side and reduced by one GEMM per group.
-  void bwd_filter(const T* x, const T* dy, T* dw, Blend blend) {
+  // scratch: plan_filter's elements, or null for the handle's workspace.
+  void bwd_filter(const T* x, const T* dy, T* dw, Blend blend, T* scratch = nullptr) {
     const TensorDesc &xd = p_.xd, &yd = p_.yd;
     const T alpha = T(blend.alpha);
     T beta = T(blend.beta);  // applies once, to the first chunk's contribution
     const Conv1x1FilterPlan plan =
         plan_filter(xd.c, p_.wd.k, cg_, hw_, xd.n, sizeof(T), h_.workspace_budget());
-    T* ws = static_cast<T*>(h_.workspace(sizeof(T) * plan.elems));
+    T* ws = scratch ? scratch : static_cast<T*>(h_.workspace(sizeof(T) * plan.elems));
     const int64_t count = p_.wd.count();
     for (int n0 = 0; n0 < xd.n; n0 += plan.chunk, beta = T(1)) {
       const int b = std::min(plan.chunk, xd.n - n0);
@@ -112,12 +152,65 @@ class Conv1x1 {
   int64_t hw_;
 };
 
+bool strided(const ConvProblem& p) { return p.cd.stride_h != 1 || p.cd.stride_w != 1; }
+
+// The stride-1 problem on the subsampled input: x packed N x C x P x Q.
+struct Subsampled {
+  ConvDesc cd;
+  TensorDesc xd;
+  ConvProblem p;
+  explicit Subsampled(const ConvProblem& s)
+      : cd(s.cd),
+        xd(TensorDesc::nchw(s.xd.dtype, s.xd.n, s.xd.c, s.yd.h, s.yd.w)),
+        p{cd, xd, s.wd, s.yd} {
+    cd.stride_h = cd.stride_w = 1;
+  }
+};
+
+template <typename T>
+void gather_strided(cudaStream_t st, const ConvProblem& p, const T* x, T* out) {
+  const TensorDesc& xd = p.xd;
+  const uint32_t total = uint32_t(int64_t(xd.n) * xd.c * p.yd.h * p.yd.w);
+  if (total == 0) return;
+  gather_strided_kernel<T><<<grid_for(total), kBlock, 0, st>>>(
+      total, FastDiv(uint32_t(p.yd.w)), FastDiv(uint32_t(p.yd.h)), FastDiv(uint32_t(xd.c)), xd.h,
+      xd.w, p.cd.stride_h, p.cd.stride_w, xd.stride_n, x, out);
+  check_launch("gather_strided_kernel");
+}
+
+template <typename T>
+void spread_strided(cudaStream_t st, const ConvProblem& p, const T* sub, T* dx, Blend b) {
+  const TensorDesc& xd = p.xd;
+  const uint32_t total = uint32_t(xd.count());
+  if (total == 0) return;
+  spread_strided_kernel<T><<<grid_for(total), kBlock, 0, st>>>(
+      total, FastDiv(uint32_t(xd.w)), FastDiv(uint32_t(xd.h)), FastDiv(uint32_t(xd.c)), p.yd.h,
+      p.yd.w, FastDiv(uint32_t(p.cd.stride_h)), FastDiv(uint32_t(p.cd.stride_w)), xd.stride_n, sub,
+      dx, T(b.alpha), T(b.beta));
+  check_launch("spread_strided_kernel");
+}
+
+size_t subsampled_elems(const ConvProblem& p) {
+  return strided(p) ? size_t(p.xd.n) * size_t(p.xd.c) * size_t(p.yd.h) * size_t(p.yd.w) : 0;
+}
+
+size_t filter_elems(Handle& h, const ConvProblem& p) {
+  return plan_filter(p.xd.c, p.wd.k, p.wd.c, int64_t(p.yd.h) * p.yd.w, p.xd.n,
+                     dtype_size(p.xd.dtype), h.workspace_budget())
+      .elems;
+}
+
 void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
          const ConvEpilogue& ep) {
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    Conv1x1<T>(h, p).fwd(static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y),
-                         blend, ep);
+    const T* wt = static_cast<const T*>(w);
+    if (!strided(p))
+      return Conv1x1<T>(h, p).fwd(static_cast<const T*>(x), wt, static_cast<T*>(y), blend, ep);
+    const Subsampled sub(p);
+    T* xs = static_cast<T*>(h.workspace(sizeof(T) * subsampled_elems(p)));
+    gather_strided(stream_of(h), p, static_cast<const T*>(x), xs);
+    Conv1x1<T>(h, sub.p).fwd(xs, wt, static_cast<T*>(y), blend, ep);
   });
 }
 
@@ -125,8 +218,13 @@ void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, vo
               Blend blend) {
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_data", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    Conv1x1<T>(h, p).bwd_data(static_cast<const T*>(w), static_cast<const T*>(dy),
-                              static_cast<T*>(dx), blend);
+    const T* wt = static_cast<const T*>(w);
+    const T* dyt = static_cast<const T*>(dy);
+    if (!strided(p)) return Conv1x1<T>(h, p).bwd_data(wt, dyt, static_cast<T*>(dx), blend);
+    const Subsampled sub(p);
+    T* dxs = static_cast<T*>(h.workspace(sizeof(T) * subsampled_elems(p)));
+    Conv1x1<T>(h, sub.p).bwd_data(wt, dyt, dxs, Blend{});
+    spread_strided(stream_of(h), p, dxs, static_cast<T*>(dx), blend);
   });
 }
 
@@ -134,24 +232,36 @@ void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, 
                 Blend blend) {
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_filter", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    Conv1x1<T>(h, p).bwd_filter(static_cast<const T*>(x), static_cast<const T*>(dy),
-                                static_cast<T*>(dw), blend);
+    const T* dyt = static_cast<const T*>(dy);
+    if (!strided(p))
+      return Conv1x1<T>(h, p).bwd_filter(static_cast<const T*>(x), dyt, static_cast<T*>(dw), blend);
+    const Subsampled sub(p);
+    // One workspace: the subsampled input, then the filter plan's scratch.
+    const size_t xs_elems = subsampled_elems(p);
+    T* xs = static_cast<T*>(h.workspace(sizeof(T) * (xs_elems + filter_elems(h, p))));
+    gather_strided(stream_of(h), p, static_cast<const T*>(x), xs);
+    Conv1x1<T>(h, sub.p).bwd_filter(xs, dyt, static_cast<T*>(dw), blend, xs + xs_elems);
   });
 }
 
-// Only the backward filter needs scratch: the partials or the gathered copies.
+// The backward filter's partials or gathered copies, after the subsampled input of a strided
+// layer (which forward and backward data need too).
 size_t workspace(Handle& h, const ConvProblem& p) {
-  const size_t elem = dtype_size(p.xd.dtype);
-  return plan_filter(p.xd.c, p.wd.k, p.wd.c, int64_t(p.xd.h) * p.xd.w, p.xd.n, elem,
-                     h.workspace_budget())
-             .elems *
-         elem;
+  return (subsampled_elems(p) + filter_elems(h, p)) * dtype_size(p.xd.dtype);
+}
+
+// The table's 1x1 rule, with a stride (no padding) allowed.
+const char* unsupported(const ConvProblem& p) {
+  if (p.wd.r != 1 || p.wd.s != 1) return "the filter is not 1x1";
+  if (p.cd.pad_h != 0 || p.cd.pad_w != 0) return "the input is padded";
+  if (strided(p) && p.xd.count() >= (int64_t(1) << 31))
+    return "a strided 1x1 input of 2^31 elements or more";
+  return conv_unsupported_gemm(p);
 }
 
 }  // namespace
 
-const ConvImpl kConvGemm1x1{ConvAlgo::kGemm1x1, Device::kCUDA, conv_unsupported_gemm1x1,
-                            workspace,          fwd,           bwd_data,
-                            bwd_filter};
+const ConvImpl kConvGemm1x1{ConvAlgo::kGemm1x1, Device::kCUDA, unsupported, workspace, fwd,
+                            bwd_data,           bwd_filter};
 
 }  // namespace crema::prim::cuda

@@ -224,6 +224,8 @@ std::vector<ConvProblem> unit_problems() {
   return {
       {"unit_1x1", 2, 6, 5, 7, 4, 1, 1, 0, 0, 1, 1},
       {"unit_1x1_stride2", 2, 6, 5, 7, 4, 1, 1, 0, 0, 2, 2},
+      {"unit_1x1_stride2x3_groups", 2, 8, 9, 10, 6, 1, 1, 0, 0, 2, 3, 1, 1, 2},
+      {"unit_1x1_stride2_partials", 2, 8, 34, 33, 16, 1, 1, 0, 0, 2, 2},  // 17 x 17 >= 256
       {"unit_1x1_pad", 1, 3, 4, 4, 5, 1, 1, 1, 1, 1, 1},
       {"unit_1x1_groups", 3, 6, 5, 5, 4, 1, 1, 0, 0, 1, 1, 1, 1, 2},
       {"unit_n1_odd", 1, 3, 7, 9, 5, 3, 3, 1, 1, 2, 2},
@@ -565,14 +567,13 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
               pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemmSm90);
   ds.cd.math = MathMode::kFP32;
   EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
-  // 1x1: a plain GEMM at stride 1; strided, im2col (it gathers only what the stride reads).
-  ds = descs_of({"h_1x1", 2, 32, 10, 10, 64, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
-  ds.cd.math = MathMode::kBF16;
-  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kGemm1x1);
-  ds = descs_of({"h_1x1_s2", 2, 32, 10, 10, 64, 1, 1, 0, 0, 2, 2}, DataType::kFloat32);
-  ds.cd.math = MathMode::kBF16;
-  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
-  EXPECT_EQ(pick(ConvPass::kBwdFilter), ConvAlgo::kIm2colGemm);
+  // 1x1 without padding, strided or not: the 1x1 GEMM row.
+  for (int stride : {1, 2}) {
+    ds = descs_of({"h_1x1", 2, 32, 10, 10, 64, 1, 1, 0, 0, stride, stride}, DataType::kFloat32);
+    ds.cd.math = MathMode::kBF16;
+    for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
+      EXPECT_EQ(pick(pass), ConvAlgo::kGemm1x1) << "stride " << stride;
+  }
   ds = descs_of({"c3", 2, 3, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16}) {
     ds.cd.math = math;
