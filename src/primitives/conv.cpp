@@ -287,11 +287,18 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   // implicit GEMM's NHWC path, which reads each input once per channel tile where im2col writes
   // and reads R*S copies of it; unless the pass has fewer than 16 output channels per group, a
   // sliver of the path's 128-column tiles (LeNet's conv1 backward data: 1). A 1x1 without
-  // padding is a GEMM on the input (strided: on the subsampled input) in the table's first row.
+  // padding is a GEMM on the input (strided: on the subsampled input) in the table's first row,
+  // but for a strided one with output planes under 64 values: that row's GEMMs run per image,
+  // and im2col's over a chunk of images is wider (ResNet-50's res5a_branch1, 7x7 planes, BF16 on
+  // an H200: 1.21 against 0.88 ms forward + backward; res4a_branch1, 14x14: 0.88 against 1.36).
   // TF32 backward filter goes to the path only for grouped layers, where im2col runs a GEMM per
   // group: on ungrouped ones cuBLAS's TF32 GEMM over the patch matrix is faster (ResNet-50's 3x3
   // layers: 1.3-2x). On compute capability 9.0 the Hopper row (wgmma).
 #ifdef CREMA_WITH_CUDA
+  const bool strided = cd.stride_h != 1 || cd.stride_w != 1;
+  if (h.device() == Device::kCUDA && wd.r * wd.s == 1 && strided && int64_t(yd.h) * yd.w < 64 &&
+      !cuda::kConvIm2colGemm.unsupported(pr))
+    return ConvAlgo::kIm2colGemm;
   const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
   const bool ungrouped_tf32_filter =
       pass == ConvPass::kBwdFilter && cd.math == MathMode::kTF32 && cd.groups == 1;

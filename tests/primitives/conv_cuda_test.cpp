@@ -567,13 +567,17 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
               pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemmSm90);
   ds.cd.math = MathMode::kFP32;
   EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
-  // 1x1 without padding, strided or not: the 1x1 GEMM row.
+  // 1x1 without padding, strided or not: the 1x1 GEMM row; strided onto output planes of fewer
+  // than 64 values, im2col.
   for (int stride : {1, 2}) {
-    ds = descs_of({"h_1x1", 2, 32, 10, 10, 64, 1, 1, 0, 0, stride, stride}, DataType::kFloat32);
+    ds = descs_of({"h_1x1", 2, 32, 20, 20, 64, 1, 1, 0, 0, stride, stride}, DataType::kFloat32);
     ds.cd.math = MathMode::kBF16;
     for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
       EXPECT_EQ(pick(pass), ConvAlgo::kGemm1x1) << "stride " << stride;
   }
+  ds = descs_of({"h_1x1_small", 2, 32, 14, 14, 64, 1, 1, 0, 0, 2, 2}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
   ds = descs_of({"c3", 2, 3, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16}) {
     ds.cd.math = math;
