@@ -412,6 +412,28 @@ struct FusedAndApart {
     }
     return {loss, loss_apart};
   }
+  // Two training steps of each: the losses, the blob `top` and every parameter's data (the
+  // running statistics change with each forward) and gradient agree to float re-association.
+  void expect_same_steps(const std::string& top) {
+    prim::Handle h;
+    const test::Tolerance tol{1e-12, 1e-10, true};
+    for (int pass = 0; pass < 2; ++pass) {
+      SCOPED_TRACE(::testing::Message() << "pass " << pass);
+      const auto [loss, loss_apart] = step(h, true);
+      EXPECT_NEAR(loss, loss_apart, 1e-12 * std::fabs(loss_apart));
+      EXPECT_TRUE(test::all_close(fused.blob_by_name(top)->data_vector(),
+                                  apart.blob_by_name(top)->data_vector(), tol))
+          << top;
+      for (size_t k = 0; k < fused.params().size(); ++k) {
+        EXPECT_TRUE(test::all_close(fused.params()[k]->data_vector(),
+                                    apart.params()[k]->data_vector(), tol))
+            << "parameter " << k;
+        EXPECT_TRUE(test::all_close(fused.params()[k]->diff_vector(),
+                                    apart.params()[k]->diff_vector(), tol))
+            << "gradient of parameter " << k;
+      }
+    }
+  }
 };
 
 // The BatchNorm runs the Scale and the ReLU after it (one pass over the data instead of three):
@@ -427,23 +449,7 @@ TEST(Net, BatchNormRunsTheScaleAndReluAfterItFused) {
     EXPECT_EQ(t.fused.absorbed_by(bn + 2), bn) << "relu";
     EXPECT_EQ(t.fused.group_end(bn), bn + 2);
     EXPECT_EQ(t.apart.absorbed_by(bn + 1), -1);
-    prim::Handle h;
-    for (int pass = 0; pass < 2; ++pass) {
-      SCOPED_TRACE(pass);
-      const auto [loss, loss_apart] = t.step(h, true);
-      EXPECT_NEAR(loss, loss_apart, 1e-12 * std::fabs(loss_apart));
-      EXPECT_TRUE(test::all_close(t.fused.blob_by_name("conv")->data_vector(),
-                                  t.apart.blob_by_name("conv")->data_vector(),
-                                  {1e-12, 1e-10, true}));
-      for (size_t k = 0; k < t.fused.params().size(); ++k)
-        EXPECT_TRUE(test::all_close(t.fused.params()[k]->data_vector(),
-                                    t.apart.params()[k]->data_vector(), {1e-12, 1e-10, true}))
-            << "parameter " << k << " data (running statistics)";
-      for (size_t k = 0; k < t.fused.params().size(); ++k)
-        EXPECT_TRUE(test::all_close(t.fused.params()[k]->diff_vector(),
-                                    t.apart.params()[k]->diff_vector(), {1e-12, 1e-10, true}))
-            << "parameter " << k << " gradient";
-    }
+    t.expect_same_steps("conv");
   }
 }
 
@@ -479,18 +485,7 @@ TEST(Net, EltwiseRunsTheReluAfterItFused) {
   const int sum = layer_index(t.fused, "sum");
   EXPECT_EQ(t.fused.absorbed_by(sum + 1), sum);
   EXPECT_EQ(t.fused.absorbed_by(layer_index(t.fused, "relu_a")), layer_index(t.fused, "bn_a"));
-  prim::Handle h;
-  for (int pass = 0; pass < 2; ++pass) {
-    SCOPED_TRACE(pass);
-    const auto [loss, loss_apart] = t.step(h, true);
-    EXPECT_NEAR(loss, loss_apart, 1e-12 * std::fabs(loss_apart));
-    EXPECT_TRUE(test::all_close(t.fused.blob_by_name("sum")->data_vector(),
-                                t.apart.blob_by_name("sum")->data_vector(), {1e-12, 1e-10, true}));
-    for (size_t k = 0; k < t.fused.params().size(); ++k)
-      EXPECT_TRUE(test::all_close(t.fused.params()[k]->diff_vector(),
-                                  t.apart.params()[k]->diff_vector(), {1e-12, 1e-10, true}))
-          << "parameter " << k << " gradient";
-  }
+  t.expect_same_steps("sum");
 }
 
 // A convolution runs the ReLU after it in its epilogue (with the bias); a leaky ReLU stays apart.
@@ -512,15 +507,7 @@ TEST(Net, ConvolutionRunsTheReluAfterItFused) {
       layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })");
     const int conv = layer_index(t.fused, "conv");
     EXPECT_EQ(t.fused.absorbed_by(conv + 1), slope == "0" ? conv : -1);
-    prim::Handle h;
-    for (int pass = 0; pass < 2; ++pass) {
-      const auto [loss, loss_apart] = t.step(h, true);
-      EXPECT_NEAR(loss, loss_apart, 1e-12 * std::fabs(loss_apart));
-      for (size_t k = 0; k < t.fused.params().size(); ++k)
-        EXPECT_TRUE(test::all_close(t.fused.params()[k]->diff_vector(),
-                                    t.apart.params()[k]->diff_vector(), {1e-12, 1e-10, true}))
-            << "parameter " << k << " gradient, pass " << pass;
-    }
+    t.expect_same_steps("ip");
   }
 }
 
