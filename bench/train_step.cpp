@@ -5,7 +5,7 @@
 // the run allocated).
 //
 //   train_step --solver=models/lenet_fashion/lenet_solver.prototxt [--iterations=200]
-//              [--warmup=20] [--gpu=N] [--precision=P] [--unfused]
+//              [--warmup=20] [--gpu=N] [--precision=P] [--unfused] [--autotune]
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <sys/resource.h>
@@ -28,6 +28,8 @@ DEFINE_int32(warmup, 20, "untimed iterations first");
 DEFINE_int32(gpu, -1, "train on this GPU (default: the CPU)");
 DEFINE_string(precision, "", "fp32, tf32, bf16 or fp16 over the net's own precision fields");
 DEFINE_bool(unfused, false, "run every layer apart (Net::unfuse): what the fusions buy");
+DEFINE_bool(autotune, false,
+            "time the convolution algorithms in the warm-up (Handle::set_conv_autotune)");
 
 int main(int argc, char** argv) {
   crema::prim::ensure_best_blas_kernels(argv);
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
     param.set_max_iter(FLAGS_warmup + FLAGS_iterations);
     const crema::Device device = FLAGS_gpu >= 0 ? crema::Device::kCUDA : crema::Device::kCPU;
     crema::prim::Handle handle(device, std::max(FLAGS_gpu, 0));
+    handle.set_conv_autotune(FLAGS_autotune);
     auto solver = crema::create_solver<float>(param, device, handle, FLAGS_solver);
     solver->net().fill_inputs_uniform(1234);  // nets fed by Input layers would see zeros
     if (FLAGS_unfused) solver->net().unfuse();

@@ -21,6 +21,7 @@
 #include "core/upgrade_proto.h"
 #include "primitives/blas.h"
 #include "primitives/blas_kernels.h"
+#include "primitives/conv.h"
 #include "primitives/handle.h"
 #include "solver/solver.h"
 
@@ -42,6 +43,12 @@ DEFINE_string(precision, "",
 DEFINE_bool(verbose, false,
             "train, test, time: log each convolution's algorithm choice and the algorithms it "
             "skipped, with their reasons (the same as CREMA_VERBOSE=1)");
+DEFINE_bool(autotune, false,
+            "train, test, time: time every convolution algorithm once per layer shape and keep "
+            "the fastest, remembered in --autotune_file for the next run on this device");
+DEFINE_string(autotune_file, "",
+              "where --autotune keeps its choices (default: $XDG_CACHE_HOME/crema/"
+              "conv_algorithms, else ~/.cache/crema/conv_algorithms)");
 DEFINE_int32(iterations, 50, "test, time: the number of iterations");
 DEFINE_string(phase, "", "time: the phase of the net (TRAIN or TEST; default TRAIN)");
 DEFINE_string(sigint_effect, "stop", "train: what SIGINT does: snapshot, stop or none");
@@ -97,6 +104,35 @@ void copy_weights(Net<float>& net, const std::string& list) {
 }
 
 // --model, with --precision applied.
+// --autotune: turns it on for `h` with the choices earlier runs on this device saved; returns
+// the file to save to, "" when off.
+std::string start_autotune(prim::Handle& h) {
+  if (!FLAGS_autotune) return "";
+  std::string path = FLAGS_autotune_file;
+  if (path.empty()) {
+    const char* cache = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    path = cache && *cache ? std::string(cache) + "/crema/conv_algorithms"
+           : home && *home ? std::string(home) + "/.cache/crema/conv_algorithms"
+                           : "crema_conv_algorithms";
+  }
+  h.set_conv_autotune(true);
+  LOG(INFO) << "Autotuning convolutions, starting from " << prim::conv_algos_load(h, path)
+            << " choices in " << path;
+  return path;
+}
+
+// Saves the autotuned choices; a cache that cannot be written costs only the next run's timing.
+void save_autotune(prim::Handle& h, const std::string& path) {
+  if (path.empty()) return;
+  try {
+    prim::conv_algos_save(h, path);
+    LOG(INFO) << "Saved " << h.algo_cache().size() << " convolution choices to " << path;
+  } catch (const std::exception& e) {
+    LOG(WARNING) << e.what();
+  }
+}
+
 NetParameter load_model() {
   NetParameter param = load_net_param_text(FLAGS_model);
   if (!FLAGS_precision.empty()) apply_precision_flag(FLAGS_precision, &param);
@@ -120,6 +156,7 @@ int train() {
   std::signal(SIGHUP, on_signal);
 
   prim::Handle handle(device, device_id);
+  const std::string tuned = start_autotune(handle);
   auto solver = create_solver<float>(param, device, handle, FLAGS_solver);
   solver->set_action_source([&]() {
     if (g_sigint.exchange(0)) return on_int;
@@ -129,6 +166,7 @@ int train() {
   if (!FLAGS_weights.empty()) copy_weights(solver->net(), FLAGS_weights);
   solver->set_overwrite_snapshots(FLAGS_overwrite_snapshots);
   solver->solve(FLAGS_snapshot);
+  save_autotune(handle, tuned);
   LOG(INFO) << "Optimization Done.";
   return 0;
 }
@@ -142,6 +180,7 @@ int test() {
   int device_id = 0;
   const Device device = pick_device(false, &device_id);
   prim::Handle handle(device, device_id);
+  const std::string tuned = start_autotune(handle);
   Net<float> net(load_model(), TEST, device);
   copy_weights(net, FLAGS_weights);
   net.share_inference_memory();
@@ -167,6 +206,7 @@ int test() {
       }
     }
   }
+  save_autotune(handle, tuned);
   LOG(INFO) << "Loss: " << loss / FLAGS_iterations;
   for (size_t k = 0; k < sums.size(); ++k) {
     const double mean = sums[k] / FLAGS_iterations;
@@ -190,6 +230,7 @@ int time() {
   int device_id = 0;
   const Device device = pick_device(false, &device_id);
   prim::Handle handle(device, device_id);
+  const std::string tuned = start_autotune(handle);
   Net<float> net(load_model(), FLAGS_phase == "TEST" ? TEST : TRAIN, device);
   net.fill_inputs_uniform(1234);
   using Clock = std::chrono::steady_clock;
@@ -201,6 +242,7 @@ int time() {
   net.forward(handle);  // warm-up: allocations, algorithm choice
   LOG(INFO) << "Performing Backward";
   net.backward(handle);
+  save_autotune(handle, tuned);
   const int n = net.num_layers();
   std::vector<double> fwd(n, 0), bwd(n, 0);
   double fwd_total = 0, bwd_total = 0;

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <set>
 #include <string>
@@ -186,7 +188,8 @@ const ConvImpl& auto_row(Handle& h, Pass p, const ConvProblem& pr) {
 
 const ConvImpl& resolve(Handle& h, Pass p, ConvAlgo algo, const ConvProblem& pr, const void* x,
                         const void* w, const void* dy) {
-  if (algo == ConvAlgo::kAuto) return auto_row(h, p, pr);
+  if (algo == ConvAlgo::kAuto)
+    return h.conv_autotune() ? timed_row(h, p, pr, x, w, dy) : auto_row(h, p, pr);
   if (algo == ConvAlgo::kFind) return timed_row(h, p, pr, x, w, dy);
   const ConvImpl* row = find_row(h.device(), algo);
   if (const char* why = unsupported(row, pr))
@@ -322,15 +325,16 @@ size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const Tens
                            const FilterDesc& wd, const TensorDesc& yd) {
   const ConvProblem pr{cd, xd, wd, yd};
   size_t bytes = 0;
-  if (a == ConvAlgo::kAuto) {
+  if (a == ConvAlgo::kAuto && !h.conv_autotune()) {
     for (Pass p : {Pass::kFwd, Pass::kBwdData, Pass::kBwdFilter})
       bytes = std::max(
           bytes, conv_workspace_size(h, conv_heuristic(h, cd, xd, wd, yd, p), cd, xd, wd, yd));
     return bytes;
   }
-  for (const ConvImpl* row : kTable)  // find may try every supported row: the largest
-    if (row->device == h.device() && (a == ConvAlgo::kFind || row->algo == a) &&
-        !row->unsupported(pr))
+  // find (and autotuning) may try every supported row: the largest
+  const bool any = a == ConvAlgo::kFind || a == ConvAlgo::kAuto;
+  for (const ConvImpl* row : kTable)
+    if (row->device == h.device() && (any || row->algo == a) && !row->unsupported(pr))
       bytes = std::max(bytes, row->workspace(h, pr));
   return bytes;
 }
@@ -370,6 +374,72 @@ void conv_bwd_bias(Handle& h, const TensorDesc& dyd, const void* dy, void* db, B
     fail("conv_bwd_bias: empty tensor " + dims(dyd));
   if (!dy || !db) fail("conv_bwd_bias: null data pointer");
   bias_bwd(h, dyd, dy, db, blend);
+}
+
+namespace {
+
+constexpr const char* kAlgosHeader = "crema conv algorithms 1 | ";
+
+// The device a file of timed choices belongs to: "cpu", or the GPU's name and compute
+// capability (from cuda_device_description's "Name:" and "Compute capability:" lines).
+std::string device_identity(Handle& h) {
+  if (h.device() == Device::kCPU) return "cpu";
+  std::string id = "cuda";
+  const std::string text = cuda_device_description(h.device_id());
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string line = text.substr(at, end - at);
+    for (const char* field : {"Name:", "Compute capability:"})
+      if (line.rfind(field, 0) == 0) {
+        const size_t v = line.find_first_not_of(' ', std::strlen(field));
+        if (v != std::string::npos) id += " " + line.substr(v);
+      }
+    at = end + 1;
+  }
+  return id;
+}
+
+}  // namespace
+
+void conv_algos_save(Handle& h, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << kAlgosHeader << device_identity(h) << "\n";
+    for (const auto& [key, algo] : h.algo_cache())
+      out << key << "\t" << conv_algo_name(static_cast<ConvAlgo>(algo)) << "\n";
+    out.flush();
+    if (!out) fail("conv_algos_save: cannot write " + tmp);
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    fail("conv_algos_save: cannot write " + path);
+  }
+}
+
+size_t conv_algos_load(Handle& h, const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line != kAlgosHeader + device_identity(h)) return 0;
+  size_t taken = 0;
+  const std::vector<ConvAlgo> rows = conv_algos(h.device());
+  while (std::getline(in, line)) {
+    const size_t tab = line.rfind('\t');
+    if (tab == std::string::npos || tab == 0) continue;
+    const std::string name = line.substr(tab + 1);
+    for (ConvAlgo a : rows)
+      if (name == conv_algo_name(a)) {
+        h.algo_cache()[line.substr(0, tab)] = static_cast<int>(a);
+        ++taken;
+      }
+  }
+  return taken;
 }
 
 }  // namespace crema::prim

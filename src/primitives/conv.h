@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "primitives/handle.h"
@@ -87,5 +88,13 @@ void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorD
                      void* dw, Blend blend = {});
 // db[k] = alpha * sum_{n,p,q} dy + beta * db.
 void conv_bwd_bias(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend = {});
+
+// The algorithms `find` (or autotuning, Handle::set_conv_autotune) picked on this handle, kept
+// across runs: conv_algos_save writes them to a text file naming the device (atomically;
+// throws PrimError when it cannot), conv_algos_load reads one back into the handle's cache and
+// returns how many entries it took: none from a missing file or one made on another device,
+// and a line it cannot read is skipped (the problem is timed again).
+void conv_algos_save(Handle& h, const std::string& path);
+size_t conv_algos_load(Handle& h, const std::string& path);
 
 }  // namespace crema::prim

@@ -75,6 +75,11 @@ class Handle {
 
   // Algorithm cache for find-style autotuning: key is an op + shape string, value an algo id.
   std::map<std::string, int>& algo_cache() { return algo_cache_; }
+  // Autotuning: kAuto convolutions time every supported algorithm once per problem (as
+  // ConvAlgo::kFind) and keep the fastest, instead of taking the heuristic's pick. The winners
+  // live in algo_cache (conv_algos_save and conv_algos_load keep them across runs).
+  bool conv_autotune() const { return conv_autotune_; }
+  void set_conv_autotune(bool on) { conv_autotune_ = on; }
 
   // Seed and counter for stochastic primitives; each call consumes a fresh counter range so
   // results are reproducible for a given seed and call sequence.
@@ -114,6 +119,7 @@ class Handle {
   size_t workspace_budget_ = size_t(32) << 20;
   int cpu_threads_ = 1;
   std::map<std::string, int> algo_cache_;
+  bool conv_autotune_ = false;
   uint64_t seed_ = 0x9E3779B97F4A7C15ull;
   uint64_t counter_ = 0;
   uint64_t error_tag_ = 0;

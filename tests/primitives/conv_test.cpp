@@ -456,6 +456,48 @@ TEST(ConvFind, CachesOneEntryPerPassAndShapeAndReusesIt) {
   EXPECT_EQ(h.algo_cache().size(), 4u);
 }
 
+// Autotuning: kAuto times the rows as kFind does and caches the winner; the cache survives a
+// save and a load on the same device, and a file from another device or with unreadable lines
+// gives nothing (or only its readable lines).
+TEST(ConvAutotune, KAutoTimesOnceAndTheChoicesSurviveAFile) {
+  const ConvProblem pb{"autotune", 2, 4, 9, 9, 6, 3, 3, 1, 1, 1, 1};
+  const Shapes sh = shapes_of(pb);
+  const Data d = make_data(pb, 6);
+  const Reference ref = reference(pb, d.x, d.w, d.dy);
+  const Descs ds = descs_of(pb, DataType::kFloat32);
+  const auto x = cast<float>(d.x), w = cast<float>(d.w);
+  Handle h;
+  h.set_conv_autotune(true);
+  EXPECT_GT(conv_workspace_size(h, ConvAlgo::kAuto, ds.cd, ds.xd, ds.wd, ds.yd),
+            0u);  // every row it may try: im2col's patch matrix
+  auto y = test::poisoned<float>(sh.y);
+  conv_fwd(h, ds.cd, ConvAlgo::kAuto, ds.xd, x.data(), ds.wd, w.data(), ds.yd, y.data());
+  EXPECT_TRUE(all_close(y, ref.y, kExact));
+  ASSERT_EQ(h.algo_cache().size(), 1u);
+  EXPECT_EQ(h.algo_cache().begin()->first.rfind("conv_fwd ", 0), 0u);
+
+  const std::string path = ::testing::TempDir() + "/conv_autotune/algos";
+  conv_algos_save(h, path);
+  Handle again;
+  EXPECT_EQ(conv_algos_load(again, path), 1u);
+  EXPECT_EQ(again.algo_cache(), h.algo_cache());
+
+  const std::string key = h.algo_cache().begin()->first;
+  const auto write = [&](const std::string& text) {
+    std::ofstream(path, std::ios::trunc) << text;
+    Handle fresh;
+    return conv_algos_load(fresh, path);
+  };
+  EXPECT_EQ(write("crema conv algorithms 1 | cuda NVIDIA H200 9.0\n" + key + "\tdirect\n"), 0u);
+  EXPECT_EQ(write("crema conv algorithms 1 | cpu\nno tab here\n" + key + "\tno_such_algo\n\t" +
+                  "direct\n" + key + "\tdirect\n"),
+            1u);
+  EXPECT_EQ(write(""), 0u);
+  Handle none;
+  EXPECT_EQ(conv_algos_load(none, ::testing::TempDir() + "/conv_autotune/missing"), 0u);
+  EXPECT_THROW(conv_algos_save(h, "/proc/crema_no_such_dir/algos"), PrimError);
+}
+
 // docs/primitives.md lists each device's rows in the table's order: the reference cannot drift
 // from the table.
 TEST(ConvTable, DocsListEveryRowInOrder) {

@@ -217,3 +217,34 @@ TEST(CremaCli, VerboseLogsTheConvolutionChoice) {
 }
 
 }  // namespace
+
+namespace {
+
+// --autotune times the convolution's algorithms, saves the winner for this device, and a second
+// run starts from it; an unwritable cache costs a warning, not the run.
+TEST(CremaCli, AutotuneKeepsItsChoicesForTheNextRun) {
+  const std::string model = write_file("autotune.prototxt", kConvNet);
+  const std::string cache = ::testing::TempDir() + "/autotune_cache/algos";
+  std::filesystem::remove_all(::testing::TempDir() + "/autotune_cache");
+  const Result first =
+      run("time --iterations=1 --autotune --autotune_file=" + cache + " --model=" + model);
+  ASSERT_EQ(first.status, 0) << first.output;
+  EXPECT_NE(first.output.find("starting from 0 choices"), std::string::npos) << first.output;
+  std::ifstream in(cache);
+  std::string header, entry;
+  ASSERT_TRUE(std::getline(in, header) && std::getline(in, entry)) << cache;
+  EXPECT_EQ(header, "crema conv algorithms 1 | cpu");
+  EXPECT_EQ(entry.rfind("conv_fwd ", 0), 0u) << entry;
+  const Result second =
+      run("time --iterations=1 --autotune --autotune_file=" + cache + " --model=" + model);
+  EXPECT_NE(second.output.find("starting from 1 choices"), std::string::npos) << second.output;
+  const Result unwritable =
+      run("time --iterations=1 --autotune --autotune_file=/proc/crema/x "
+          "--model=" +
+          model);
+  EXPECT_EQ(unwritable.status, 0) << unwritable.output;
+  EXPECT_NE(unwritable.output.find("conv_algos_save: cannot write"), std::string::npos)
+      << unwritable.output;
+}
+
+}  // namespace
