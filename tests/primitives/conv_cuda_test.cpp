@@ -24,29 +24,13 @@ namespace {
 
 using test::all_close;
 using test::ConvProblem;
+using test::Descs;
+using test::descs_of;
 using test::from_gpu;
 using test::to_gpu;
 using test::Tolerance;
 
 constexpr Tolerance kExact{0.0, 0.0, true};
-
-struct Descs {
-  ConvDesc cd;
-  TensorDesc xd, yd;
-  FilterDesc wd;
-};
-
-Descs descs_of(const ConvProblem& pb, DataType t) {
-  Descs d;
-  d.cd = ConvDesc{pb.pad_h,      pb.pad_w,      pb.stride_h, pb.stride_w,
-                  pb.dilation_h, pb.dilation_w, pb.groups};
-  const int p = conv_out_dim(pb.h, pb.r, pb.pad_h, pb.stride_h, pb.dilation_h);
-  const int q = conv_out_dim(pb.w, pb.s, pb.pad_w, pb.stride_w, pb.dilation_w);
-  d.xd = TensorDesc::nchw(t, pb.n, pb.c, pb.h, pb.w);
-  d.yd = TensorDesc::nchw(t, pb.n, pb.k, p, q);
-  d.wd = FilterDesc{t, pb.k, pb.c / pb.groups, pb.r, pb.s};
-  return d;
-}
 
 template <typename T>
 constexpr DataType dtype_of() {

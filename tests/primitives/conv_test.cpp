@@ -25,6 +25,8 @@ namespace {
 
 using test::all_close;
 using test::ConvProblem;
+using test::Descs;
+using test::descs_of;
 using test::Tolerance;
 
 constexpr Tolerance kExact{0.0, 0.0, false};
@@ -123,23 +125,6 @@ Data make_data(const ConvProblem& pb, uint64_t seed) {
   d.dx0 = test::random_int_vector<double>(sh.x, seed + 6);
   d.dw0 = test::random_int_vector<double>(sh.w, seed + 7);
   d.db0 = test::random_int_vector<double>(pb.k, seed + 8);
-  return d;
-}
-
-struct Descs {
-  ConvDesc cd;
-  TensorDesc xd, yd;
-  FilterDesc wd;
-};
-
-Descs descs_of(const ConvProblem& pb, DataType t) {
-  const Shapes sh = shapes_of(pb);
-  Descs d;
-  d.cd = ConvDesc{pb.pad_h,      pb.pad_w,      pb.stride_h, pb.stride_w,
-                  pb.dilation_h, pb.dilation_w, pb.groups};
-  d.xd = TensorDesc::nchw(t, pb.n, pb.c, pb.h, pb.w);
-  d.yd = TensorDesc::nchw(t, pb.n, pb.k, sh.p, sh.q);
-  d.wd = FilterDesc{t, pb.k, sh.cg, pb.r, pb.s};
   return d;
 }
 

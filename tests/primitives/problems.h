@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "primitives/conv.h"
+
 namespace crema::test {
 
 struct ConvProblem {
@@ -15,6 +17,25 @@ struct ConvProblem {
   int dilation_h = 1, dilation_w = 1;
   int groups = 1;
 };
+
+// The primitive's descriptors of a problem: packed NCHW tensors of data type t.
+struct Descs {
+  prim::ConvDesc cd;
+  prim::TensorDesc xd, yd;
+  prim::FilterDesc wd;
+};
+
+inline Descs descs_of(const ConvProblem& pb, prim::DataType t) {
+  Descs d;
+  d.cd = prim::ConvDesc{pb.pad_h,      pb.pad_w,      pb.stride_h, pb.stride_w,
+                        pb.dilation_h, pb.dilation_w, pb.groups};
+  const int p = prim::conv_out_dim(pb.h, pb.r, pb.pad_h, pb.stride_h, pb.dilation_h);
+  const int q = prim::conv_out_dim(pb.w, pb.s, pb.pad_w, pb.stride_w, pb.dilation_w);
+  d.xd = prim::TensorDesc::nchw(t, pb.n, pb.c, pb.h, pb.w);
+  d.yd = prim::TensorDesc::nchw(t, pb.n, pb.k, p, q);
+  d.wd = prim::FilterDesc{t, pb.k, pb.c / pb.groups, pb.r, pb.s};
+  return d;
+}
 
 inline const std::vector<ConvProblem>& named_conv_problems() {
   static const std::vector<ConvProblem> list = {
