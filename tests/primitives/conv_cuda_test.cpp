@@ -8,10 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <deque>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -27,8 +24,10 @@ using test::ConvProblem;
 using test::Descs;
 using test::descs_of;
 using test::from_gpu;
+using test::random_problems;
 using test::to_gpu;
 using test::Tolerance;
+using test::unit_problems;
 
 constexpr Tolerance kExact{0.0, 0.0, true};
 
@@ -204,68 +203,6 @@ void check_problem(const ConvProblem& pb, bool integer, Tolerance tol, size_t bu
   }
 }
 
-std::vector<ConvProblem> unit_problems() {
-  return {
-      {"unit_1x1", 2, 6, 5, 7, 4, 1, 1, 0, 0, 1, 1},
-      {"unit_1x1_stride2", 2, 6, 5, 7, 4, 1, 1, 0, 0, 2, 2},
-      {"unit_1x1_stride2x3_groups", 2, 8, 9, 10, 6, 1, 1, 0, 0, 2, 3, 1, 1, 2},
-      {"unit_1x1_stride2_partials", 2, 8, 34, 33, 16, 1, 1, 0, 0, 2, 2},  // 17 x 17 >= 256
-      {"unit_1x1_pad", 1, 3, 4, 4, 5, 1, 1, 1, 1, 1, 1},
-      {"unit_1x1_groups", 3, 6, 5, 5, 4, 1, 1, 0, 0, 1, 1, 1, 1, 2},
-      {"unit_n1_odd", 1, 3, 7, 9, 5, 3, 3, 1, 1, 2, 2},
-      {"unit_dilation", 2, 4, 11, 10, 3, 3, 3, 2, 2, 1, 1, 2, 2},
-      {"unit_depthwise", 2, 6, 9, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6},
-      {"unit_depthwise_x2", 1, 4, 7, 7, 8, 3, 3, 1, 1, 2, 2, 1, 1, 4},
-      {"unit_groups3", 2, 6, 8, 8, 9, 3, 3, 1, 1, 1, 1, 1, 1, 3},
-      {"unit_asymmetric", 2, 3, 9, 12, 4, 2, 5, 1, 0, 2, 1, 1, 2},
-      {"unit_kernel_is_input", 3, 2, 5, 5, 4, 5, 5, 0, 0, 1, 1},
-      {"unit_pad_exceeds_kernel", 1, 2, 3, 4, 3, 2, 2, 3, 2, 1, 1},
-      {"unit_stride_gt_kernel", 2, 3, 10, 11, 2, 2, 2, 0, 1, 3, 3},
-      {"unit_1x1_input", 4, 5, 1, 1, 3, 1, 1, 0, 0, 1, 1},
-      {"unit_wide_batch", 37, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1},
-  };
-}
-
-std::vector<ConvProblem> random_problems(int count, uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
-  static std::deque<std::string> names;  // ConvProblem holds a const char*
-  std::vector<ConvProblem> out;
-  while (int(out.size()) < count) {
-    ConvProblem pb{};
-    pb.groups = pick(0, 3) == 0 ? pick(2, 4) : 1;
-    const bool depthwise = pick(0, 5) == 0;
-    pb.c = depthwise ? pick(2, 6) : pb.groups * pick(1, 4);
-    if (depthwise) pb.groups = pb.c;
-    pb.k = pb.groups * pick(1, 3);
-    pb.n = pick(1, 3);
-    pb.h = pick(1, 13);
-    pb.w = pick(1, 13);
-    pb.r = pick(1, 4);
-    pb.s = pick(1, 4);
-    pb.pad_h = pick(0, 2);
-    pb.pad_w = pick(0, 2);
-    pb.stride_h = pick(1, 3);
-    pb.stride_w = pick(1, 3);
-    pb.dilation_h = pick(0, 3) == 0 ? 2 : 1;
-    pb.dilation_w = pick(0, 3) == 0 ? 2 : 1;
-    if (pb.dilation_h * (pb.r - 1) + 1 > pb.h + 2 * pb.pad_h ||
-        pb.dilation_w * (pb.s - 1) + 1 > pb.w + 2 * pb.pad_w)
-      continue;
-    names.push_back("random_" + std::to_string(out.size()));
-    pb.name = names.back().c_str();
-    out.push_back(pb);
-  }
-  return out;
-}
-
-std::string param_name(const ::testing::TestParamInfo<ConvProblem>& info) {
-  std::string s = info.param.name;
-  for (char& ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return s;
-}
-
 class ConvCudaProblem : public ::testing::TestWithParam<ConvProblem> {};
 
 TEST_P(ConvCudaProblem, EveryAlgorithmMatchesCpu) {
@@ -274,11 +211,12 @@ TEST_P(ConvCudaProblem, EveryAlgorithmMatchesCpu) {
   check_problem<double>(GetParam(), true, kExact);
 }
 
-INSTANTIATE_TEST_SUITE_P(Unit, ConvCudaProblem, ::testing::ValuesIn(unit_problems()), param_name);
+INSTANTIATE_TEST_SUITE_P(Unit, ConvCudaProblem, ::testing::ValuesIn(unit_problems()),
+                         test::ParamName());
 INSTANTIATE_TEST_SUITE_P(Random, ConvCudaProblem, ::testing::ValuesIn(random_problems(30, 17)),
-                         param_name);
+                         test::ParamName());
 INSTANTIATE_TEST_SUITE_P(Named, ConvCudaProblem, ::testing::ValuesIn(test::named_conv_problems()),
-                         param_name);
+                         test::ParamName());
 
 // Tensor-core math: integers in [-3, 3] are exact in TF32, BF16 and FP16 and their sums exact in
 // the fp32 accumulator, so every math mode must match the CPU exactly. Real-valued data: each

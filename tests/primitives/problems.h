@@ -3,6 +3,11 @@
 // stay fast; benchmarks scale n themselves.
 #pragma once
 
+#include <cctype>
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "primitives/conv.h"
@@ -36,6 +41,77 @@ inline Descs descs_of(const ConvProblem& pb, prim::DataType t) {
   d.wd = prim::FilterDesc{t, pb.k, pb.c / pb.groups, pb.r, pb.s};
   return d;
 }
+
+// The unit cases every backend's convolution tests run: odd sizes, N = 1, 1x1 (strided, padded,
+// grouped), dilation, depthwise, groups, asymmetric kernels, a kernel as large as the input.
+inline std::vector<ConvProblem> unit_problems() {
+  return {
+      {"unit_1x1", 2, 6, 5, 7, 4, 1, 1, 0, 0, 1, 1},
+      {"unit_1x1_stride2", 2, 6, 5, 7, 4, 1, 1, 0, 0, 2, 2},
+      {"unit_1x1_stride2x3_groups", 2, 8, 9, 10, 6, 1, 1, 0, 0, 2, 3, 1, 1, 2},
+      {"unit_1x1_stride2_partials", 2, 8, 34, 33, 16, 1, 1, 0, 0, 2, 2},  // 17 x 17 >= 256
+      {"unit_1x1_pad", 1, 3, 4, 4, 5, 1, 1, 1, 1, 1, 1},
+      {"unit_1x1_groups", 3, 6, 5, 5, 4, 1, 1, 0, 0, 1, 1, 1, 1, 2},
+      {"unit_n1_odd", 1, 3, 7, 9, 5, 3, 3, 1, 1, 2, 2},
+      {"unit_dilation", 2, 4, 11, 10, 3, 3, 3, 2, 2, 1, 1, 2, 2},
+      {"unit_depthwise", 2, 6, 9, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 6},
+      {"unit_depthwise_x2", 1, 4, 7, 7, 8, 3, 3, 1, 1, 2, 2, 1, 1, 4},
+      {"unit_groups3", 2, 6, 8, 8, 9, 3, 3, 1, 1, 1, 1, 1, 1, 3},
+      {"unit_asymmetric", 2, 3, 9, 12, 4, 2, 5, 1, 0, 2, 1, 1, 2},
+      {"unit_kernel_is_input", 3, 2, 5, 5, 4, 5, 5, 0, 0, 1, 1},
+      {"unit_pad_exceeds_kernel", 1, 2, 3, 4, 3, 2, 2, 3, 2, 1, 1},
+      {"unit_stride_gt_kernel", 2, 3, 10, 11, 2, 2, 2, 0, 1, 3, 3},
+      {"unit_1x1_input", 4, 5, 1, 1, 3, 1, 1, 0, 0, 1, 1},
+      {"unit_wide_batch", 37, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1},
+  };
+}
+
+// Random valid problems (groups, depthwise, stride, dilation, pad), named random_<i>.
+inline std::vector<ConvProblem> random_problems(int count, uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+  static std::deque<std::string>
+      names;  // ConvProblem holds a const char*; a deque keeps each valid
+  std::vector<ConvProblem> out;
+  while (int(out.size()) < count) {
+    ConvProblem pb{};
+    pb.groups = pick(0, 3) == 0 ? pick(2, 4) : 1;
+    const bool depthwise = pick(0, 5) == 0;
+    pb.c = depthwise ? pick(2, 6) : pb.groups * pick(1, 4);
+    if (depthwise) pb.groups = pb.c;
+    pb.k = pb.groups * pick(1, 3);
+    pb.n = pick(1, 3);
+    pb.h = pick(1, 13);
+    pb.w = pick(1, 13);
+    pb.r = pick(1, 4);
+    pb.s = pick(1, 4);
+    pb.pad_h = pick(0, 2);
+    pb.pad_w = pick(0, 2);
+    pb.stride_h = pick(1, 3);
+    pb.stride_w = pick(1, 3);
+    pb.dilation_h = pick(0, 3) == 0 ? 2 : 1;
+    pb.dilation_w = pick(0, 3) == 0 ? 2 : 1;
+    if (pb.dilation_h * (pb.r - 1) + 1 > pb.h + 2 * pb.pad_h ||
+        pb.dilation_w * (pb.s - 1) + 1 > pb.w + 2 * pb.pad_w)
+      continue;
+    names.push_back("random_" + std::to_string(out.size()));
+    pb.name = names.back().c_str();
+    out.push_back(pb);
+  }
+  return out;
+}
+
+// A problem's name as a gtest parameter name (letters, digits and '_'): the name generator of
+// INSTANTIATE_TEST_SUITE_P.
+struct ParamName {
+  template <typename Info>
+  std::string operator()(const Info& info) const {
+    std::string s = info.param.name;
+    for (char& ch : s)
+      if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    return s;
+  }
+};
 
 inline const std::vector<ConvProblem>& named_conv_problems() {
   static const std::vector<ConvProblem> list = {
