@@ -2,10 +2,9 @@
 // (cuda_reduce.cuh: blocks over pieces of each channel, partials added in order), one pass for
 // mean and variance (shifted sums, ShiftedTerms); then one element-wise pass writes y (and
 // x_hat, fused). Bytes per element: forward training 2 reads + 1 write (3 * sizeof(T); 4 with
-// x_hat), inference
-// 2 * sizeof(T); backward training 2 reads twice + 1 write (5 * sizeof(T)), inference
-// 2 * sizeof(T). The fused forms' epilogue adds no pass: a BatchNorm, Scale, ReLU chain in
-// training moves 9 values an element where the three layers apart move 22.
+// x_hat), inference 2 * sizeof(T); backward training 2 reads twice + 1 write (5 * sizeof(T)),
+// inference 2 * sizeof(T). The fused forms' epilogue adds no pass: a BatchNorm, Scale, ReLU
+// chain in training moves 9 values an element where the three layers apart move 22.
 #include <cmath>
 
 #include "primitives/batchnorm.h"

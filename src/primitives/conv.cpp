@@ -188,9 +188,9 @@ const ConvImpl& auto_row(Handle& h, Pass p, const ConvProblem& pr) {
 
 const ConvImpl& resolve(Handle& h, Pass p, ConvAlgo algo, const ConvProblem& pr, const void* x,
                         const void* w, const void* dy) {
-  if (algo == ConvAlgo::kAuto)
-    return h.conv_autotune() ? timed_row(h, p, pr, x, w, dy) : auto_row(h, p, pr);
-  if (algo == ConvAlgo::kFind) return timed_row(h, p, pr, x, w, dy);
+  if (algo == ConvAlgo::kFind || (algo == ConvAlgo::kAuto && h.conv_autotune()))
+    return timed_row(h, p, pr, x, w, dy);
+  if (algo == ConvAlgo::kAuto) return auto_row(h, p, pr);
   const ConvImpl* row = find_row(h.device(), algo);
   if (const char* why = unsupported(row, pr))
     fail(std::string(pass_name(p)) + ": algorithm " + conv_algo_name(algo) + " on " +
@@ -380,24 +380,9 @@ namespace {
 
 constexpr const char* kAlgosHeader = "crema conv algorithms 1 | ";
 
-// The device a file of timed choices belongs to: "cpu", or the GPU's name and compute
-// capability (from cuda_device_description's "Name:" and "Compute capability:" lines).
+// The device a file of timed choices belongs to: "cpu", or the GPU's name and compute capability.
 std::string device_identity(Handle& h) {
-  if (h.device() == Device::kCPU) return "cpu";
-  std::string id = "cuda";
-  const std::string text = cuda_device_description(h.device_id());
-  size_t at = 0;
-  while (at < text.size()) {
-    const size_t end = std::min(text.find('\n', at), text.size());
-    const std::string line = text.substr(at, end - at);
-    for (const char* field : {"Name:", "Compute capability:"})
-      if (line.rfind(field, 0) == 0) {
-        const size_t v = line.find_first_not_of(' ', std::strlen(field));
-        if (v != std::string::npos) id += " " + line.substr(v);
-      }
-    at = end + 1;
-  }
-  return id;
+  return h.device() == Device::kCPU ? "cpu" : "cuda " + cuda_device_identity(h.device_id());
 }
 
 }  // namespace

@@ -38,6 +38,30 @@ __device__ __forceinline__ uint64_t descriptor(const void* p, uint32_t lead, uin
       "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), \
       "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
 
+// One wgmma over 64 (N = 128) or 32 (N = 64) accumulator registers: the instruction's shape
+// and types, and its tail (the transpose flags of BF16/FP16 operands, %67 or %35; TF32 has
+// none). Operands: the registers, then a and b descriptors, scale-d, the transpose flag.
+#define CREMA_WGMMA_N128(INSTR, TAIL)                                               \
+  asm volatile(                                                                     \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                  \
+      "wgmma.mma_async.sync.aligned." INSTR                                         \
+      " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "    \
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, " \
+      "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, " \
+      "%46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, " \
+      "%61, %62, %63}, %64, %65, p, 1, 1" TAIL ";\n}\n"                             \
+      : CREMA_WGMMA_D64                                                             \
+      : "l"(a), "l"(b), "r"(1), "n"(int(kMnMajor)))
+#define CREMA_WGMMA_N64(INSTR, TAIL)                                                \
+  asm volatile(                                                                     \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                  \
+      "wgmma.mma_async.sync.aligned." INSTR                                         \
+      " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "    \
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, " \
+      "%31}, %32, %33, p, 1, 1" TAIL ";\n}\n"                                       \
+      : CREMA_WGMMA_D32                                                             \
+      : "l"(a), "l"(b), "r"(1), "n"(int(kMnMajor)))
+
 // d (64 x N fp32, the warpgroup's fragments) += a b over one 32-byte step of depth (k16, or k8
 // in TF32): a 64 x k, b k x N, both K-major in shared memory, or both MN-major (kMnMajor: the
 // operands' rows run along M and N; BF16/FP16 only). scale-d true: accumulate.
@@ -46,70 +70,24 @@ __device__ __forceinline__ void wgmma(float* d, uint64_t a, uint64_t b) {
   static_assert(!kMnMajor || M != MathMode::kTF32, "TF32 operands are K-major only");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   if constexpr (N == 128 && M == MathMode::kBF16)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
-        ", %64, %65, p, 1, 1, %67, %67;\n}\n"
-        : CREMA_WGMMA_D64
-        : "l"(a), "l"(b), "r"(1), "n"(int(kMnMajor)));
+    CREMA_WGMMA_N128("m64n128k16.f32.bf16.bf16", ", %67, %67");
   else if constexpr (N == 128 && M == MathMode::kFP16)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
-        ", %64, %65, p, 1, 1, %67, %67;\n}\n"
-        : CREMA_WGMMA_D64
-        : "l"(a), "l"(b), "r"(1), "n"(int(kMnMajor)));
+    CREMA_WGMMA_N128("m64n128k16.f32.f16.f16", ", %67, %67");
   else if constexpr (N == 128)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
-        ", %64, %65, p, 1, 1;\n}\n"
-        : CREMA_WGMMA_D64
-        : "l"(a), "l"(b), "r"(1));
+    CREMA_WGMMA_N128("m64n128k8.f32.tf32.tf32", "");
   else if constexpr (M == MathMode::kBF16)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-        ", %32, %33, p, 1, 1, %35, %35;\n}\n"
-        : CREMA_WGMMA_D32
-        : "l"(a), "l"(b), "r"(1), "n"(int(kMnMajor)));
+    CREMA_WGMMA_N64("m64n64k16.f32.bf16.bf16", ", %35, %35");
   else if constexpr (M == MathMode::kFP16)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-        ", %32, %33, p, 1, 1, %35, %35;\n}\n"
-        : CREMA_WGMMA_D32
-        : "l"(a), "l"(b), "r"(1), "n"(int(kMnMajor)));
+    CREMA_WGMMA_N64("m64n64k16.f32.f16.f16", ", %35, %35");
   else
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
-        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-        ", %32, %33, p, 1, 1;\n}\n"
-        : CREMA_WGMMA_D32
-        : "l"(a), "l"(b), "r"(1));
+    CREMA_WGMMA_N64("m64n64k8.f32.tf32.tf32", "");
 #else
   __trap();  // built for sm_90a only
 #endif
 }
 
+#undef CREMA_WGMMA_N64
+#undef CREMA_WGMMA_N128
 #undef CREMA_WGMMA_D64
 #undef CREMA_WGMMA_D32
 

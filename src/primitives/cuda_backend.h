@@ -11,6 +11,7 @@ namespace crema::prim::cuda {
 int device_count();
 int current_device();
 std::string device_description(int device_id);
+std::string device_identity(int device_id);
 void* create_stream(int device_id);
 void destroy_stream(void* stream);
 void* create_blas(void* stream);

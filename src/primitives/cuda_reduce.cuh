@@ -290,11 +290,13 @@ void global_sums(Handle& h, int64_t n, double* scratch, Term term, Fin fin, cons
 
 // ---- per-channel element-wise maps over a packed (outer, C, inner) layout --------------------
 // out[i] = alpha * f(i, c) + beta * out[i] with c = (i / inner) % C; 32-bit index math where the
-// count allows (i + grid stride stays below 2^32).
+// count allows (i + grid stride stays below 2^32), 64-bit beyond.
 
-template <typename T, typename I, typename F>
-__global__ void chan_map_kernel(F f, I n, I C, I inner, T* out, T alpha, T beta) {
-  for (I i = I(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += I(blockDim.x) * gridDim.x)
+template <typename T, typename F>
+__global__ void chan_map_kernel(F f, uint64_t n, uint64_t C, uint64_t inner, T* out, T alpha,
+                                T beta) {
+  for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += uint64_t(blockDim.x) * gridDim.x)
     blend_store(out + i, f(int64_t(i), int64_t((i / inner) % C)), alpha, beta);
 }
 
@@ -316,10 +318,9 @@ void chan_map(Handle& h, int64_t outer, int64_t C, int64_t inner, F f, T* out, B
   if (n == 0) return;
   if (n < (int64_t(1) << 31))
     chan_map_kernel32<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
-        f, uint32_t(n), FastDiv(uint32_t(C)), FastDiv(uint32_t(inner)), out, T(b.alpha),
-        T(b.beta));
+        f, uint32_t(n), FastDiv(uint32_t(C)), FastDiv(uint32_t(inner)), out, T(b.alpha), T(b.beta));
   else
-    chan_map_kernel<T, uint64_t><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
+    chan_map_kernel<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
         f, uint64_t(n), uint64_t(C), uint64_t(inner), out, T(b.alpha), T(b.beta));
   check_launch(name);
 }

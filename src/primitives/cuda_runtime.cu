@@ -41,6 +41,12 @@ int current_device() {
   return d;
 }
 
+std::string device_identity(int device_id) {
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, device_id), "cudaGetDeviceProperties");
+  return std::string(p.name) + " " + std::to_string(p.major) + "." + std::to_string(p.minor);
+}
+
 std::string device_description(int device_id) {
   cudaDeviceProp p{};
   check(cudaGetDeviceProperties(&p, device_id), "cudaGetDeviceProperties");

@@ -3,6 +3,7 @@
 // other inputs into a running product per element.
 #include <cstdint>
 
+#include "primitives/activation_ops.h"
 #include "primitives/dtype_visit.h"
 #include "primitives/eltwise.h"
 
@@ -39,8 +40,7 @@ void fwd_impl(const EltwiseDesc& ed, const void* const* xv, void* yv, int32_t* a
       v = double(m);
       if (argmax) argmax[i] = at;
     }
-    if (ed.relu && !(v > 0)) v *= ed.negative_slope;
-    store(y, i, v, blend);
+    store(y, i, ed.relu ? act_ops::Relu<double>{ed.negative_slope}.fwd(v) : v, blend);
   }
 }
 
@@ -53,10 +53,10 @@ void bwd_input(const EltwiseDesc& ed, const void* const* xv, const void* yv, con
   switch (ed.op) {
     case EltwiseOp::kSum: {
       const double c = ed.coeff.empty() ? 1.0 : ed.coeff[size_t(input)];
-      const double s = ed.negative_slope;
+      const act_ops::Relu<double> relu{ed.negative_slope};
       if (ed.relu)
         for (int64_t i = 0; i < ed.n; ++i)
-          store(dx, i, c * (y[i] > T(0) ? double(dy[i]) : s * double(dy[i])), blend);
+          store(dx, i, c * relu.bwd(double(y[i]), 0.0, double(dy[i])), blend);
       else
         for (int64_t i = 0; i < ed.n; ++i) store(dx, i, c * double(dy[i]), blend);
       break;

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "primitives/activation_ops.h"
 #include "primitives/cuda_util.cuh"
 #include "primitives/dtype_visit.h"
 #include "primitives/eltwise.h"
@@ -41,14 +42,13 @@ __device__ __forceinline__ void store(T* out, double v, double alpha, double bet
   *out = blended(v, beta == 0.0 ? T(0) : *out, alpha, beta);
 }
 
+// The fused ReLU (act_ops, as the CPU applies it), and its gradient at the sum from y's.
 __device__ __forceinline__ double fused_relu(double v, bool relu, double slope) {
-  return relu && !(v > 0) ? v * slope : v;
+  return relu ? act_ops::Relu<double>{slope}.fwd(v) : v;
 }
-
-// The fused ReLU's gradient at the sum from the gradient at y.
 template <typename T>
 __device__ __forceinline__ double relu_grad(T y, T dy, bool relu, double slope) {
-  return relu && !(y > T(0)) ? slope * double(dy) : double(dy);
+  return relu ? act_ops::Relu<double>{slope}.bwd(double(y), 0.0, double(dy)) : double(dy);
 }
 
 template <typename T>

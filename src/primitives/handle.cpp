@@ -49,6 +49,17 @@ std::string cuda_device_description(int device_id) {
 #endif
 }
 
+std::string cuda_device_identity(int device_id) {
+#ifdef CREMA_WITH_CUDA
+  if (device_id < 0 || device_id >= cuda::device_count())
+    throw PrimError("no CUDA device " + std::to_string(device_id));
+  return cuda::device_identity(device_id);
+#else
+  (void)device_id;
+  no_cuda();
+#endif
+}
+
 size_t cuda_peak_allocated_bytes() {
 #ifdef CREMA_WITH_CUDA
   return cuda::peak_allocated_bytes();

@@ -191,6 +191,8 @@ int cuda_device_count();
 int cuda_current_device();
 // One line per property of a CUDA device (name, compute capability, memory, SMs, clocks).
 std::string cuda_device_description(int device_id);
+// A CUDA device's name and compute capability, e.g. "NVIDIA H200 9.0".
+std::string cuda_device_identity(int device_id);
 
 }  // namespace crema::prim
 
