@@ -92,11 +92,40 @@ void bench_pool(Context& c, const test::PoolProblem& pp) {
     const int qf = out_dim(pp.w, pp.kernel_w, pp.pad_w, pp.stride_w, false);
     const bool differs = pc != pf || qc != qf;
 
+    // The rows to time: the first decides the output shape (and gives the backward's y).
+    std::vector<prim::PoolAlgo> algos = {prim::PoolAlgo::kAuto};
+    if (c.opt.pool_algo == "all") {
+      const std::vector<prim::PoolAlgo> rows = prim::pool_algos(prim::Device::kCUDA);
+      algos.insert(algos.end(), rows.begin(), rows.end());
+    } else {
+      algos[0] = prim::pool_algo_of(c.opt.pool_algo);
+    }
+    auto with_algo = [&](prim::PoolAlgo a) {
+      prim::PoolDesc forced = pd;
+      forced.algo = a;
+      return forced;
+    };
+    auto algo_label = [](const char* pass, prim::PoolAlgo a) {
+      return std::string(pass) + "[" + prim::pool_algo_name(a) + "]";
+    };
+
     int P = pc, Q = qc;
     std::string label = layer, note;
     std::unique_ptr<TensorD> yD;
     prim::TensorDesc yd;
     prim::DeviceBuffer y;
+    auto time_fwd = [&](prim::PoolAlgo a) {
+      const prim::PoolDesc fpd = with_algo(a);
+      Row row{op, label, "fwd", algo_label("pool_fwd", a), "PoolingForward" + note};
+      row.bytes = bytes_of({xd.count(), yd.count()});
+      return bench_row(
+          c, row, want_fwd, {&x}, yd.count(),
+          [&](float* const* in, float* out) { prim::pool_fwd(c.h, fpd, xd, in[0], yd, out); },
+          [&](float* const* in, float* out) {
+            BENCH_CUDNN(cudnnPoolingForward(c.dnn, pD.get(), &kOne, xD.get(), in[0], &kZero,
+                                            yD->get(), out));
+          });
+    };
     for (int attempt = 0; attempt < (differs ? 2 : 1); ++attempt) {
       if (attempt == 1) {
         P = pf;
@@ -105,44 +134,48 @@ void bench_pool(Context& c, const test::PoolProblem& pp) {
       }
       yd = prim::TensorDesc::nchw(kF32, n, pp.c, P, Q);
       yD = std::make_unique<TensorD>(n, pp.c, P, Q);
-      Row row{op, label, "fwd", "pool_fwd", "PoolingForward" + note};
-      row.bytes = bytes_of({xd.count(), yd.count()});
       try {
-        y = bench_row(
-            c, row, want_fwd, {&x}, yd.count(),
-            [&](float* const* in, float* out) { prim::pool_fwd(c.h, pd, xd, in[0], yd, out); },
-            [&](float* const* in, float* out) {
-              BENCH_CUDNN(cudnnPoolingForward(c.dnn, pD.get(), &kOne, xD.get(), in[0], &kZero,
-                                              yD->get(), out));
-            });
+        y = time_fwd(algos.front());
         break;
       } catch (const std::exception& e) {
         if (!differs || attempt == 1) throw;
         note = std::string(" (on the ceil shape: ") + e.what() + ")";
       }
     }
+    // Device buffers are 256-byte aligned: any of them stands for the pointers' alignment.
+    for (size_t i = 1; i < algos.size() && want_fwd; ++i)
+      if (!prim::pool_fwd_unsupported(c.h, with_algo(algos[i]), xd, x.get(), yd, y.get()))
+        time_fwd(algos[i]);
     if (!want_bwd) return;
     // The same y (crema's, equal to cuDNN's) enters both backward passes.
     const prim::DeviceBuffer dy = random_buffer(yd.count(), 12);
     const bool is_max = pd.mode == prim::PoolMode::kMax;
-    // Max pooling also against cuDNN's deterministic mode, the like-for-like baseline.
-    for (bool deterministic : {false, true}) {
-      if (deterministic && !is_max) break;
-      const PoolD bD(pd, deterministic);
-      Row row{op, label, "bwd", "pool_bwd",
-              std::string(deterministic ? "PoolingBackward MAX_DETERMINISTIC" : "PoolingBackward") +
-                  note};
-      row.bytes = is_max ? bytes_of({xd.count(), yd.count(), yd.count(), xd.count()})
-                         : bytes_of({yd.count(), xd.count()});
-      bench_row(
-          c, row, true, {&x, &y, &dy}, xd.count(),
-          [&](float* const* in, float* out) {
-            prim::pool_bwd(c.h, pd, yd, in[1], in[2], xd, in[0], out);
-          },
-          [&](float* const* in, float* out) {
-            BENCH_CUDNN(cudnnPoolingBackward(c.dnn, bD.get(), &kOne, yD->get(), in[1], yD->get(),
-                                             in[2], xD.get(), in[0], &kZero, xD.get(), out));
-          });
+    for (size_t i = 0; i < algos.size(); ++i) {
+      const prim::PoolDesc bpd = with_algo(algos[i]);
+      if (i > 0 &&
+          prim::pool_bwd_unsupported(c.h, bpd, yd, y.get(), dy.get(), xd, x.get(), x.get()))
+        continue;
+      // Max pooling also against cuDNN's deterministic mode, the like-for-like baseline (the
+      // only one for the rows after the first).
+      for (bool deterministic : {false, true}) {
+        if ((deterministic && !is_max) || (!deterministic && i > 0 && is_max)) continue;
+        const PoolD bD(pd, deterministic);
+        Row row{
+            op, label, "bwd", algo_label("pool_bwd", algos[i]),
+            std::string(deterministic ? "PoolingBackward MAX_DETERMINISTIC" : "PoolingBackward") +
+                note};
+        row.bytes = is_max ? bytes_of({xd.count(), yd.count(), yd.count(), xd.count()})
+                           : bytes_of({yd.count(), xd.count()});
+        bench_row(
+            c, row, true, {&x, &y, &dy}, xd.count(),
+            [&](float* const* in, float* out) {
+              prim::pool_bwd(c.h, bpd, yd, in[1], in[2], xd, in[0], out);
+            },
+            [&](float* const* in, float* out) {
+              BENCH_CUDNN(cudnnPoolingBackward(c.dnn, bD.get(), &kOne, yD->get(), in[1], yD->get(),
+                                               in[2], xD.get(), in[0], &kZero, xD.get(), out));
+            });
+      }
     }
   });
 }

@@ -6,16 +6,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "primitives/blas.h"
+#include "primitives/choice_log.h"
 #include "primitives/conv_impl.h"
 
 namespace crema::prim {
@@ -73,22 +71,6 @@ const char* pass_name(Pass p) {
 std::string dims(const TensorDesc& d) {
   return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
          std::to_string(d.w);
-}
-
-// CREMA_VERBOSE=1, read once (crema --verbose sets it before the first convolution).
-bool verbose() {
-  static const bool on = [] {
-    const char* v = std::getenv("CREMA_VERBOSE");
-    return v && std::strcmp(v, "1") == 0;
-  }();
-  return on;
-}
-
-// Under CREMA_VERBOSE=1, writes a line the first time this thread meets it: each choice once,
-// not at every call of every iteration. Callers build the line only when verbose().
-void log_once(const std::string& line) {
-  thread_local std::set<std::string> logged;
-  if (logged.insert(line).second) std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 // The problem as a string: data type, math, x and y sizes and strides, filter and geometry.
@@ -172,7 +154,7 @@ const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* 
   }
   if (!best) fail(std::string(pass_name(p)) + ": no algorithm supports " + key);
   cache[key] = static_cast<int>(best->algo);
-  if (verbose())
+  if (choice_log_on())
     std::fprintf(stderr, "crema: find %s -> %s (%s )\n", key.c_str(), conv_algo_name(best->algo),
                  log.c_str());
   return *best;
@@ -182,7 +164,8 @@ const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* 
 // CREMA_VERBOSE=1.
 const ConvImpl& auto_row(Handle& h, Pass p, const ConvProblem& pr) {
   const ConvAlgo a = conv_heuristic(h, pr.cd, pr.xd, pr.wd, pr.yd, p);
-  if (verbose()) log_once("crema: auto " + cache_key(p, pr) + " -> " + conv_algo_name(a));
+  if (choice_log_on())
+    log_choice_once("crema: auto " + cache_key(p, pr) + " -> " + conv_algo_name(a));
   return *find_row(h.device(), a);
 }
 
@@ -314,9 +297,9 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
     if (row->device != h.device()) continue;
     const char* why = row->unsupported(pr);
     if (!why) return row->algo;
-    if (verbose())
-      log_once(std::string("crema: conv ") + device_name(h.device()) + " skips " +
-               conv_algo_name(row->algo) + " (" + why + ") for " + problem_key(pr));
+    if (choice_log_on())
+      log_choice_once(std::string("crema: conv ") + device_name(h.device()) + " skips " +
+                      conv_algo_name(row->algo) + " (" + why + ") for " + problem_key(pr));
   }
   fail("conv: no algorithm on " + std::string(device_name(h.device())) + " supports this problem");
 }

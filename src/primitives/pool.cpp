@@ -1,21 +1,30 @@
-// Pooling: output-size rule, descriptor validation and the one device dispatcher.
+// Pooling: output-size rule, descriptor validation, the implementation table (pool_impl.h) and
+// the choice of its row. The rows live in pool_cpu.cpp and the pool_*_cuda.cu files.
 #include "primitives/pool.h"
 
 #include <cstdint>
 #include <string>
 
-#include "primitives/dispatch.h"
+#include "primitives/choice_log.h"
+#include "primitives/pool_impl.h"
 
 namespace crema::prim {
-
-// The implementations (pool_cpu.cpp, pool_cuda.cu), with the public signatures.
-CREMA_BACKENDS(void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
-                             const TensorDesc& yd, void* y, Blend blend);
-               void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y,
-                             const void* dy, const TensorDesc& xd, const void* x, void* dx,
-                             Blend blend);)
-
 namespace {
+
+// Each device's rows in order of preference (the kAuto walk): special shapes before the
+// kernels that take any window.
+const PoolImpl* const kTable[] = {
+#ifdef CREMA_WITH_CUDA
+    &cuda::kPoolGlobal,  &cuda::kPoolRows,  &cuda::kPoolPlanes, &cuda::kPoolLanes,
+    &cuda::kPoolLanesS2, &cuda::kPoolSweep, &cuda::kPoolWindow,
+#endif
+    &cpu::kPoolDisjoint, &cpu::kPoolDirect,
+};
+
+constexpr PoolAlgo kAlgos[] = {PoolAlgo::kAuto,   PoolAlgo::kDisjoint, PoolAlgo::kDirect,
+                               PoolAlgo::kGlobal, PoolAlgo::kRows,     PoolAlgo::kPlanes,
+                               PoolAlgo::kLanes,  PoolAlgo::kLanesS2,  PoolAlgo::kSweep,
+                               PoolAlgo::kWindow};
 
 [[noreturn]] void fail(const std::string& why) { throw PrimError(why); }
 
@@ -71,18 +80,143 @@ int pool_out_dim(int in, int kernel, int pad, int stride, bool ceil_mode) {
   return int(out);
 }
 
+const char* pool_algo_name(PoolAlgo a) {
+  switch (a) {
+    case PoolAlgo::kAuto:
+      return "auto";
+    case PoolAlgo::kDisjoint:
+      return "disjoint";
+    case PoolAlgo::kDirect:
+      return "direct";
+    case PoolAlgo::kGlobal:
+      return "global";
+    case PoolAlgo::kRows:
+      return "rows";
+    case PoolAlgo::kPlanes:
+      return "planes";
+    case PoolAlgo::kLanes:
+      return "lanes";
+    case PoolAlgo::kLanesS2:
+      return "lanes_s2";
+    case PoolAlgo::kSweep:
+      return "sweep";
+    case PoolAlgo::kWindow:
+      return "window";
+  }
+  return "unknown";
+}
+
+PoolAlgo pool_algo_of(const std::string& name) {
+  for (PoolAlgo a : kAlgos)
+    if (name == pool_algo_name(a)) return a;
+  fail("pool: unknown algorithm '" + name + "'");
+}
+
+std::vector<PoolAlgo> pool_algos(Device device) {
+  std::vector<PoolAlgo> algos;
+  for (const PoolImpl* row : kTable)
+    if (row->device == device) algos.push_back(row->algo);
+  return algos;
+}
+
+namespace {
+
+const char* op_name(const PoolArgs& a) { return a.forward() ? "pool_fwd" : "pool_bwd"; }
+
+// "f32 max k3x3 pad1,1 str2,2 x128x64x56x56/strides y.../strides".
+std::string call_key(const PoolArgs& a) {
+  auto tensor = [](const TensorDesc& d) {
+    return dims(d) + "/" + std::to_string(d.stride_n) + "," + std::to_string(d.stride_c) + "," +
+           std::to_string(d.stride_h) + "," + std::to_string(d.stride_w);
+  };
+  const PoolDesc& pd = a.pd;
+  const char* mode = pd.mode == PoolMode::kMax       ? "max"
+                     : pd.mode == PoolMode::kAverage ? "avg"
+                                                     : "avg_excl";
+  return std::string(dtype_name(a.xd.dtype)) + " " + mode + " k" + std::to_string(pd.kernel_h) +
+         "x" + std::to_string(pd.kernel_w) + " pad" + std::to_string(pd.pad_h) + "," +
+         std::to_string(pd.pad_w) + " str" + std::to_string(pd.stride_h) + "," +
+         std::to_string(pd.stride_w) + " x" + tensor(a.xd) + " y" + tensor(a.yd);
+}
+
+const PoolImpl* find_row(Device d, PoolAlgo algo) {
+  for (const PoolImpl* row : kTable)
+    if (row->device == d && row->algo == algo) return row;
+  return nullptr;
+}
+
+// Why the forced algorithm a.pd.algo cannot run a, or nullptr.
+const char* forced_unsupported(Device d, const PoolArgs& a) {
+  const PoolImpl* row = find_row(d, a.pd.algo);
+  if (!row) return d == Device::kCPU ? "not a cpu algorithm" : "not a cuda algorithm";
+  return row->unsupported(a);
+}
+
+// The row that runs a: the forced one, or kAuto's first row that runs a and is not slower on it.
+const PoolImpl& choose(Handle& h, const PoolArgs& a) {
+  if (a.pd.algo != PoolAlgo::kAuto) {
+    if (const char* why = forced_unsupported(h.device(), a))
+      fail(std::string(op_name(a)) + ": algorithm " + pool_algo_name(a.pd.algo) + " on " +
+           device_name(h.device()) + ": " + why);
+    return *find_row(h.device(), a.pd.algo);
+  }
+  std::string skipped;
+  for (const PoolImpl* row : kTable) {
+    if (row->device != h.device()) continue;
+    const char* why = row->unsupported(a);
+    if (!why && row->slower) why = row->slower(a);
+    if (!why) {
+      if (choice_log_on())
+        log_choice_once(std::string("crema: ") + op_name(a) + " " + device_name(h.device()) + " " +
+                        call_key(a) + " -> " + pool_algo_name(row->algo) + skipped);
+      return *row;
+    }
+    if (choice_log_on())
+      skipped += std::string("; skipped ") + pool_algo_name(row->algo) + ": " + why;
+  }
+  fail(std::string(op_name(a)) + ": no " + device_name(h.device()) + " algorithm runs " +
+       call_key(a));
+}
+
+PoolArgs fwd_args(const PoolDesc& pd, const TensorDesc& xd, const void* x, const TensorDesc& yd,
+                  const void* y, Blend blend) {
+  return PoolArgs{PoolPass::kForward, pd, xd, yd, x, nullptr, nullptr, const_cast<void*>(y), blend};
+}
+
+PoolArgs bwd_args(const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
+                  const TensorDesc& xd, const void* x, const void* dx, Blend blend) {
+  return PoolArgs{PoolPass::kBackward, pd, xd, yd, x, y, dy, const_cast<void*>(dx), blend};
+}
+
+}  // namespace
+
 void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
               const TensorDesc& yd, void* y, Blend blend) {
   pool_check("pool_fwd", pd, xd, yd);
   if (!x || !y) fail("pool_fwd: null data pointer");
-  CREMA_DISPATCH(h, pool_fwd, h, pd, xd, x, yd, y, blend);
+  const PoolArgs a = fwd_args(pd, xd, x, yd, y, blend);
+  choose(h, a).run(h, a);
 }
 
 void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
               const TensorDesc& xd, const void* x, void* dx, Blend blend) {
   pool_check("pool_bwd", pd, xd, yd);
   if (!dy || !dx || (pd.mode == PoolMode::kMax && (!x || !y))) fail("pool_bwd: null data pointer");
-  CREMA_DISPATCH(h, pool_bwd, h, pd, yd, y, dy, xd, x, dx, blend);
+  const PoolArgs a = bwd_args(pd, yd, y, dy, xd, x, dx, blend);
+  choose(h, a).run(h, a);
+}
+
+const char* pool_fwd_unsupported(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
+                                 const TensorDesc& yd, const void* y, Blend blend) {
+  if (pd.algo == PoolAlgo::kAuto) return nullptr;
+  return forced_unsupported(h.device(), fwd_args(pd, xd, x, yd, y, blend));
+}
+
+const char* pool_bwd_unsupported(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y,
+                                 const void* dy, const TensorDesc& xd, const void* x,
+                                 const void* dx, Blend blend) {
+  if (pd.algo == PoolAlgo::kAuto) return nullptr;
+  return forced_unsupported(h.device(), bwd_args(pd, yd, y, dy, xd, x, dx, blend));
 }
 
 }  // namespace crema::prim

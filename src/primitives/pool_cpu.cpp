@@ -11,7 +11,7 @@
 
 #include "primitives/dtype_visit.h"
 #include "primitives/parallel.h"
-#include "primitives/pool.h"
+#include "primitives/pool_impl.h"
 #include "primitives/pool_ops.h"
 
 namespace crema::prim::cpu {
@@ -147,13 +147,20 @@ T keep_if(bool keep, T v) {
 // written exactly once, in input order, without the general path's clear-then-scatter. The
 // argmax is the first input equal to the pooled maximum in row-major order: a per-window `taken`
 // flag and masks, no branches (a branch per compare cost ~25 ns per output on random data).
+const char* disjoint_unsupported(const PoolArgs& a) {
+  const PoolDesc& pd = a.pd;
+  if (a.forward()) return "backward only";
+  if (!a.is_max()) return "not max pooling";
+  if (pd.pad_h != 0 || pd.pad_w != 0 || pd.stride_h != pd.kernel_h || pd.stride_w != pd.kernel_w)
+    return "windows overlap or are padded (needs stride = kernel, pad 0)";
+  if (a.blend.beta != 0.0) return "beta is not 0 (dx is written over)";
+  if (!a.xd.is_packed_nchw() || !a.yd.is_packed_nchw()) return "tensors not packed NCHW";
+  return nullptr;
+}
+
 template <typename T>
-bool bwd_max_disjoint(const PoolDesc& pd, const TensorDesc& yd, const T* y, const T* dy,
+void bwd_max_disjoint(const PoolDesc& pd, const TensorDesc& yd, const T* y, const T* dy,
                       const TensorDesc& xd, const T* x, T* dx, Blend blend, int threads) {
-  if (pd.mode != PoolMode::kMax || pd.pad_h != 0 || pd.pad_w != 0 || pd.stride_h != pd.kernel_h ||
-      pd.stride_w != pd.kernel_w || blend.beta != 0.0 || !xd.is_packed_nchw() ||
-      !yd.is_packed_nchw())
-    return false;
   const T alpha = T(blend.alpha);
   const int H = xd.h, W = xd.w, P = yd.h, Q = yd.w, kh = pd.kernel_h, kw = pd.kernel_w;
   // Columns [covered, W) and rows [rows_covered, H) lie in no window (floor-rounded shapes).
@@ -204,13 +211,11 @@ bool bwd_max_disjoint(const PoolDesc& pd, const TensorDesc& yd, const T* y, cons
       std::fill(g + int64_t(rows_covered) * W, g + int64_t(H) * W, T(0));
     }
   });
-  return true;
 }
 
 template <typename T>
 void bwd_impl(const PoolDesc& pd, const TensorDesc& yd, const T* y, const T* dy,
               const TensorDesc& xd, const T* x, T* dx, Blend blend, int threads) {
-  if (bwd_max_disjoint(pd, yd, y, dy, xd, x, dx, blend, threads)) return;
   const T alpha = T(blend.alpha), beta = T(blend.beta);
   const bool is_max = pd.mode == PoolMode::kMax;
   const std::vector<Span> hs = spans(xd.h, pd.kernel_h, pd.pad_h, pd.stride_h, yd.h);
@@ -263,25 +268,35 @@ void bwd_impl(const PoolDesc& pd, const TensorDesc& yd, const T* y, const T* dy,
   });
 }
 
+void run_direct(Handle& h, const PoolArgs& a) {
+  const int threads = h.cpu_threads();
+  visit_dtype(
+      kFloatTypes, a.xd.dtype, a.forward() ? "pool_fwd" : "pool_bwd", Device::kCPU, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if (a.forward())
+          fwd_impl(a.pd, a.xd, static_cast<const T*>(a.x), a.yd, static_cast<T*>(a.out), a.blend,
+                   threads);
+        else
+          bwd_impl(a.pd, a.yd, static_cast<const T*>(a.y), static_cast<const T*>(a.dy), a.xd,
+                   static_cast<const T*>(a.x), static_cast<T*>(a.out), a.blend, threads);
+      });
+}
+
+void run_disjoint(Handle& h, const PoolArgs& a) {
+  const int threads = h.cpu_threads();
+  visit_dtype(kFloatTypes, a.xd.dtype, "pool_bwd", Device::kCPU, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    bwd_max_disjoint(a.pd, a.yd, static_cast<const T*>(a.y), static_cast<const T*>(a.dy), a.xd,
+                     static_cast<const T*>(a.x), static_cast<T*>(a.out), a.blend, threads);
+  });
+}
+
+const char* runs_all(const PoolArgs&) { return nullptr; }
+
 }  // namespace
 
-void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
-              const TensorDesc& yd, void* y, Blend blend) {
-  const int threads = h.cpu_threads();
-  visit_dtype(kFloatTypes, xd.dtype, "pool_fwd", Device::kCPU, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    fwd_impl(pd, xd, static_cast<const T*>(x), yd, static_cast<T*>(y), blend, threads);
-  });
-}
-
-void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
-              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
-  const int threads = h.cpu_threads();
-  visit_dtype(kFloatTypes, xd.dtype, "pool_bwd", Device::kCPU, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    bwd_impl(pd, yd, static_cast<const T*>(y), static_cast<const T*>(dy), xd,
-             static_cast<const T*>(x), static_cast<T*>(dx), blend, threads);
-  });
-}
+const PoolImpl kPoolDisjoint{PoolAlgo::kDisjoint, Device::kCPU, disjoint_unsupported, nullptr,
+                             run_disjoint};
+const PoolImpl kPoolDirect{PoolAlgo::kDirect, Device::kCPU, runs_all, nullptr, run_direct};
 
 }  // namespace crema::prim::cpu

@@ -1,16 +1,11 @@
-// Pooling on CUDA, max and average, with the window rules of pool_ops.h (the same as the CPU).
-// Special cases first, each in its own file: global pooling of small planes (pool_global_cuda.cu);
-// passes by row vectors: the forward of 2/2 windows and of 3/2 average windows without padding,
-// the max backward of 2/2 windows that tile their planes and the average backward of 2/2 and 3/2
-// windows (pool_rows_cuda.cu); the forward and max backward of small
-// packed planes staged in shared memory, where they measured faster (pool_planes_cuda.cu); lane
-// kernels for the max forward and backward of 3/1 windows with pad 1 on narrow planes
-// (pool_lanes_cuda.cu) and of 3/2 windows on planes of at most 32 two-column blocks
-// (pool_lanes_s2_cuda.cu); the sweeps for the square 2/2, 3/2 and 3/1 windows (kernel/stride) of
-// the reference nets (pool_sweep_cuda.cu: a thread walks down a column of a plane with the input
-// rows in registers; the backward in one pass). Other shapes take the kernels here:
+// Pooling on CUDA, the table's last row ("window"): any window, with the window rules of
+// pool_ops.h (the same as the CPU). The rows before it in pool.cpp's table take special shapes,
+// each in its own file: global pooling (pool_global_cuda.cu), row vectors (pool_rows_cuda.cu),
+// small planes staged in shared memory (pool_planes_cuda.cu), lane kernels for max 3/1 and 3/2
+// windows (pool_lanes_cuda.cu, pool_lanes_s2_cuda.cu) and column sweeps for square 2/2, 3/2 and
+// 3/1 windows (pool_sweep_cuda.cu).
 // Forward: one thread per output (a warp per output for large windows such as global pooling).
-// Backward (other shapes only) without atomics, so it is deterministic: each input element gathers,
+// Backward without atomics, so it is deterministic: each input element gathers,
 // in the CPU's (p, q) order, from the output windows covering it. Max backward first stores each
 // window's argmax (the first maximum in row-major order, found by comparing x with y as the CPU
 // does) as an int per output in the workspace, so the gather only compares indices (recomputing it
@@ -28,11 +23,9 @@
 #include <type_traits>
 
 #include "primitives/cuda_util.cuh"
-#include "primitives/dtype_visit.h"
 #include "primitives/fast_div.h"
-#include "primitives/pool.h"
+#include "primitives/pool_cuda.cuh"
 #include "primitives/pool_ops.h"
-#include "primitives/pool_sweep.cuh"
 
 namespace crema::prim::cuda {
 namespace {
@@ -293,87 +286,57 @@ bool fits_int32(int64_t n) { return n < int64_t(std::numeric_limits<int32_t>::ma
 unsigned warp_grid(int64_t outputs) { return grid_for(outputs * 32); }
 
 template <typename T>
-void fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const T* x, const TensorDesc& yd,
-         T* y, Blend b) {
+void fwd(const PoolArgs& a, const Typed<T>& t) {
+  const PoolDesc& pd = a.pd;
+  const TensorDesc &xd = a.xd, &yd = a.yd;
   const int64_t total = yd.count();
-  const T alpha = T(b.alpha), beta = T(b.beta);
-  cudaStream_t s = stream_of(h);
-  if (!pool_fwd_global(s, pd, xd, x, yd, y, alpha, beta) &&
-      !pool_fwd_s2_rows(s, pd, xd, x, yd, y, alpha, beta) &&
-      !pool_fwd_planes(s, pd, xd, x, yd, y, alpha, beta) &&
-      !pool_max_fwd_lanes(s, pd, xd, x, yd, y, alpha, beta) &&
-      !pool_max_fwd_lanes_s2(s, pd, xd, x, yd, y, alpha, beta) &&
-      !pool_fwd_sweep(s, pd, xd, x, yd, y, alpha, beta)) {
-    if (int64_t(pd.kernel_h) * pd.kernel_w >= kWarpWindow)
-      warp_kernel<T, false><<<warp_grid(total), kBlock, 0, s>>>(
-          geo_of<int64_t>(pd, xd, yd), total, x, y, alpha, beta, nullptr, nullptr);
-    else if (fits_int32(total))
-      fwd_kernel<T, uint32_t><<<grid_for(total), kBlock, 0, s>>>(
-          geo_of<uint32_t>(pd, xd, yd), uint32_t(total), x, y, alpha, beta);
-    else
-      fwd_kernel<T, int64_t><<<grid_for(total), kBlock, 0, s>>>(geo_of<int64_t>(pd, xd, yd), total,
-                                                                x, y, alpha, beta);
-  }
-  check_launch("pool_fwd");
+  if (int64_t(pd.kernel_h) * pd.kernel_w >= kWarpWindow)
+    warp_kernel<T, false><<<warp_grid(total), kBlock, 0, t.s>>>(
+        geo_of<int64_t>(pd, xd, yd), total, t.x, t.out, t.alpha, t.beta, nullptr, nullptr);
+  else if (fits_int32(total))
+    fwd_kernel<T, uint32_t><<<grid_for(total), kBlock, 0, t.s>>>(
+        geo_of<uint32_t>(pd, xd, yd), uint32_t(total), t.x, t.out, t.alpha, t.beta);
+  else
+    fwd_kernel<T, int64_t><<<grid_for(total), kBlock, 0, t.s>>>(geo_of<int64_t>(pd, xd, yd), total,
+                                                                t.x, t.out, t.alpha, t.beta);
 }
 
 template <typename T>
-void bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const T* y, const T* dy,
-         const TensorDesc& xd, const T* x, T* dx, Blend b) {
-  cudaStream_t s = stream_of(h);
-  const T alpha = T(b.alpha), beta = T(b.beta);
-  if (pool_max_bwd_k2s2(s, pd, yd, dy, xd, x, dx, alpha, beta) ||
-      pool_max_bwd_planes(s, pd, yd, dy, xd, x, dx, alpha, beta) ||
-      pool_max_bwd_lanes(s, pd, yd, dy, xd, x, dx, alpha, beta) ||
-      pool_max_bwd_lanes_s2(s, pd, yd, dy, xd, x, dx, alpha, beta) ||
-      pool_avg_bwd_global(s, pd, yd, dy, xd, dx, alpha, beta) ||
-      pool_avg_bwd_rows(s, pd, yd, dy, xd, dx, alpha, beta) ||
-      pool_bwd_sweep(s, pd, yd, y, dy, xd, x, dx, alpha, beta)) {
-    check_launch("pool_bwd");
-    return;
-  }
+void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
+  const PoolDesc& pd = a.pd;
+  const TensorDesc &xd = a.xd, &yd = a.yd;
   const int64_t outputs = yd.count(), inputs = xd.count();
   const bool narrow = fits_int32(inputs) && fits_int32(outputs);
   int* argmax = nullptr;
   if (pd.mode == PoolMode::kMax) {
     argmax = static_cast<int*>(h.workspace(size_t(outputs) * sizeof(int)));
     if (int64_t(pd.kernel_h) * pd.kernel_w >= kWarpWindow)
-      warp_kernel<T, true><<<warp_grid(outputs), kBlock, 0, s>>>(
-          geo_of<int64_t>(pd, xd, yd), outputs, x, nullptr, T(0), T(0), y, argmax);
+      warp_kernel<T, true><<<warp_grid(outputs), kBlock, 0, t.s>>>(
+          geo_of<int64_t>(pd, xd, yd), outputs, t.x, nullptr, T(0), T(0), t.y, argmax);
     else if (narrow)
-      argmax_kernel<T, uint32_t><<<grid_for(outputs), kBlock, 0, s>>>(
-          geo_of<uint32_t>(pd, xd, yd), uint32_t(outputs), x, y, argmax);
+      argmax_kernel<T, uint32_t><<<grid_for(outputs), kBlock, 0, t.s>>>(
+          geo_of<uint32_t>(pd, xd, yd), uint32_t(outputs), t.x, t.y, argmax);
     else
-      argmax_kernel<T, int64_t>
-          <<<grid_for(outputs), kBlock, 0, s>>>(geo_of<int64_t>(pd, xd, yd), outputs, x, y, argmax);
+      argmax_kernel<T, int64_t><<<grid_for(outputs), kBlock, 0, t.s>>>(geo_of<int64_t>(pd, xd, yd),
+                                                                       outputs, t.x, t.y, argmax);
     check_launch("pool_bwd argmax");
   }
   if (narrow)
-    gather_kernel<T, uint32_t><<<grid_for(inputs), kBlock, 0, s>>>(
-        geo_of<uint32_t>(pd, xd, yd), uint32_t(inputs), dy, argmax, dx, alpha, beta);
+    gather_kernel<T, uint32_t><<<grid_for(inputs), kBlock, 0, t.s>>>(
+        geo_of<uint32_t>(pd, xd, yd), uint32_t(inputs), t.dy, argmax, t.out, t.alpha, t.beta);
   else
-    gather_kernel<T, int64_t><<<grid_for(inputs), kBlock, 0, s>>>(
-        geo_of<int64_t>(pd, xd, yd), inputs, dy, argmax, dx, alpha, beta);
-  check_launch("pool_bwd");
+    gather_kernel<T, int64_t><<<grid_for(inputs), kBlock, 0, t.s>>>(
+        geo_of<int64_t>(pd, xd, yd), inputs, t.dy, argmax, t.out, t.alpha, t.beta);
+}
+
+const char* runs_all(const PoolArgs&) { return nullptr; }
+
+void run(Handle& h, const PoolArgs& a) {
+  run_typed(h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : bwd(h, a, t); });
 }
 
 }  // namespace
 
-void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
-              const TensorDesc& yd, void* y, Blend blend) {
-  visit_dtype(kFloatTypes, xd.dtype, "pool_fwd", Device::kCUDA, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    fwd(h, pd, xd, static_cast<const T*>(x), yd, static_cast<T*>(y), blend);
-  });
-}
-
-void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
-              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
-  visit_dtype(kFloatTypes, xd.dtype, "pool_bwd", Device::kCUDA, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    bwd(h, pd, yd, static_cast<const T*>(y), static_cast<const T*>(dy), xd,
-        static_cast<const T*>(x), static_cast<T*>(dx), blend);
-  });
-}
+const PoolImpl kPoolWindow{PoolAlgo::kWindow, Device::kCUDA, runs_all, nullptr, run};
 
 }  // namespace crema::prim::cuda

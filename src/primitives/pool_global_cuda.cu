@@ -14,7 +14,7 @@
 
 #include "primitives/cuda_util.cuh"
 #include "primitives/fast_div.h"
-#include "primitives/pool_sweep.cuh"
+#include "primitives/pool_cuda.cuh"
 
 namespace crema::prim::cuda {
 namespace {
@@ -170,43 +170,47 @@ GlobalGeo geo_of(const TensorDesc& xd, const TensorDesc& yd) {
 // A warp's run of cells (32 planes) is indexed by int and divided by FastDiv.
 bool run_fits(const TensorDesc& xd) { return int64_t(xd.h) * xd.w * 32 < (int64_t(1) << 31); }
 
-}  // namespace
+const char* unsupported(const PoolArgs& a) {
+  const TensorDesc& xd = a.xd;
+  if (!is_global(a.pd, xd, a.yd)) return "not one window per plane of contiguous cells";
+  if (a.forward()) {
+    if (xd.stride_c != int64_t(xd.h) * xd.w || xd.stride_n != xd.c * xd.stride_c)
+      return "x not packed NCHW";
+    if (!aligned(a.x, 16)) return "x not 16-byte aligned";
+    if (xd.h * xd.w > kMaxCells) return "planes of more than 64 cells";
+  } else {
+    if (a.is_max()) return "max backward";
+    if (!run_fits(xd)) return "32 planes span 2^31 cells or more";
+  }
+  return nullptr;
+}
 
 template <typename T>
-bool pool_fwd_global(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
-                     const TensorDesc& yd, T* y, T alpha, T beta) {
-  const bool packed = xd.stride_c == int64_t(xd.h) * xd.w && xd.stride_n == xd.c * xd.stride_c &&
-                      reinterpret_cast<uintptr_t>(x) % 16 == 0;
-  if (!is_global(pd, xd, yd) || !packed || xd.h * xd.w > kMaxCells) return false;
-  const GlobalGeo g = geo_of(xd, yd);
+void fwd(const PoolArgs& a, const Typed<T>& t) {
+  const GlobalGeo g = geo_of(a.xd, a.yd);
   const int block = kWarpsPerBlock * 32;
   const size_t smem = size_t(kWarpsPerBlock) * 32 * g.stride * sizeof(T);
   // Sixteen blocks per SM take up to 200 KB of shared memory; the carveout the driver chooses
   // by itself varied between processes (googlenet:pool5 ran 0.015 or 0.037 ms).
   cudaFuncSetAttribute(global_fwd_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
                        cudaSharedmemCarveoutMaxShared);
-  global_fwd_kernel<T><<<grid_for((g.planes + 31) / 32 * 32, block), block, smem, s>>>(
-      g, pd.mode, x, y, alpha, beta);
-  return true;
+  global_fwd_kernel<T><<<grid_for((g.planes + 31) / 32 * 32, block), block, smem, t.s>>>(
+      g, a.pd.mode, t.x, t.out, t.alpha, t.beta);
 }
 
 template <typename T>
-bool pool_avg_bwd_global(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
-                         const TensorDesc& xd, T* dx, T alpha, T beta) {
-  if (pd.mode == PoolMode::kMax || !is_global(pd, xd, yd) || !run_fits(xd)) return false;
-  const GlobalGeo g = geo_of(xd, yd);
+void avg_bwd(const PoolArgs& a, const Typed<T>& t) {
+  const GlobalGeo g = geo_of(a.xd, a.yd);
   global_avg_bwd_kernel<T>
-      <<<grid_for((g.planes + 31) / 32 * 32), kBlock, 0, s>>>(g, dy, dx, alpha, beta);
-  return true;
+      <<<grid_for((g.planes + 31) / 32 * 32), kBlock, 0, t.s>>>(g, t.dy, t.out, t.alpha, t.beta);
 }
 
-#define CREMA_POOL_GLOBAL(T)                                                                       \
-  template bool pool_fwd_global<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*,     \
-                                   const TensorDesc&, T*, T, T);                                   \
-  template bool pool_avg_bwd_global<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
-                                       const TensorDesc&, T*, T, T);
-CREMA_POOL_GLOBAL(float)
-CREMA_POOL_GLOBAL(double)
-#undef CREMA_POOL_GLOBAL
+void run(Handle& h, const PoolArgs& a) {
+  run_typed(h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : avg_bwd(a, t); });
+}
+
+}  // namespace
+
+const PoolImpl kPoolGlobal{PoolAlgo::kGlobal, Device::kCUDA, unsupported, nullptr, run};
 
 }  // namespace crema::prim::cuda

@@ -38,7 +38,7 @@
 #include <type_traits>
 
 #include "primitives/cuda_util.cuh"
-#include "primitives/pool_sweep.cuh"
+#include "primitives/pool_cuda.cuh"
 
 namespace crema::prim::cuda {
 namespace {
@@ -314,10 +314,10 @@ bool lanes_fit(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
 // The backward's cells per lane: 2 where planes are at most 64 wide and every row of the tensors
 // (descriptors and pointers) starts on a 2-cell boundary with packed cells, 1 where planes are at
 // most 32 wide, else 0 (the kernel does not fit).
-template <typename T>
-int lane_cells(const TensorDesc& xd, const TensorDesc& yd, const T* x, const T* dx, const T* dy) {
-  const bool pairs = xd.w % 2 == 0 && xd.w <= 64 && rows_on_cells<T>(xd, 2, {x, dx}) &&
-                     rows_on_cells<T>(yd, 2, {dy});
+int lane_cells(const PoolArgs& a) {
+  const TensorDesc &xd = a.xd, &yd = a.yd;
+  const bool pairs = xd.w % 2 == 0 && xd.w <= 64 && rows_on_cells(xd, 2, {a.x, a.out}) &&
+                     rows_on_cells(yd, 2, {a.dy});
   return pairs ? 2 : xd.w <= 32 ? 1 : 0;
 }
 
@@ -329,18 +329,23 @@ LaneGeo lane_geo(const TensorDesc& xd, const TensorDesc& yd, bool whole = false)
   return g;
 }
 
-}  // namespace
+constexpr int K = 3;
+
+const char* unsupported(const PoolArgs& a) {
+  if (!lanes_fit<K>(a.pd, a.xd, a.yd))
+    return "not max 3/1 windows with pad 1, rows under 2^31 elements";
+  if (a.forward() ? a.xd.w > 32 : lane_cells(a) == 0) return "planes too wide";
+  return nullptr;
+}
 
 template <typename T>
-bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
-                        const TensorDesc& yd, T* y, T alpha, T beta) {
-  constexpr int K = 3;
-  if (!lanes_fit<K>(pd, xd, yd) || xd.w > 32) return false;
+void fwd(const PoolArgs& a, const Typed<T>& t) {
+  const TensorDesc &xd = a.xd, &yd = a.yd;
   const int per_warp = 32 / xd.w;
   const int64_t plane = int64_t(xd.h) * xd.w, planes = int64_t(xd.n) * xd.c;
   const int64_t tile_bytes = per_warp * plane * int64_t(sizeof(T));
-  const bool staged = xd.is_packed_nchw() && plane * sizeof(T) % 16 == 0 &&
-                      reinterpret_cast<uintptr_t>(x) % 16 == 0 && tile_bytes <= kStageBytes &&
+  const bool staged = xd.is_packed_nchw() && plane * sizeof(T) % 16 == 0 && aligned(t.x, 16) &&
+                      tile_bytes <= kStageBytes &&
                       (planes + per_warp - 1) / per_warp >= kStageWarps;
   const LaneGeo g = lane_geo<1>(xd, yd, staged);
   if (staged) {
@@ -348,45 +353,34 @@ bool pool_max_fwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd
     // Tiles of several blocks per SM (pool_global_cuda.cu: the driver's own carveout varies).
     cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                          cudaSharedmemCarveoutMaxShared);
-    kernel<<<grid_for(g.warps * 32), kBlock, size_t(tile_bytes) * (kBlock / 32), s>>>(g, x, y,
-                                                                                      alpha, beta);
+    kernel<<<grid_for(g.warps * 32), kBlock, size_t(tile_bytes) * (kBlock / 32), t.s>>>(
+        g, t.x, t.out, t.alpha, t.beta);
   } else {
     max_fwd_lanes_kernel<T, K, false>
-        <<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, alpha, beta);
+        <<<grid_for(g.warps * 32), kBlock, 0, t.s>>>(g, t.x, t.out, t.alpha, t.beta);
   }
-  return true;
 }
 
 template <typename T>
-bool pool_max_bwd_lanes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
-                        const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
-  constexpr int K = 3;
-  if (!lanes_fit<K>(pd, xd, yd)) return false;
+void bwd(const PoolArgs& a, const Typed<T>& t) {
   auto launch = [&](auto v) {
     constexpr int V = decltype(v)::value;
-    const LaneGeo g = lane_geo<V>(xd, yd);
+    const LaneGeo g = lane_geo<V>(a.xd, a.yd);
     max_bwd_lanes_kernel<T, K, V>
-        <<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, dy, dx, alpha, beta);
+        <<<grid_for(g.warps * 32), kBlock, 0, t.s>>>(g, t.x, t.dy, t.out, t.alpha, t.beta);
   };
-  switch (lane_cells<T>(xd, yd, x, dx, dy)) {
-    case 2:
-      launch(std::integral_constant<int, 2>{});
-      return true;
-    case 1:
-      launch(std::integral_constant<int, 1>{});
-      return true;
-    default:
-      return false;
-  }
+  if (lane_cells(a) == 2)
+    launch(std::integral_constant<int, 2>{});
+  else
+    launch(std::integral_constant<int, 1>{});
 }
 
-#define CREMA_POOL_LANES(T)                                                                       \
-  template bool pool_max_fwd_lanes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
-                                      const TensorDesc&, T*, T, T);                               \
-  template bool pool_max_bwd_lanes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
-                                      const TensorDesc&, const T*, T*, T, T);
-CREMA_POOL_LANES(float)
-CREMA_POOL_LANES(double)
-#undef CREMA_POOL_LANES
+void run(Handle& h, const PoolArgs& a) {
+  run_typed(h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : bwd(a, t); });
+}
+
+}  // namespace
+
+const PoolImpl kPoolLanes{PoolAlgo::kLanes, Device::kCUDA, unsupported, nullptr, run};
 
 }  // namespace crema::prim::cuda

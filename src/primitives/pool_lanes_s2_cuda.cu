@@ -20,8 +20,8 @@
 #include <limits>
 
 #include "primitives/cuda_util.cuh"
+#include "primitives/pool_cuda.cuh"
 #include "primitives/pool_ops.h"
-#include "primitives/pool_sweep.cuh"
 
 namespace crema::prim::cuda {
 namespace {
@@ -253,52 +253,53 @@ __global__ void __launch_bounds__(kBlock, 4)
 
 // The windows the lane kernels take: 3 x 3, stride 2, planes of at most 32 column blocks, every
 // window starting inside a block (Caffe's shapes: the last window starts inside the input or its
-// padding), a plane's rows spanning less than 2^31 elements. Fills g. pool.cpp has checked the
-// shapes for both directions: non-empty, pads below the kernel.
-bool lanes_s2_fit(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd, Lane2Geo& g) {
-  if (pd.mode != PoolMode::kMax || pd.kernel_h != 3 || pd.kernel_w != 3 || pd.stride_h != 2 ||
-      pd.stride_w != 2)
-    return false;
-  const int B = pool_ops::blocks_of(xd.w, pd.pad_w, 2), R = pool_ops::blocks_of(xd.h, pd.pad_h, 2);
-  if (B > 32 || yd.w > B || yd.h > R || !rows_fit_int(xd, yd)) return false;
-  g.P = yd.h;
-  g.Q = yd.w;
-  g.ph = pd.pad_h;
-  g.pw = pd.pad_w;
-  g.B = B;
-  g.R = R;
-  return true;
+// padding), a plane's rows spanning less than 2^31 elements. pool.cpp has checked the shapes for
+// both directions: non-empty, pads below the kernel.
+const char* unsupported(const PoolArgs& a) {
+  const PoolDesc& pd = a.pd;
+  if (!a.is_max() || pd.kernel_h != 3 || pd.kernel_w != 3 || pd.stride_h != 2 || pd.stride_w != 2)
+    return "not max 3/2 windows";
+  const int B = pool_ops::blocks_of(a.xd.w, pd.pad_w, 2);
+  const int R = pool_ops::blocks_of(a.xd.h, pd.pad_h, 2);
+  if (B > 32) return "planes of more than 32 column blocks";
+  if (a.yd.w > B || a.yd.h > R) return "a window starts past the last block";
+  if (!rows_fit_int(a.xd, a.yd)) return "2^31 elements or more";
+  return nullptr;
+}
+
+Lane2Geo geo_of(const PoolArgs& a) {
+  Lane2Geo g{};
+  g.P = a.yd.h;
+  g.Q = a.yd.w;
+  g.ph = a.pd.pad_h;
+  g.pw = a.pd.pad_w;
+  g.B = pool_ops::blocks_of(a.xd.w, a.pd.pad_w, 2);
+  g.R = pool_ops::blocks_of(a.xd.h, a.pd.pad_h, 2);
+  return g;
+}
+
+template <typename T>
+void fwd(const PoolArgs& a, const Typed<T>& t) {
+  Lane2Geo g = geo_of(a);
+  plan_lanes(g, a.xd, a.yd, g.P, 32 / g.B);
+  max_fwd_lanes_s2_kernel<T>
+      <<<grid_for(g.warps * 32), kBlock, 0, t.s>>>(g, t.x, t.out, t.alpha, t.beta);
+}
+
+template <typename T>
+void bwd(const PoolArgs& a, const Typed<T>& t) {
+  Lane2Geo g = geo_of(a);
+  plan_lanes(g, a.xd, a.yd, g.R, 32 / g.B);
+  max_bwd_lanes_s2_kernel<T>
+      <<<grid_for(g.warps * 32), kBlock, 0, t.s>>>(g, t.x, t.dy, t.out, t.alpha, t.beta);
+}
+
+void run(Handle& h, const PoolArgs& a) {
+  run_typed(h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : bwd(a, t); });
 }
 
 }  // namespace
 
-template <typename T>
-bool pool_max_fwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
-                           const TensorDesc& yd, T* y, T alpha, T beta) {
-  Lane2Geo g{};
-  if (!lanes_s2_fit(pd, xd, yd, g)) return false;
-  plan_lanes(g, xd, yd, g.P, 32 / g.B);
-  max_fwd_lanes_s2_kernel<T><<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, y, alpha, beta);
-  return true;
-}
-
-template <typename T>
-bool pool_max_bwd_lanes_s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
-                           const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
-  Lane2Geo g{};
-  if (!lanes_s2_fit(pd, xd, yd, g)) return false;
-  plan_lanes(g, xd, yd, g.R, 32 / g.B);
-  max_bwd_lanes_s2_kernel<T><<<grid_for(g.warps * 32), kBlock, 0, s>>>(g, x, dy, dx, alpha, beta);
-  return true;
-}
-
-#define CREMA_POOL_LANES_S2(T)                                                             \
-  template bool pool_max_fwd_lanes_s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, \
-                                         const T*, const TensorDesc&, T*, T, T);           \
-  template bool pool_max_bwd_lanes_s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, \
-                                         const T*, const TensorDesc&, const T*, T*, T, T);
-CREMA_POOL_LANES_S2(float)
-CREMA_POOL_LANES_S2(double)
-#undef CREMA_POOL_LANES_S2
+const PoolImpl kPoolLanesS2{PoolAlgo::kLanesS2, Device::kCUDA, unsupported, nullptr, run};
 
 }  // namespace crema::prim::cuda

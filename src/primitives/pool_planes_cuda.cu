@@ -19,8 +19,8 @@
 
 #include "primitives/cuda_util.cuh"
 #include "primitives/fast_div.h"
+#include "primitives/pool_cuda.cuh"
 #include "primitives/pool_ops.h"
-#include "primitives/pool_sweep.cuh"
 
 namespace crema::prim::cuda {
 namespace {
@@ -40,7 +40,7 @@ constexpr int kMaxReadsPerCell = 4;
 // Largest tile: the default limit of dynamic shared memory.
 constexpr size_t kMaxTileBytes = 48 << 10;
 // Phases per axis the max backward's geometry holds; it is taken for at most 4 phases in all
-// (see pool_max_bwd_planes).
+// (see slower).
 constexpr int kMaxPhaseAxis = 3;
 // 16-byte loads in flight per thread while staging.
 constexpr int kAhead = 4;
@@ -178,7 +178,6 @@ __global__ void __launch_bounds__(kThreads)
 
 // The geometry when xd and yd are packed planes small enough to stage, else cells == 0. Groups
 // start 16-byte aligned in x, and with `align_y` in y too.
-template <typename T>
 PlanesGeo plan(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd, bool align_y) {
   PlanesGeo g{};
   const int64_t cells = int64_t(xd.h) * xd.w, outs = int64_t(yd.h) * yd.w;
@@ -198,8 +197,9 @@ PlanesGeo plan(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd, b
   g.outs = int(outs);
   g.planes = int64_t(xd.n) * xd.c;
   // The fewest planes whose spans are whole numbers of 16-byte vectors (a power of two).
-  int step = 16 / std::gcd(int(cells * sizeof(T)), 16);
-  if (align_y) step = std::max(step, 16 / std::gcd(int(outs * sizeof(T)), 16));
+  const int size = int(dtype_size(xd.dtype));
+  int step = 16 / std::gcd(int(cells) * size, 16);
+  if (align_y) step = std::max(step, 16 / std::gcd(int(outs) * size, 16));
   const int64_t fit = kGroupCells / cells / step * step;
   g.group = int(std::max<int64_t>(fit, step));
   g.by_q = FastDiv(uint32_t(g.Q));
@@ -230,60 +230,67 @@ bool fills(int64_t groups, int waves) {
 
 int64_t groups_of(const PlanesGeo& g) { return (g.planes + g.group - 1) / g.group; }
 
-}  // namespace
+// Shared memory of a block: the forward stages x, the max backward x, dy and the gradient.
+size_t tile_bytes(const PoolArgs& a, const PlanesGeo& g) {
+  const int64_t cells = a.forward() ? g.cells : 2 * g.cells + g.outs;
+  return size_t(g.group) * cells * dtype_size(a.xd.dtype);
+}
+
+const char* unsupported(const PoolArgs& a) {
+  if (!a.forward() && !a.is_max()) return "average backward";
+  const PlanesGeo g = plan(a.pd, a.xd, a.yd, !a.forward());
+  if (g.cells == 0) return "planes not packed NCHW, or over 4096 cells";
+  if (!aligned(a.x, 16) || (!a.forward() && !aligned(a.dy, 16))) return "data not 16-byte aligned";
+  if (!a.forward() && (g.rh > kMaxPhaseAxis || g.rw > kMaxPhaseAxis))
+    return "windows in more than 3 phases along an axis";
+  if (tile_bytes(a, g) > kMaxTileBytes) return "a block's planes exceed the tile";
+  return nullptr;
+}
+
+// Taken where it measured faster than the kernels after it.
+const char* slower(const PoolArgs& a) {
+  const PlanesGeo g = plan(a.pd, a.xd, a.yd, !a.forward());
+  if (a.forward()) {
+    if (int64_t(g.outs) * a.pd.kernel_h * a.pd.kernel_w > kMaxReadsPerCell * int64_t(g.cells))
+      return "windows read each cell more than 4 times";
+    return fills(groups_of(g), 1) ? nullptr : "under one wave of blocks";
+  }
+  // One H100 call (bench_prim, ms): windows in at most 4 phases (3 x 3 / 2 and 2 x 2 / 2; the
+  // inception pools' 9 phases of 3 x 3 / 1 ran 8-27% slower), blocks of at least 4096 elements
+  // of x, dy and dx (a block's fixed chain of two staging rounds and four barriers is paid per
+  // block: googlenet:pool3's blocks of 3528 ran 13% slower, caffenet:pool5's of 4488 24%
+  // faster), and grids of two waves (cifar10_quick:pool1, 1.5 waves of 4608, ran 5% slower).
+  if (g.rh * g.rw > 4) return "windows in more than 4 phases";
+  if (int64_t(g.group) * (2 * g.cells + g.outs) < 4096) return "blocks under 4096 elements";
+  return fills(groups_of(g), 2) ? nullptr : "under two waves of blocks";
+}
 
 template <typename T>
-bool pool_fwd_planes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
-                     const TensorDesc& yd, T* y, T alpha, T beta) {
-  const PlanesGeo g = plan<T>(pd, xd, yd, false);
-  const int64_t reads = int64_t(g.outs) * pd.kernel_h * pd.kernel_w;
-  if (g.cells == 0 || reads > kMaxReadsPerCell * int64_t(g.cells) ||
-      reinterpret_cast<uintptr_t>(x) % 16 != 0)
-    return false;
-  const size_t smem = size_t(g.group) * g.cells * sizeof(T);
-  // Planes over 3072 cells in groups of 4 (f32) or 2 (f64) for the spans' alignment.
-  if (smem > kMaxTileBytes || !fills(groups_of(g), 1)) return false;
+void fwd(const PoolArgs& a, const Typed<T>& t) {
+  const PlanesGeo g = plan(a.pd, a.xd, a.yd, false);
   // Several blocks per SM overlap one's staging with another's arithmetic; the driver's own
   // carveout choice varies between processes (pool_global_cuda.cu).
   cudaFuncSetAttribute(planes_fwd_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
                        cudaSharedmemCarveoutMaxShared);
-  planes_fwd_kernel<T>
-      <<<unsigned(groups_of(g)), kThreads, smem, s>>>(g, pd.mode, x, y, alpha, beta);
-  return true;
+  planes_fwd_kernel<T><<<unsigned(groups_of(g)), kThreads, tile_bytes(a, g), t.s>>>(
+      g, a.pd.mode, t.x, t.out, t.alpha, t.beta);
 }
 
 template <typename T>
-bool pool_max_bwd_planes(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
-                         const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
-  if (pd.mode != PoolMode::kMax) return false;
-  const PlanesGeo g = plan<T>(pd, xd, yd, true);
-  // Taken where it measured faster than the lane kernels, one H100 call (bench_prim, ms): windows
-  // in at most 4 phases (3 x 3 / 2 and 2 x 2 / 2; the inception pools' 9 phases of 3 x 3 / 1 ran
-  // 8-27% slower), blocks of at least 4096 elements of x, dy and dx (a block's fixed chain of two
-  // staging rounds and four barriers is paid per block: googlenet:pool3's blocks of 3528 ran
-  // 13% slower, caffenet:pool5's of 4488 24% faster), and grids of two waves (cifar10_quick:pool1,
-  // 1.5 waves of 4608, ran 5% slower).
-  const int64_t elements = int64_t(g.group) * (2 * g.cells + g.outs);
-  if (g.cells == 0 || g.rh > kMaxPhaseAxis || g.rw > kMaxPhaseAxis || g.rh * g.rw > 4 ||
-      elements < 4096 || reinterpret_cast<uintptr_t>(x) % 16 != 0 ||
-      reinterpret_cast<uintptr_t>(dy) % 16 != 0)
-    return false;
-  const size_t smem = size_t(elements) * sizeof(T);
-  if (smem > kMaxTileBytes || !fills(groups_of(g), 2)) return false;
+void max_bwd(const PoolArgs& a, const Typed<T>& t) {
+  const PlanesGeo g = plan(a.pd, a.xd, a.yd, true);
   cudaFuncSetAttribute(planes_max_bwd_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
                        cudaSharedmemCarveoutMaxShared);
-  planes_max_bwd_kernel<T>
-      <<<unsigned(groups_of(g)), kThreads, smem, s>>>(g, x, dy, dx, alpha, beta);
-  return true;
+  planes_max_bwd_kernel<T><<<unsigned(groups_of(g)), kThreads, tile_bytes(a, g), t.s>>>(
+      g, t.x, t.dy, t.out, t.alpha, t.beta);
 }
 
-#define CREMA_POOL_PLANES(T)                                                                       \
-  template bool pool_fwd_planes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*,     \
-                                   const TensorDesc&, T*, T, T);                                   \
-  template bool pool_max_bwd_planes<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
-                                       const TensorDesc&, const T*, T*, T, T);
-CREMA_POOL_PLANES(float)
-CREMA_POOL_PLANES(double)
-#undef CREMA_POOL_PLANES
+void run(Handle& h, const PoolArgs& a) {
+  run_typed(h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : max_bwd(a, t); });
+}
+
+}  // namespace
+
+const PoolImpl kPoolPlanes{PoolAlgo::kPlanes, Device::kCUDA, unsupported, slower, run};
 
 }  // namespace crema::prim::cuda

@@ -1,12 +1,13 @@
-// Passes in which a thread owns adjacent cells of a row of y or dx, stores them as one vector and
-// walks nothing: the forward of 2/2 windows and of 3/2 average windows (kernel/stride, no
-// padding), the max backward of 2 x 2 windows of stride 2 that tile their planes, and the average
-// backward of the 2/2 and 3/2 windows, all of which the sweep (pool_sweep_cuda.cu) would
-// otherwise take.
+// The "rows" row of pooling's table: passes in which a thread owns adjacent cells of a row of y
+// or dx, stores them as one vector and walks nothing: the forward of 2/2 and 3/2 windows
+// (kernel/stride, no padding, an even output width), the max backward of 2 x 2 windows of stride
+// 2 that tile their planes, and the average backward of the 2/2 and 3/2 windows.
 // Forward: V outputs per thread load their K input rows as 2V-cell vectors (two per row, and for
 // K = 3 the cell after them), all before any is used; the sweep loads one cell at a time, two
 // columns apart. Replayed as graphs (bench_prim), ms: lenet:pool1 0.0039 -> 0.0036, lenet:pool2
 // 0.0028 -> 0.0026, cifar10_quick:pool2 0.0047-0.0049 -> 0.0039 (cuDNN 0.0042, 0.0031, 0.0047).
+// Max 3/2 windows too: googlenet:pool1 and resnet50:pool1 (112 wide) 0.213 ms in the sweep, 0.168
+// here; googlenet:pool2 0.146 in planes, 0.127 here (H100, bench_prim --pool-algo=all).
 // Max, H = 2P and W = 2Q (LeNet's pools, VGG's): the windows are disjoint and cover every cell
 // once. A thread takes V adjacent windows of a window row, loads their two input rows as 2V-cell
 // vectors and their V dy as one, finds each window's first maximum from x (y is not read), and
@@ -32,8 +33,8 @@
 
 #include "primitives/cuda_util.cuh"
 #include "primitives/fast_div.h"
+#include "primitives/pool_cuda.cuh"
 #include "primitives/pool_ops.h"
-#include "primitives/pool_sweep.cuh"
 
 namespace crema::prim::cuda {
 namespace {
@@ -222,12 +223,15 @@ __global__ void fwd_s2_rows_kernel(RowsGeo g, const T* __restrict__ x, T* y, T a
   }
 }
 
-// The geometry of `rows` x `groups` threads per plane, or work 0 where they reach 2^31.
+// Whether `rows` x `groups` threads per plane stay under 2^31 (RowsGeo::work).
+bool work_fits(const TensorDesc& xd, int64_t rows, int64_t groups) {
+  return int64_t(xd.n) * xd.c * rows * groups < (int64_t(1) << 31);
+}
+
+// The geometry of `rows` x `groups` threads per plane (the support rule has checked work_fits).
 RowsGeo rows_geo(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd, int rows,
                  int groups) {
   RowsGeo g{};
-  const int64_t work = int64_t(xd.n) * xd.c * rows * groups;
-  if (work >= (int64_t(1) << 31)) return g;
   g.C = xd.c;
   g.rows = rows;
   g.groups = groups;
@@ -237,7 +241,7 @@ RowsGeo rows_geo(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd,
   g.yc = yd.stride_c;
   g.xh = int(xd.stride_h);
   g.yh = int(yd.stride_h);
-  g.work = uint32_t(work);
+  g.work = uint32_t(int64_t(xd.n) * xd.c * rows * groups);
   g.by_groups = FastDiv(uint32_t(groups));
   g.by_rows = FastDiv(uint32_t(rows));
   g.by_c = FastDiv(uint32_t(xd.c));
@@ -251,100 +255,121 @@ RowsGeo rows_geo(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd,
   return g;
 }
 
-}  // namespace
+bool square_s2(const PoolDesc& pd) {
+  return pd.stride_h == 2 && pd.stride_w == 2 && pd.kernel_h == pd.kernel_w &&
+         (pd.kernel_h == 2 || pd.kernel_h == 3);
+}
 
-template <typename T>
-bool pool_max_bwd_k2s2(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
-                       const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
-  if (pd.mode != PoolMode::kMax || pd.kernel_h != 2 || pd.kernel_w != 2 || pd.stride_h != 2 ||
-      pd.stride_w != 2 || pd.pad_h != 0 || pd.pad_w != 0 || xd.h != 2 * yd.h || xd.w != 2 * yd.w ||
-      yd.h < 1 || yd.w < 1 || !rows_fit_int(xd, yd))
-    return false;
-  auto launch = [&](auto v) {
-    constexpr int V = decltype(v)::value;
-    const RowsGeo g = rows_geo(pd, xd, yd, yd.h, yd.w / V);
-    if (g.work == 0) return false;
-    max_bwd_k2s2_kernel<T, V><<<grid_for(g.work), kBlock, 0, s>>>(g, x, dy, dx, alpha, beta);
-    return true;
-  };
-  // Two windows per thread (16-byte rows of f32) where the rows allow, else one.
-  if (yd.w % 2 == 0 && rows_on_cells<T>(xd, 4, {x, dx}) && rows_on_cells<T>(yd, 2, {dy}))
-    return launch(std::integral_constant<int, 2>{});
-  if (rows_on_cells<T>(xd, 2, {x, dx}) && rows_on_cells<T>(yd, 1, {dy}))
-    return launch(std::integral_constant<int, 1>{});
-  return false;
+const char* fwd_unsupported(const PoolArgs& a) {
+  const PoolDesc& pd = a.pd;
+  const TensorDesc &xd = a.xd, &yd = a.yd;
+  if (!square_s2(pd) || pd.pad_h != 0 || pd.pad_w != 0) return "not 2/2 or 3/2 windows without pad";
+  if (2 * yd.w > xd.w) return "a window starts in the last column";
+  if (yd.w % 2 != 0 || !rows_on_cells(xd, 2, {a.x}) || !rows_on_cells(yd, 2, {a.out}))
+    return "rows not on two-cell vectors";
+  if (!rows_fit_int(xd, yd) || !work_fits(xd, yd.h, yd.w / 2)) return "2^31 elements or more";
+  return nullptr;
+}
+
+const char* bwd_unsupported(const PoolArgs& a) {
+  const PoolDesc& pd = a.pd;
+  const TensorDesc &xd = a.xd, &yd = a.yd;
+  if (!rows_fit_int(xd, yd)) return "2^31 elements or more";
+  if (a.is_max()) {
+    if (pd.kernel_h != 2 || pd.kernel_w != 2 || pd.stride_h != 2 || pd.stride_w != 2 ||
+        pd.pad_h != 0 || pd.pad_w != 0 || xd.h != 2 * yd.h || xd.w != 2 * yd.w)
+      return "max windows not 2/2 tiling the plane";
+    if (!rows_on_cells(xd, 2, {a.x, a.out}) || !rows_on_cells(yd, 1, {a.dy}))
+      return "rows not on two-cell vectors";
+    return work_fits(xd, yd.h, yd.w) ? nullptr : "2^31 threads or more";
+  }
+  if (!square_s2(pd)) return "not 2/2 or 3/2 windows";
+  if (xd.w % 2 != 0 || !rows_on_cells(xd, 2, {a.out}) || !rows_on_cells(yd, 1, {a.dy}))
+    return "rows not on two-cell vectors";
+  return work_fits(xd, (xd.h + kAvgRows - 1) / kAvgRows, xd.w / 2) ? nullptr
+                                                                   : "2^31 threads or more";
+}
+
+const char* unsupported(const PoolArgs& a) {
+  return a.forward() ? fwd_unsupported(a) : bwd_unsupported(a);
 }
 
 template <typename T>
-bool pool_avg_bwd_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* dy,
-                       const TensorDesc& xd, T* dx, T alpha, T beta) {
-  if (pd.mode == PoolMode::kMax || pd.stride_h != 2 || pd.stride_w != 2 ||
-      pd.kernel_h != pd.kernel_w || (pd.kernel_h != 2 && pd.kernel_h != 3) || xd.h < 1 ||
-      xd.w < 1 || yd.h < 1 || yd.w < 1 || !rows_fit_int(xd, yd) || !rows_on_cells<T>(yd, 1, {dy}))
-    return false;
+void max_bwd_k2s2(const PoolArgs& a, const Typed<T>& t) {
+  const TensorDesc &xd = a.xd, &yd = a.yd;
+  auto launch = [&](auto v) {
+    constexpr int V = decltype(v)::value;
+    const RowsGeo g = rows_geo(a.pd, xd, yd, yd.h, yd.w / V);
+    max_bwd_k2s2_kernel<T, V>
+        <<<grid_for(g.work), kBlock, 0, t.s>>>(g, t.x, t.dy, t.out, t.alpha, t.beta);
+  };
+  // Two windows per thread (16-byte rows of f32) where the rows allow, else one.
+  if (yd.w % 2 == 0 && rows_on_cells(xd, 4, {t.x, t.out}) && rows_on_cells(yd, 2, {t.dy}))
+    launch(std::integral_constant<int, 2>{});
+  else
+    launch(std::integral_constant<int, 1>{});
+}
+
+template <typename T>
+void avg_bwd(const PoolArgs& a, const Typed<T>& t) {
+  const TensorDesc &xd = a.xd, &yd = a.yd;
   auto launch = [&](auto k, auto v) {
     constexpr int K = decltype(k)::value, V = decltype(v)::value;
-    const RowsGeo g = rows_geo(pd, xd, yd, (xd.h + kAvgRows - 1) / kAvgRows, xd.w / V);
-    if (g.work == 0) return false;
-    avg_bwd_rows_kernel<T, K, 2, V><<<grid_for(g.work), kBlock, 0, s>>>(g, dy, dx, alpha, beta);
-    return true;
+    const RowsGeo g = rows_geo(a.pd, xd, yd, (xd.h + kAvgRows - 1) / kAvgRows, xd.w / V);
+    avg_bwd_rows_kernel<T, K, 2, V>
+        <<<grid_for(g.work), kBlock, 0, t.s>>>(g, t.dy, t.out, t.alpha, t.beta);
   };
   auto with_cells = [&](auto k) {
     // Four cells per thread (16-byte vectors of f32) where the rows allow, else two; odd widths
     // take the sweep. With one row per thread, eight (two vectors, 0.6 waves instead of 1.01 on
     // cifar10_quick:pool2) ran no faster: 6.37 us against 6.27 in ncu; two ran 0.0060 ms against
     // four's 0.0052 (graphs).
-    if (xd.w % 4 == 0 && rows_on_cells<T>(xd, 4, {dx}))
-      return launch(k, std::integral_constant<int, 4>{});
-    if (xd.w % 2 == 0 && rows_on_cells<T>(xd, 2, {dx}))
-      return launch(k, std::integral_constant<int, 2>{});
-    return false;
+    if (xd.w % 4 == 0 && rows_on_cells(xd, 4, {t.out}))
+      launch(k, std::integral_constant<int, 4>{});
+    else
+      launch(k, std::integral_constant<int, 2>{});
   };
-  return pd.kernel_h == 2 ? with_cells(std::integral_constant<int, 2>{})
-                          : with_cells(std::integral_constant<int, 3>{});
+  a.pd.kernel_h == 2 ? with_cells(std::integral_constant<int, 2>{})
+                     : with_cells(std::integral_constant<int, 3>{});
 }
 
 template <typename T>
-bool pool_fwd_s2_rows(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
-                      const TensorDesc& yd, T* y, T alpha, T beta) {
-  const int K = pd.kernel_h;
-  // Max 3/2 windows keep the lane kernels (pool_lanes_s2_cuda.cu), which load each cell once.
-  if (pd.stride_h != 2 || pd.stride_w != 2 || pd.pad_h != 0 || pd.pad_w != 0 || pd.kernel_w != K ||
-      (K != 2 && K != 3) || (K == 3 && pd.mode == PoolMode::kMax) || xd.h < 1 || yd.h < 1 ||
-      yd.w < 1 || 2 * yd.w > xd.w || !rows_fit_int(xd, yd))
-    return false;
+void fwd(const PoolArgs& a, const Typed<T>& t) {
+  const TensorDesc &xd = a.xd, &yd = a.yd;
   auto launch = [&](auto k, auto v) {
-    constexpr int KK = decltype(k)::value, V = decltype(v)::value;
-    const RowsGeo g = rows_geo(pd, xd, yd, yd.h, yd.w / V);
-    if (g.work == 0) return false;
-    fwd_s2_rows_kernel<T, KK, V><<<grid_for(g.work), kBlock, 0, s>>>(g, x, y, alpha, beta);
-    return true;
+    constexpr int K = decltype(k)::value, V = decltype(v)::value;
+    const RowsGeo g = rows_geo(a.pd, xd, yd, yd.h, yd.w / V);
+    fwd_s2_rows_kernel<T, K, V>
+        <<<grid_for(g.work), kBlock, 0, t.s>>>(g, t.x, t.out, t.alpha, t.beta);
   };
   auto with_cells = [&](auto k) {
     // 2 x 2 windows: four outputs per thread (16-byte vectors of f32) where the rows allow, else
     // two. 3 x 3 windows: two, which load five cells a row instead of nine and run twice the
     // threads (cifar10_quick:pool2 0.0039 ms against 0.0043 with four; lenet:pool1's 2 x 2
     // windows 0.0036 either way).
-    if (decltype(k)::value == 2 && yd.w % 4 == 0 && rows_on_cells<T>(xd, 4, {x}) &&
-        rows_on_cells<T>(yd, 4, {y}))
-      return launch(k, std::integral_constant<int, 4>{});
-    if (yd.w % 2 == 0 && rows_on_cells<T>(xd, 2, {x}) && rows_on_cells<T>(yd, 2, {y}))
-      return launch(k, std::integral_constant<int, 2>{});
-    return false;
+    if (decltype(k)::value == 2 && yd.w % 4 == 0 && rows_on_cells(xd, 4, {t.x}) &&
+        rows_on_cells(yd, 4, {t.out}))
+      launch(k, std::integral_constant<int, 4>{});
+    else
+      launch(k, std::integral_constant<int, 2>{});
   };
-  return K == 2 ? with_cells(std::integral_constant<int, 2>{})
-                : with_cells(std::integral_constant<int, 3>{});
+  a.pd.kernel_h == 2 ? with_cells(std::integral_constant<int, 2>{})
+                     : with_cells(std::integral_constant<int, 3>{});
 }
 
-#define CREMA_POOL_ROWS(T)                                                                       \
-  template bool pool_fwd_s2_rows<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*,  \
-                                    const TensorDesc&, T*, T, T);                                \
-  template bool pool_max_bwd_k2s2<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
-                                     const TensorDesc&, const T*, T*, T, T);                     \
-  template bool pool_avg_bwd_rows<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
-                                     const TensorDesc&, T*, T, T);
-CREMA_POOL_ROWS(float)
-CREMA_POOL_ROWS(double)
-#undef CREMA_POOL_ROWS
+void run(Handle& h, const PoolArgs& a) {
+  run_typed(h, a, [&](const auto& t) {
+    if (a.forward())
+      fwd(a, t);
+    else if (a.is_max())
+      max_bwd_k2s2(a, t);
+    else
+      avg_bwd(a, t);
+  });
+}
+
+}  // namespace
+
+const PoolImpl kPoolRows{PoolAlgo::kRows, Device::kCUDA, unsupported, nullptr, run};
 
 }  // namespace crema::prim::cuda

@@ -1,4 +1,4 @@
-// Pooling sweep kernels (pool_sweep.cuh) for square K x K windows of stride S on both axes. A
+// The "sweep" row of pooling's table: kernels for square K x K windows of stride S on both axes. A
 // thread owns one column of a plane (one output column forward, one column block backward) and
 // walks down it, keeping the K input rows its windows need in a register ring: each step loads
 // only the min(S, K) rows the next window row adds, instead of K x K cells per output. Planes
@@ -6,13 +6,10 @@
 // average) is a single pass with no workspace and no atomics. Results equal the CPU's bit for
 // bit.
 // The sweeps are bound by L2 traffic (ncu on caffenet:pool1's backward: L2 86%, DRAM 56%): a
-// warp's column loads are strided by S, so each moves twice the sectors it uses. The 3/2 max
-// forward and backward of planes up to 64 columns wide (the reference nets' but the 112-wide
-// first pools) take pool_lanes_s2_cuda.cu's kernels instead, which load each cell once per lane,
-// and so do the 3/1 max pools of planes up to 32 wide (the backward: up to 64; pool_lanes_cuda.cu).
-// Rows of contiguous cells take pool_rows_cuda.cu's row vectors for the forward of 2/2 windows and
-// of 3/2 average windows without padding, the max backward of tiling 2/2 windows and the average
-// backward of 2/2 and 3/2 windows.
+// warp's column loads are strided by S, so each moves twice the sectors it uses. The rows before
+// it in the table take most of the reference nets' pools (docs/primitives.md); the sweep keeps
+// the max backward of planes wider than 64 columns (googlenet:pool1, resnet50:pool1: 0.465 ms
+// against the window row's 1.19, H100) and odd-width shapes the row vectors cannot store.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -20,8 +17,8 @@
 
 #include "primitives/cuda_util.cuh"
 #include "primitives/fast_div.h"
+#include "primitives/pool_cuda.cuh"
 #include "primitives/pool_ops.h"
-#include "primitives/pool_sweep.cuh"
 
 namespace crema::prim::cuda {
 namespace {
@@ -325,45 +322,47 @@ void visit_flags(bool a, bool b, F&& f) {
       : f(bool_constant<false>{}, bool_constant<false>{});
 }
 
-}  // namespace
+const char* unsupported(const PoolArgs& a) {
+  return visit_sweep(a.pd, [](auto, auto) {}) ? nullptr : "not square 2/2, 3/2 or 3/1 windows";
+}
 
 template <typename T>
-bool pool_fwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& xd, const T* x,
-                    const TensorDesc& yd, T* y, T alpha, T beta) {
-  return visit_sweep(pd, [&](auto k, auto st) {
+void fwd(const PoolArgs& a, const Typed<T>& t) {
+  const PoolDesc& pd = a.pd;
+  visit_sweep(pd, [&](auto k, auto st) {
     constexpr int K = decltype(k)::value, S = decltype(st)::value;
-    const SweepGeo g = sweep_geo(pd, xd, yd, yd.h, yd.w);
+    const SweepGeo g = sweep_geo(pd, a.xd, a.yd, a.yd.h, a.yd.w);
     auto launch = [&](auto is_narrow, auto one_row) {
       fwd_sweep_kernel<T, K, S, decltype(is_narrow)::value, decltype(one_row)::value>
-          <<<grid_for(g.threads), kBlock, 0, s>>>(g, divs_of(g), pd.mode, x, y, alpha, beta);
+          <<<grid_for(g.threads), kBlock, 0, t.s>>>(g, divs_of(g), pd.mode, t.x, t.out, t.alpha,
+                                                    t.beta);
     };
     visit_flags(narrow(g), g.band == 1, launch);
   });
 }
 
 template <typename T>
-bool pool_bwd_sweep(cudaStream_t s, const PoolDesc& pd, const TensorDesc& yd, const T* y,
-                    const T* dy, const TensorDesc& xd, const T* x, T* dx, T alpha, T beta) {
-  return visit_sweep(pd, [&](auto k, auto st) {
+void bwd(const PoolArgs& a, const Typed<T>& t) {
+  const PoolDesc& pd = a.pd;
+  visit_sweep(pd, [&](auto k, auto st) {
     constexpr int K = decltype(k)::value, S = decltype(st)::value;
     const SweepGeo g =
-        sweep_geo(pd, xd, yd, blocks_of(xd.h, pd.pad_h, S), blocks_of(xd.w, pd.pad_w, S));
+        sweep_geo(pd, a.xd, a.yd, blocks_of(a.xd.h, pd.pad_h, S), blocks_of(a.xd.w, pd.pad_w, S));
     auto launch = [&](auto is_narrow, auto is_max) {
       bwd_sweep_kernel<T, K, S, decltype(is_narrow)::value, decltype(is_max)::value>
-          <<<grid_for(g.threads), kBlock, 0, s>>>(g, divs_of(g), pd.mode, x, y, dy, dx, alpha,
-                                                  beta);
+          <<<grid_for(g.threads), kBlock, 0, t.s>>>(g, divs_of(g), pd.mode, t.x, t.y, t.dy, t.out,
+                                                    t.alpha, t.beta);
     };
-    visit_flags(narrow(g), pd.mode == PoolMode::kMax, launch);
+    visit_flags(narrow(g), a.is_max(), launch);
   });
 }
 
-#define CREMA_POOL_SWEEP(T)                                                                   \
-  template bool pool_fwd_sweep<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
-                                  const TensorDesc&, T*, T, T);                               \
-  template bool pool_bwd_sweep<T>(cudaStream_t, const PoolDesc&, const TensorDesc&, const T*, \
-                                  const T*, const TensorDesc&, const T*, T*, T, T);
-CREMA_POOL_SWEEP(float)
-CREMA_POOL_SWEEP(double)
-#undef CREMA_POOL_SWEEP
+void run(Handle& h, const PoolArgs& a) {
+  run_typed(h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : bwd(a, t); });
+}
+
+}  // namespace
+
+const PoolImpl kPoolSweep{PoolAlgo::kSweep, Device::kCUDA, unsupported, nullptr, run};
 
 }  // namespace crema::prim::cuda

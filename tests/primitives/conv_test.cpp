@@ -8,11 +8,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
-#include <map>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "doc_tables.h"
 #include "primitives/handle.h"
 #include "problems.h"
 #include "test_util.h"
@@ -429,13 +428,7 @@ TEST(ConvAutotune, KAutoTimesOnceAndTheChoicesSurviveAFile) {
 // docs/primitives.md lists each device's rows in the table's order: the reference cannot drift
 // from the table.
 TEST(ConvTable, DocsListEveryRowInOrder) {
-  std::ifstream doc(std::string(CREMA_SOURCE_DIR) + "/docs/primitives.md");
-  ASSERT_TRUE(doc) << "docs/primitives.md";
-  std::map<std::string, std::vector<std::string>> listed;  // device -> algorithm names
-  const std::regex row(R"(^\| [0-9]+ \| `([a-z0-9_]+)` \| (cpu|cuda) \|)");
-  std::smatch m;
-  for (std::string line; std::getline(doc, line);)
-    if (std::regex_search(line, m, row)) listed[m[2]].push_back(m[1]);
+  auto listed = test::documented_rows("Convolution algorithms");
   for (Device d : {Device::kCPU, Device::kCUDA}) {
     std::vector<std::string> names;
     for (ConvAlgo a : conv_algos(d)) names.push_back(conv_algo_name(a));

@@ -1,11 +1,14 @@
-// pool_fwd/pool_bwd on CUDA against the CPU implementation: the CPU tests' unit shapes, the named
-// layer shapes of problems.h, every mode, CEIL and FLOOR shapes, an NHWC view, both blends, f32
-// and f64. Integer-valued inputs make max pooling (and its argmax routing) exact and the average
-// sums exact; only the average's division rounds.
+// pool_fwd/pool_bwd on CUDA against the CPU implementation, through kAuto and through every row of
+// the table that runs the case: the CPU tests' unit shapes, the named layer shapes of
+// problems.h, every mode, CEIL and FLOOR shapes, an NHWC view, both blends, f32 and f64.
+// Integer-valued inputs make max pooling (and its argmax routing) exact and the average sums exact;
+// only the average's division rounds.
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda_test_util.h"
@@ -38,6 +41,12 @@ TensorDesc make_desc(DataType t, int n, int c, int h, int w, bool nhwc) {
     d.stride_n = int64_t(h) * w * c;
   }
   return d;
+}
+
+// The (row, forward?) pairs this process has run.
+std::set<std::pair<PoolAlgo, bool>>& rows_run() {
+  static std::set<std::pair<PoolAlgo, bool>> run;
+  return run;
 }
 
 template <typename T>
@@ -81,10 +90,7 @@ void check_case(const Case& k, Blend blend) {
     const auto all = from_gpu<T>(gpu, b, n + size_t(k.shift));
     return std::vector<T>(all.begin() + k.shift, all.end());
   };
-  DeviceBuffer gx = shifted(x), gy = shifted(y0);
-  pool_fwd(gpu, pd, xd, at(gx), yd, at(gy), blend);
-  EXPECT_TRUE(all_close(back(gy, ny), y_ref, tol)) << "forward";
-
+  DeviceBuffer gx = shifted(x);
   // Backward from a plain forward result (the argmax comes from comparing x with it).
   std::vector<T> y(ny);
   pool_fwd(cpu, pd, xd, x.data(), yd, y.data());
@@ -92,9 +98,28 @@ void check_case(const Case& k, Blend blend) {
       blend.beta != 0 ? test::random_int_vector<T>(nx, 14, -4, 4) : test::poisoned<T>(nx);
   std::vector<T> dx_ref = dx0;
   pool_bwd(cpu, pd, yd, y.data(), dy.data(), xd, x.data(), dx_ref.data(), blend);
-  DeviceBuffer g_y = shifted(y), g_dy = shifted(dy), g_dx = shifted(dx0);
-  pool_bwd(gpu, pd, yd, at(g_y), at(g_dy), xd, at(gx), at(g_dx), blend);
-  EXPECT_TRUE(all_close(back(g_dx, nx), dx_ref, tol)) << "backward";
+  DeviceBuffer g_y = shifted(y), g_dy = shifted(dy);
+
+  // kAuto, then every row of the table that runs the case.
+  std::vector<PoolAlgo> algos = {PoolAlgo::kAuto};
+  for (PoolAlgo a : pool_algos(Device::kCUDA)) algos.push_back(a);
+  for (PoolAlgo a : algos) {
+    PoolDesc forced = pd;
+    forced.algo = a;
+    SCOPED_TRACE(pool_algo_name(a));
+    DeviceBuffer gy = shifted(y0);
+    if (!pool_fwd_unsupported(gpu, forced, xd, at(gx), yd, at(gy), blend)) {
+      pool_fwd(gpu, forced, xd, at(gx), yd, at(gy), blend);
+      EXPECT_TRUE(all_close(back(gy, ny), y_ref, tol)) << "forward";
+      rows_run().insert({a, true});
+    }
+    DeviceBuffer g_dx = shifted(dx0);
+    if (!pool_bwd_unsupported(gpu, forced, yd, at(g_y), at(g_dy), xd, at(gx), at(g_dx), blend)) {
+      pool_bwd(gpu, forced, yd, at(g_y), at(g_dy), xd, at(gx), at(g_dx), blend);
+      EXPECT_TRUE(all_close(back(g_dx, nx), dx_ref, tol)) << "backward";
+      rows_run().insert({a, false});
+    }
+  }
 }
 
 void check_all(const Case& k) {
@@ -249,6 +274,11 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
       // Many small planes: the plane/channel split of the flat index.
       expand("many_planes", 1, 70000, 3, 3, 2, 2, 0, 0, 1, 1, kAllModes, false),
   }));
+  // Each row ran both passes on some of these cases.
+  for (PoolAlgo a : pool_algos(Device::kCUDA))
+    for (bool forward : {true, false})
+      EXPECT_TRUE(rows_run().count({a, forward}))
+          << pool_algo_name(a) << (forward ? " forward" : " backward") << " never ran";
 }
 
 TEST(PoolCuda, NhwcViewMatchesCpu) {

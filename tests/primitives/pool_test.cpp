@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "doc_tables.h"
 #include "primitives/handle.h"
 #include "problems.h"
 #include "test_util.h"
@@ -124,7 +125,7 @@ void check_case(const PoolCase& pc, uint64_t seed) {
   const DataType t = sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
   const TensorDesc xd = TensorDesc::nchw(t, pc.n, pc.c, pc.h, pc.w);
   const TensorDesc yd = TensorDesc::nchw(t, pc.n, pc.c, pc.p, pc.q);
-  const PoolDesc pd{pc.mode, pc.kh, pc.kw, pc.ph, pc.pw, pc.sh, pc.sw};
+  const PoolDesc base{pc.mode, pc.kh, pc.kw, pc.ph, pc.pw, pc.sh, pc.sw};
   // Small integers make ties common, which exercises the first-maximum rule.
   const auto xr = test::random_int_vector<double>(xd.count(), seed + 1, -4, 4);
   const auto dyr = test::random_int_vector<double>(yd.count(), seed + 2, -4, 4);
@@ -139,20 +140,43 @@ void check_case(const PoolCase& pc, uint64_t seed) {
   const Tolerance dx_tol{tol.abs, tol.rel, is_max || ref.covered * 4 < xd.count() * 3};
   const auto x = cast<T>(xr), dy = cast<T>(dyr);
   Handle h;
-
-  auto y = test::poisoned<T>(yd.count());
-  pool_fwd(h, pd, xd, x.data(), yd, y.data());
-  EXPECT_TRUE(all_close(y, ref.y, tol)) << "forward";
-  auto dx = test::poisoned<T>(xd.count());
-  pool_bwd(h, pd, yd, y.data(), dy.data(), xd, x.data(), dx.data());
-  EXPECT_TRUE(all_close(dx, ref.dx, dx_tol)) << "backward";
-
-  auto yb = cast<T>(y0);
-  pool_fwd(h, pd, xd, x.data(), yd, yb.data(), {2.0, 1.0});
-  EXPECT_TRUE(all_close(yb, blend(2.0, ref.y, 1.0, y0), tol)) << "forward blend";
-  dx = cast<T>(dx0);
-  pool_bwd(h, pd, yd, y.data(), dy.data(), xd, x.data(), dx.data(), {-1.0, 2.0});
-  EXPECT_TRUE(all_close(dx, blend(-1.0, ref.dx, 2.0, dx0), tol)) << "backward blend";
+  // kAuto, then every row of the table; each call runs where the row supports it.
+  std::vector<PoolAlgo> algos = {PoolAlgo::kAuto};
+  for (PoolAlgo a : pool_algos(Device::kCPU)) algos.push_back(a);
+  for (PoolAlgo a : algos) {
+    SCOPED_TRACE(pool_algo_name(a));
+    PoolDesc pd = base;
+    pd.algo = a;
+    auto fwd = [&](std::vector<T>& y, Blend b) {
+      if (pool_fwd_unsupported(h, pd, xd, x.data(), yd, y.data(), b)) return false;
+      pool_fwd(h, pd, xd, x.data(), yd, y.data(), b);
+      return true;
+    };
+    // The backward reads the plain forward result.
+    std::vector<T> y = cast<T>(ref.y);
+    auto bwd = [&](std::vector<T>& dx, Blend b) {
+      if (pool_bwd_unsupported(h, pd, yd, y.data(), dy.data(), xd, x.data(), dx.data(), b))
+        return false;
+      pool_bwd(h, pd, yd, y.data(), dy.data(), xd, x.data(), dx.data(), b);
+      return true;
+    };
+    auto yp = test::poisoned<T>(yd.count());
+    if (fwd(yp, {})) {
+      EXPECT_TRUE(all_close(yp, ref.y, tol)) << "forward";
+    }
+    auto dx = test::poisoned<T>(xd.count());
+    if (bwd(dx, {})) {
+      EXPECT_TRUE(all_close(dx, ref.dx, dx_tol)) << "backward";
+    }
+    auto yb = cast<T>(y0);
+    if (fwd(yb, {2.0, 1.0})) {
+      EXPECT_TRUE(all_close(yb, blend(2.0, ref.y, 1.0, y0), tol)) << "forward blend";
+    }
+    dx = cast<T>(dx0);
+    if (bwd(dx, {-1.0, 2.0})) {
+      EXPECT_TRUE(all_close(dx, blend(-1.0, ref.dx, 2.0, dx0), tol)) << "backward blend";
+    }
+  }
 }
 
 void check_all(const PoolCase& pc) {
@@ -291,6 +315,52 @@ TEST(PoolCheck, RejectsMismatchedDescriptors) {
   const TensorDesc x9 = TensorDesc::nchw(f, 1, 1, 9, 9);
   EXPECT_NO_THROW(pool_fwd(h, pd, x9, buf.data(), TensorDesc::nchw(f, 1, 1, 5, 5), buf.data()));
   EXPECT_NO_THROW(pool_fwd(h, pd, x9, buf.data(), TensorDesc::nchw(f, 1, 1, 4, 4), buf.data()));
+}
+
+// A forced row runs only what it supports, and says why not: the CPU's disjoint row runs the max
+// backward of non-overlapping windows alone; the CUDA rows are not CPU algorithms.
+TEST(PoolAlgos, ForcedRowsExplainWhatTheyCannotRun) {
+  Handle h;
+  std::vector<float> x(64), y(16), dy(16), dx(64);
+  const TensorDesc xd = TensorDesc::nchw(DataType::kFloat32, 1, 1, 8, 8);
+  const TensorDesc yd = TensorDesc::nchw(DataType::kFloat32, 1, 1, 4, 4);
+  PoolDesc pd{PoolMode::kMax, 2, 2, 0, 0, 2, 2, PoolAlgo::kDisjoint};
+  EXPECT_EQ(pool_bwd_unsupported(h, pd, yd, y.data(), dy.data(), xd, x.data(), dx.data()), nullptr);
+  EXPECT_STREQ(pool_fwd_unsupported(h, pd, xd, x.data(), yd, y.data()), "backward only");
+  EXPECT_THROW(
+      try { pool_fwd(h, pd, xd, x.data(), yd, y.data()); } catch (const PrimError& e) {
+        EXPECT_STREQ(e.what(), "pool_fwd: algorithm disjoint on cpu: backward only");
+        throw;
+      },
+      PrimError);
+  pd.mode = PoolMode::kAverage;
+  EXPECT_STREQ(pool_bwd_unsupported(h, pd, yd, y.data(), dy.data(), xd, x.data(), dx.data()),
+               "not max pooling");
+  pd.algo = PoolAlgo::kSweep;
+  EXPECT_STREQ(pool_fwd_unsupported(h, pd, xd, x.data(), yd, y.data()), "not a cpu algorithm");
+  EXPECT_THROW(pool_bwd(h, pd, yd, y.data(), dy.data(), xd, x.data(), dx.data()), PrimError);
+  pd.algo = PoolAlgo::kAuto;
+  EXPECT_EQ(pool_fwd_unsupported(h, pd, xd, x.data(), yd, y.data()), nullptr);
+}
+
+TEST(PoolAlgos, NamesRoundTrip) {
+  for (Device d : {Device::kCPU, Device::kCUDA})
+    for (PoolAlgo a : pool_algos(d)) EXPECT_EQ(pool_algo_of(pool_algo_name(a)), a);
+  EXPECT_EQ(pool_algo_of("auto"), PoolAlgo::kAuto);
+  EXPECT_THROW(pool_algo_of("fastest"), PrimError);
+  const std::vector<PoolAlgo> cpu = pool_algos(Device::kCPU);
+  EXPECT_EQ(cpu, (std::vector<PoolAlgo>{PoolAlgo::kDisjoint, PoolAlgo::kDirect}));
+}
+
+// docs/primitives.md lists each device's rows in the table's order.
+TEST(PoolAlgos, DocsListEveryRowInOrder) {
+  auto listed = test::documented_rows("Pooling algorithms");
+  for (Device d : {Device::kCPU, Device::kCUDA}) {
+    std::vector<std::string> names;
+    for (PoolAlgo a : pool_algos(d)) names.push_back(pool_algo_name(a));
+    if (names.empty()) continue;  // a build without CUDA has no CUDA rows
+    EXPECT_EQ(listed[device_name(d)], names) << device_name(d);
+  }
 }
 
 // A strided (NHWC) view pools the same values as the packed layout, forward and backward.
