@@ -17,7 +17,8 @@
 //   cmake -S . -B build -DCREMA_CUDNN_ROOT=$NV/cudnn && cmake --build build --target bench_prim
 //   export LD_LIBRARY_PATH=$NV/cudnn/lib:$NV/cublas/lib:$LD_LIBRARY_PATH
 //   NVIDIA_TF32_OVERRIDE=0 build/bench/prim/bench_prim [--filter=SUBSTRING] [--repeats=30]
-//       [--batch=N] [--crema-algo=auto] [--pool-algo=auto] [--math=fp32|tf32|bf16|fp16]
+//       [--batch=N] [--crema-algo=auto] [--pool-algo=auto] [--softmax-algo=auto]
+//       [--lrn-algo=auto] [--math=fp32|tf32|bf16|fp16]
 // NVIDIA_TF32_OVERRIDE=0 keeps every library in strict fp32 (the program also sets it when it
 // is unset and --math is fp32, before any CUDA library starts); cuDNN's convolutions are also
 // set to CUDNN_FMA_MATH. --math=tf32 compares the convolutions with TF32 tensor cores allowed on
@@ -29,9 +30,9 @@
 // keeps the rows whose "op layer pass" contains the substring (e.g. "conv caffenet:conv2", "bwd
 // filter", "pool"); --batch replaces every net's batch size;
 // --crema-algo picks crema's convolution algorithm: auto (the heuristic the layers use), find,
-// or one by name (implicit_gemm, im2col_gemm, gemm_1x1, direct). --pool-algo picks pooling's
-// row: auto (the layers' choice), all (auto, then every row that runs the layer, one table row
-// each), or one by name (docs/primitives.md lists them).
+// or one by name (implicit_gemm, im2col_gemm, gemm_1x1, direct). --pool-algo, --softmax-algo and
+// --lrn-algo pick those ops' rows: auto (the layers' choice), all (auto, then every row that runs
+// the layer, one table row each), or one by name (docs/primitives.md lists them).
 #include "bench_prim.h"
 
 #include <algorithm>
@@ -63,13 +64,18 @@ bool parse(int argc, char** argv, bench::Options& o) {
       o.crema_algo = v;
     } else if (value("--pool-algo", v)) {
       o.pool_algo = v;
+    } else if (value("--softmax-algo", v)) {
+      o.softmax_algo = v;
+    } else if (value("--lrn-algo", v)) {
+      o.lrn_algo = v;
     } else if (value("--math", v) && (v == "fp32" || v == "tf32" || v == "bf16" || v == "fp16")) {
       o.math = v;
     } else {
       std::fprintf(stderr,
                    "usage: %s [--filter=SUBSTRING] [--repeats=N] [--batch=N] "
                    "[--crema-algo=auto|find|implicit_gemm|im2col_gemm|gemm_1x1|direct] "
-                   "[--pool-algo=auto|all|ROW] [--math=fp32|tf32|bf16|fp16]\n",
+                   "[--pool-algo=auto|all|ROW] [--softmax-algo=auto|all|ROW] "
+                   "[--lrn-algo=auto|all|ROW] [--math=fp32|tf32|bf16|fp16]\n",
                    argv[0]);
       return false;
     }

@@ -25,8 +25,9 @@ struct Options {
   int repeats = 30;    // timed samples per row (median reported)
   int batch = 0;       // > 0: this batch size for every problem instead of the defaults
   std::string crema_algo = "auto";  // conv: auto (what the layers use), find, or an algo name
-  std::string pool_algo = "auto";   // pooling: auto, all (every row that runs the layer), a row
-  std::string math = "fp32";        // conv: fp32 (strict on both sides), tf32, bf16 or fp16
+  // Pooling, softmax and LRN rows: auto, all (auto, then every row that runs the layer), or one.
+  std::string pool_algo = "auto", softmax_algo = "auto", lrn_algo = "auto";
+  std::string math = "fp32";  // conv: fp32 (strict on both sides), tf32, bf16 or fp16
 };
 
 // Everything a row needs: both libraries on one stream, so events time both the same way.

@@ -20,6 +20,21 @@ namespace {
 constexpr prim::DataType kF32 = prim::DataType::kFloat32;
 const float kOne = 1, kZero = 0;
 
+// The rows an --<op>-algo value asks for: "all" is kAuto then every CUDA row (callers skip
+// those that do not run a layer), any other value the one row it names.
+template <typename Algo>
+std::vector<Algo> rows_to_time(const std::string& opt, std::vector<Algo> rows,
+                               Algo (*of)(const std::string&)) {
+  if (opt != "all") return {of(opt)};
+  rows.insert(rows.begin(), Algo::kAuto);
+  return rows;
+}
+
+template <typename Algo>
+std::string with_row(const std::string& name, Algo a, const char* (*row_name)(Algo)) {
+  return name + "[" + row_name(a) + "]";
+}
+
 // ---- pooling ------------------------------------------------------------------------------
 
 // deterministic picks CUDNN_POOLING_MAX_DETERMINISTIC for max pooling: crema's backward never
@@ -93,20 +108,15 @@ void bench_pool(Context& c, const test::PoolProblem& pp) {
     const bool differs = pc != pf || qc != qf;
 
     // The rows to time: the first decides the output shape (and gives the backward's y).
-    std::vector<prim::PoolAlgo> algos = {prim::PoolAlgo::kAuto};
-    if (c.opt.pool_algo == "all") {
-      const std::vector<prim::PoolAlgo> rows = prim::pool_algos(prim::Device::kCUDA);
-      algos.insert(algos.end(), rows.begin(), rows.end());
-    } else {
-      algos[0] = prim::pool_algo_of(c.opt.pool_algo);
-    }
+    const std::vector<prim::PoolAlgo> algos =
+        rows_to_time(c.opt.pool_algo, prim::pool_algos(prim::Device::kCUDA), prim::pool_algo_of);
     auto with_algo = [&](prim::PoolAlgo a) {
       prim::PoolDesc forced = pd;
       forced.algo = a;
       return forced;
     };
     auto algo_label = [](const char* pass, prim::PoolAlgo a) {
-      return std::string(pass) + "[" + prim::pool_algo_name(a) + "]";
+      return pass + with_row("", a, prim::pool_algo_name);
     };
 
     int P = pc, Q = qc;
@@ -220,6 +230,7 @@ struct FwdBwd {
   std::string op, crema_name, cudnn_name;
   int bwd_tensors;
   Impl crema_fwd, cudnn_fwd, crema_bwd, cudnn_bwd;  // bwd inputs: x, y, dy
+  std::string row = "";                             // "[name]": the table row crema runs
 };
 
 void bench_fwd_bwd(Context& c, const std::string& layer, int64_t count, const FwdBwd& f) {
@@ -228,12 +239,12 @@ void bench_fwd_bwd(Context& c, const std::string& layer, int64_t count, const Fw
   if (!want_fwd && !want_bwd) return;
   guarded(f.op, layer, want_fwd, want_bwd, [&] {
     const prim::DeviceBuffer x = random_buffer(count, 21);
-    Row fwd{f.op, layer, "fwd", f.crema_name + "_fwd", f.cudnn_name + "Forward"};
+    Row fwd{f.op, layer, "fwd", f.crema_name + "_fwd" + f.row, f.cudnn_name + "Forward"};
     fwd.bytes = 2.0 * double(count) * sizeof(float);
     const prim::DeviceBuffer y = bench_row(c, fwd, want_fwd, {&x}, count, f.crema_fwd, f.cudnn_fwd);
     if (!want_bwd) return;
     const prim::DeviceBuffer dy = random_buffer(count, 22);
-    Row bwd{f.op, layer, "bwd", f.crema_name + "_bwd", f.cudnn_name + "Backward"};
+    Row bwd{f.op, layer, "bwd", f.crema_name + "_bwd" + f.row, f.cudnn_name + "Backward"};
     bwd.bytes = double(f.bwd_tensors) * double(count) * sizeof(float);
     bench_row(c, bwd, true, {&x, &y, &dy}, count, f.crema_bwd, f.cudnn_bwd);
   });
@@ -262,6 +273,8 @@ void run_lrn(Context& c) {
   ld.alpha = 1e-4;
   ld.beta = 0.75;
   ld.k = 1.0;
+  const std::vector<prim::LrnAlgo> algos =
+      rows_to_time(c.opt.lrn_algo, prim::lrn_algos(prim::Device::kCUDA), prim::lrn_algo_of);
   for (const Shape& s : shapes) {
     const int n = batch_for(c.opt, s.name);
     const prim::TensorDesc d = prim::TensorDesc::nchw(kF32, n, s.c, s.h, s.w);
@@ -275,24 +288,30 @@ void run_lrn(Context& c) {
       continue;
     }
     const auto mode = CUDNN_LRN_CROSS_CHANNEL_DIM1;
-    FwdBwd f{"lrn",
-             "lrn",
-             "LRNCrossChannel",
-             4,
-             [&](float* const* in, float* out) { prim::lrn_fwd(c.h, ld, d, in[0], d, out); },
-             [&](float* const* in, float* out) {
-               BENCH_CUDNN(cudnnLRNCrossChannelForward(c.dnn, L->get(), mode, &kOne, D->get(),
-                                                       in[0], &kZero, D->get(), out));
-             },
-             [&](float* const* in, float* out) {
-               prim::lrn_bwd(c.h, ld, d, in[1], in[2], d, in[0], out);
-             },
-             [&](float* const* in, float* out) {
-               BENCH_CUDNN(cudnnLRNCrossChannelBackward(c.dnn, L->get(), mode, &kOne, D->get(),
-                                                        in[1], D->get(), in[2], D->get(), in[0],
-                                                        &kZero, D->get(), out));
-             }};
-    bench_fwd_bwd(c, s.name, d.count(), f);
+    for (prim::LrnAlgo a : algos) {
+      prim::LrnDesc row = ld;
+      row.algo = a;
+      if (prim::lrn_fwd_unsupported(c.h, row, d, nullptr, d, nullptr)) continue;
+      FwdBwd f{"lrn",
+               "lrn",
+               "LRNCrossChannel",
+               4,
+               [&](float* const* in, float* out) { prim::lrn_fwd(c.h, row, d, in[0], d, out); },
+               [&](float* const* in, float* out) {
+                 BENCH_CUDNN(cudnnLRNCrossChannelForward(c.dnn, L->get(), mode, &kOne, D->get(),
+                                                         in[0], &kZero, D->get(), out));
+               },
+               [&](float* const* in, float* out) {
+                 prim::lrn_bwd(c.h, row, d, in[1], in[2], d, in[0], out);
+               },
+               [&](float* const* in, float* out) {
+                 BENCH_CUDNN(cudnnLRNCrossChannelBackward(c.dnn, L->get(), mode, &kOne, D->get(),
+                                                          in[1], D->get(), in[2], D->get(), in[0],
+                                                          &kZero, D->get(), out));
+               },
+               with_row("", a, prim::lrn_algo_name)};
+      bench_fwd_bwd(c, s.name, d.count(), f);
+    }
   }
 }
 
@@ -314,21 +333,29 @@ void run_softmax(Context& c) {
     }
     const auto algo = CUDNN_SOFTMAX_ACCURATE;
     const auto mode = CUDNN_SOFTMAX_MODE_CHANNEL;
-    FwdBwd f{"softmax",
-             "softmax",
-             "Softmax",
-             3,
-             [&](float* const* in, float* out) { prim::softmax_fwd(c.h, sd, in[0], out); },
-             [&](float* const* in, float* out) {
-               BENCH_CUDNN(cudnnSoftmaxForward(c.dnn, algo, mode, &kOne, D->get(), in[0], &kZero,
-                                               D->get(), out));
-             },
-             [&](float* const* in, float* out) { prim::softmax_bwd(c.h, sd, in[1], in[2], out); },
-             [&](float* const* in, float* out) {
-               BENCH_CUDNN(cudnnSoftmaxBackward(c.dnn, algo, mode, &kOne, D->get(), in[1], D->get(),
-                                                in[2], &kZero, D->get(), out));
-             }};
-    bench_fwd_bwd(c, s.name, int64_t(n) * s.c * s.h * s.w, f);
+    for (prim::SoftmaxAlgo a : rows_to_time(
+             c.opt.softmax_algo, prim::softmax_algos(prim::Device::kCUDA), prim::softmax_algo_of)) {
+      prim::SoftmaxDesc row = sd;
+      row.algo = a;
+      if (prim::softmax_fwd_unsupported(c.h, row, nullptr, nullptr)) continue;
+      FwdBwd f{
+          "softmax",
+          "softmax",
+          "Softmax",
+          3,
+          [&](float* const* in, float* out) { prim::softmax_fwd(c.h, row, in[0], out); },
+          [&](float* const* in, float* out) {
+            BENCH_CUDNN(cudnnSoftmaxForward(c.dnn, algo, mode, &kOne, D->get(), in[0], &kZero,
+                                            D->get(), out));
+          },
+          [&](float* const* in, float* out) { prim::softmax_bwd(c.h, row, in[1], in[2], out); },
+          [&](float* const* in, float* out) {
+            BENCH_CUDNN(cudnnSoftmaxBackward(c.dnn, algo, mode, &kOne, D->get(), in[1], D->get(),
+                                             in[2], &kZero, D->get(), out));
+          },
+          with_row("", a, prim::softmax_algo_name)};
+      bench_fwd_bwd(c, s.name, int64_t(n) * s.c * s.h * s.w, f);
+    }
   }
 }
 

@@ -1,22 +1,26 @@
-// Local Response Normalization: descriptor validation and the one device dispatcher.
+// Local Response Normalization: descriptor validation and the implementation table
+// (lrn_impl.h).
 #include "primitives/lrn.h"
 
 #include <cmath>
 #include <cstdint>
 #include <string>
 
-#include "primitives/dispatch.h"
+#include "primitives/lrn_impl.h"
 
 namespace crema::prim {
-
-// The implementations (lrn_cpu.cpp, lrn_cuda.cu), with the public signatures.
-CREMA_BACKENDS(void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
-                            const TensorDesc& yd, void* y, Blend blend);
-               void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y,
-                            const void* dy, const TensorDesc& xd, const void* x, void* dx,
-                            Blend blend);)
-
 namespace {
+
+// Each device's rows in order of preference (the kAuto walk).
+const LrnImpl* const kTable[] = {
+#ifdef CREMA_WITH_CUDA
+    &cuda::kLrnAcrossRing, &cuda::kLrnAcross, &cuda::kLrnWithin,
+#endif
+    &cpu::kLrnAcross,      &cpu::kLrnWithin,
+};
+
+constexpr LrnAlgo kAlgos[] = {LrnAlgo::kAuto, LrnAlgo::kAcrossRing, LrnAlgo::kAcross,
+                              LrnAlgo::kWithin};
 
 std::string dims(const TensorDesc& d) {
   return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
@@ -56,6 +60,18 @@ bool overlap(const void* a, const void* b, size_t bytes) {
   return pa < pb + bytes && pb < pa + bytes;
 }
 
+// "f32 across n5 x128x96x55x55".
+std::string call_key(const LrnArgs& a) {
+  return std::string(dtype_name(a.xd.dtype)) + (a.across() ? " across" : " within") + " n" +
+         std::to_string(a.ld.local_size) + " x" + dims(a.xd);
+}
+
+void run(Handle& h, const LrnArgs& a) {
+  choose_row(kTable, h, a.ld.algo, a, a.forward ? "lrn_fwd" : "lrn_bwd", lrn_algo_name, [&] {
+    return call_key(a);
+  }).run(h, a);
+}
+
 }  // namespace
 
 void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
@@ -66,7 +82,7 @@ void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
   if (!x || !y) throw PrimError("lrn_fwd: null x or y");
   const size_t bytes = size_t(xd.count()) * dtype_size(xd.dtype);
   if (overlap(x, y, bytes)) throw PrimError("lrn_fwd: y overlaps x (no in-place LRN)");
-  CREMA_DISPATCH(h, lrn_fwd, h, ld, xd, x, yd, y, blend);
+  run(h, LrnArgs{true, ld, xd, x, nullptr, nullptr, y, blend});
 }
 
 void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, const void* dy,
@@ -80,7 +96,45 @@ void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, 
   // window of dy * y / scale is kept in the workspace); any other overlap is not.
   if (overlap(dx, x, bytes) || overlap(dx, y, bytes) || (dx != dy && overlap(dx, dy, bytes)))
     throw PrimError("lrn_bwd: dx overlaps x, y or part of dy");
-  CREMA_DISPATCH(h, lrn_bwd, h, ld, yd, y, dy, xd, x, dx, blend);
+  run(h, LrnArgs{false, ld, xd, x, y, dy, dx, blend});
+}
+
+const char* lrn_algo_name(LrnAlgo a) {
+  switch (a) {
+    case LrnAlgo::kAuto:
+      return "auto";
+    case LrnAlgo::kAcrossRing:
+      return "across_ring";
+    case LrnAlgo::kAcross:
+      return "across";
+    case LrnAlgo::kWithin:
+      return "within";
+  }
+  return "unknown";
+}
+
+LrnAlgo lrn_algo_of(const std::string& name) {
+  for (LrnAlgo a : kAlgos)
+    if (name == lrn_algo_name(a)) return a;
+  throw PrimError("lrn: unknown algorithm '" + name + "'");
+}
+
+std::vector<LrnAlgo> lrn_algos(Device device) { return table_algos(kTable, device); }
+
+const char* lrn_fwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
+                                const TensorDesc&, const void* y, Blend blend) {
+  if (ld.algo == LrnAlgo::kAuto) return nullptr;
+  return forced_unsupported(
+      kTable, h.device(), ld.algo,
+      LrnArgs{true, ld, xd, x, nullptr, nullptr, const_cast<void*>(y), blend});
+}
+
+const char* lrn_bwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc&, const void* y,
+                                const void* dy, const TensorDesc& xd, const void* x, const void* dx,
+                                Blend blend) {
+  if (ld.algo == LrnAlgo::kAuto) return nullptr;
+  return forced_unsupported(kTable, h.device(), ld.algo,
+                            LrnArgs{false, ld, xd, x, y, dy, const_cast<void*>(dx), blend});
 }
 
 }  // namespace crema::prim

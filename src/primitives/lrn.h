@@ -28,7 +28,14 @@
 // dy itself (the gradient is accumulated in place); scratch comes from the Handle workspace.
 // local_size must be odd and positive. The scale must stay positive: k > 0 with alpha >= 0
 // ensures it.
+//
+// The kernels form an implementation table (impl_table.h; docs/primitives.md lists the rows):
+// LrnDesc::algo kAuto takes the first row that runs the call; another value forces its row, and
+// a row that cannot run the call throws PrimError saying why.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "primitives/handle.h"
 #include "primitives/types.h"
@@ -37,17 +44,37 @@ namespace crema::prim {
 
 enum class LrnMode { kAcrossChannels, kWithinChannel };
 
+enum class LrnAlgo {
+  kAuto,
+  kAcrossRing,  // cuda: across channels, local_size up to 7, the window in registers
+  kAcross,      // cpu, cuda: across channels, any local_size
+  kWithin,      // cpu, cuda: within a channel
+};
+
 struct LrnDesc {
   LrnMode mode = LrnMode::kAcrossChannels;
   int local_size = 5;
   double alpha = 1.0;
   double beta = 0.75;
   double k = 1.0;
+  LrnAlgo algo = LrnAlgo::kAuto;
 };
 
 void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
              const TensorDesc& yd, void* y, Blend blend = {});
 void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend = {});
+
+// "auto", "across_ring", "across", "within"; lrn_algo_of is the inverse and throws PrimError for
+// any other name. lrn_algos lists a device's rows in kAuto's order.
+const char* lrn_algo_name(LrnAlgo a);
+LrnAlgo lrn_algo_of(const std::string& name);
+std::vector<LrnAlgo> lrn_algos(Device device);
+// With the arguments of the call: nullptr where ld.algo runs it (kAuto always does), else why not.
+const char* lrn_fwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
+                                const TensorDesc& yd, const void* y, Blend blend = {});
+const char* lrn_bwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y,
+                                const void* dy, const TensorDesc& xd, const void* x, const void* dx,
+                                Blend blend = {});
 
 }  // namespace crema::prim

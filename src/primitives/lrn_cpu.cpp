@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "primitives/dtype_visit.h"
-#include "primitives/lrn.h"
+#include "primitives/lrn_impl.h"
 #include "primitives/lrn_ops.h"
 
 namespace crema::prim::cpu {
@@ -189,41 +189,45 @@ void within_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* y, c
   });
 }
 
-template <typename T>
-void fwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const void* x, void* y, Blend blend) {
-  const T* xt = static_cast<const T*>(x);
-  T* yt = static_cast<T*>(y);
-  if (ld.mode == LrnMode::kAcrossChannels)
-    across_fwd(h, ld, d, xt, yt, blend);
-  else
-    within_fwd(h, ld, d, xt, yt, blend);
+const char* across_unsupported(const LrnArgs& a) {
+  return a.across() ? nullptr : "within-channel mode";
 }
 
-template <typename T>
-void bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const void* y, const void* dy,
-         const void* x, void* dx, Blend blend) {
-  const T* yt = static_cast<const T*>(y);
-  const T* dyt = static_cast<const T*>(dy);
-  const T* xt = static_cast<const T*>(x);
-  T* dxt = static_cast<T*>(dx);
-  if (ld.mode == LrnMode::kAcrossChannels)
-    across_bwd(h, ld, d, yt, dyt, xt, dxt, blend);
-  else
-    within_bwd(h, ld, d, yt, dyt, xt, dxt, blend);
+const char* within_unsupported(const LrnArgs& a) {
+  return a.across() ? "across-channel mode" : nullptr;
+}
+
+template <typename F>
+void typed(const LrnArgs& a, F&& f) {
+  visit_dtype(kFloatTypes, a.xd.dtype, a.forward ? "lrn_fwd" : "lrn_bwd", Device::kCPU,
+              [&](auto tag) { f(tag); });
+}
+
+void run_across(Handle& h, const LrnArgs& a) {
+  typed(a, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (a.forward)
+      across_fwd(h, a.ld, a.xd, static_cast<const T*>(a.x), static_cast<T*>(a.out), a.blend);
+    else
+      across_bwd(h, a.ld, a.xd, static_cast<const T*>(a.y), static_cast<const T*>(a.dy),
+                 static_cast<const T*>(a.x), static_cast<T*>(a.out), a.blend);
+  });
+}
+
+void run_within(Handle& h, const LrnArgs& a) {
+  typed(a, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (a.forward)
+      within_fwd(h, a.ld, a.xd, static_cast<const T*>(a.x), static_cast<T*>(a.out), a.blend);
+    else
+      within_bwd(h, a.ld, a.xd, static_cast<const T*>(a.y), static_cast<const T*>(a.dy),
+                 static_cast<const T*>(a.x), static_cast<T*>(a.out), a.blend);
+  });
 }
 
 }  // namespace
 
-void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x, const TensorDesc&,
-             void* y, Blend blend) {
-  visit_dtype(kFloatTypes, xd.dtype, "lrn_fwd", Device::kCPU,
-              [&](auto tag) { fwd<typename decltype(tag)::type>(h, ld, xd, x, y, blend); });
-}
-
-void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc&, const void* y, const void* dy,
-             const TensorDesc& xd, const void* x, void* dx, Blend blend) {
-  visit_dtype(kFloatTypes, xd.dtype, "lrn_bwd", Device::kCPU,
-              [&](auto tag) { bwd<typename decltype(tag)::type>(h, ld, xd, y, dy, x, dx, blend); });
-}
+const LrnImpl kLrnAcross{LrnAlgo::kAcross, Device::kCPU, across_unsupported, nullptr, run_across};
+const LrnImpl kLrnWithin{LrnAlgo::kWithin, Device::kCPU, within_unsupported, nullptr, run_within};
 
 }  // namespace crema::prim::cpu

@@ -1,9 +1,9 @@
 // Local Response Normalization on CUDA, with the s^-beta functors of lrn_ops.h (shared with the
-// CPU).
+// CPU): three rows of LRN's table (lrn_impl.h), "across_ring", "across" and "within".
 //
-// Across channels: a thread owns one (n, h, w) column (coalesced over h * w) and slides the
-// channel window down it in the CPU's order (add the channel entering, then subtract the one
-// leaving). The window's values live in registers (a ring for local_size up to 7, with loads
+// Across channels ("across_ring"): a thread owns one (n, h, w) column (coalesced over h * w) and
+// slides the channel window down it in the CPU's order (add the channel entering, then subtract the
+// one leaving). The window's values live in registers (a ring for local_size up to 7, with loads
 // issued a few channels ahead so they overlap), so each element is read from memory once. When
 // there are too few columns to fill the GPU, the channels are split into chunks, each thread
 // starting its window sum afresh (a different but equally exact rounding of the same sums).
@@ -16,17 +16,17 @@
 //   element. norm1 892 MB = 0.30 ms at 3 TB/s; norm2 573 MB = 0.19 ms.
 //   The backward's per-element math is one reciprocal square root pair (lrn_ops.h); with IEEE
 //   square roots and divisions it was compute-bound (ncu: SM 79%, DRAM 52%).
-//   local_size above 7 takes the generic kernels: forward re-reads the leaving channel (cache),
-//   backward stores R in the workspace and slides twice (about 28 bytes per element).
-// Within a channel: one thread per pixel sums its clipped n x n window directly (the reads
-// overlap in cache); backward is two kernels, R first, then its window sums.
+//   local_size above 7 takes the "across" row's kernels: forward re-reads the leaving channel
+//   (cache), backward stores R in the workspace and slides twice (about 28 bytes per element).
+// Within a channel ("within"): one thread per pixel sums its clipped n x n window directly (the
+// reads overlap in cache); backward is two kernels, R first, then its window sums.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
 #include "primitives/cuda_util.cuh"
 #include "primitives/dtype_visit.h"
-#include "primitives/lrn.h"
+#include "primitives/lrn_impl.h"
 #include "primitives/lrn_ops.h"
 
 namespace crema::prim::cuda {
@@ -342,87 +342,112 @@ bool visit_radius(int r, F&& f) {
   }
 }
 
-template <typename T>
-void fwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* x, T* y, Blend b) {
-  const Geo g = geo_of(ld, d);
-  const T alpha = T(b.alpha), beta = T(b.beta), k = T(ld.k);
-  cudaStream_t s = stream_of(h);
-  lrn_ops::visit_neg_pow<T>(ld.beta, [&](auto neg_pow) {
-    if (ld.mode == LrnMode::kAcrossChannels) {
-      const T a = T(ld.alpha / ld.local_size);
-      const int chunk = chunk_of(g);
-      const int64_t work = g.columns * ((g.C + chunk - 1) / chunk);
-      const bool ring = visit_radius(ring_radius(g), [&](auto r) {
-        across_fwd_ring_kernel<decltype(r)::value>
-            <<<grid_for(work), kBlock, 0, s>>>(g, chunk, work, neg_pow, k, a, x, y, alpha, beta);
-      });
-      if (!ring)
-        across_fwd_kernel<<<grid_for(g.columns), kBlock, 0, s>>>(g, neg_pow, k, a, x, y, alpha,
-                                                                 beta);
-    } else {
-      const T a = T(ld.alpha / (double(ld.local_size) * ld.local_size));
-      const int64_t total = d.count();
-      within_fwd_kernel<<<grid_for(total), kBlock, 0, s>>>(g, total, neg_pow, k, a, x, y, alpha,
-                                                           beta);
-    }
-  });
-  check_launch("lrn_fwd");
+const char* ring_unsupported(const LrnArgs& a) {
+  if (!a.across()) return "within-channel mode";
+  const int r = ring_radius(geo_of(a.ld, a.xd));
+  if (r < 0) return "an image of 2^31 elements or more";
+  return r > 3 ? "local_size above 7" : nullptr;
 }
 
-template <typename T>
-void bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* y, const T* dy, const T* x,
-         T* dx, Blend b) {
-  const Geo g = geo_of(ld, d);
-  const int64_t total = d.count();
-  const T alpha = T(b.alpha), beta = T(b.beta), k = T(ld.k);
+const char* across_unsupported(const LrnArgs& a) {
+  return a.across() ? nullptr : "within-channel mode";
+}
+
+const char* within_unsupported(const LrnArgs& a) {
+  return a.across() ? "across-channel mode" : nullptr;
+}
+
+// Runs f(tag, neg_pow, alpha, beta, k) for a's data type and beta (lrn_ops.h), then checks the
+// launches.
+template <typename F>
+void typed(const LrnArgs& a, F&& f) {
+  const char* op = a.forward ? "lrn_fwd" : "lrn_bwd";
+  visit_dtype(kFloatTypes, a.xd.dtype, op, Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    lrn_ops::visit_neg_pow<T>(a.ld.beta, [&](auto neg_pow) {
+      f(tag, neg_pow, T(a.blend.alpha), T(a.blend.beta), T(a.ld.k));
+    });
+  });
+  check_launch(op);
+}
+
+void run_ring(Handle& h, const LrnArgs& a) {
+  const LrnDesc& ld = a.ld;
+  const Geo g = geo_of(ld, a.xd);
   cudaStream_t s = stream_of(h);
-  const bool ring_across = ld.mode == LrnMode::kAcrossChannels && unsigned(ring_radius(g)) <= 3;
-  T* R = ring_across ? nullptr : static_cast<T*>(h.workspace(size_t(total) * sizeof(T)));
-  lrn_ops::visit_neg_pow<T>(ld.beta, [&](auto neg_pow) {
-    if (ld.mode == LrnMode::kAcrossChannels) {
-      const T a = T(ld.alpha / ld.local_size);
-      const T cc = T(2 * ld.alpha * ld.beta / ld.local_size);
-      // In place (dx == dy), a chunk's warm-up would read dy its neighbour has overwritten, so a
-      // column stays whole.
-      const int chunk = dx == dy ? g.C : chunk_of(g);
-      const int64_t work = g.columns * ((g.C + chunk - 1) / chunk);
-      const bool ring = visit_radius(ring_radius(g), [&](auto r) {
-        across_bwd_ring_kernel<decltype(r)::value><<<grid_for(work), kBlock, 0, s>>>(
-            g, chunk, work, neg_pow, k, a, cc, dy, x, dx, alpha, beta);
-      });
-      if (!ring)
-        across_bwd_kernel<<<grid_for(g.columns), kBlock, 0, s>>>(g, neg_pow, k, a, cc, y, dy, x, dx,
-                                                                 R, alpha, beta);
-      check_launch("lrn_bwd");
+  typed(a, [&](auto tag, auto neg_pow, auto alpha, auto beta, auto k) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(a.x);
+    T* out = static_cast<T*>(a.out);
+    const T an = T(ld.alpha / ld.local_size);
+    // In place (dx == dy), a chunk's warm-up would read dy its neighbour has overwritten, so a
+    // column stays whole.
+    const int chunk = !a.forward && a.out == a.dy ? g.C : chunk_of(g);
+    const int64_t work = g.columns * ((g.C + chunk - 1) / chunk);
+    visit_radius(g.r, [&](auto r) {
+      constexpr int R = decltype(r)::value;
+      if (a.forward)
+        across_fwd_ring_kernel<R>
+            <<<grid_for(work), kBlock, 0, s>>>(g, chunk, work, neg_pow, k, an, x, out, alpha, beta);
+      else
+        across_bwd_ring_kernel<R><<<grid_for(work), kBlock, 0, s>>>(
+            g, chunk, work, neg_pow, k, an, T(2 * ld.alpha * ld.beta / ld.local_size),
+            static_cast<const T*>(a.dy), x, out, alpha, beta);
+    });
+  });
+}
+
+void run_across(Handle& h, const LrnArgs& a) {
+  const LrnDesc& ld = a.ld;
+  const Geo g = geo_of(ld, a.xd);
+  cudaStream_t s = stream_of(h);
+  typed(a, [&](auto tag, auto neg_pow, auto alpha, auto beta, auto k) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(a.x);
+    T* out = static_cast<T*>(a.out);
+    const T an = T(ld.alpha / ld.local_size);
+    if (a.forward) {
+      across_fwd_kernel<<<grid_for(g.columns), kBlock, 0, s>>>(g, neg_pow, k, an, x, out, alpha,
+                                                               beta);
     } else {
-      const double nn = double(ld.local_size) * ld.local_size;
-      const T a = T(ld.alpha / nn), cc = T(2 * ld.alpha * ld.beta / nn);
-      within_r_kernel<<<grid_for(total), kBlock, 0, s>>>(g, total, k, a, y, dy, x, R);
-      check_launch("lrn_bwd");
-      within_dx_kernel<<<grid_for(total), kBlock, 0, s>>>(g, total, neg_pow, k, a, cc, dy, x, R, dx,
-                                                          alpha, beta);
-      check_launch("lrn_bwd");
+      T* R = static_cast<T*>(h.workspace(size_t(a.xd.count()) * sizeof(T)));
+      across_bwd_kernel<<<grid_for(g.columns), kBlock, 0, s>>>(
+          g, neg_pow, k, an, T(2 * ld.alpha * ld.beta / ld.local_size), static_cast<const T*>(a.y),
+          static_cast<const T*>(a.dy), x, out, R, alpha, beta);
+    }
+  });
+}
+
+void run_within(Handle& h, const LrnArgs& a) {
+  const LrnDesc& ld = a.ld;
+  const Geo g = geo_of(ld, a.xd);
+  const int64_t total = a.xd.count();
+  const double nn = double(ld.local_size) * ld.local_size;
+  cudaStream_t s = stream_of(h);
+  typed(a, [&](auto tag, auto neg_pow, auto alpha, auto beta, auto k) {
+    using T = typename decltype(tag)::type;
+    const T* x = static_cast<const T*>(a.x);
+    T* out = static_cast<T*>(a.out);
+    const T an = T(ld.alpha / nn);
+    if (a.forward) {
+      within_fwd_kernel<<<grid_for(total), kBlock, 0, s>>>(g, total, neg_pow, k, an, x, out, alpha,
+                                                           beta);
+    } else {
+      const T* dy = static_cast<const T*>(a.dy);
+      T* R = static_cast<T*>(h.workspace(size_t(total) * sizeof(T)));
+      within_r_kernel<<<grid_for(total), kBlock, 0, s>>>(g, total, k, an,
+                                                         static_cast<const T*>(a.y), dy, x, R);
+      within_dx_kernel<<<grid_for(total), kBlock, 0, s>>>(
+          g, total, neg_pow, k, an, T(2 * ld.alpha * ld.beta / nn), dy, x, R, out, alpha, beta);
     }
   });
 }
 
 }  // namespace
 
-void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x, const TensorDesc&,
-             void* y, Blend blend) {
-  visit_dtype(kFloatTypes, xd.dtype, "lrn_fwd", Device::kCUDA, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    fwd(h, ld, xd, static_cast<const T*>(x), static_cast<T*>(y), blend);
-  });
-}
-
-void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc&, const void* y, const void* dy,
-             const TensorDesc& xd, const void* x, void* dx, Blend blend) {
-  visit_dtype(kFloatTypes, xd.dtype, "lrn_bwd", Device::kCUDA, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    bwd(h, ld, xd, static_cast<const T*>(y), static_cast<const T*>(dy), static_cast<const T*>(x),
-        static_cast<T*>(dx), blend);
-  });
-}
+const LrnImpl kLrnAcrossRing{LrnAlgo::kAcrossRing, Device::kCUDA, ring_unsupported, nullptr,
+                             run_ring};
+const LrnImpl kLrnAcross{LrnAlgo::kAcross, Device::kCUDA, across_unsupported, nullptr, run_across};
+const LrnImpl kLrnWithin{LrnAlgo::kWithin, Device::kCUDA, within_unsupported, nullptr, run_within};
 
 }  // namespace crema::prim::cuda

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <string>
 
-#include "primitives/choice_log.h"
 #include "primitives/pool_impl.h"
 
 namespace crema::prim {
@@ -112,12 +111,7 @@ PoolAlgo pool_algo_of(const std::string& name) {
   fail("pool: unknown algorithm '" + name + "'");
 }
 
-std::vector<PoolAlgo> pool_algos(Device device) {
-  std::vector<PoolAlgo> algos;
-  for (const PoolImpl* row : kTable)
-    if (row->device == device) algos.push_back(row->algo);
-  return algos;
-}
+std::vector<PoolAlgo> pool_algos(Device device) { return table_algos(kTable, device); }
 
 namespace {
 
@@ -139,43 +133,10 @@ std::string call_key(const PoolArgs& a) {
          std::to_string(pd.stride_w) + " x" + tensor(a.xd) + " y" + tensor(a.yd);
 }
 
-const PoolImpl* find_row(Device d, PoolAlgo algo) {
-  for (const PoolImpl* row : kTable)
-    if (row->device == d && row->algo == algo) return row;
-  return nullptr;
-}
-
-// Why the forced algorithm a.pd.algo cannot run a, or nullptr.
-const char* forced_unsupported(Device d, const PoolArgs& a) {
-  const PoolImpl* row = find_row(d, a.pd.algo);
-  if (!row) return d == Device::kCPU ? "not a cpu algorithm" : "not a cuda algorithm";
-  return row->unsupported(a);
-}
-
-// The row that runs a: the forced one, or kAuto's first row that runs a and is not slower on it.
-const PoolImpl& choose(Handle& h, const PoolArgs& a) {
-  if (a.pd.algo != PoolAlgo::kAuto) {
-    if (const char* why = forced_unsupported(h.device(), a))
-      fail(std::string(op_name(a)) + ": algorithm " + pool_algo_name(a.pd.algo) + " on " +
-           device_name(h.device()) + ": " + why);
-    return *find_row(h.device(), a.pd.algo);
-  }
-  std::string skipped;
-  for (const PoolImpl* row : kTable) {
-    if (row->device != h.device()) continue;
-    const char* why = row->unsupported(a);
-    if (!why && row->slower) why = row->slower(a);
-    if (!why) {
-      if (choice_log_on())
-        log_choice_once(std::string("crema: ") + op_name(a) + " " + device_name(h.device()) + " " +
-                        call_key(a) + " -> " + pool_algo_name(row->algo) + skipped);
-      return *row;
-    }
-    if (choice_log_on())
-      skipped += std::string("; skipped ") + pool_algo_name(row->algo) + ": " + why;
-  }
-  fail(std::string(op_name(a)) + ": no " + device_name(h.device()) + " algorithm runs " +
-       call_key(a));
+void run(Handle& h, const PoolArgs& a) {
+  choose_row(kTable, h, a.pd.algo, a, op_name(a), pool_algo_name, [&] {
+    return call_key(a);
+  }).run(h, a);
 }
 
 PoolArgs fwd_args(const PoolDesc& pd, const TensorDesc& xd, const void* x, const TensorDesc& yd,
@@ -194,29 +155,27 @@ void pool_fwd(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x
               const TensorDesc& yd, void* y, Blend blend) {
   pool_check("pool_fwd", pd, xd, yd);
   if (!x || !y) fail("pool_fwd: null data pointer");
-  const PoolArgs a = fwd_args(pd, xd, x, yd, y, blend);
-  choose(h, a).run(h, a);
+  run(h, fwd_args(pd, xd, x, yd, y, blend));
 }
 
 void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y, const void* dy,
               const TensorDesc& xd, const void* x, void* dx, Blend blend) {
   pool_check("pool_bwd", pd, xd, yd);
   if (!dy || !dx || (pd.mode == PoolMode::kMax && (!x || !y))) fail("pool_bwd: null data pointer");
-  const PoolArgs a = bwd_args(pd, yd, y, dy, xd, x, dx, blend);
-  choose(h, a).run(h, a);
+  run(h, bwd_args(pd, yd, y, dy, xd, x, dx, blend));
 }
 
 const char* pool_fwd_unsupported(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
                                  const TensorDesc& yd, const void* y, Blend blend) {
   if (pd.algo == PoolAlgo::kAuto) return nullptr;
-  return forced_unsupported(h.device(), fwd_args(pd, xd, x, yd, y, blend));
+  return forced_unsupported(kTable, h.device(), pd.algo, fwd_args(pd, xd, x, yd, y, blend));
 }
 
 const char* pool_bwd_unsupported(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y,
                                  const void* dy, const TensorDesc& xd, const void* x,
                                  const void* dx, Blend blend) {
   if (pd.algo == PoolAlgo::kAuto) return nullptr;
-  return forced_unsupported(h.device(), bwd_args(pd, yd, y, dy, xd, x, dx, blend));
+  return forced_unsupported(kTable, h.device(), pd.algo, bwd_args(pd, yd, y, dy, xd, x, dx, blend));
 }
 
 }  // namespace crema::prim

@@ -1,10 +1,8 @@
-// Internal: pooling's implementation table. Each algorithm of each device is one row: a support
-// rule that says why it cannot run a call (nullptr when it can), a preference rule that says why
-// kAuto passes it over although it could (a measured loss to a later row; ignored when the row is
-// forced), and its launch. pool.cpp walks a device's rows in order; a backend file defines its
-// rows, so a new kernel is one file plus one row in pool.cpp's table.
+// Internal: pooling's implementation table (impl_table.h): the call every row sees and the rows
+// each backend defines. pool.cpp holds the table.
 #pragma once
 
+#include "primitives/impl_table.h"
 #include "primitives/pool.h"
 
 namespace crema::prim {
@@ -31,13 +29,7 @@ struct PoolArgs {
   const TensorDesc& out_desc() const { return forward() ? yd : xd; }
 };
 
-struct PoolImpl {
-  PoolAlgo algo;
-  Device device;
-  const char* (*unsupported)(const PoolArgs& a);  // nullptr when the row runs a
-  const char* (*slower)(const PoolArgs& a);       // nullptr function: never passed over
-  void (*run)(Handle& h, const PoolArgs& a);
-};
+using PoolImpl = ImplRow<PoolArgs, PoolAlgo>;
 
 // The rows each backend defines, in pool.cpp's order of preference.
 namespace cpu {

@@ -1,19 +1,17 @@
-// Softmax, log-softmax, softmax loss and accuracy: descriptor validation and the one device
-// dispatcher per entry point.
+// Softmax, log-softmax, softmax loss and accuracy: descriptor validation, softmax's
+// implementation table (softmax_impl.h) and the one device dispatcher of the others.
 #include "primitives/softmax.h"
 
 #include <string>
 
 #include "primitives/dispatch.h"
+#include "primitives/softmax_impl.h"
 
 namespace crema::prim {
 
-// The implementations (softmax_cpu.cpp, softmax_cuda.cu), with the public signatures.
-CREMA_BACKENDS(void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y,
-                                Blend blend);
-               void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy,
-                                void* dx, Blend blend);
-               void softmax_loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob,
+// The loss and accuracy implementations (softmax_cpu.cpp, softmax_loss_cuda.cu), with the public
+// signatures.
+CREMA_BACKENDS(void softmax_loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob,
                                      const void* label, void* loss);
                void softmax_loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob,
                                      const void* label, double loss_weight, void* dx);
@@ -21,6 +19,31 @@ CREMA_BACKENDS(void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x,
                                  const void* label, void* accuracy, void* per_class);)
 
 namespace {
+
+// Each device's softmax rows in order of preference (the kAuto walk).
+const SoftmaxImpl* const kTable[] = {
+#ifdef CREMA_WITH_CUDA
+    &cuda::kSoftmaxWarpRows, &cuda::kSoftmaxBlockRows, &cuda::kSoftmaxSpatial,
+#endif
+    &cpu::kSoftmaxRows,      &cpu::kSoftmaxSpatial,
+};
+
+constexpr SoftmaxAlgo kAlgos[] = {SoftmaxAlgo::kAuto, SoftmaxAlgo::kRows, SoftmaxAlgo::kWarpRows,
+                                  SoftmaxAlgo::kBlockRows, SoftmaxAlgo::kSpatial};
+
+// "f32 softmax outer 256 channels 1000 inner 1".
+std::string call_key(const SoftmaxArgs& a) {
+  const SoftmaxDesc& sd = a.sd;
+  return std::string(dtype_name(sd.dtype)) + (sd.log ? " log_softmax" : " softmax") + " outer " +
+         std::to_string(sd.outer) + " channels " + std::to_string(sd.channels) + " inner " +
+         std::to_string(sd.inner);
+}
+
+void run(Handle& h, const SoftmaxArgs& a) {
+  choose_row(kTable, h, a.sd.algo, a, a.forward ? "softmax_fwd" : "softmax_bwd", softmax_algo_name,
+             [&] { return call_key(a); })
+      .run(h, a);
+}
 
 // Shared by every descriptor here: each views its data as (outer, channels, inner), packed.
 template <typename D>
@@ -44,7 +67,7 @@ void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend
   check_shape("softmax_fwd", sd, false);
   if (sd.outer * sd.channels * sd.inner == 0) return;
   check_ptrs("softmax_fwd", x && y);
-  CREMA_DISPATCH(h, softmax_fwd, h, sd, x, y, blend);
+  run(h, SoftmaxArgs{true, sd, x, nullptr, y, blend});
 }
 
 void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
@@ -52,7 +75,45 @@ void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy
   check_shape("softmax_bwd", sd, false);
   if (sd.outer * sd.channels * sd.inner == 0) return;
   check_ptrs("softmax_bwd", y && dy && dx);
-  CREMA_DISPATCH(h, softmax_bwd, h, sd, y, dy, dx, blend);
+  run(h, SoftmaxArgs{false, sd, y, dy, dx, blend});
+}
+
+const char* softmax_algo_name(SoftmaxAlgo a) {
+  switch (a) {
+    case SoftmaxAlgo::kAuto:
+      return "auto";
+    case SoftmaxAlgo::kRows:
+      return "rows";
+    case SoftmaxAlgo::kWarpRows:
+      return "warp_rows";
+    case SoftmaxAlgo::kBlockRows:
+      return "block_rows";
+    case SoftmaxAlgo::kSpatial:
+      return "spatial";
+  }
+  return "unknown";
+}
+
+SoftmaxAlgo softmax_algo_of(const std::string& name) {
+  for (SoftmaxAlgo a : kAlgos)
+    if (name == softmax_algo_name(a)) return a;
+  throw PrimError("softmax: unknown algorithm '" + name + "'");
+}
+
+std::vector<SoftmaxAlgo> softmax_algos(Device device) { return table_algos(kTable, device); }
+
+const char* softmax_fwd_unsupported(Handle& h, const SoftmaxDesc& sd, const void* x, const void* y,
+                                    Blend blend) {
+  if (sd.algo == SoftmaxAlgo::kAuto) return nullptr;
+  return forced_unsupported(kTable, h.device(), sd.algo,
+                            SoftmaxArgs{true, sd, x, nullptr, const_cast<void*>(y), blend});
+}
+
+const char* softmax_bwd_unsupported(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy,
+                                    const void* dx, Blend blend) {
+  if (sd.algo == SoftmaxAlgo::kAuto) return nullptr;
+  return forced_unsupported(kTable, h.device(), sd.algo,
+                            SoftmaxArgs{false, sd, y, dy, const_cast<void*>(dx), blend});
 }
 
 void softmax_loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const void* prob, const void* label,

@@ -11,24 +11,51 @@
 //                dx   = loss_weight / normalizer * (prob - onehot(label)), 0 where ignored
 //   accuracy:    fraction of valid positions whose label is among the top_k scores; another
 //                class scoring equal to the label counts against it, as in Caffe.
+//
+// Softmax's kernels form an implementation table (impl_table.h; docs/primitives.md lists the
+// rows): SoftmaxDesc::algo kAuto takes the first row that runs the call and is not known to be
+// slower on it (CREMA_VERBOSE=1 logs the choice); another value forces its row, and a row that
+// cannot run the call throws PrimError saying why.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "primitives/handle.h"
 #include "primitives/types.h"
 
 namespace crema::prim {
 
+enum class SoftmaxAlgo {
+  kAuto,
+  kRows,       // cpu: inner 1, a row of contiguous channels at a time
+  kWarpRows,   // cuda: inner 1, a warp per row of at most 1024 channels
+  kBlockRows,  // cuda: inner 1, a block per row
+  kSpatial,    // cpu, cuda: any inner, a running value per (outer, inner) position
+};
+
 struct SoftmaxDesc {
   DataType dtype = DataType::kFloat32;
   int64_t outer = 1, channels = 1, inner = 1;
   bool log = false;
+  SoftmaxAlgo algo = SoftmaxAlgo::kAuto;
 };
 
 void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend blend = {});
 void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
                  Blend blend = {});
+
+// "auto", "rows", "warp_rows", "block_rows", "spatial"; softmax_algo_of is the inverse and throws
+// PrimError for any other name. softmax_algos lists a device's rows in kAuto's order.
+const char* softmax_algo_name(SoftmaxAlgo a);
+SoftmaxAlgo softmax_algo_of(const std::string& name);
+std::vector<SoftmaxAlgo> softmax_algos(Device device);
+// With the arguments of the call: nullptr where sd.algo runs it (kAuto always does), else why not.
+const char* softmax_fwd_unsupported(Handle& h, const SoftmaxDesc& sd, const void* x, const void* y,
+                                    Blend blend = {});
+const char* softmax_bwd_unsupported(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy,
+                                    const void* dx, Blend blend = {});
 
 // Caffe's LossParameter.NormalizationMode.
 enum class LossNormalization { kFull, kValid, kBatchSize, kNone };

@@ -1,6 +1,6 @@
-// Softmax, log-softmax, softmax loss and accuracy on the CPU. Two loop shapes: inner == 1
-// (classifier rows, contiguous channels) reduces along a row; inner > 1 (spatial) keeps one
-// running value per inner position so every loop walks contiguous memory and vectorizes.
+// Softmax, log-softmax, softmax loss and accuracy on the CPU. Softmax has two rows (loop shapes):
+// "rows" (inner == 1: classifier rows, contiguous channels) reduces along a row; "spatial" keeps
+// one running value per inner position so every loop walks contiguous memory and vectorizes.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "primitives/dtype_visit.h"
-#include "primitives/softmax.h"
+#include "primitives/softmax_impl.h"
 #include "primitives/softmax_ops.h"
 
 namespace crema::prim::cpu {
@@ -88,36 +88,30 @@ void fwd_spatial(const SoftmaxDesc& sd, const T* x, T* y, T* e, T* mx, T* sum, B
 }
 
 template <typename T>
-void fwd(Handle& h, const SoftmaxDesc& sd, const T* x, T* y, Blend blend) {
-  const int64_t C = sd.channels, I = sd.inner;
-  // Scratch: the exponentials of one (channels, inner) slice, then the running max and sum.
-  T* e = static_cast<T*>(h.workspace(sizeof(T) * size_t(C * I + 2 * I)));
-  if (I == 1)
-    fwd_rows(sd, x, y, e, blend);
-  else
-    fwd_spatial(sd, x, y, e, e + C * I, e + C * I + I, blend);
+void bwd_rows(const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, Blend blend) {
+  const int64_t C = sd.channels;
+  for (int64_t o = 0; o < sd.outer; ++o) {
+    const T* ys = y + o * C;
+    const T* gs = dy + o * C;
+    T s = 0;
+    if (sd.log) {
+      for (int64_t c = 0; c < C; ++c) s += gs[c];
+      blend_store(C, blend, dx + o * C, [=](int64_t c) { return gs[c] - std::exp(ys[c]) * s; });
+    } else {
+      for (int64_t c = 0; c < C; ++c) s += gs[c] * ys[c];
+      blend_store(C, blend, dx + o * C, [=](int64_t c) { return ys[c] * (gs[c] - s); });
+    }
+  }
 }
 
+// d = sum_c dy_c * y_c (softmax) or sum_c dy_c (log-softmax), one per inner position.
 template <typename T>
-void bwd(Handle& h, const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, Blend blend) {
+void bwd_spatial(const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, T* d, Blend blend) {
   const int64_t C = sd.channels, I = sd.inner;
-  // d = sum_c dy_c * y_c (softmax) or sum_c dy_c (log-softmax), one per inner position.
-  T* d = static_cast<T*>(h.workspace(sizeof(T) * size_t(I)));
   for (int64_t o = 0; o < sd.outer; ++o) {
     const T* ys = y + o * C * I;
     const T* gs = dy + o * C * I;
     T* out = dx + o * C * I;
-    if (I == 1) {
-      T s = 0;
-      if (sd.log) {
-        for (int64_t c = 0; c < C; ++c) s += gs[c];
-        blend_store(C, blend, out, [=](int64_t c) { return gs[c] - std::exp(ys[c]) * s; });
-      } else {
-        for (int64_t c = 0; c < C; ++c) s += gs[c] * ys[c];
-        blend_store(C, blend, out, [=](int64_t c) { return ys[c] * (gs[c] - s); });
-      }
-      continue;
-    }
     std::fill(d, d + I, T(0));
     if (sd.log) {
       for (int64_t c = 0; c < C; ++c)
@@ -136,6 +130,56 @@ void bwd(Handle& h, const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, Blend
         blend_store(I, blend, out + c * I, [=](int64_t i) { return yc[i] * (gc[i] - d[i]); });
     }
   }
+}
+
+const char* rows_unsupported(const SoftmaxArgs& a) {
+  return a.sd.inner == 1 ? nullptr : "inner > 1 (spatial)";
+}
+
+const char* runs_all(const SoftmaxArgs&) { return nullptr; }
+
+const char* spatial_slower(const SoftmaxArgs& a) {
+  return a.sd.inner == 1 ? "inner 1: rows reduce along contiguous channels" : nullptr;
+}
+
+// Runs f(T tag) for a's data type.
+template <typename F>
+void typed(const SoftmaxArgs& a, F&& f) {
+  visit_dtype(kFloatTypes, a.sd.dtype, a.forward ? "softmax_fwd" : "softmax_bwd", Device::kCPU,
+              [&](auto tag) { f(tag); });
+}
+
+void run_rows(Handle& h, const SoftmaxArgs& a) {
+  typed(a, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const SoftmaxDesc& sd = a.sd;
+    if (a.forward) {
+      // Scratch: the exponentials of one row.
+      T* e = static_cast<T*>(h.workspace(sizeof(T) * size_t(sd.channels)));
+      fwd_rows(sd, static_cast<const T*>(a.in), static_cast<T*>(a.out), e, a.blend);
+    } else {
+      bwd_rows(sd, static_cast<const T*>(a.in), static_cast<const T*>(a.dy), static_cast<T*>(a.out),
+               a.blend);
+    }
+  });
+}
+
+void run_spatial(Handle& h, const SoftmaxArgs& a) {
+  typed(a, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const SoftmaxDesc& sd = a.sd;
+    const int64_t C = sd.channels, I = sd.inner;
+    if (a.forward) {
+      // Scratch: the exponentials of one (channels, inner) slice, then the running max and sum.
+      T* e = static_cast<T*>(h.workspace(sizeof(T) * size_t(C * I + 2 * I)));
+      fwd_spatial(sd, static_cast<const T*>(a.in), static_cast<T*>(a.out), e, e + C * I,
+                  e + C * I + I, a.blend);
+    } else {
+      T* d = static_cast<T*>(h.workspace(sizeof(T) * size_t(I)));
+      bwd_spatial(sd, static_cast<const T*>(a.in), static_cast<const T*>(a.dy),
+                  static_cast<T*>(a.out), d, a.blend);
+    }
+  });
 }
 
 // The class of a stored label, or -1 for the ignore label; anything else is a user error that
@@ -222,20 +266,10 @@ void accuracy(const AccuracyDesc& ad, const T* scores, const T* label, T* acc, T
 
 }  // namespace
 
-void softmax_fwd(Handle& h, const SoftmaxDesc& sd, const void* x, void* y, Blend blend) {
-  visit_dtype(kFloatTypes, sd.dtype, "softmax_fwd", Device::kCPU, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    fwd(h, sd, static_cast<const T*>(x), static_cast<T*>(y), blend);
-  });
-}
-
-void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy, void* dx,
-                 Blend blend) {
-  visit_dtype(kFloatTypes, sd.dtype, "softmax_bwd", Device::kCPU, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    bwd(h, sd, static_cast<const T*>(y), static_cast<const T*>(dy), static_cast<T*>(dx), blend);
-  });
-}
+const SoftmaxImpl kSoftmaxRows{SoftmaxAlgo::kRows, Device::kCPU, rows_unsupported, nullptr,
+                               run_rows};
+const SoftmaxImpl kSoftmaxSpatial{SoftmaxAlgo::kSpatial, Device::kCPU, runs_all, spatial_slower,
+                                  run_spatial};
 
 void softmax_loss_fwd(Handle&, const SoftmaxLossDesc& ld, const void* prob, const void* label,
                       void* loss) {

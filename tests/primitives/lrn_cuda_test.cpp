@@ -1,4 +1,5 @@
-// lrn_fwd/lrn_bwd on CUDA against the CPU implementation: both modes, the CPU tests' shapes and
+// lrn_fwd/lrn_bwd on CUDA (kAuto and every row of the table that runs the case) against the CPU
+// implementation: both modes, the CPU tests' shapes and
 // local sizes, CaffeNet's and GoogLeNet's LRN layer shapes, both blends, f32 and f64, and the
 // in-place gradient (dx == dy).
 #include <gtest/gtest.h>
@@ -41,10 +42,6 @@ void check_case(const LrnDesc& ld, const Shape& s, Blend blend, bool in_place) {
   const auto y0 = blend.beta != 0 ? random_vector<T>(n, 23) : test::poisoned<T>(n);
   std::vector<T> y_ref = y0;
   lrn_fwd(cpu, ld, d, x.data(), d, y_ref.data(), blend);
-  DeviceBuffer gx = to_gpu(x), gy = to_gpu(y0);
-  lrn_fwd(gpu, ld, d, gx.get(), d, gy.get(), blend);
-  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gy, n), y_ref, tol)) << "forward";
-
   std::vector<T> y(n);
   lrn_fwd(cpu, ld, d, x.data(), d, y.data());
   // In place, dx starts as dy; otherwise as the prior gradient (or poison for beta 0).
@@ -52,10 +49,23 @@ void check_case(const LrnDesc& ld, const Shape& s, Blend blend, bool in_place) {
   std::vector<T> dx_ref = dx0;
   lrn_bwd(cpu, ld, d, y.data(), in_place ? dx_ref.data() : dy.data(), d, x.data(), dx_ref.data(),
           blend);
-  DeviceBuffer g_y = to_gpu(y), g_dy = to_gpu(dy), g_dx = to_gpu(dx0);
-  lrn_bwd(gpu, ld, d, g_y.get(), in_place ? g_dx.get() : g_dy.get(), d, gx.get(), g_dx.get(),
-          blend);
-  EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_dx, n), dx_ref, tol)) << "backward";
+
+  // kAuto, then every row of the CUDA table that runs the case.
+  std::vector<LrnAlgo> algos = {LrnAlgo::kAuto};
+  for (LrnAlgo a : lrn_algos(Device::kCUDA)) algos.push_back(a);
+  for (LrnAlgo a : algos) {
+    SCOPED_TRACE(lrn_algo_name(a));
+    LrnDesc forced = ld;
+    forced.algo = a;
+    DeviceBuffer gx = to_gpu(x), gy = to_gpu(y0);
+    if (lrn_fwd_unsupported(gpu, forced, d, gx.get(), d, gy.get(), blend)) continue;
+    lrn_fwd(gpu, forced, d, gx.get(), d, gy.get(), blend);
+    EXPECT_TRUE(all_close(from_gpu<T>(gpu, gy, n), y_ref, tol)) << "forward";
+    DeviceBuffer g_y = to_gpu(y), g_dy = to_gpu(dy), g_dx = to_gpu(dx0);
+    lrn_bwd(gpu, forced, d, g_y.get(), in_place ? g_dx.get() : g_dy.get(), d, gx.get(), g_dx.get(),
+            blend);
+    EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_dx, n), dx_ref, tol)) << "backward";
+  }
 }
 
 template <typename T>

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "doc_tables.h"
 #include "test_util.h"
 
 namespace crema::prim {
@@ -261,6 +262,33 @@ TEST(LrnReference, GradientMatchesFiniteDifferences) {
         EXPECT_TRUE(all_close(numeric, dx, Tolerance{1e-8, 1e-6}));
       }
     }
+  }
+}
+
+// The CPU's rows run one mode each and say so for the other; docs/primitives.md lists every
+// device's rows in the table's order.
+TEST(LrnAlgos, ForcedRowsAndDocs) {
+  Handle h;
+  const TensorDesc d = TensorDesc::nchw(DataType::kFloat32, 1, 3, 2, 2);
+  std::vector<float> x(12, 0.5f), y(12);
+  LrnDesc ld;
+  ld.algo = LrnAlgo::kWithin;
+  EXPECT_STREQ(lrn_fwd_unsupported(h, ld, d, x.data(), d, y.data()), "across-channel mode");
+  EXPECT_THROW(lrn_fwd(h, ld, d, x.data(), d, y.data()), PrimError);
+  ld.algo = LrnAlgo::kAcrossRing;
+  EXPECT_STREQ(lrn_fwd_unsupported(h, ld, d, x.data(), d, y.data()), "not a cpu algorithm");
+  ld.algo = LrnAlgo::kAcross;
+  EXPECT_EQ(lrn_bwd_unsupported(h, ld, d, y.data(), x.data(), d, x.data(), y.data()), nullptr);
+  EXPECT_NO_THROW(lrn_fwd(h, ld, d, x.data(), d, y.data()));
+  EXPECT_EQ(lrn_algo_of("across_ring"), LrnAlgo::kAcrossRing);
+  EXPECT_THROW(lrn_algo_of("ring"), PrimError);
+
+  auto listed = test::documented_rows("LRN algorithms");
+  for (Device dev : {Device::kCPU, Device::kCUDA}) {
+    std::vector<std::string> names;
+    for (LrnAlgo a : lrn_algos(dev)) names.push_back(lrn_algo_name(a));
+    if (names.empty()) continue;  // a build without CUDA has no CUDA rows
+    EXPECT_EQ(listed[device_name(dev)], names) << device_name(dev);
   }
 }
 

@@ -1,4 +1,5 @@
-// softmax_fwd/bwd, softmax_loss_fwd/bwd and accuracy_fwd on CUDA against the CPU implementation:
+// softmax_fwd/bwd (kAuto and every row of the table that runs the shape), softmax_loss_fwd/bwd
+// and accuracy_fwd on CUDA against the CPU implementation:
 // the CPU tests' shapes plus classifier and spatial layer shapes (rows of up to 3000 classes take
 // the block-per-row kernel, also with more rows than its grid has blocks), softmax and log-softmax,
 // both blends, in place, f32 and f64; every loss normalization with and without an ignore label;
@@ -61,18 +62,27 @@ void check_softmax(const Shape& s, bool log, Blend blend, bool in_place) {
   const auto y0 = in_place ? x : blend.beta != 0 ? random_vector<T>(n, 33) : test::poisoned<T>(n);
   std::vector<T> y_ref = y0;
   softmax_fwd(cpu, sd, in_place ? y_ref.data() : x.data(), y_ref.data(), blend);
-  DeviceBuffer gx = to_gpu(x), gy = to_gpu(y0);
-  softmax_fwd(gpu, sd, in_place ? gy.get() : gx.get(), gy.get(), blend);
-  EXPECT_TRUE(all_close(from_gpu<T>(gpu, gy, n), y_ref, tol<T>())) << "forward";
-
   std::vector<T> y(n);
   softmax_fwd(cpu, sd, x.data(), y.data());
   const auto dx0 = in_place ? dy : blend.beta != 0 ? random_vector<T>(n, 34) : test::poisoned<T>(n);
   std::vector<T> dx_ref = dx0;
   softmax_bwd(cpu, sd, y.data(), in_place ? dx_ref.data() : dy.data(), dx_ref.data(), blend);
-  DeviceBuffer g_y = to_gpu(y), g_dy = to_gpu(dy), g_dx = to_gpu(dx0);
-  softmax_bwd(gpu, sd, g_y.get(), in_place ? g_dx.get() : g_dy.get(), g_dx.get(), blend);
-  EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_dx, n), dx_ref, tol<T>())) << "backward";
+
+  // kAuto, then every row of the CUDA table that runs the shape.
+  std::vector<SoftmaxAlgo> algos = {SoftmaxAlgo::kAuto};
+  for (SoftmaxAlgo a : softmax_algos(Device::kCUDA)) algos.push_back(a);
+  for (SoftmaxAlgo a : algos) {
+    SCOPED_TRACE(softmax_algo_name(a));
+    SoftmaxDesc forced = sd;
+    forced.algo = a;
+    DeviceBuffer gx = to_gpu(x), gy = to_gpu(y0);
+    if (softmax_fwd_unsupported(gpu, forced, gx.get(), gy.get(), blend)) continue;
+    softmax_fwd(gpu, forced, in_place ? gy.get() : gx.get(), gy.get(), blend);
+    EXPECT_TRUE(all_close(from_gpu<T>(gpu, gy, n), y_ref, tol<T>())) << "forward";
+    DeviceBuffer g_y = to_gpu(y), g_dy = to_gpu(dy), g_dx = to_gpu(dx0);
+    softmax_bwd(gpu, forced, g_y.get(), in_place ? g_dx.get() : g_dy.get(), g_dx.get(), blend);
+    EXPECT_TRUE(all_close(from_gpu<T>(gpu, g_dx, n), dx_ref, tol<T>())) << "backward";
+  }
 }
 
 TEST(SoftmaxCuda, ForwardAndBackwardMatchCpu) {

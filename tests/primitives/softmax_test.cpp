@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "doc_tables.h"
 #include "primitives/softmax_ops.h"
 #include "test_util.h"
 
@@ -92,6 +93,13 @@ class SoftmaxTest : public ::testing::Test {};
 using Types = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(SoftmaxTest, Types);
 
+// kAuto, then every row of the CPU's table.
+std::vector<SoftmaxAlgo> cpu_algos() {
+  std::vector<SoftmaxAlgo> algos = {SoftmaxAlgo::kAuto};
+  for (SoftmaxAlgo a : softmax_algos(Device::kCPU)) algos.push_back(a);
+  return algos;
+}
+
 TYPED_TEST(SoftmaxTest, ForwardAndBackwardMatchReference) {
   using T = TypeParam;
   Handle h;
@@ -100,24 +108,27 @@ TYPED_TEST(SoftmaxTest, ForwardAndBackwardMatchReference) {
       // Softmax over one channel is exactly 1 and its gradient exactly 0: not a useful check of
       // the backward pass, and a vacuous one for log-softmax.
       if (s.channels == 1 && log) continue;
-      SCOPED_TRACE(::testing::Message()
-                   << (log ? "log " : "") << s.outer << "x" << s.channels << "x" << s.inner);
       const size_t n = size_t(s.outer * s.channels * s.inner);
-      const SoftmaxDesc sd = desc(dtype_of<T>(), s, log);
       const auto x = random_vector<T>(n, 41, -5.0, 5.0);
       const auto y_ref = ref_softmax(s, to_double(x), log);
-      auto y = poisoned<T>(n);
-      softmax_fwd(h, sd, x.data(), y.data());
-      EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
-
-      if (s.channels == 1) continue;
       const auto dy = random_vector<T>(n, 42);
       // The backward input y is the library-independent reference rounded to T.
       std::vector<T> y_t(y_ref.begin(), y_ref.end());
       const auto dx_ref = ref_softmax_bwd(s, to_double(y_t), to_double(dy), log);
-      auto dx = poisoned<T>(n);
-      softmax_bwd(h, sd, y_t.data(), dy.data(), dx.data());
-      EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
+      for (SoftmaxAlgo a : cpu_algos()) {
+        SCOPED_TRACE(::testing::Message() << (log ? "log " : "") << s.outer << "x" << s.channels
+                                          << "x" << s.inner << " " << softmax_algo_name(a));
+        SoftmaxDesc sd = desc(dtype_of<T>(), s, log);
+        sd.algo = a;
+        auto y = poisoned<T>(n);
+        if (softmax_fwd_unsupported(h, sd, x.data(), y.data())) continue;
+        softmax_fwd(h, sd, x.data(), y.data());
+        EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
+        if (s.channels == 1) continue;
+        auto dx = poisoned<T>(n);
+        softmax_bwd(h, sd, y_t.data(), dy.data(), dx.data());
+        EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
+      }
     }
   }
 }
@@ -143,36 +154,65 @@ TYPED_TEST(SoftmaxTest, BlendAccumulatesAndInPlace) {
   const Blend blend{2.0, 1.0};
   for (const Shape& s : {Shape{3, 7, 1}, Shape{2, 5, 9}}) {
     for (bool log : {false, true}) {
-      SCOPED_TRACE(::testing::Message() << (log ? "log " : "") << s.inner);
-      const size_t n = size_t(s.outer * s.channels * s.inner);
-      const SoftmaxDesc sd = desc(dtype_of<T>(), s, log);
-      const auto x = random_vector<T>(n, 61, -3.0, 3.0);
-      const auto y0 = random_vector<T>(n, 62);
-      const auto y_ref = ref_softmax(s, to_double(x), log);
-      std::vector<double> blended(n);
-      for (size_t j = 0; j < n; ++j) blended[j] = 2.0 * y_ref[j] + double(y0[j]);
-      auto y = y0;
-      softmax_fwd(h, sd, x.data(), y.data(), blend);
-      EXPECT_TRUE(all_close(y, blended, tol<T>()));
+      for (SoftmaxAlgo a : cpu_algos()) {
+        SCOPED_TRACE(::testing::Message()
+                     << (log ? "log " : "") << s.inner << " " << softmax_algo_name(a));
+        const size_t n = size_t(s.outer * s.channels * s.inner);
+        SoftmaxDesc sd = desc(dtype_of<T>(), s, log);
+        sd.algo = a;
+        const auto x = random_vector<T>(n, 61, -3.0, 3.0);
+        const auto y0 = random_vector<T>(n, 62);
+        if (softmax_fwd_unsupported(h, sd, x.data(), y0.data())) continue;
+        const auto y_ref = ref_softmax(s, to_double(x), log);
+        std::vector<double> blended(n);
+        for (size_t j = 0; j < n; ++j) blended[j] = 2.0 * y_ref[j] + double(y0[j]);
+        auto y = y0;
+        softmax_fwd(h, sd, x.data(), y.data(), blend);
+        EXPECT_TRUE(all_close(y, blended, tol<T>()));
 
-      auto buf = x;
-      softmax_fwd(h, sd, buf.data(), buf.data());
-      EXPECT_TRUE(all_close(buf, y_ref, tol<T>()));
+        auto buf = x;
+        softmax_fwd(h, sd, buf.data(), buf.data());
+        EXPECT_TRUE(all_close(buf, y_ref, tol<T>()));
 
-      std::vector<T> y_t(y_ref.begin(), y_ref.end());
-      const auto dy = random_vector<T>(n, 63);
-      const auto dx0 = random_vector<T>(n, 64);
-      const auto dx_ref = ref_softmax_bwd(s, to_double(y_t), to_double(dy), log);
-      std::vector<double> dx_blended(n);
-      for (size_t j = 0; j < n; ++j) dx_blended[j] = 2.0 * dx_ref[j] + double(dx0[j]);
-      auto dx = dx0;
-      softmax_bwd(h, sd, y_t.data(), dy.data(), dx.data(), blend);
-      EXPECT_TRUE(all_close(dx, dx_blended, tol<T>()));
+        std::vector<T> y_t(y_ref.begin(), y_ref.end());
+        const auto dy = random_vector<T>(n, 63);
+        const auto dx0 = random_vector<T>(n, 64);
+        const auto dx_ref = ref_softmax_bwd(s, to_double(y_t), to_double(dy), log);
+        std::vector<double> dx_blended(n);
+        for (size_t j = 0; j < n; ++j) dx_blended[j] = 2.0 * dx_ref[j] + double(dx0[j]);
+        auto dx = dx0;
+        softmax_bwd(h, sd, y_t.data(), dy.data(), dx.data(), blend);
+        EXPECT_TRUE(all_close(dx, dx_blended, tol<T>()));
 
-      auto grad = dy;  // dx aliasing dy, as an in-place layer's backward
-      softmax_bwd(h, sd, y_t.data(), grad.data(), grad.data());
-      EXPECT_TRUE(all_close(grad, dx_ref, tol<T>()));
+        auto grad = dy;  // dx aliasing dy, as an in-place layer's backward
+        softmax_bwd(h, sd, y_t.data(), grad.data(), grad.data());
+        EXPECT_TRUE(all_close(grad, dx_ref, tol<T>()));
+      }
     }
+  }
+}
+
+// The CPU's rows, each runs what it supports and says why not otherwise; docs/primitives.md
+// lists every device's rows in the table's order.
+TEST(SoftmaxAlgos, ForcedRowsAndDocs) {
+  Handle h;
+  std::vector<float> x(2 * 3 * 4), y(x.size());
+  SoftmaxDesc sd{DataType::kFloat32, 2, 3, 4, false, SoftmaxAlgo::kRows};
+  EXPECT_STREQ(softmax_fwd_unsupported(h, sd, x.data(), y.data()), "inner > 1 (spatial)");
+  EXPECT_THROW(softmax_fwd(h, sd, x.data(), y.data()), PrimError);
+  sd.algo = SoftmaxAlgo::kWarpRows;
+  EXPECT_STREQ(softmax_bwd_unsupported(h, sd, y.data(), x.data(), y.data()), "not a cpu algorithm");
+  sd.algo = SoftmaxAlgo::kSpatial;
+  EXPECT_EQ(softmax_fwd_unsupported(h, sd, x.data(), y.data()), nullptr);
+  EXPECT_EQ(softmax_algo_of("block_rows"), SoftmaxAlgo::kBlockRows);
+  EXPECT_THROW(softmax_algo_of("fast"), PrimError);
+
+  auto listed = test::documented_rows("Softmax algorithms");
+  for (Device d : {Device::kCPU, Device::kCUDA}) {
+    std::vector<std::string> names;
+    for (SoftmaxAlgo a : softmax_algos(d)) names.push_back(softmax_algo_name(a));
+    if (names.empty()) continue;  // a build without CUDA has no CUDA rows
+    EXPECT_EQ(listed[device_name(d)], names) << device_name(d);
   }
 }
 
