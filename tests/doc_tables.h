@@ -30,4 +30,19 @@ inline std::map<std::string, std::vector<std::string>> documented_rows(const std
   return rows;
 }
 
+// Expects the table under "## <section>" to list, per device, the names of algos(device) in
+// order (a build without CUDA checks the CPU rows only).
+template <typename Algo, typename Device>
+void expect_documented(const std::string& section, std::vector<Algo> (*algos)(Device),
+                       const char* (*name)(Algo)) {
+  auto listed = documented_rows(section);
+  for (const char* device : {"cpu", "cuda"}) {
+    std::vector<std::string> names;
+    for (Algo a : algos(std::string(device) == "cpu" ? Device::kCPU : Device::kCUDA))
+      names.push_back(name(a));
+    if (names.empty()) continue;
+    EXPECT_EQ(listed[device], names) << section << ", " << device;
+  }
+}
+
 }  // namespace crema::test

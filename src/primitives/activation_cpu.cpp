@@ -4,27 +4,16 @@
 
 #include "primitives/activation.h"
 #include "primitives/activation_ops.h"
+#include "primitives/cpu_blend.h"
 #include "primitives/dtype_visit.h"
 
 namespace crema::prim::cpu {
 namespace {
 
-// out[i] = alpha * f(i) + beta * out[i]; with beta == 0 out is never read, since it may hold
-// garbage. f is a lambda, inlined into each loop.
-template <typename T, typename F>
-void blend_store(int64_t n, Blend blend, T* out, F f) {
-  const T alpha = T(blend.alpha), beta = T(blend.beta);
-  if (beta == T(0)) {
-    for (int64_t i = 0; i < n; ++i) out[i] = alpha * f(i);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = alpha * f(i) + beta * out[i];
-  }
-}
-
 template <typename T>
 void fwd(const ActDesc& ad, int64_t n, const T* x, T* y, Blend blend) {
   act_ops::visit<T>(
-      ad, [&](auto op) { blend_store(n, blend, y, [=](int64_t i) { return op.fwd(x[i]); }); });
+      ad, [&](auto op) { blend_row(n, blend, y, [=](int64_t i) { return op.fwd(x[i]); }); });
 }
 
 // Modes read only what act_bwd_reads_x/y say; the other pointer may be null, so it is replaced
@@ -34,7 +23,7 @@ void bwd(const ActDesc& ad, int64_t n, const T* y, const T* dy, const T* x, T* d
   if (!x) x = dy;
   if (!y) y = dy;
   act_ops::visit<T>(ad, [&](auto op) {
-    blend_store(n, blend, dx, [=](int64_t i) { return op.bwd(x[i], y[i], dy[i]); });
+    blend_row(n, blend, dx, [=](int64_t i) { return op.bwd(x[i], y[i], dy[i]); });
   });
 }
 

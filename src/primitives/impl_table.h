@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "primitives/choice_log.h"
@@ -24,6 +25,22 @@ struct ImplRow {
   const char* (*slower)(const Args& a);
   void (*run)(Handle& h, const Args& a);
 };
+
+// An algorithm enum's names: {{Algo::kAuto, "auto"}, ...}, and the two lookups.
+template <typename Algo, size_t N>
+const char* name_in(const std::pair<Algo, const char*> (&names)[N], Algo a) {
+  for (const auto& [algo, name] : names)
+    if (algo == a) return name;
+  return "unknown";
+}
+
+template <typename Algo, size_t N>
+Algo algo_in(const std::pair<Algo, const char*> (&names)[N], const std::string& name,
+             const char* op) {
+  for (const auto& [algo, n] : names)
+    if (name == n) return algo;
+  throw PrimError(std::string(op) + ": unknown algorithm '" + name + "'");
+}
 
 template <typename Row, size_t N>
 auto table_algos(const Row* const (&table)[N], Device d) {

@@ -19,8 +19,12 @@ const LrnImpl* const kTable[] = {
     &cpu::kLrnAcross,      &cpu::kLrnWithin,
 };
 
-constexpr LrnAlgo kAlgos[] = {LrnAlgo::kAuto, LrnAlgo::kAcrossRing, LrnAlgo::kAcross,
-                              LrnAlgo::kWithin};
+constexpr std::pair<LrnAlgo, const char*> kNames[] = {
+    {LrnAlgo::kAuto, "auto"},
+    {LrnAlgo::kAcrossRing, "across_ring"},
+    {LrnAlgo::kAcross, "across"},
+    {LrnAlgo::kWithin, "within"},
+};
 
 std::string dims(const TensorDesc& d) {
   return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
@@ -99,25 +103,9 @@ void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, 
   run(h, LrnArgs{false, ld, xd, x, y, dy, dx, blend});
 }
 
-const char* lrn_algo_name(LrnAlgo a) {
-  switch (a) {
-    case LrnAlgo::kAuto:
-      return "auto";
-    case LrnAlgo::kAcrossRing:
-      return "across_ring";
-    case LrnAlgo::kAcross:
-      return "across";
-    case LrnAlgo::kWithin:
-      return "within";
-  }
-  return "unknown";
-}
+const char* lrn_algo_name(LrnAlgo a) { return name_in(kNames, a); }
 
-LrnAlgo lrn_algo_of(const std::string& name) {
-  for (LrnAlgo a : kAlgos)
-    if (name == lrn_algo_name(a)) return a;
-  throw PrimError("lrn: unknown algorithm '" + name + "'");
-}
+LrnAlgo lrn_algo_of(const std::string& name) { return algo_in(kNames, name, "lrn"); }
 
 std::vector<LrnAlgo> lrn_algos(Device device) { return table_algos(kTable, device); }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "primitives/cpu_blend.h"
 #include "primitives/dtype_visit.h"
 #include "primitives/lrn_impl.h"
 #include "primitives/lrn_ops.h"
@@ -19,18 +20,6 @@ namespace {
 template <typename T, typename F>
 void with_neg_pow(double beta, F&& f) {
   lrn_ops::visit_neg_pow<T>(beta, f);
-}
-
-// out[i] = alpha * v(i) + beta * out[i]; with beta == 0 out is never read, since it may hold
-// garbage (NaN poison).
-template <typename T, typename V>
-inline void blend_row(int64_t n, Blend blend, T* out, V v) {
-  const T alpha = T(blend.alpha), beta = T(blend.beta);
-  if (beta == T(0)) {
-    for (int64_t i = 0; i < n; ++i) out[i] = alpha * v(i);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = alpha * v(i) + beta * out[i];
-  }
 }
 
 template <typename T>

@@ -20,10 +20,12 @@ const PoolImpl* const kTable[] = {
     &cpu::kPoolDisjoint, &cpu::kPoolDirect,
 };
 
-constexpr PoolAlgo kAlgos[] = {PoolAlgo::kAuto,   PoolAlgo::kDisjoint, PoolAlgo::kDirect,
-                               PoolAlgo::kGlobal, PoolAlgo::kRows,     PoolAlgo::kPlanes,
-                               PoolAlgo::kLanes,  PoolAlgo::kLanesS2,  PoolAlgo::kSweep,
-                               PoolAlgo::kWindow};
+constexpr std::pair<PoolAlgo, const char*> kNames[] = {
+    {PoolAlgo::kAuto, "auto"},     {PoolAlgo::kDisjoint, "disjoint"}, {PoolAlgo::kDirect, "direct"},
+    {PoolAlgo::kGlobal, "global"}, {PoolAlgo::kRows, "rows"},         {PoolAlgo::kPlanes, "planes"},
+    {PoolAlgo::kLanes, "lanes"},   {PoolAlgo::kLanesS2, "lanes_s2"},  {PoolAlgo::kSweep, "sweep"},
+    {PoolAlgo::kWindow, "window"},
+};
 
 [[noreturn]] void fail(const std::string& why) { throw PrimError(why); }
 
@@ -79,37 +81,9 @@ int pool_out_dim(int in, int kernel, int pad, int stride, bool ceil_mode) {
   return int(out);
 }
 
-const char* pool_algo_name(PoolAlgo a) {
-  switch (a) {
-    case PoolAlgo::kAuto:
-      return "auto";
-    case PoolAlgo::kDisjoint:
-      return "disjoint";
-    case PoolAlgo::kDirect:
-      return "direct";
-    case PoolAlgo::kGlobal:
-      return "global";
-    case PoolAlgo::kRows:
-      return "rows";
-    case PoolAlgo::kPlanes:
-      return "planes";
-    case PoolAlgo::kLanes:
-      return "lanes";
-    case PoolAlgo::kLanesS2:
-      return "lanes_s2";
-    case PoolAlgo::kSweep:
-      return "sweep";
-    case PoolAlgo::kWindow:
-      return "window";
-  }
-  return "unknown";
-}
+const char* pool_algo_name(PoolAlgo a) { return name_in(kNames, a); }
 
-PoolAlgo pool_algo_of(const std::string& name) {
-  for (PoolAlgo a : kAlgos)
-    if (name == pool_algo_name(a)) return a;
-  fail("pool: unknown algorithm '" + name + "'");
-}
+PoolAlgo pool_algo_of(const std::string& name) { return algo_in(kNames, name, "pool"); }
 
 std::vector<PoolAlgo> pool_algos(Device device) { return table_algos(kTable, device); }
 

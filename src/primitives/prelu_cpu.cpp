@@ -3,22 +3,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "primitives/cpu_blend.h"
 #include "primitives/dtype_visit.h"
 #include "primitives/prelu.h"
 
 namespace crema::prim::cpu {
 namespace {
-
-// out[i] = alpha * v(i) + beta * out[i]; with beta == 0 out is never read (it may be poison).
-template <typename T, typename V>
-inline void blend_row(int64_t n, Blend blend, T* out, V v) {
-  const T alpha = T(blend.alpha), beta = T(blend.beta);
-  if (beta == T(0)) {
-    for (int64_t i = 0; i < n; ++i) out[i] = alpha * v(i);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = alpha * v(i) + beta * out[i];
-  }
-}
 
 template <typename T>
 void fwd(const PreluDesc& pd, const TensorDesc& d, const T* x, const T* slope, T* y, Blend blend) {

@@ -28,8 +28,11 @@ const SoftmaxImpl* const kTable[] = {
     &cpu::kSoftmaxRows,      &cpu::kSoftmaxSpatial,
 };
 
-constexpr SoftmaxAlgo kAlgos[] = {SoftmaxAlgo::kAuto, SoftmaxAlgo::kRows, SoftmaxAlgo::kWarpRows,
-                                  SoftmaxAlgo::kBlockRows, SoftmaxAlgo::kSpatial};
+constexpr std::pair<SoftmaxAlgo, const char*> kNames[] = {
+    {SoftmaxAlgo::kAuto, "auto"},          {SoftmaxAlgo::kRows, "rows"},
+    {SoftmaxAlgo::kWarpRows, "warp_rows"}, {SoftmaxAlgo::kBlockRows, "block_rows"},
+    {SoftmaxAlgo::kSpatial, "spatial"},
+};
 
 // "f32 softmax outer 256 channels 1000 inner 1".
 std::string call_key(const SoftmaxArgs& a) {
@@ -78,27 +81,9 @@ void softmax_bwd(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy
   run(h, SoftmaxArgs{false, sd, y, dy, dx, blend});
 }
 
-const char* softmax_algo_name(SoftmaxAlgo a) {
-  switch (a) {
-    case SoftmaxAlgo::kAuto:
-      return "auto";
-    case SoftmaxAlgo::kRows:
-      return "rows";
-    case SoftmaxAlgo::kWarpRows:
-      return "warp_rows";
-    case SoftmaxAlgo::kBlockRows:
-      return "block_rows";
-    case SoftmaxAlgo::kSpatial:
-      return "spatial";
-  }
-  return "unknown";
-}
+const char* softmax_algo_name(SoftmaxAlgo a) { return name_in(kNames, a); }
 
-SoftmaxAlgo softmax_algo_of(const std::string& name) {
-  for (SoftmaxAlgo a : kAlgos)
-    if (name == softmax_algo_name(a)) return a;
-  throw PrimError("softmax: unknown algorithm '" + name + "'");
-}
+SoftmaxAlgo softmax_algo_of(const std::string& name) { return algo_in(kNames, name, "softmax"); }
 
 std::vector<SoftmaxAlgo> softmax_algos(Device device) { return table_algos(kTable, device); }
 

@@ -8,23 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "primitives/cpu_blend.h"
 #include "primitives/dtype_visit.h"
 #include "primitives/softmax_impl.h"
 #include "primitives/softmax_ops.h"
 
 namespace crema::prim::cpu {
 namespace {
-
-// out[i] = alpha * f(i) + beta * out[i]; with beta == 0 out is never read (it may be garbage).
-template <typename T, typename F>
-void blend_store(int64_t n, Blend blend, T* out, F f) {
-  const T alpha = T(blend.alpha), beta = T(blend.beta);
-  if (beta == T(0)) {
-    for (int64_t i = 0; i < n; ++i) out[i] = alpha * f(i);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[i] = alpha * f(i) + beta * out[i];
-  }
-}
 
 // Every output is computed only after all reductions over its inputs, and from the same index
 // of the input, so y may alias x (in-place softmax) and dx may alias dy.
@@ -42,14 +32,14 @@ void fwd_rows(const SoftmaxDesc& sd, const T* x, T* y, T* e, Blend blend) {
       // (x - max) is exact for nearby values; folding max into log-sum-exp first would round
       // it to the input's magnitude and lose the small result's digits.
       const T ls = std::log(s);
-      blend_store(C, blend, ys, [=](int64_t c) { return (xs[c] - m) - ls; });
+      blend_row(C, blend, ys, [=](int64_t c) { return (xs[c] - m) - ls; });
     } else {
       for (int64_t c = 0; c < C; ++c) {
         e[c] = std::exp(xs[c] - m);
         s += e[c];
       }
       const T inv = T(1) / s;
-      blend_store(C, blend, ys, [=](int64_t c) { return e[c] * inv; });
+      blend_row(C, blend, ys, [=](int64_t c) { return e[c] * inv; });
     }
   }
 }
@@ -70,7 +60,7 @@ void fwd_spatial(const SoftmaxDesc& sd, const T* x, T* y, T* e, T* mx, T* sum, B
       for (int64_t i = 0; i < I; ++i) sum[i] = std::log(sum[i]);
       for (int64_t c = 0; c < C; ++c) {
         const T* xc = xs + c * I;
-        blend_store(I, blend, ys + c * I, [=](int64_t i) { return (xc[i] - mx[i]) - sum[i]; });
+        blend_row(I, blend, ys + c * I, [=](int64_t i) { return (xc[i] - mx[i]) - sum[i]; });
       }
     } else {
       for (int64_t c = 0; c < C; ++c)
@@ -81,7 +71,7 @@ void fwd_spatial(const SoftmaxDesc& sd, const T* x, T* y, T* e, T* mx, T* sum, B
       for (int64_t i = 0; i < I; ++i) sum[i] = T(1) / sum[i];
       for (int64_t c = 0; c < C; ++c) {
         const T* ec = e + c * I;
-        blend_store(I, blend, ys + c * I, [=](int64_t i) { return ec[i] * sum[i]; });
+        blend_row(I, blend, ys + c * I, [=](int64_t i) { return ec[i] * sum[i]; });
       }
     }
   }
@@ -96,10 +86,10 @@ void bwd_rows(const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, Blend blend
     T s = 0;
     if (sd.log) {
       for (int64_t c = 0; c < C; ++c) s += gs[c];
-      blend_store(C, blend, dx + o * C, [=](int64_t c) { return gs[c] - std::exp(ys[c]) * s; });
+      blend_row(C, blend, dx + o * C, [=](int64_t c) { return gs[c] - std::exp(ys[c]) * s; });
     } else {
       for (int64_t c = 0; c < C; ++c) s += gs[c] * ys[c];
-      blend_store(C, blend, dx + o * C, [=](int64_t c) { return ys[c] * (gs[c] - s); });
+      blend_row(C, blend, dx + o * C, [=](int64_t c) { return ys[c] * (gs[c] - s); });
     }
   }
 }
@@ -124,10 +114,9 @@ void bwd_spatial(const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, T* d, Bl
       const T* yc = ys + c * I;
       const T* gc = gs + c * I;
       if (sd.log)
-        blend_store(I, blend, out + c * I,
-                    [=](int64_t i) { return gc[i] - std::exp(yc[i]) * d[i]; });
+        blend_row(I, blend, out + c * I, [=](int64_t i) { return gc[i] - std::exp(yc[i]) * d[i]; });
       else
-        blend_store(I, blend, out + c * I, [=](int64_t i) { return yc[i] * (gc[i] - d[i]); });
+        blend_row(I, blend, out + c * I, [=](int64_t i) { return yc[i] * (gc[i] - d[i]); });
     }
   }
 }

@@ -7,17 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "test_util.h"
 
 namespace crema::prim {
 namespace {
 
 using test::poisoned;
-
-template <typename T>
-DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-}
 
 template <typename T>
 class ArgMaxTest : public ::testing::Test {};

@@ -9,6 +9,7 @@
 
 #include "cuda_test_util.h"
 #include "primitives/blas.h"
+#include "primitives/dtype_visit.h"
 
 namespace crema::prim {
 namespace {
@@ -19,11 +20,6 @@ using test::to_gpu;
 using test::Tolerance;
 
 constexpr Tolerance kExact{0.0, 0.0, true};
-
-template <typename T>
-constexpr DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-}
 
 template <typename T>
 std::vector<T> data(size_t n, uint64_t seed, bool integer) {

@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/handle.h"
 #include "test_util.h"
 
@@ -20,11 +21,6 @@ using test::all_close;
 using test::Tolerance;
 
 constexpr Tolerance kExact{0.0, 0.0, false};
-
-template <typename T>
-constexpr DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-}
 
 template <typename T>
 std::vector<T> cast(const std::vector<double>& v) {

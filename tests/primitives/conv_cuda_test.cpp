@@ -14,6 +14,7 @@
 
 #include "cuda_test_util.h"
 #include "primitives/conv.h"
+#include "primitives/dtype_visit.h"
 #include "problems.h"
 
 namespace crema::prim {
@@ -30,11 +31,6 @@ using test::Tolerance;
 using test::unit_problems;
 
 constexpr Tolerance kExact{0.0, 0.0, true};
-
-template <typename T>
-constexpr DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-}
 
 template <typename T>
 struct Data {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "doc_tables.h"
+#include "primitives/dtype_visit.h"
 #include "primitives/handle.h"
 #include "problems.h"
 #include "test_util.h"
@@ -99,11 +100,6 @@ Reference reference(const ConvProblem& pb, const std::vector<double>& x,
 template <typename T>
 std::vector<T> cast(const std::vector<double>& v) {
   return std::vector<T>(v.begin(), v.end());
-}
-
-template <typename T>
-constexpr DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
 }
 
 // Integer-valued data: every product and partial sum is exact in float, so all algorithms and
@@ -428,13 +424,7 @@ TEST(ConvAutotune, KAutoTimesOnceAndTheChoicesSurviveAFile) {
 // docs/primitives.md lists each device's rows in the table's order: the reference cannot drift
 // from the table.
 TEST(ConvTable, DocsListEveryRowInOrder) {
-  auto listed = test::documented_rows("Convolution algorithms");
-  for (Device d : {Device::kCPU, Device::kCUDA}) {
-    std::vector<std::string> names;
-    for (ConvAlgo a : conv_algos(d)) names.push_back(conv_algo_name(a));
-    if (names.empty()) continue;  // a build without CUDA has no CUDA rows
-    EXPECT_EQ(listed[device_name(d)], names) << device_name(d);
-  }
+  test::expect_documented("Convolution algorithms", conv_algos, conv_algo_name);
   EXPECT_EQ(conv_algos(Device::kCPU).size(), 3u);
 }
 

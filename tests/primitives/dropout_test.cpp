@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "primitives/philox.h"
 #include "test_util.h"
 
@@ -16,11 +17,6 @@ namespace {
 
 using test::poisoned;
 using test::random_vector;
-
-template <typename T>
-DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-}
 
 DropoutDesc desc(DataType t, int64_t count, double ratio, bool scale_train = true) {
   DropoutDesc dd;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "test_util.h"
 
 namespace crema::prim {
@@ -16,11 +17,6 @@ using test::all_close;
 using test::poisoned;
 using test::random_vector;
 using test::Tolerance;
-
-template <typename T>
-DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-}
 
 template <typename T>
 class GatherTest : public ::testing::Test {};

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "doc_tables.h"
+#include "primitives/dtype_visit.h"
 #include "test_util.h"
 
 namespace crema::prim {
@@ -18,11 +19,6 @@ using test::all_close;
 using test::poisoned;
 using test::random_vector;
 using test::Tolerance;
-
-template <typename T>
-DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-}
 
 template <typename T>
 Tolerance tol() {
@@ -283,13 +279,7 @@ TEST(LrnAlgos, ForcedRowsAndDocs) {
   EXPECT_EQ(lrn_algo_of("across_ring"), LrnAlgo::kAcrossRing);
   EXPECT_THROW(lrn_algo_of("ring"), PrimError);
 
-  auto listed = test::documented_rows("LRN algorithms");
-  for (Device dev : {Device::kCPU, Device::kCUDA}) {
-    std::vector<std::string> names;
-    for (LrnAlgo a : lrn_algos(dev)) names.push_back(lrn_algo_name(a));
-    if (names.empty()) continue;  // a build without CUDA has no CUDA rows
-    EXPECT_EQ(listed[device_name(dev)], names) << device_name(dev);
-  }
+  test::expect_documented("LRN algorithms", lrn_algos, lrn_algo_name);
 }
 
 TEST(LrnErrors, BadDescriptorsThrow) {

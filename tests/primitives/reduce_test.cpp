@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "test_util.h"
 
 namespace crema::prim {
@@ -18,11 +19,6 @@ using test::all_close;
 using test::poisoned;
 using test::random_vector;
 using test::Tolerance;
-
-template <typename T>
-DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-}
 
 const ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kAsum, ReduceOp::kSumSq, ReduceOp::kMean};
 

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "test_util.h"
 
 namespace crema::prim {
@@ -14,11 +15,6 @@ using test::all_close;
 using test::poisoned;
 using test::random_vector;
 using test::Tolerance;
-
-template <typename T>
-DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-}
 
 template <typename T>
 Tolerance tol() {

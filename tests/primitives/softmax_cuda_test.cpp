@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cuda_test_util.h"
+#include "primitives/dtype_visit.h"
 #include "primitives/softmax.h"
 
 namespace crema::prim {
@@ -34,11 +35,6 @@ struct Shape {
 const Shape kShapes[] = {{1, 10, 1},   {3, 7, 1},    {2, 5, 9},   {1, 3, 13},
                          {4, 1, 3},    {2, 1000, 1}, {64, 10, 1}, {5, 3000, 1},
                          {2, 21, 100}, {3, 1025, 1}, {70, 33, 1}, {2048, 300, 1}};
-
-template <typename T>
-constexpr DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-}
 
 template <typename T>
 test::Tolerance tol() {

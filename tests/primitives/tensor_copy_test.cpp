@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "primitives/dtype_visit.h"
 #include "test_util.h"
 
 namespace crema::prim {
@@ -21,11 +22,6 @@ using test::all_close;
 using test::poisoned;
 using test::random_vector;
 using test::Tolerance;
-
-template <typename T>
-DataType dtype_of() {
-  return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-}
 
 // Offsets of every index of the sizes, row-major, for one view's strides.
 std::vector<int64_t> offsets(const ViewDesc& d) {
