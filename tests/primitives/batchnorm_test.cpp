@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "primitives/dtype_visit.h"
+#include "primitives/common/dtype_visit.h"
 #include "test_util.h"
 
 namespace crema::prim {

@@ -9,7 +9,7 @@
 
 #include "cuda_test_util.h"
 #include "primitives/blas.h"
-#include "primitives/dtype_visit.h"
+#include "primitives/common/dtype_visit.h"
 
 namespace crema::prim {
 namespace {

@@ -10,7 +10,7 @@
 #include <limits>
 #include <vector>
 
-#include "primitives/dtype_visit.h"
+#include "primitives/common/dtype_visit.h"
 #include "primitives/handle.h"
 #include "test_util.h"
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "cuda_test_util.h"
+#include "primitives/common/dtype_visit.h"
 #include "primitives/conv.h"
-#include "primitives/dtype_visit.h"
 #include "problems.h"
 
 namespace crema::prim {

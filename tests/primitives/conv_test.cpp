@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "doc_tables.h"
-#include "primitives/dtype_visit.h"
+#include "primitives/common/dtype_visit.h"
 #include "primitives/handle.h"
 #include "problems.h"
 #include "test_util.h"

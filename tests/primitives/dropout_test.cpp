@@ -8,8 +8,8 @@
 #include <limits>
 #include <vector>
 
-#include "primitives/dtype_visit.h"
-#include "primitives/philox.h"
+#include "primitives/common/dtype_visit.h"
+#include "primitives/common/philox.h"
 #include "test_util.h"
 
 namespace crema::prim {

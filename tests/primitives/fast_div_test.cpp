@@ -1,7 +1,7 @@
 // FastDiv against the hardware division: every divisor up to 4096 and powers of two and their
 // neighbours up to 2^31 - 1, each with the dividends where a quotient changes (multiples of the
 // divisor and their neighbours), small and largest dividends, and random ones.
-#include "primitives/fast_div.h"
+#include "primitives/common/fast_div.h"
 
 #include <gtest/gtest.h>
 

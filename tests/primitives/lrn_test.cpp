@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "doc_tables.h"
-#include "primitives/dtype_visit.h"
+#include "primitives/common/dtype_visit.h"
 #include "test_util.h"
 
 namespace crema::prim {

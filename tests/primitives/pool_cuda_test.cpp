@@ -176,19 +176,14 @@ void check_all(const std::vector<Case>& cases) {
 
 TEST(PoolCuda, UnitShapesMatchCpu) {
   CREMA_SKIP_WITHOUT_GPU();
+  std::vector<Case> unit;  // the CPU test's shapes
+  for (const test::PoolProblem& pb : test::unit_pool_problems()) {
+    const std::vector<Case> v = expand(pb.name, pb.n, pb.c, pb.h, pb.w, pb.kernel_h, pb.kernel_w,
+                                       pb.pad_h, pb.pad_w, pb.stride_h, pb.stride_w, kAllModes);
+    unit.insert(unit.end(), v.begin(), v.end());
+  }
   check_all(concat({
-      expand("k2s2_even", 2, 3, 8, 8, 2, 2, 0, 0, 2, 2, kAllModes),
-      expand("k3s2_odd", 2, 3, 9, 10, 3, 3, 0, 0, 2, 2, kAllModes),
-      expand("k3s2_ceil_partial", 1, 2, 8, 7, 3, 3, 0, 0, 2, 2, kAllModes),
-      expand("pad1_s2_clip", 2, 2, 5, 6, 2, 2, 1, 1, 2, 2, kAllModes),
-      expand("pad1_k3s1", 1, 3, 7, 5, 3, 3, 1, 1, 1, 1, kAllModes),
-      expand("pad2_k3s3", 2, 2, 10, 9, 3, 3, 2, 2, 3, 3, kAllModes),
-      expand("asymmetric", 1, 2, 7, 9, 3, 2, 1, 0, 2, 1, kAllModes),
-      expand("global", 2, 4, 5, 7, 5, 7, 0, 0, 1, 1, kAllModes),
-      expand("global_s2", 1, 3, 6, 6, 6, 6, 0, 0, 2, 2, kAllModes),
-      expand("n1_1x1", 1, 2, 3, 5, 1, 1, 0, 0, 1, 1, kAllModes),
-      expand("stride_gt_kernel", 2, 2, 11, 11, 2, 2, 0, 0, 3, 3, kAllModes),
-      expand("single_row", 3, 2, 1, 9, 1, 3, 0, 1, 1, 2, kAllModes),
+      unit,
       // The staged global forward and the average's global backward: planes of 49 cells not filling
       // the last warp (3 x 37 planes), 64 cells (the largest staged, an even tile stride), one
       // cell.

@@ -138,6 +138,29 @@ struct PoolProblem {
   int kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w;
 };
 
+// The pooling unit shapes every backend's test runs, in each mode and rounding (the kind field
+// is unused here): even and odd planes, clipped CEIL windows, padding, asymmetric windows, global
+// windows, 1x1, strides above the kernel, a single row.
+inline const std::vector<PoolProblem>& unit_pool_problems() {
+  const PoolKind k = PoolKind::kMax;
+  static const std::vector<PoolProblem> list = {
+      {"k2s2_even", k, 2, 3, 8, 8, 2, 2, 0, 0, 2, 2},
+      {"k2s2_odd", k, 2, 3, 7, 9, 2, 2, 0, 0, 2, 2},
+      {"k3s2_odd", k, 2, 3, 9, 10, 3, 3, 0, 0, 2, 2},
+      {"k3s2_ceil_partial", k, 1, 2, 8, 7, 3, 3, 0, 0, 2, 2},
+      {"pad1_s2_clip", k, 2, 2, 5, 6, 2, 2, 1, 1, 2, 2},
+      {"pad1_k3s1", k, 1, 3, 7, 5, 3, 3, 1, 1, 1, 1},
+      {"pad2_k3s3", k, 2, 2, 10, 9, 3, 3, 2, 2, 3, 3},
+      {"asymmetric", k, 1, 2, 7, 9, 3, 2, 1, 0, 2, 1},
+      {"global", k, 2, 4, 5, 7, 5, 7, 0, 0, 1, 1},
+      {"global_s2", k, 1, 3, 6, 6, 6, 6, 0, 0, 2, 2},
+      {"n1_1x1", k, 1, 2, 3, 5, 1, 1, 0, 0, 1, 1},
+      {"stride_gt_kernel", k, 2, 2, 11, 11, 2, 2, 0, 0, 3, 3},
+      {"single_row", k, 3, 2, 1, 9, 1, 3, 0, 1, 1, 2},
+  };
+  return list;
+}
+
 inline const std::vector<PoolProblem>& named_pool_problems() {
   static const std::vector<PoolProblem> list = {
       {"lenet:pool1", PoolKind::kMax, 64, 20, 24, 24, 2, 2, 0, 0, 2, 2},

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cuda_test_util.h"
-#include "primitives/dtype_visit.h"
+#include "primitives/common/dtype_visit.h"
 #include "primitives/softmax.h"
 
 namespace crema::prim {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "doc_tables.h"
-#include "primitives/dtype_visit.h"
-#include "primitives/softmax_ops.h"
+#include "primitives/common/dtype_visit.h"
+#include "primitives/common/softmax_ops.h"
 #include "test_util.h"
 
 namespace crema::prim {

@@ -1,0 +1,42 @@
+// The per-element math of the batchnorm primitives' epilogue (batchnorm.h), written once for both
+// backends and callable on the host and in CUDA kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "primitives/batchnorm.h"
+#include "primitives/common/activation_ops.h"
+
+namespace crema::prim::bn_ops {
+
+template <typename T>
+struct Epilogue {
+  const T* gamma;  // null: 1
+  const T* beta;   // null: 0
+  bool relu;
+  T slope;
+
+  explicit Epilogue(const BatchNormEpilogue& ep)
+      : gamma(static_cast<const T*>(ep.gamma)),
+        beta(static_cast<const T*>(ep.beta)),
+        relu(ep.relu),
+        slope(T(ep.negative_slope)) {}
+
+  CREMA_HOST_DEVICE T gain(int64_t c) const { return gamma ? gamma[c] : T(1); }
+  // z = gamma_c * x_hat + beta_c: the forward's activation input, recomputed by the backward
+  // with the same arithmetic, so the ReLU's mask is the one the forward applied.
+  CREMA_HOST_DEVICE T z(T x_hat, int64_t c) const {
+    const T v = gamma ? x_hat * gamma[c] : x_hat;
+    return beta ? v + beta[c] : v;
+  }
+  CREMA_HOST_DEVICE T fwd(T x_hat, int64_t c) const {
+    const T v = z(x_hat, c);
+    return relu ? act_ops::Relu<T>{slope}.fwd(v) : v;
+  }
+  // dz: the gradient at z from the gradient at y.
+  CREMA_HOST_DEVICE T grad(T x_hat, T dy, int64_t c) const {
+    return relu ? act_ops::Relu<T>{slope}.bwd(z(x_hat, c), T(0), dy) : dy;
+  }
+};
+
+}  // namespace crema::prim::bn_ops

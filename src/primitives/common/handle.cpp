@@ -1,0 +1,276 @@
+// Handle and device memory: the one place that branches between CPU and CUDA runtimes.
+#include "primitives/handle.h"
+
+#include <cblas.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <thread>
+
+#include "primitives/common/softmax_ops.h"
+#include "primitives/cuda/cuda_backend.h"
+
+namespace crema::prim {
+namespace {
+
+[[noreturn, maybe_unused]] void no_cuda() {
+  throw PrimError("this build of crema has no CUDA support");
+}
+
+}  // namespace
+
+bool cuda_available() { return cuda_device_count() > 0; }
+
+int cuda_device_count() {
+#ifdef CREMA_WITH_CUDA
+  return cuda::device_count();
+#else
+  return 0;
+#endif
+}
+
+int cuda_current_device() {
+#ifdef CREMA_WITH_CUDA
+  return cuda::current_device();
+#else
+  no_cuda();
+#endif
+}
+
+std::string cuda_device_description(int device_id) {
+#ifdef CREMA_WITH_CUDA
+  if (device_id < 0 || device_id >= cuda::device_count())
+    throw PrimError("no CUDA device " + std::to_string(device_id));
+  return cuda::device_description(device_id);
+#else
+  (void)device_id;
+  no_cuda();
+#endif
+}
+
+std::string cuda_device_identity(int device_id) {
+#ifdef CREMA_WITH_CUDA
+  if (device_id < 0 || device_id >= cuda::device_count())
+    throw PrimError("no CUDA device " + std::to_string(device_id));
+  return cuda::device_identity(device_id);
+#else
+  (void)device_id;
+  no_cuda();
+#endif
+}
+
+size_t cuda_peak_allocated_bytes() {
+#ifdef CREMA_WITH_CUDA
+  return cuda::peak_allocated_bytes();
+#else
+  return 0;
+#endif
+}
+
+uint64_t cuda_device_sync_count() {
+#ifdef CREMA_WITH_CUDA
+  return cuda::device_sync_count();
+#else
+  return 0;
+#endif
+}
+
+void* device_alloc(Device device, size_t bytes) {
+  if (bytes == 0) return nullptr;
+  if (device == Device::kCPU) {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+#ifdef CREMA_WITH_CUDA
+  return cuda::alloc(bytes);
+#else
+  no_cuda();
+#endif
+}
+
+void device_free(Device device, void* p) {
+  if (!p) return;
+  if (device == Device::kCPU) {
+    std::free(p);
+    return;
+  }
+#ifdef CREMA_WITH_CUDA
+  cuda::free(p);
+#endif
+}
+
+void device_memcpy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_device == Device::kCPU && src_device == Device::kCPU) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#ifdef CREMA_WITH_CUDA
+  const int kind = src_device == Device::kCPU ? 0 : dst_device == Device::kCPU ? 1 : 2;
+  cuda::memcpy(dst, src, bytes, kind);
+#else
+  no_cuda();
+#endif
+}
+
+void device_memset_zero(Device device, void* p, size_t bytes) {
+  if (bytes == 0) return;
+  if (device == Device::kCPU) {
+    std::memset(p, 0, bytes);
+    return;
+  }
+#ifdef CREMA_WITH_CUDA
+  cuda::memset_zero(p, bytes);
+#else
+  no_cuda();
+#endif
+}
+
+Handle::Handle(Device device, int device_id) : device_(device), device_id_(device_id) {
+  if (device_ == Device::kCPU) {
+    const char* env = std::getenv("CREMA_NUM_THREADS");
+    const int from_env = env ? std::atoi(env) : 0;
+    set_cpu_threads(from_env > 0 ? from_env : int(std::thread::hardware_concurrency()));
+    return;
+  }
+#ifdef CREMA_WITH_CUDA
+  if (device_id < 0 || device_id >= cuda::device_count())
+    throw PrimError("no CUDA device " + std::to_string(device_id));
+  workspace_budget_ = size_t(512) << 20;
+  stream_ = cuda::create_stream(device_id);
+  blas_ = cuda::create_blas(stream_);
+#else
+  no_cuda();
+#endif
+}
+
+Handle::~Handle() {
+  device_free(device_, workspace_);
+#ifdef CREMA_WITH_CUDA
+  if (deferred_) cuda::host_free(deferred_);
+  if (blas_) cuda::destroy_blas(blas_);
+  if (stream_) cuda::destroy_stream(stream_);
+#endif
+}
+
+void Handle::set_cpu_threads(int n) {
+  cpu_threads_ = n > 0 ? n : 1;
+  // The primitives parallelize around BLAS calls; BLAS's own threads would only compete.
+  if (cpu_threads_ > 1) openblas_set_num_threads(1);
+}
+
+void* Handle::workspace(size_t bytes) {
+  if (bytes > workspace_bytes_) {
+    device_free(device_, workspace_);
+    workspace_ = nullptr;
+    workspace_bytes_ = 0;
+    workspace_ = device_alloc(device_, bytes);
+    workspace_bytes_ = bytes;
+  }
+  return workspace_;
+}
+
+namespace {
+// Pinning is decided once: host_free_pinned must free with the allocator that allocated.
+bool pin_host_memory() {
+  static const bool pin = cuda_available();
+  return pin;
+}
+}  // namespace
+
+void* host_alloc_pinned(size_t bytes) {
+  if (bytes == 0) return nullptr;
+#ifdef CREMA_WITH_CUDA
+  if (pin_host_memory()) return cuda::host_alloc(bytes);
+#endif
+  return device_alloc(Device::kCPU, bytes);
+}
+
+void host_free_pinned(void* p) {
+  if (!p) return;
+#ifdef CREMA_WITH_CUDA
+  if (pin_host_memory()) return cuda::host_free(p);
+#endif
+  device_free(Device::kCPU, p);
+}
+
+void memcpy_async(Handle& h, void* dst, Device dst_device, const void* src, Device src_device,
+                  size_t bytes) {
+  if (bytes == 0) return;
+  if (h.device() == Device::kCPU) {
+    if (dst_device != Device::kCPU || src_device != Device::kCPU)
+      throw PrimError("memcpy_async: a CPU handle cannot copy to or from a GPU");
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#ifdef CREMA_WITH_CUDA
+  const int kind = src_device == Device::kCPU ? 0 : dst_device == Device::kCPU ? 1 : 2;
+  cuda::memcpy_async(dst, src, bytes, kind, h.stream());
+#endif
+}
+
+Event::~Event() {
+#ifdef CREMA_WITH_CUDA
+  if (event_) cuda::event_destroy(event_);
+#endif
+}
+
+void Event::record(Handle& h) {
+  if (h.device() == Device::kCPU) return;
+#ifdef CREMA_WITH_CUDA
+  if (!event_) event_ = cuda::event_create();
+  cuda::event_record(event_, h.stream());
+#endif
+}
+
+void Event::wait(Handle& h) const {
+#ifdef CREMA_WITH_CUDA
+  if (event_ && h.device() == Device::kCUDA) cuda::event_wait(event_, h.stream());
+#else
+  (void)h;
+#endif
+}
+
+void Event::synchronize() const {
+#ifdef CREMA_WITH_CUDA
+  if (event_) cuda::event_synchronize(event_);
+#endif
+}
+
+void Handle::synchronize() {
+#ifdef CREMA_WITH_CUDA
+  if (stream_) cuda::synchronize(stream_);
+#endif
+  raise_deferred_error();
+}
+
+DeferredErrorRecord* Handle::deferred_error_record() {
+  if (!deferred_) {
+    // Only CUDA primitives record deferred errors. Pinned memory is mapped into the GPU's
+    // address space at the same address (unified addressing), so kernels write the record where
+    // the host reads it, without a copy.
+#ifdef CREMA_WITH_CUDA
+    deferred_ = static_cast<DeferredErrorRecord*>(cuda::host_alloc(sizeof(DeferredErrorRecord)));
+#else
+    no_cuda();
+#endif
+    std::memset(deferred_, 0, sizeof(*deferred_));
+  }
+  return deferred_;
+}
+
+void Handle::raise_deferred_error() {
+  if (!deferred_ || deferred_->op == 0) return;
+  const DeferredErrorRecord r = *deferred_;
+  std::memset(deferred_, 0, sizeof(*deferred_));
+  const char* op = r.op == kSoftmaxLossFwd   ? "softmax_loss_fwd"
+                   : r.op == kSoftmaxLossBwd ? "softmax_loss_bwd"
+                                             : "unknown primitive";
+  throw DeferredError(softmax_ops::bad_label_message(op, r.value, r.position, r.inner, r.channels,
+                                                     r.has_ignore != 0, r.ignore),
+                      r.tag);
+}
+
+}  // namespace crema::prim

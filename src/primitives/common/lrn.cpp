@@ -1,0 +1,128 @@
+// Local Response Normalization: descriptor validation and the implementation table
+// (lrn_impl.h).
+#include "primitives/lrn.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "primitives/common/lrn_impl.h"
+
+namespace crema::prim {
+namespace {
+
+// Each device's rows in order of preference (the kAuto walk).
+const LrnImpl* const kTable[] = {
+#ifdef CREMA_WITH_CUDA
+    &cuda::kLrnAcrossRing, &cuda::kLrnAcross, &cuda::kLrnWithin,
+#endif
+    &cpu::kLrnAcross,      &cpu::kLrnWithin,
+};
+
+constexpr std::pair<LrnAlgo, const char*> kNames[] = {
+    {LrnAlgo::kAuto, "auto"},
+    {LrnAlgo::kAcrossRing, "across_ring"},
+    {LrnAlgo::kAcross, "across"},
+    {LrnAlgo::kWithin, "within"},
+};
+
+std::string dims(const TensorDesc& d) {
+  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
+         std::to_string(d.w);
+}
+
+void check_desc(const char* op, const LrnDesc& ld) {
+  const std::string o(op);
+  if (ld.mode != LrnMode::kAcrossChannels && ld.mode != LrnMode::kWithinChannel)
+    throw PrimError(o + ": unknown LRN mode");
+  // An even window has no centre: Caffe refuses it too.
+  if (ld.local_size < 1 || ld.local_size % 2 == 0)
+    throw PrimError(o + ": local_size must be odd and positive, got " +
+                    std::to_string(ld.local_size));
+  if (!std::isfinite(ld.alpha) || !std::isfinite(ld.beta) || !std::isfinite(ld.k))
+    throw PrimError(o + ": alpha, beta and k must be finite");
+}
+
+// The kernels walk packed NCHW planes, so both tensors must be packed and the same shape and
+// type; a strided view would silently read the wrong elements.
+void check_pair(const char* op, const TensorDesc& xd, const TensorDesc& yd) {
+  const std::string o(op);
+  if (xd.n < 0 || xd.c < 0 || xd.h < 0 || xd.w < 0)
+    throw PrimError(o + ": negative size " + dims(xd));
+  if (xd.dtype != yd.dtype)
+    throw PrimError(o + ": x is " + dtype_name(xd.dtype) + " but y is " + dtype_name(yd.dtype));
+  if (xd.n != yd.n || xd.c != yd.c || xd.h != yd.h || xd.w != yd.w)
+    throw PrimError(o + ": x is " + dims(xd) + " but y is " + dims(yd));
+  if (!xd.is_packed_nchw() || !yd.is_packed_nchw())
+    throw PrimError(o + ": tensors must be packed NCHW");
+}
+
+// Whether two buffers of `bytes` bytes share any byte. The CPU kernels read inputs ahead of the
+// output they write (the channel window), so an overlapping output would corrupt its own input.
+bool overlap(const void* a, const void* b, size_t bytes) {
+  const auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+  return pa < pb + bytes && pb < pa + bytes;
+}
+
+// "f32 across n5 x128x96x55x55".
+std::string call_key(const LrnArgs& a) {
+  return std::string(dtype_name(a.xd.dtype)) + (a.across() ? " across" : " within") + " n" +
+         std::to_string(a.ld.local_size) + " x" + dims(a.xd);
+}
+
+void run(Handle& h, const LrnArgs& a) {
+  choose_row(kTable, h, a.ld.algo, a, a.forward ? "lrn_fwd" : "lrn_bwd", lrn_algo_name, [&] {
+    return call_key(a);
+  }).run(h, a);
+}
+
+}  // namespace
+
+void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
+             const TensorDesc& yd, void* y, Blend blend) {
+  check_desc("lrn_fwd", ld);
+  check_pair("lrn_fwd", xd, yd);
+  if (xd.count() == 0) return;
+  if (!x || !y) throw PrimError("lrn_fwd: null x or y");
+  const size_t bytes = size_t(xd.count()) * dtype_size(xd.dtype);
+  if (overlap(x, y, bytes)) throw PrimError("lrn_fwd: y overlaps x (no in-place LRN)");
+  run(h, LrnArgs{true, ld, xd, x, nullptr, nullptr, y, blend});
+}
+
+void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, const void* dy,
+             const TensorDesc& xd, const void* x, void* dx, Blend blend) {
+  check_desc("lrn_bwd", ld);
+  check_pair("lrn_bwd", xd, yd);
+  if (xd.count() == 0) return;
+  if (!x || !y || !dy || !dx) throw PrimError("lrn_bwd: null x, y, dy or dx");
+  const size_t bytes = size_t(xd.count()) * dtype_size(xd.dtype);
+  // dx == dy is fine (each dx element is written after its own dy element is read, and the
+  // window of dy * y / scale is kept in the workspace); any other overlap is not.
+  if (overlap(dx, x, bytes) || overlap(dx, y, bytes) || (dx != dy && overlap(dx, dy, bytes)))
+    throw PrimError("lrn_bwd: dx overlaps x, y or part of dy");
+  run(h, LrnArgs{false, ld, xd, x, y, dy, dx, blend});
+}
+
+const char* lrn_algo_name(LrnAlgo a) { return name_in(kNames, a); }
+
+LrnAlgo lrn_algo_of(const std::string& name) { return algo_in(kNames, name, "lrn"); }
+
+std::vector<LrnAlgo> lrn_algos(Device device) { return table_algos(kTable, device); }
+
+const char* lrn_fwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
+                                const TensorDesc&, const void* y, Blend blend) {
+  if (ld.algo == LrnAlgo::kAuto) return nullptr;
+  return forced_unsupported(
+      kTable, h.device(), ld.algo,
+      LrnArgs{true, ld, xd, x, nullptr, nullptr, const_cast<void*>(y), blend});
+}
+
+const char* lrn_bwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc&, const void* y,
+                                const void* dy, const TensorDesc& xd, const void* x, const void* dx,
+                                Blend blend) {
+  if (ld.algo == LrnAlgo::kAuto) return nullptr;
+  return forced_unsupported(kTable, h.device(), ld.algo,
+                            LrnArgs{false, ld, xd, x, y, dy, const_cast<void*>(dx), blend});
+}
+
+}  // namespace crema::prim

@@ -1,0 +1,35 @@
+// Internal: LRN's implementation table (impl_table.h): the call every row sees and the rows each
+// backend defines. lrn.cpp holds the table.
+#pragma once
+
+#include "primitives/common/impl_table.h"
+#include "primitives/lrn.h"
+
+namespace crema::prim {
+
+// One LRN call, validated by lrn.cpp (packed NCHW, same shapes, non-empty). Forward reads x and
+// writes out (y); backward reads x, y and dy and writes out (dx).
+struct LrnArgs {
+  bool forward;
+  const LrnDesc& ld;
+  const TensorDesc& xd;
+  const void* x;
+  const void* y;
+  const void* dy;
+  void* out;
+  Blend blend;
+
+  bool across() const { return ld.mode == LrnMode::kAcrossChannels; }
+};
+
+using LrnImpl = ImplRow<LrnArgs, LrnAlgo>;
+
+// The rows each backend defines, in lrn.cpp's order of preference.
+namespace cpu {
+extern const LrnImpl kLrnAcross, kLrnWithin;
+}
+namespace cuda {
+extern const LrnImpl kLrnAcrossRing, kLrnAcross, kLrnWithin;
+}
+
+}  // namespace crema::prim

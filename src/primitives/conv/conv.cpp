@@ -1,0 +1,413 @@
+// Convolution: descriptor validation, the implementation table (conv_impl.h) and the choice of
+// its row (the heuristic's walk, timed find with the Handle's cache, or a forced row), workspace
+// queries. The rows live in conv_cpu.cpp and conv_cuda.cu.
+#include "primitives/conv.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "primitives/blas.h"
+#include "primitives/common/choice_log.h"
+#include "primitives/conv/conv_impl.h"
+
+namespace crema::prim {
+
+// The implementation table: each device's rows in order of preference (the kAuto walk).
+namespace {
+
+const ConvImpl* const kTable[] = {
+#ifdef CREMA_WITH_CUDA
+    &cuda::kConvGemm1x1,          &cuda::kConvIm2colGemm, &cuda::kConvImplicitGemm,
+    &cuda::kConvImplicitGemmSm90, &cuda::kConvDirect,
+#endif
+    &cpu::kConvGemm1x1,           &cpu::kConvIm2colGemm,  &cpu::kConvDirect,
+};
+
+const ConvImpl* find_row(Device d, ConvAlgo a) {
+  for (const ConvImpl* row : kTable)
+    if (row->device == d && row->algo == a) return row;
+  return nullptr;
+}
+
+}  // namespace
+
+const char* conv_unsupported_gemm(const ConvProblem& p) {
+  if (!conv_image_packed(p.xd) || !conv_image_packed(p.yd))
+    return "x and y images must be packed C x H x W";
+  return nullptr;
+}
+
+const char* conv_unsupported_gemm1x1(const ConvProblem& p) {
+  if (p.wd.r != 1 || p.wd.s != 1) return "the filter is not 1x1";
+  if (p.cd.stride_h != 1 || p.cd.stride_w != 1) return "the stride is not 1";
+  if (p.cd.pad_h != 0 || p.cd.pad_w != 0) return "the input is padded";
+  return conv_unsupported_gemm(p);
+}
+
+namespace {
+
+using Pass = ConvPass;
+
+const char* pass_name(Pass p) {
+  switch (p) {
+    case Pass::kFwd:
+      return "conv_fwd";
+    case Pass::kBwdData:
+      return "conv_bwd_data";
+    case Pass::kBwdFilter:
+      return "conv_bwd_filter";
+  }
+  return "conv";
+}
+
+[[noreturn]] void fail(const std::string& why) { throw PrimError(why); }
+
+std::string dims(const TensorDesc& d) {
+  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
+         std::to_string(d.w);
+}
+
+// The problem as a string: data type, math, x and y sizes and strides, filter and geometry.
+std::string problem_key(const ConvProblem& pr) {
+  const ConvDesc& cd = pr.cd;
+  const FilterDesc& wd = pr.wd;
+  auto strides = [](const TensorDesc& d) {
+    return std::to_string(d.stride_n) + "," + std::to_string(d.stride_c) + "," +
+           std::to_string(d.stride_h) + "," + std::to_string(d.stride_w);
+  };
+  char conv[128];
+  std::snprintf(conv, sizeof(conv), "k%dx%dx%dx%d pad%d,%d str%d,%d dil%d,%d g%d", wd.k, wd.c, wd.r,
+                wd.s, cd.pad_h, cd.pad_w, cd.stride_h, cd.stride_w, cd.dilation_h, cd.dilation_w,
+                cd.groups);
+  return std::string(dtype_name(pr.xd.dtype)) + " " + math_name(cd.math) + " x" + dims(pr.xd) +
+         "/" + strides(pr.xd) + " y" + dims(pr.yd) + "/" + strides(pr.yd) + " " + conv;
+}
+
+// find's cache key: the pass and the problem.
+std::string cache_key(Pass p, const ConvProblem& pr) {
+  return std::string(pass_name(p)) + " " + problem_key(pr);
+}
+
+// Runs one pass of a row. `out` is y, dx or dw.
+void run(Handle& h, Pass p, const ConvImpl& row, const ConvProblem& pr, const void* x,
+         const void* w, const void* dy, void* out, Blend blend, const ConvEpilogue& ep) {
+  switch (p) {
+    case Pass::kFwd:
+      row.fwd(h, pr, x, w, out, blend, ep);
+      break;
+    case Pass::kBwdData:
+      row.bwd_data(h, pr, w, dy, out, blend);
+      break;
+    case Pass::kBwdFilter:
+      row.bwd_filter(h, pr, x, dy, out, blend);
+      break;
+  }
+}
+
+// The reason a row cannot run a problem, or nullptr.
+const char* unsupported(const ConvImpl* row, const ConvProblem& pr) {
+  return row ? row->unsupported(pr) : "no such algorithm on this device";
+}
+
+// Times every supported row of the handle's device once (on CUDA after an untimed first run,
+// which pays for cuBLAS's lazy initialisation and kernel loading), writing into a scratch output
+// so the caller's output (which may be blended into) is untouched, and caches the fastest.
+const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* x, const void* w,
+                          const void* dy) {
+  const std::string key = cache_key(p, pr);
+  auto& cache = h.algo_cache();
+  if (auto it = cache.find(key); it != cache.end()) {
+    // A cached entry must name a supported row; anything else is re-timed.
+    const ConvImpl* row = find_row(h.device(), static_cast<ConvAlgo>(it->second));
+    if (row && !row->unsupported(pr)) return *row;
+  }
+  const TensorDesc& out_desc = p == Pass::kBwdData ? pr.xd : pr.yd;
+  const int64_t out_count = p == Pass::kBwdFilter ? pr.wd.count() : tensor_span(out_desc);
+  DeviceBuffer scratch(h.device(), size_t(out_count) * dtype_size(pr.xd.dtype));
+
+  const ConvImpl* best = nullptr;
+  double best_ms = -1;
+  std::string log;
+  for (const ConvImpl* row : kTable) {
+    if (row->device != h.device() || row->unsupported(pr)) continue;
+    if (h.device() != Device::kCPU)
+      run(h, p, *row, pr, x, w, dy, scratch.get(), Blend{}, ConvEpilogue{});
+    h.synchronize();  // earlier queued work must not count
+    const auto t0 = std::chrono::steady_clock::now();
+    run(h, p, *row, pr, x, w, dy, scratch.get(), Blend{}, ConvEpilogue{});
+    h.synchronize();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), " %s %.3f ms", conv_algo_name(row->algo), ms);
+    log += buf;
+    if (best_ms < 0 || ms < best_ms) {
+      best_ms = ms;
+      best = row;
+    }
+  }
+  if (!best) fail(std::string(pass_name(p)) + ": no algorithm supports " + key);
+  cache[key] = static_cast<int>(best->algo);
+  if (choice_log_on())
+    std::fprintf(stderr, "crema: find %s -> %s (%s )\n", key.c_str(), conv_algo_name(best->algo),
+                 log.c_str());
+  return *best;
+}
+
+// The heuristic's row (conv_heuristic logs the rows it skips), logged once per problem under
+// CREMA_VERBOSE=1.
+const ConvImpl& auto_row(Handle& h, Pass p, const ConvProblem& pr) {
+  const ConvAlgo a = conv_heuristic(h, pr.cd, pr.xd, pr.wd, pr.yd, p);
+  if (choice_log_on())
+    log_choice_once("crema: auto " + cache_key(p, pr) + " -> " + conv_algo_name(a));
+  return *find_row(h.device(), a);
+}
+
+const ConvImpl& resolve(Handle& h, Pass p, ConvAlgo algo, const ConvProblem& pr, const void* x,
+                        const void* w, const void* dy) {
+  if (algo == ConvAlgo::kFind || (algo == ConvAlgo::kAuto && h.conv_autotune()))
+    return timed_row(h, p, pr, x, w, dy);
+  if (algo == ConvAlgo::kAuto) return auto_row(h, p, pr);
+  const ConvImpl* row = find_row(h.device(), algo);
+  if (const char* why = unsupported(row, pr))
+    fail(std::string(pass_name(p)) + ": algorithm " + conv_algo_name(algo) + " on " +
+         device_name(h.device()) + " does not support this problem: " + why + " (" +
+         cache_key(p, pr) + ")");
+  return *row;
+}
+
+void require_pointers(Pass p, std::initializer_list<const void*> ptrs) {
+  for (const void* q : ptrs)
+    if (!q) fail(std::string(pass_name(p)) + ": null data pointer");
+}
+
+}  // namespace
+
+const char* conv_algo_name(ConvAlgo a) {
+  switch (a) {
+    case ConvAlgo::kAuto:
+      return "auto";
+    case ConvAlgo::kFind:
+      return "find";
+    case ConvAlgo::kIm2colGemm:
+      return "im2col_gemm";
+    case ConvAlgo::kGemm1x1:
+      return "gemm_1x1";
+    case ConvAlgo::kDirect:
+      return "direct";
+    case ConvAlgo::kImplicitGemm:
+      return "implicit_gemm";
+    case ConvAlgo::kImplicitGemmSm90:
+      return "implicit_gemm_sm90";
+  }
+  return "unknown";
+}
+
+int conv_out_dim(int in, int kernel, int pad, int stride, int dilation) {
+  if (in < 1 || kernel < 1 || pad < 0 || stride < 1 || dilation < 1)
+    fail("conv: invalid size (input " + std::to_string(in) + ", kernel " + std::to_string(kernel) +
+         ", pad " + std::to_string(pad) + ", stride " + std::to_string(stride) + ", dilation " +
+         std::to_string(dilation) + ")");
+  const int64_t extent = int64_t(dilation) * (kernel - 1) + 1;
+  const int64_t padded = int64_t(in) + 2 * int64_t(pad);
+  if (extent > padded)
+    fail("conv: kernel extent " + std::to_string(extent) + " is larger than the padded input " +
+         std::to_string(padded));
+  return int((padded - extent) / stride + 1);
+}
+
+void conv_check(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
+                const TensorDesc& yd) {
+  if (xd.dtype != wd.dtype || xd.dtype != yd.dtype)
+    fail("conv: data types differ (x " + std::string(dtype_name(xd.dtype)) + ", w " +
+         dtype_name(wd.dtype) + ", y " + dtype_name(yd.dtype) + ")");
+  if (xd.n < 1 || xd.c < 1 || yd.n < 1 || yd.c < 1 || wd.k < 1 || wd.c < 1)
+    fail("conv: empty tensor (x " + dims(xd) + ", y " + dims(yd) + ")");
+  if (cd.groups < 1) fail("conv: groups must be >= 1, got " + std::to_string(cd.groups));
+  if (wd.k % cd.groups != 0)
+    fail("conv: groups " + std::to_string(cd.groups) + " do not divide the " +
+         std::to_string(wd.k) + " output channels");
+  if (int64_t(wd.c) * cd.groups != xd.c)
+    fail("conv: channels mismatch: input has " + std::to_string(xd.c) + ", filter expects " +
+         std::to_string(wd.c) + " x " + std::to_string(cd.groups) + " groups");
+  if (yd.c != wd.k)
+    fail("conv: output has " + std::to_string(yd.c) + " channels, filter has " +
+         std::to_string(wd.k));
+  if (yd.n != xd.n)
+    fail("conv: batch mismatch: input " + std::to_string(xd.n) + ", output " +
+         std::to_string(yd.n));
+  const int p = conv_out_dim(xd.h, wd.r, cd.pad_h, cd.stride_h, cd.dilation_h);
+  const int q = conv_out_dim(xd.w, wd.s, cd.pad_w, cd.stride_w, cd.dilation_w);
+  if (yd.h != p || yd.w != q)
+    fail("conv: output size mismatch: expected " + std::to_string(p) + "x" + std::to_string(q) +
+         ", got " + std::to_string(yd.h) + "x" + std::to_string(yd.w));
+}
+
+std::vector<ConvAlgo> conv_algos(Device device) {
+  std::vector<ConvAlgo> algos;
+  for (const ConvImpl* row : kTable)
+    if (row->device == device) algos.push_back(row->algo);
+  return algos;
+}
+
+bool conv_supports(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
+                   const FilterDesc& wd, const TensorDesc& yd) {
+  if (a == ConvAlgo::kAuto || a == ConvAlgo::kFind) return true;
+  return !unsupported(find_row(h.device(), a), ConvProblem{cd, xd, wd, yd});
+}
+
+ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
+                        const TensorDesc& yd, ConvPass pass) {
+  // On CUDA a convolution reading one input channel per output (depthwise) is memory-bound: the
+  // direct kernel reads each input once per tap from cache, where im2col would write and read a
+  // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
+  if (h.device() != Device::kCPU && cd.groups > 1 && wd.c == 1) return ConvAlgo::kDirect;
+  const ConvProblem pr{cd, xd, wd, yd};
+  // In tensor-core math, a filter wider than 1x1 whose channels fill 16-byte pieces goes to the
+  // implicit GEMM's NHWC path, which reads each input once per channel tile where im2col writes
+  // and reads R*S copies of it; unless the pass has fewer than 16 output channels per group, a
+  // sliver of the path's 128-column tiles (LeNet's conv1 backward data: 1). A 1x1 without
+  // padding is a GEMM on the input (strided: on the subsampled input) in the table's first row,
+  // but for a strided one with output planes under 64 values: that row's GEMMs run per image,
+  // and im2col's over a chunk of images is wider (ResNet-50's res5a_branch1, 7x7 planes, BF16 on
+  // an H200: 1.21 against 0.88 ms forward + backward; res4a_branch1, 14x14: 0.88 against 1.36).
+  // TF32 backward filter goes to the path only for grouped layers, where im2col runs a GEMM per
+  // group: on ungrouped ones cuBLAS's TF32 GEMM over the patch matrix is faster (ResNet-50's 3x3
+  // layers: 1.3-2x). On compute capability 9.0 the Hopper row (wgmma).
+#ifdef CREMA_WITH_CUDA
+  const bool strided = cd.stride_h != 1 || cd.stride_w != 1;
+  if (h.device() == Device::kCUDA && wd.r * wd.s == 1 && strided && int64_t(yd.h) * yd.w < 64 &&
+      !cuda::kConvIm2colGemm.unsupported(pr))
+    return ConvAlgo::kIm2colGemm;
+  const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
+  const bool ungrouped_tf32_filter =
+      pass == ConvPass::kBwdFilter && cd.math == MathMode::kTF32 && cd.groups == 1;
+  if (h.device() == Device::kCUDA && wd.r * wd.s > 1 && columns >= 16 && !ungrouped_tf32_filter &&
+      cuda::igemm_nhwc_applies(pr, pass) && !cuda::kConvImplicitGemm.unsupported(pr))
+    return cuda::kConvImplicitGemmSm90.unsupported(pr) ? ConvAlgo::kImplicitGemm
+                                                       : ConvAlgo::kImplicitGemmSm90;
+#endif
+  for (const ConvImpl* row : kTable) {
+    if (row->device != h.device()) continue;
+    const char* why = row->unsupported(pr);
+    if (!why) return row->algo;
+    if (choice_log_on())
+      log_choice_once(std::string("crema: conv ") + device_name(h.device()) + " skips " +
+                      conv_algo_name(row->algo) + " (" + why + ") for " + problem_key(pr));
+  }
+  fail("conv: no algorithm on " + std::string(device_name(h.device())) + " supports this problem");
+}
+
+size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
+                           const FilterDesc& wd, const TensorDesc& yd) {
+  const ConvProblem pr{cd, xd, wd, yd};
+  size_t bytes = 0;
+  if (a == ConvAlgo::kAuto && !h.conv_autotune()) {
+    for (Pass p : {Pass::kFwd, Pass::kBwdData, Pass::kBwdFilter})
+      bytes = std::max(
+          bytes, conv_workspace_size(h, conv_heuristic(h, cd, xd, wd, yd, p), cd, xd, wd, yd));
+    return bytes;
+  }
+  // find (and autotuning) may try every supported row: the largest
+  const bool any = a == ConvAlgo::kFind || a == ConvAlgo::kAuto;
+  for (const ConvImpl* row : kTable)
+    if (row->device == h.device() && (any || row->algo == a) && !row->unsupported(pr))
+      bytes = std::max(bytes, row->workspace(h, pr));
+  return bytes;
+}
+
+void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
+              const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y, Blend blend,
+              const ConvEpilogue& ep) {
+  conv_check(cd, xd, wd, yd);
+  require_pointers(Pass::kFwd, {x, w, y});
+  const ConvProblem pr{cd, xd, wd, yd};
+  const ConvImpl& row = resolve(h, Pass::kFwd, algo, pr, x, w, nullptr);
+  row.fwd(h, pr, x, w, y, blend, ep);
+}
+
+void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
+                   const void* w, const TensorDesc& dyd, const void* dy, const TensorDesc& dxd,
+                   void* dx, Blend blend) {
+  conv_check(cd, dxd, wd, dyd);
+  require_pointers(Pass::kBwdData, {w, dy, dx});
+  const ConvProblem pr{cd, dxd, wd, dyd};
+  const ConvImpl& row = resolve(h, Pass::kBwdData, algo, pr, nullptr, w, dy);
+  row.bwd_data(h, pr, w, dy, dx, blend);
+}
+
+void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
+                     const void* x, const TensorDesc& dyd, const void* dy, const FilterDesc& dwd,
+                     void* dw, Blend blend) {
+  conv_check(cd, xd, dwd, dyd);
+  require_pointers(Pass::kBwdFilter, {x, dy, dw});
+  const ConvProblem pr{cd, xd, dwd, dyd};
+  const ConvImpl& row = resolve(h, Pass::kBwdFilter, algo, pr, x, nullptr, dy);
+  row.bwd_filter(h, pr, x, dy, dw, blend);
+}
+
+void conv_bwd_bias(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
+  if (dyd.n < 1 || dyd.c < 1 || dyd.h < 1 || dyd.w < 1)
+    fail("conv_bwd_bias: empty tensor " + dims(dyd));
+  if (!dy || !db) fail("conv_bwd_bias: null data pointer");
+  bias_bwd(h, dyd, dy, db, blend);
+}
+
+namespace {
+
+constexpr const char* kAlgosHeader = "crema conv algorithms 1 | ";
+
+// The device a file of timed choices belongs to: "cpu", or the GPU's name and compute capability.
+std::string device_identity(Handle& h) {
+  return h.device() == Device::kCPU ? "cpu" : "cuda " + cuda_device_identity(h.device_id());
+}
+
+}  // namespace
+
+void conv_algos_save(Handle& h, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << kAlgosHeader << device_identity(h) << "\n";
+    for (const auto& [key, algo] : h.algo_cache())
+      out << key << "\t" << conv_algo_name(static_cast<ConvAlgo>(algo)) << "\n";
+    out.flush();
+    if (!out) fail("conv_algos_save: cannot write " + tmp);
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    fail("conv_algos_save: cannot write " + path);
+  }
+}
+
+size_t conv_algos_load(Handle& h, const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line) || line != kAlgosHeader + device_identity(h)) return 0;
+  size_t taken = 0;
+  const std::vector<ConvAlgo> rows = conv_algos(h.device());
+  while (std::getline(in, line)) {
+    const size_t tab = line.rfind('\t');
+    if (tab == std::string::npos || tab == 0) continue;
+    const std::string name = line.substr(tab + 1);
+    for (ConvAlgo a : rows)
+      if (name == conv_algo_name(a)) {
+        h.algo_cache()[line.substr(0, tab)] = static_cast<int>(a);
+        ++taken;
+      }
+  }
+  return taken;
+}
+
+}  // namespace crema::prim

@@ -1,0 +1,267 @@
+// The 1x1 GEMM row of the CUDA convolution: for 1x1 filters with no padding at stride 1, each
+// image's C x H*W block already is the patch matrix, so every pass is GEMMs on the tensors in
+// place (no im2col), batched over the images:
+//   forward        y_g[n]  = W_g x_g[n]           (Kg x HW, depth Cg), then the epilogue;
+//   backward data  dx_g[n] = W_g^T dy_g[n]        (Cg x HW, depth Kg);
+//   backward filt. dW_g    = sum_n dy_g[n] x_g[n]^T (Kg x Cg, depth HW per image).
+// The GEMMs honour the math mode (tensor cores for TF32/BF16/FP16 on fp32 data).
+// A strided 1x1 (no padding) is the stride-1 convolution of the subsampled input
+// x[:, :, ::sh, ::sw]: forward and backward filter gather that into the workspace first (one
+// pass reading what the stride keeps), backward data computes its gradient there and spreads it
+// over dx with zeros where the stride skips (one pass writing dx). ResNet-50's res3a/4a/5a
+// branch1 and branch2a are such layers; im2col gathered the same values a chunk of images at a
+// time and ran a GEMM per image.
+#include <algorithm>
+
+#include "primitives/common/dtype_visit.h"
+#include "primitives/common/fast_div.h"
+#include "primitives/conv/conv_cuda.cuh"
+#include "primitives/conv/conv_impl.h"
+
+namespace crema::prim::cuda {
+namespace {
+
+// 1x1 backward filter on CUDA, dW_g = sum_n dY_g[n] X_g[n]^T, in one of two forms:
+//  - partials: one strided-batched GEMM (Kg x Cg x HW per image) into per-image partial filters
+//    (K*Cg elements each), then a fixed-order sum over the images. Extra traffic: the partials,
+//    written and read once (2*K*Cg per image). Needs HW large enough to be a good GEMM depth.
+//  - wide: X and dY gathered side by side ((C + K) x B*HW), one GEMM per group with depth B*HW.
+//    Extra traffic: the copies, written and read once (2*(C+K)*HW per image).
+// The form with less extra traffic wins, partials only when HW >= 256 (a per-image GEMM of
+// depth below that spends more time on its prologue/epilogue than in the main loop). E.g.
+// resnet50:res2a_branch2a (64 -> 64, 56x56): partials 4096 vs copies 401k elements per image;
+// res5 (2048 -> 512, 7x7): partials 1M vs copies 125k, and HW = 49.
+struct Conv1x1FilterPlan {
+  bool partials = false;
+  int chunk = 1;
+  size_t elems = 0;  // workspace elements
+};
+
+Conv1x1FilterPlan plan_filter(int64_t c, int k, int64_t cg, int64_t hw, int batch, size_t elem_size,
+                              size_t budget) {
+  Conv1x1FilterPlan plan;
+  const size_t partial = size_t(k) * size_t(cg), copies = size_t(c + k) * size_t(hw);
+  plan.partials = hw >= 256 && partial <= copies;
+  const size_t per_image = plan.partials ? partial : copies;
+  const size_t fit = per_image ? budget / (per_image * elem_size) : size_t(batch);
+  plan.chunk = int(std::clamp<size_t>(fit, 1, size_t(std::max(batch, 1))));
+  plan.elems = per_image * size_t(plan.chunk);
+  return plan;
+}
+
+// The subsampled input of image-packed x (N x C x H x W, batch stride sn): out packed
+// N x C x P x Q, out[n][c][p][q] = x[n][c][p * sh][q * sw]. Below 2^31 elements (the row's rule).
+template <typename T>
+__global__ void gather_strided_kernel(uint32_t total, FastDiv q_div, FastDiv p_div, FastDiv c_div,
+                                      int h, int w, int sh, int sw, int64_t sn,
+                                      const T* __restrict__ x, T* __restrict__ out) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += blockDim.x * gridDim.x) {
+    const uint32_t t = q_div.div(i), q = i - t * q_div.d;
+    const uint32_t t2 = p_div.div(t), p = t - t2 * p_div.d;
+    const uint32_t n = c_div.div(t2), c = t2 - n * c_div.d;
+    out[i] = x[int64_t(n) * sn + (int64_t(c) * h + int64_t(p) * sh) * w + int64_t(q) * sw];
+  }
+}
+
+// dx = alpha * spread(dx_sub) + beta * dx over every element of image-packed dx: the subsampled
+// gradient where the stride samples, zero elsewhere.
+template <typename T>
+__global__ void spread_strided_kernel(uint32_t total, FastDiv w_div, FastDiv h_div, FastDiv c_div,
+                                      int p_size, int q_size, FastDiv sh, FastDiv sw, int64_t sn,
+                                      const T* __restrict__ sub, T* dx, T alpha, T beta) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += blockDim.x * gridDim.x) {
+    const uint32_t t = w_div.div(i), x = i - t * w_div.d;
+    const uint32_t t2 = h_div.div(t), y = t - t2 * h_div.d;
+    const uint32_t n = c_div.div(t2), c = t2 - n * c_div.d;
+    const uint32_t p = sh.div(y), q = sw.div(x);
+    const bool kept = p * sh.d == y && q * sw.d == x && int(p) < p_size && int(q) < q_size;
+    const T v = kept ? sub[((int64_t(n) * c_div.d + c) * p_size + p) * q_size + q] : T(0);
+    const int64_t off = int64_t(n) * sn + i - int64_t(n) * c_div.d * h_div.d * w_div.d;
+    dx[off] = beta == T(0) ? alpha * v : alpha * v + beta * dx[off];
+  }
+}
+
+template <typename T>
+class Conv1x1 {
+ public:
+  Conv1x1(Handle& h, const ConvProblem& p)
+      : h_(h),
+        p_(p),
+        st_(stream_of(h)),
+        math_(p.cd.math),
+        groups_(p.cd.groups),
+        kg_(p.wd.k / groups_),
+        cg_(p.wd.c),
+        hw_(int64_t(p.xd.h) * p.xd.w) {}
+
+  void fwd(const T* x, const T* w, T* y, Blend blend, const ConvEpilogue& ep) {
+    for (int gi = 0; gi < groups_; ++gi)
+      gemm_rm<T>(h_, math_, kg_, int(hw_), cg_, T(blend.alpha), {w + gi * kg_ * cg_, cg_, 0},
+                 {x + gi * cg_ * hw_, int(hw_), p_.xd.stride_n}, T(blend.beta), y + gi * kg_ * hw_,
+                 int(hw_), p_.yd.stride_n, p_.xd.n);
+    launch_epilogue(st_, p_.yd, static_cast<const T*>(ep.bias), ep.relu, y);
+  }
+
+  void bwd_data(const T* w, const T* dy, T* dx, Blend blend) {
+    for (int gi = 0; gi < groups_; ++gi)
+      gemm_rm<T>(h_, math_, cg_, int(hw_), kg_, T(blend.alpha), {w + gi * kg_ * cg_, cg_, 0, true},
+                 {dy + gi * kg_ * hw_, int(hw_), p_.yd.stride_n}, T(blend.beta),
+                 dx + gi * cg_ * hw_, int(hw_), p_.xd.stride_n, p_.xd.n);
+  }
+
+  // As plan_filter decides: per-image partial filters summed in a fixed order, or the chunk's X
+  // and dY gathered side by side and reduced by one GEMM per group.
+  // scratch: plan_filter's elements, or null for the handle's workspace.
+  void bwd_filter(const T* x, const T* dy, T* dw, Blend blend, T* scratch = nullptr) {
+    const TensorDesc &xd = p_.xd, &yd = p_.yd;
+    const T alpha = T(blend.alpha);
+    T beta = T(blend.beta);  // applies once, to the first chunk's contribution
+    const Conv1x1FilterPlan plan =
+        plan_filter(xd.c, p_.wd.k, cg_, hw_, xd.n, sizeof(T), h_.workspace_budget());
+    T* ws = scratch ? scratch : static_cast<T*>(h_.workspace(sizeof(T) * plan.elems));
+    const int64_t count = p_.wd.count();
+    for (int n0 = 0; n0 < xd.n; n0 += plan.chunk, beta = T(1)) {
+      const int b = std::min(plan.chunk, xd.n - n0);
+      if (plan.partials) {
+        // part[n][k][c] = dY_g[n] X_g[n]^T, group by group, batched over the chunk's images.
+        for (int gi = 0; gi < groups_; ++gi)
+          gemm_rm<T>(h_, math_, kg_, cg_, int(hw_), T(1),
+                     {dy + n0 * yd.stride_n + gi * kg_ * hw_, int(hw_), yd.stride_n},
+                     {x + n0 * xd.stride_n + gi * cg_ * hw_, int(hw_), xd.stride_n, true}, T(0),
+                     ws + gi * kg_ * cg_, cg_, count, b);
+        sum_partials_kernel<<<grid_for(count), kBlock, 0, st_>>>(b, count, ws, dw, alpha, beta);
+        check_launch("sum_partials_kernel");
+      } else {
+        const int64_t ld = int64_t(b) * hw_;
+        T* xs = ws;
+        T* dys = ws + int64_t(xd.c) * ld;
+        launch_gather_planes(st_, b, xd.c, hw_, x + n0 * xd.stride_n, xd.stride_n, xs);
+        launch_gather_planes(st_, b, p_.wd.k, hw_, dy + n0 * yd.stride_n, yd.stride_n, dys);
+        gemm_rm<T>(h_, math_, kg_, cg_, int(ld), alpha, {dys, int(ld), kg_ * ld},
+                   {xs, int(ld), cg_ * ld, true}, beta, dw, cg_, int64_t(kg_) * cg_, groups_);
+      }
+    }
+  }
+
+ private:
+  Handle& h_;
+  const ConvProblem& p_;
+  cudaStream_t st_;
+  MathMode math_;
+  int groups_, kg_, cg_;
+  int64_t hw_;
+};
+
+bool strided(const ConvProblem& p) { return p.cd.stride_h != 1 || p.cd.stride_w != 1; }
+
+// The stride-1 problem on the subsampled input: x packed N x C x P x Q.
+struct Subsampled {
+  ConvDesc cd;
+  TensorDesc xd;
+  ConvProblem p;
+  explicit Subsampled(const ConvProblem& s)
+      : cd(s.cd),
+        xd(TensorDesc::nchw(s.xd.dtype, s.xd.n, s.xd.c, s.yd.h, s.yd.w)),
+        p{cd, xd, s.wd, s.yd} {
+    cd.stride_h = cd.stride_w = 1;
+  }
+};
+
+template <typename T>
+void gather_strided(cudaStream_t st, const ConvProblem& p, const T* x, T* out) {
+  const TensorDesc& xd = p.xd;
+  const uint32_t total = uint32_t(int64_t(xd.n) * xd.c * p.yd.h * p.yd.w);
+  if (total == 0) return;
+  gather_strided_kernel<T><<<grid_for(total), kBlock, 0, st>>>(
+      total, FastDiv(uint32_t(p.yd.w)), FastDiv(uint32_t(p.yd.h)), FastDiv(uint32_t(xd.c)), xd.h,
+      xd.w, p.cd.stride_h, p.cd.stride_w, xd.stride_n, x, out);
+  check_launch("gather_strided_kernel");
+}
+
+template <typename T>
+void spread_strided(cudaStream_t st, const ConvProblem& p, const T* sub, T* dx, Blend b) {
+  const TensorDesc& xd = p.xd;
+  const uint32_t total = uint32_t(xd.count());
+  if (total == 0) return;
+  spread_strided_kernel<T><<<grid_for(total), kBlock, 0, st>>>(
+      total, FastDiv(uint32_t(xd.w)), FastDiv(uint32_t(xd.h)), FastDiv(uint32_t(xd.c)), p.yd.h,
+      p.yd.w, FastDiv(uint32_t(p.cd.stride_h)), FastDiv(uint32_t(p.cd.stride_w)), xd.stride_n, sub,
+      dx, T(b.alpha), T(b.beta));
+  check_launch("spread_strided_kernel");
+}
+
+size_t subsampled_elems(const ConvProblem& p) {
+  return strided(p) ? size_t(p.xd.n) * size_t(p.xd.c) * size_t(p.yd.h) * size_t(p.yd.w) : 0;
+}
+
+size_t filter_elems(Handle& h, const ConvProblem& p) {
+  return plan_filter(p.xd.c, p.wd.k, p.wd.c, int64_t(p.yd.h) * p.yd.w, p.xd.n,
+                     dtype_size(p.xd.dtype), h.workspace_budget())
+      .elems;
+}
+
+void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
+         const ConvEpilogue& ep) {
+  visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* wt = static_cast<const T*>(w);
+    if (!strided(p))
+      return Conv1x1<T>(h, p).fwd(static_cast<const T*>(x), wt, static_cast<T*>(y), blend, ep);
+    const Subsampled sub(p);
+    T* xs = static_cast<T*>(h.workspace(sizeof(T) * subsampled_elems(p)));
+    gather_strided(stream_of(h), p, static_cast<const T*>(x), xs);
+    Conv1x1<T>(h, sub.p).fwd(xs, wt, static_cast<T*>(y), blend, ep);
+  });
+}
+
+void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, void* dx,
+              Blend blend) {
+  visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_data", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* wt = static_cast<const T*>(w);
+    const T* dyt = static_cast<const T*>(dy);
+    if (!strided(p)) return Conv1x1<T>(h, p).bwd_data(wt, dyt, static_cast<T*>(dx), blend);
+    const Subsampled sub(p);
+    T* dxs = static_cast<T*>(h.workspace(sizeof(T) * subsampled_elems(p)));
+    Conv1x1<T>(h, sub.p).bwd_data(wt, dyt, dxs, Blend{});
+    spread_strided(stream_of(h), p, dxs, static_cast<T*>(dx), blend);
+  });
+}
+
+void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
+                Blend blend) {
+  visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_filter", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* dyt = static_cast<const T*>(dy);
+    if (!strided(p))
+      return Conv1x1<T>(h, p).bwd_filter(static_cast<const T*>(x), dyt, static_cast<T*>(dw), blend);
+    const Subsampled sub(p);
+    // One workspace: the subsampled input, then the filter plan's scratch.
+    const size_t xs_elems = subsampled_elems(p);
+    T* xs = static_cast<T*>(h.workspace(sizeof(T) * (xs_elems + filter_elems(h, p))));
+    gather_strided(stream_of(h), p, static_cast<const T*>(x), xs);
+    Conv1x1<T>(h, sub.p).bwd_filter(xs, dyt, static_cast<T*>(dw), blend, xs + xs_elems);
+  });
+}
+
+// The backward filter's partials or gathered copies, after the subsampled input of a strided
+// layer (which forward and backward data need too).
+size_t workspace(Handle& h, const ConvProblem& p) {
+  return (subsampled_elems(p) + filter_elems(h, p)) * dtype_size(p.xd.dtype);
+}
+
+// The table's 1x1 rule, with a stride (no padding) allowed.
+const char* unsupported(const ConvProblem& p) {
+  if (p.wd.r != 1 || p.wd.s != 1) return "the filter is not 1x1";
+  if (p.cd.pad_h != 0 || p.cd.pad_w != 0) return "the input is padded";
+  if (strided(p) && p.xd.count() >= (int64_t(1) << 31))
+    return "a strided 1x1 input of 2^31 elements or more";
+  return conv_unsupported_gemm(p);
+}
+
+}  // namespace
+
+const ConvImpl kConvGemm1x1{ConvAlgo::kGemm1x1, Device::kCUDA, unsupported, workspace, fwd,
+                            bwd_data,           bwd_filter};
+
+}  // namespace crema::prim::cuda

@@ -1,0 +1,181 @@
+// Internal: the device pieces the implicit-GEMM kernels share (conv_igemm_cuda.cu stages fp32;
+// conv_igemm_nhwc_cuda.cu and conv_igemm_wgrad_cuda.cu 16-byte pieces of NHWC copies in the
+// math format): the padding test of a gathered element, the cp.async copies and group fences,
+// ldmatrix, one tensor-core mma in each math format, the NHWC copy, and the opt-in to more than
+// 48 KiB of shared memory.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <type_traits>
+
+#include "primitives/cuda/cuda_util.cuh"
+#include "primitives/types.h"
+
+namespace crema::prim::cuda::igemm {
+
+// A coordinate that no tap brings into the plane (rows past the GEMM's edge, taps past its depth).
+inline constexpr int kNoPoint = INT_MIN / 2;
+
+// Whether a gathered point lies in the hmax x wmax plane (else the element is padding: zero).
+__device__ __forceinline__ bool inside(int h, int w, int hmax, int wmax) {
+  return unsigned(h) < unsigned(hmax) && unsigned(w) < unsigned(wmax);
+}
+
+// v rounded to TF32 (nearest, ties away), as the bits a TF32 mma operand register holds.
+__device__ __forceinline__ uint32_t tf32(float v) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+  return r;
+}
+
+// The math format's storage (bits) and how many values a 16-byte piece holds.
+template <MathMode M>
+using Bits = std::conditional_t<M == MathMode::kTF32, uint32_t, uint16_t>;
+template <MathMode M>
+constexpr int kPiece = 16 / int(sizeof(Bits<M>));
+
+template <MathMode M>
+__device__ __forceinline__ Bits<M> to_bits(float v) {
+  if constexpr (M == MathMode::kTF32) {
+    return tf32(v);
+  } else if constexpr (M == MathMode::kBF16) {
+    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+  } else {
+    return __half_as_ushort(__float2half_rn(v));
+  }
+}
+
+// A 16-byte cp.async into shared memory; an invalid source fills zeros (src must still be a
+// mapped address).
+__device__ __forceinline__ void copy16(void* dst, const void* src, bool valid) {
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void copy_commit() { asm volatile("cp.async.commit_group;"); }
+// Waits until at most N committed copy groups are still in flight.
+template <int N>
+__device__ __forceinline__ void copy_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N));
+}
+
+// The multistage main loop over k-tiles [kt0, kt1): kStages - 1 tiles in flight while one is
+// multiplied. issue(kt, stage) starts the copies of tile kt into a stage, compute(stage)
+// multiplies one. Each iteration waits for its tile, then (after the barrier, so no warp still
+// reads the stage) refills the stage the previous iteration used.
+template <int kStages, typename Issue, typename Compute>
+__device__ __forceinline__ void pipeline(int kt0, int kt1, Issue&& issue, Compute&& compute) {
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (kt0 + s < kt1) issue(kt0 + s, s);
+    copy_commit();
+  }
+  for (int kt = kt0; kt < kt1; ++kt) {
+    copy_wait<kStages - 2>();
+    __syncthreads();
+    const int next = kt + kStages - 1;
+    if (next < kt1) issue(next, (next - kt0) % kStages);
+    copy_commit();
+    compute((kt - kt0) % kStages);
+  }
+  copy_wait<0>();
+}
+
+// Four 8 x 8 matrices of 16-bit values; lanes 8i..8i+7 give the row addresses of matrix i.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
+  const unsigned a = unsigned(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+// The same, each matrix transposed: the operand's depth runs across shared rows.
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
+  const unsigned a = unsigned(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+// d += a b on one 16 x 8 tile: k16 for BF16/FP16 (two values per register, the lower k in the
+// low half), k8 for TF32.
+template <MathMode M>
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                    uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (M == MathMode::kTF32)
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else if constexpr (M == MathMode::kBF16)
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#else
+  __trap();  // the support rule keeps older GPUs away
+#endif
+}
+
+// dst[n][h][w][c] = round(src[n][c][h][w]) for any source strides: 32 x 32 tiles of (c, h*w)
+// through shared memory, so both the reads (along w) and the writes (along c) coalesce.
+template <MathMode M>
+__global__ void to_nhwc_kernel(int c, int h, int w, int64_t sn, int64_t sc, int64_t sh, int64_t sw,
+                               const float* __restrict__ src, Bits<M>* dst) {
+  __shared__ float tile[32][33];
+  const int hw = h * w, n = blockIdx.z;
+  const int c0 = blockIdx.y * 32, p0 = blockIdx.x * 32;
+  const float* s = src + n * sn;
+  for (int j = threadIdx.y; j < 32; j += 8) {
+    const int cc = c0 + j, p = p0 + threadIdx.x;
+    if (cc < c && p < hw) tile[j][threadIdx.x] = s[cc * sc + (p / w) * sh + (p % w) * sw];
+  }
+  __syncthreads();
+  for (int j = threadIdx.y; j < 32; j += 8) {
+    const int p = p0 + j, cc = c0 + threadIdx.x;
+    if (cc < c && p < hw) dst[(int64_t(n) * hw + p) * c + cc] = to_bits<M>(tile[threadIdx.x][j]);
+  }
+}
+
+// Rounds tensor d at src into an NHWC copy at dst (d.n below 65536: one grid layer an image).
+template <MathMode M>
+void to_nhwc(cudaStream_t st, const TensorDesc& d, const float* src, Bits<M>* dst) {
+  const dim3 grid((d.h * d.w + 31) / 32, (d.c + 31) / 32, d.n);
+  to_nhwc_kernel<M><<<grid, dim3(32, 8), 0, st>>>(d.c, d.h, d.w, d.stride_n, d.stride_c, d.stride_h,
+                                                  d.stride_w, src, dst);
+  check_launch("to_nhwc_kernel");
+}
+
+// What the support rules and the split plans need of the current device, read once per device
+// (conv_igemm_cuda.cu): the rules run at every convolution call. Zeros when there is no device.
+struct DeviceFacts {
+  int major = 0, minor = 0, sms = 0;
+};
+DeviceFacts current_device();
+
+// Lets Kernel use `bytes` of dynamic shared memory (past the default 48 KiB), once per device.
+template <auto Kernel>
+void allow_shared_memory(int bytes, const char* name) {
+  static std::atomic<uint64_t> done{0};
+  int dev = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  const uint64_t bit = uint64_t(1) << (dev & 63);
+  if (done.load() & bit) return;
+  check_cuda(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+             name);
+  done |= bit;
+}
+
+}  // namespace crema::prim::cuda::igemm

@@ -1,0 +1,129 @@
+// Internal: the pieces of the implicit GEMM's NHWC path that its two kernels share (mma.sync in
+// conv_igemm_nhwc_cuda.cu for sm_80 and later, wgmma in conv_igemm_wgmma_sm90a.cu for sm_90):
+// the geometry, the 16-byte pieces of the inner index, the shared-memory layout of a k-tile,
+// the staging of both operands into it and the epilogue's store.
+//
+// A k-tile holds 128 rows of the activation operand and TN rows of the filter operand, each row
+// 64 bytes of depth (32 BF16/FP16 or 16 TF32 values) in four 16-byte pieces, the pieces XOR-
+// swizzled by row pair: piece c of row r sits at piece c ^ ((r >> 1) & 3). That is the layout
+// wgmma's 64-byte swizzle mode reads (address bits 4-5 XOR bits 7-8 within 512-byte groups of
+// 8 rows), and it lets ldmatrix's 8 rows hit 8 distinct bank groups.
+#pragma once
+
+#include "primitives/conv/conv_igemm.cuh"
+
+namespace crema::prim::cuda::igemm {
+
+constexpr int kNhwcThreads = 128;
+constexpr int kNhwcTileM = 128;    // rows; the columns are TN = 128, or 64 when a group has <= 64
+constexpr int kNhwcRowBytes = 64;  // depth of a k-tile
+constexpr int kNhwcStages = 4;
+constexpr int nhwc_smem_bytes(int tn) { return kNhwcStages * (kNhwcTileM + tn) * kNhwcRowBytes; }
+template <MathMode M>
+__host__ __device__ constexpr int nhwc_tile_k() {
+  return kNhwcRowBytes / int(sizeof(Bits<M>));
+}
+
+// One GEMM of the NHWC path. Rows m = (n, y, x) of a rows_h x rows_w plane read the NHWC
+// source at (y*sy + oy + r*dy, x*sx + ox + s*dx); offsets are int (the support rule keeps
+// tensors below 2^31 elements).
+struct NhwcGeo {
+  int gm, gn, gk;           // GEMM sizes of one group
+  int cin;                  // inner channels of one group, whole pieces of them
+  int src_c, src_h, src_w;  // the NHWC source
+  int rows_h, rows_w;       // the plane of the GEMM rows
+  int sy, sx, oy, ox, dy, dx, s;
+  int on, oc, oh, ow;  // output strides
+};
+
+// A 16-byte piece of the inner index: NHWC offset and point relative to the row's point.
+struct alignas(16) Piece {
+  int off, h, w, pad;
+};
+
+// The output and what the epilogue applies: out = alpha * acc + beta * out (+ bias, ReLU).
+struct NhwcOut {
+  float* out;
+  float alpha, beta;
+  const float* bias;
+  bool relu;
+};
+
+// Element offset of 16-byte piece `c` of shared row `row`: pieces swizzled by row pair.
+template <MathMode M>
+__device__ __forceinline__ int nhwc_swizzled(int row, int c) {
+  return row * nhwc_tile_k<M>() + (c ^ ((row >> 1) & 3)) * kPiece<M>;
+}
+
+// One thread's share of staging a k-tile: piece tid % 4 of activation rows tid / 4 + 32 i (i < 4)
+// and of filter rows tid / 4 + 32 i (i < TN / 32), zero-filled at padding and past the edges.
+template <MathMode M, int TN>
+struct NhwcStager {
+  using T = Bits<M>;
+  static constexpr int kBRows = TN / 32;
+  int piece, row0;
+  int a_off[4], a_h[4], a_w[4], b_off[kBRows];
+
+  __device__ NhwcStager(const NhwcGeo& g, int m0, int n0, int grp, int tid)
+      : piece(tid & 3), row0(tid >> 2) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int row = row0 + 32 * i;
+      const int m = m0 + row;
+      const int plane = g.rows_h * g.rows_w;
+      const int n = m / plane, yx = m % plane, y = yx / g.rows_w, x = yx % g.rows_w;
+      const int y0 = y * g.sy + g.oy, x0 = x * g.sx + g.ox;
+      a_off[i] = ((n * g.src_h + y0) * g.src_w + x0) * g.src_c + grp * g.cin;
+      a_h[i] = m < g.gm ? y0 : kNoPoint;
+      a_w[i] = x0;
+      if (i < kBRows) {
+        const int nr = n0 + row;
+        b_off[i] = nr < g.gn ? (grp * g.gn + nr) * g.gk : -1;
+      }
+    }
+  }
+
+  // Starts the copies of k-tile kt into as (activation rows) and bs (filter rows).
+  __device__ void issue(const NhwcGeo& g, const T* a_src, const T* b_src, const Piece* pieces,
+                        int kt, T* as, T* bs) const {
+    const Piece pc = pieces[kt * 4 + piece];
+    const int k = kt * nhwc_tile_k<M>() + piece * kPiece<M>;
+    const bool kin = k < g.gk;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int at = nhwc_swizzled<M>(row0 + 32 * i, piece);
+      const bool av = inside(a_h[i] + pc.h, a_w[i] + pc.w, g.src_h, g.src_w);
+      copy16(as + at, av ? a_src + a_off[i] + pc.off : a_src, av);
+      if (i < kBRows) {
+        const bool bv = kin && b_off[i] >= 0;
+        copy16(bs + at, bv ? b_src + b_off[i] + k : b_src, bv);
+      }
+    }
+  }
+};
+
+// The output row of GEMM row m (m < gm).
+__device__ __forceinline__ float* nhwc_out_row(const NhwcGeo& g, float* out, int m) {
+  const int plane = g.rows_h * g.rows_w;
+  const int n = m / plane, yx = m % plane, y = yx / g.rows_w, x = yx % g.rows_w;
+  return out + (n * g.on + y * g.oh + x * g.ow);
+}
+
+// Stores column col (< gn) of group grp into its output row.
+__device__ __forceinline__ void nhwc_store(const NhwcGeo& g, const NhwcOut& o, float* orow, int grp,
+                                           int col, float acc) {
+  const int ch = grp * g.gn + col;
+  float* p = orow + ch * g.oc;
+  float v = o.alpha * acc;
+  if (o.beta != 0.f) v += o.beta * *p;
+  if (o.bias) v += o.bias[ch];
+  if (o.relu) v = v > 0.f ? v : 0.f;
+  *p = v;
+}
+
+// The wgmma kernel's launch (conv_igemm_wgmma_sm90a.cu, built where the CUDA architectures
+// include 90): the same GEMM as the mma.sync kernel, on compute capability 9.0 only.
+void nhwc_wgmma_launch(MathMode math, int tn, cudaStream_t st, const NhwcGeo& g, const void* act,
+                       const void* w, const Piece* pieces, const NhwcOut& o, int groups);
+
+}  // namespace crema::prim::cuda::igemm

@@ -1,0 +1,252 @@
+// The implicit GEMM's NHWC path, for forward and stride-1 backward data in TF32, BF16 or FP16
+// math when the GEMM's inner channels (Cg forward, Kg backward data) fill 16-byte pieces (4
+// TF32 or 8 BF16/FP16 values). The gathered activation (x, or dy) is first rounded into an NHWC
+// copy in the math format and the filter into [rows][R][S][inner] order, so that the GEMM's
+// inner index (r, s, channel) runs along memory in 16-byte pieces:
+//   forward        Y[m = (n,p,q)][k] = sum_{(r,s,c)} Xnhwc[n][p*sh-ph+r*dh][q*sw-pw+s*dw][c]
+//                                                    Wt[k][r][s][c]
+//   backward data  dX[m = (n,h,w)][c] = sum_{(r,s,k)} dYnhwc[n][h+ph-r*dh][w+pw-s*dw][k]
+//                                                    Wt[c][r][s][k]
+// The copies cost a read of 4 and a write of 2 (TF32: 4) bytes per element, against the R*S (and
+// channel-tile) reuse of every element inside the GEMM.
+//
+// This file makes the copies and runs the GEMM on mma.sync (sm_80 and later), or hands it to the
+// wgmma kernel (conv_igemm_wgmma_sm90a.cu) for the Hopper row. Block tile 128 rows by 128
+// columns (64 where a group has no more) by 64 bytes of depth, staged as conv_igemm_nhwc.cuh
+// says; 4 warps of 64 x 64 (64 x 32) load their fragments with ldmatrix (which moves 32-bit TF32
+// values as pairs of 16-bit halves, landing them where mma's TF32 fragments expect them). fp32
+// accumulation; the epilogue blends into the fp32 output with any strides.
+#include "primitives/conv/conv_cuda.cuh"
+#include "primitives/conv/conv_igemm.cuh"
+#include "primitives/conv/conv_igemm_nhwc.cuh"
+#include "primitives/conv/conv_impl.h"
+
+namespace crema::prim::cuda {
+namespace {
+
+using namespace igemm;
+
+constexpr int kTileM = kNhwcTileM;
+
+template <MathMode M, int TN>
+__global__ void __launch_bounds__(kNhwcThreads)
+    igemm_nhwc_kernel(NhwcGeo g, const Bits<M>* __restrict__ a_src,
+                      const Bits<M>* __restrict__ b_src, const Piece* __restrict__ pieces,
+                      NhwcOut o) {
+  using T = Bits<M>;
+  constexpr int kK = nhwc_tile_k<M>();
+  constexpr int kWarpN = TN / 2;   // a warp's columns
+  constexpr int kNI = kWarpN / 8;  // its 8-column mma tiles
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* const smem = reinterpret_cast<T*>(smem_raw);
+  const int tid = threadIdx.x;
+  const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * TN, grp = blockIdx.z;
+  const NhwcStager<M, TN> stager(g, m0, n0, grp, tid);
+  auto issue = [&](int kt, int st) {
+    T* as = smem + st * (kTileM + TN) * kK;
+    stager.issue(g, a_src, b_src, pieces, kt, as, as + kTileM * kK);
+  };
+
+  const int warp = tid >> 5, lane = tid & 31;
+  const int wm = (warp & 1) * 64, wn = (warp >> 1) * kWarpN;
+  float acc[4][kNI][4] = {};
+
+  auto compute = [&](int st) {
+    const T* as = smem + st * (kTileM + TN) * kK;
+    const T* bs = as + kTileM * kK;
+#pragma unroll
+    for (int ks = 0; ks < 4; ks += 2) {  // two pieces of depth per mma
+      uint32_t af[4][4], bf[kNI / 2][4];
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi) {
+        const int row = wm + mi * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        ldmatrix_x4(af[mi], as + nhwc_swizzled<M>(row, ks + (lane >> 4)));
+      }
+#pragma unroll
+      for (int nj = 0; nj < kNI / 2; ++nj) {
+        const int row = wn + nj * 16 + (lane & 7) + (lane >> 4) * 8;
+        ldmatrix_x4(bf[nj], bs + nhwc_swizzled<M>(row, ks + ((lane >> 3) & 1)));
+      }
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < kNI; ++ni)
+          mma<M>(acc[mi][ni], af[mi], bf[ni >> 1][(ni & 1) * 2], bf[ni >> 1][(ni & 1) * 2 + 1]);
+    }
+  };
+
+  pipeline<kNhwcStages>(0, (g.gk + kK - 1) / kK, issue, compute);
+
+  const int gid = lane >> 2, tig = lane & 3;
+#pragma unroll
+  for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+    for (int hi = 0; hi < 2; ++hi) {
+      const int m = m0 + wm + mi * 16 + gid + hi * 8;
+      if (m >= g.gm) continue;
+      float* orow = nhwc_out_row(g, o.out, m);
+#pragma unroll
+      for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = n0 + wn + ni * 8 + 2 * tig + e;
+          if (col < g.gn) nhwc_store(g, o, orow, grp, col, acc[mi][ni][hi * 2 + e]);
+        }
+    }
+}
+
+// Filter rows for the GEMM: forward Wt[k][r][s][c] = W[k][c][r][s]; backward data
+// Wt[g*Cg + c][r][s][k] = W[g*Kg + k][c][r][s].
+template <MathMode M>
+__global__ void filter_rows_kernel(bool fwd, int k, int cg, int kg, int rs,
+                                   const float* __restrict__ w, Bits<M>* dst) {
+  const int64_t count = int64_t(k) * cg * rs;
+  CREMA_CUDA_LOOP(i, count) {
+    int64_t src;
+    if (fwd) {  // i = ((k * rs) + t) * cg + c
+      const int c = int(i % cg), t = int(i / cg % rs);
+      const int64_t kk = i / (int64_t(cg) * rs);
+      src = (kk * cg + c) * rs + t;
+    } else {  // i = ((g*Cg + c) * rs + t) * kg + kk
+      const int kk = int(i % kg), t = int(i / kg % rs);
+      const int64_t row = i / (int64_t(kg) * rs);
+      const int64_t grp = row / cg, c = row % cg;
+      src = ((grp * kg + kk) * cg + c) * rs + t;
+    }
+    dst[i] = to_bits<M>(w[src]);
+  }
+}
+
+// Piece j covers inner indices [j * per_piece, (j + 1) * per_piece): one (r, s) tap and
+// per_piece channels.
+__global__ void pieces_kernel(NhwcGeo g, int per_piece, int count, Piece* pieces) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= count) return;
+  const int k = j * per_piece;
+  Piece pc{0, kNoPoint, 0, 0};
+  if (k < g.gk) {
+    const int t = k / g.cin, ci = k % g.cin, r = t / g.s, s = t % g.s;
+    pc = {(r * g.dy * g.src_w + s * g.dx) * g.src_c + ci, r * g.dy, s * g.dx, 0};
+  }
+  pieces[j] = pc;
+}
+
+// Workspace carving: the NHWC copy, the filter rows, the pieces; each 256-byte aligned.
+struct Layout {
+  size_t src, filter, pieces, total;
+};
+size_t round256(size_t b) { return (b + 255) / 256 * 256; }
+
+Layout layout_of(const ConvProblem& p, bool fwd) {
+  const TensorDesc& s = fwd ? p.xd : p.yd;
+  const int cin = fwd ? p.wd.c : p.wd.k / p.cd.groups;
+  const int64_t gk = int64_t(cin) * p.wd.r * p.wd.s;
+  const size_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
+  const int64_t per_tile = kNhwcRowBytes / int64_t(elem);
+  Layout l{};
+  l.src = 0;
+  l.filter = round256(size_t(s.n) * s.c * s.h * s.w * elem);
+  l.pieces = l.filter + round256(size_t(p.wd.count()) * elem);
+  l.total = l.pieces + round256(size_t((gk + per_tile - 1) / per_tile * 4) * sizeof(Piece));
+  return l;
+}
+
+template <MathMode M, int TN>
+void launch(cudaStream_t st, const NhwcGeo& g, const Bits<M>* act, const Bits<M>* w,
+            const Piece* pieces, const NhwcOut& o, int groups) {
+  allow_shared_memory<igemm_nhwc_kernel<M, TN>>(nhwc_smem_bytes(TN),
+                                                "igemm_nhwc_kernel shared memory");
+  const dim3 grid((g.gm + kTileM - 1) / kTileM, (g.gn + TN - 1) / TN, groups);
+  igemm_nhwc_kernel<M, TN><<<grid, kNhwcThreads, nhwc_smem_bytes(TN), st>>>(g, act, w, pieces, o);
+  check_launch("igemm_nhwc_kernel");
+}
+
+template <MathMode M>
+void run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const float* w, float* out,
+         Blend blend, const float* bias, bool relu, bool wgmma) {
+  const ConvDesc& cd = p.cd;
+  const TensorDesc& src = fwd ? p.xd : p.yd;
+  const TensorDesc& dst = fwd ? p.yd : p.xd;
+  const int groups = cd.groups, kg = p.wd.k / groups, cg = p.wd.c, rs = p.wd.r * p.wd.s;
+  NhwcGeo g{};
+  g.cin = fwd ? cg : kg;
+  g.gn = fwd ? kg : cg;
+  g.gk = g.cin * rs;
+  g.gm = dst.n * dst.h * dst.w;
+  g.src_c = src.c, g.src_h = src.h, g.src_w = src.w;
+  g.rows_h = dst.h, g.rows_w = dst.w;
+  g.sy = fwd ? cd.stride_h : 1, g.sx = fwd ? cd.stride_w : 1;
+  g.oy = fwd ? -cd.pad_h : cd.pad_h, g.ox = fwd ? -cd.pad_w : cd.pad_w;
+  g.dy = fwd ? cd.dilation_h : -cd.dilation_h, g.dx = fwd ? cd.dilation_w : -cd.dilation_w;
+  g.s = p.wd.s;
+  g.on = int(dst.stride_n), g.oc = int(dst.stride_c), g.oh = int(dst.stride_h);
+  g.ow = int(dst.stride_w);
+
+  const Layout l = layout_of(p, fwd);
+  char* ws = static_cast<char*>(h.workspace(l.total));
+  Bits<M>* act_bits = reinterpret_cast<Bits<M>*>(ws + l.src);
+  Bits<M>* w_bits = reinterpret_cast<Bits<M>*>(ws + l.filter);
+  Piece* pieces = reinterpret_cast<Piece*>(ws + l.pieces);
+  cudaStream_t st = stream_of(h);
+
+  to_nhwc<M>(st, src, act, act_bits);
+  filter_rows_kernel<M>
+      <<<grid_for(p.wd.count()), kBlock, 0, st>>>(fwd, p.wd.k, cg, kg, rs, w, w_bits);
+  check_launch("filter_rows_kernel");
+  const int count = (g.gk + nhwc_tile_k<M>() - 1) / nhwc_tile_k<M>() * 4;
+  pieces_kernel<<<(count + 127) / 128, 128, 0, st>>>(g, kPiece<M>, count, pieces);
+  check_launch("pieces_kernel");
+
+  // A group of <= 64 columns (VGG-16's conv1_2, ResNet-50's res2 layers) would leave half of a
+  // 128-column tile idle.
+  const int tn = g.gn <= 64 ? 64 : 128;
+  const NhwcOut o{out, float(blend.alpha), float(blend.beta), bias, relu};
+#ifdef CREMA_WITH_SM90A
+  if (wgmma) return nhwc_wgmma_launch(M, tn, st, g, act_bits, w_bits, pieces, o, groups);
+#else
+  (void)wgmma;  // the Hopper row refuses every problem in such a build
+#endif
+  if (tn == 64)
+    launch<M, 64>(st, g, act_bits, w_bits, pieces, o, groups);
+  else
+    launch<M, 128>(st, g, act_bits, w_bits, pieces, o, groups);
+}
+
+}  // namespace
+
+bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass) {
+  const MathMode math = p.cd.math;
+  const int piece = math == MathMode::kTF32                              ? 4
+                    : math == MathMode::kBF16 || math == MathMode::kFP16 ? 8
+                                                                         : 0;
+  const int cg = p.wd.c, kg = p.wd.k / p.cd.groups;
+  if (!piece || p.xd.n >= 65536) return false;
+  switch (pass) {
+    case ConvPass::kFwd:
+      return cg % piece == 0;
+    case ConvPass::kBwdData:
+      return p.cd.stride_h == 1 && p.cd.stride_w == 1 && kg % piece == 0;
+    default:
+      return cg % piece == 0 && kg % piece == 0;
+  }
+}
+
+size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass) {
+  return layout_of(p, pass == ConvPass::kFwd).total;
+}
+
+void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const float* act,
+                    const float* w, float* out, Blend blend, const float* bias, bool relu,
+                    bool wgmma) {
+  const bool fwd = pass == ConvPass::kFwd;
+  switch (p.cd.math) {
+    case MathMode::kTF32:
+      return run<MathMode::kTF32>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
+    case MathMode::kBF16:
+      return run<MathMode::kBF16>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
+    default:
+      return run<MathMode::kFP16>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
+  }
+}
+
+}  // namespace crema::prim::cuda

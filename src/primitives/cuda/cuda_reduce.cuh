@@ -1,0 +1,349 @@
+// Deterministic reductions shared by the CUDA implementations: a block-wide sum of a few
+// doubles (warp shuffles, then one warp over the warps' partials: a fixed order for a fixed
+// block size, so results repeat bit for bit), and two-stage per-channel and global sums built on
+// it. No float atomics anywhere: partial sums go to scratch memory and are added in index order.
+#pragma once
+
+#include <cstdint>
+
+#include "primitives/common/fast_div.h"
+#include "primitives/cuda/cuda_util.cuh"
+
+namespace crema::prim::cuda {
+
+// Sums v[0..N) over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the
+// totals. Every thread of the block must call it.
+template <int N>
+__device__ __forceinline__ void block_sum(double (&v)[N]) {
+  __shared__ double part[N][32];
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  for (int k = 0; k < N; ++k)
+    for (int off = 16; off > 0; off >>= 1) v[k] += __shfl_down_sync(0xffffffffu, v[k], off);
+  __syncthreads();  // an earlier call's readers are done with part
+  if (lane == 0)
+    for (int k = 0; k < N; ++k) part[k][warp] = v[k];
+  __syncthreads();
+  if (warp == 0) {
+    const unsigned warps = (blockDim.x + 31) / 32;
+    for (int k = 0; k < N; ++k) {
+      double t = lane < warps ? part[k][lane] : 0.0;
+      for (int off = 16; off > 0; off >>= 1) t += __shfl_down_sync(0xffffffffu, t, off);
+      if (lane == 0) part[k][0] = t;
+    }
+  }
+  __syncthreads();
+  for (int k = 0; k < N; ++k) v[k] = part[k][0];
+}
+
+// ---- per-channel sums over a packed (outer, C, inner) layout ---------------------------------
+// term(offset, c, v) adds channel c's terms of the element at offset into v[0..N); fin(c, v)
+// receives the channel's totals. Stage 1 splits each channel's outer * inner elements into
+// `parts` contiguous pieces, one block each (grid C x parts), and writes one partial per piece;
+// stage 2 adds a channel's partials in order. Where inner is short and there are many channels,
+// threads take channels instead (adjacent threads read adjacent channels), each walking a slice
+// of `parts` slices of the outer index: one slice when C alone fills the GPU, else enough slices
+// that a slice's chain of dependent adds stays short (an inner-product bias gradient, 256 x 4096
+// with inner 1, took 125 us as one thread per channel, 16 blocks in all). With inner 1 (a matrix
+// of outer rows by C channels) a block takes 32 adjacent channels and its warps take rows, so
+// that every load is a 128-byte row segment and the warps' sums meet in shared memory: one
+// launch, no partials, where the thread path's 32 slices of caffenet:fc6's bias gradient wrote
+// and re-read 1 MB of partials in a second launch (15.5 us for a 4 MB sum).
+
+struct ChanPlan {
+  int64_t outer, C, inner;
+  int parts;        // pieces per channel: blocks (block path) or outer slices (the others)
+  bool per_thread;  // thread-per-channel path
+  bool columns;     // inner 1: blocks of 32 channels, warps over rows
+  // With one piece per channel the thread and column paths hand totals to fin directly; the
+  // block path writes its partials in any case.
+  size_t scratch_doubles(int n) const {
+    return (per_thread || columns) && parts == 1 ? 0 : size_t(n) * size_t(C) * parts;
+  }
+};
+
+// Warps of a column block, and the rows one part of a column block takes at most (64 per warp).
+constexpr int kColumnWarps = 16;
+constexpr int64_t kColumnRows = 64 * kColumnWarps;
+
+inline ChanPlan plan_channels(int64_t outer, int64_t C, int64_t inner) {
+  ChanPlan p{outer, C, inner, 1, false, false};
+  const int64_t m = outer * inner;
+  if (inner == 1 && C >= 2048) {
+    const int64_t parts = (outer + kColumnRows - 1) / kColumnRows;
+    p.columns = true;
+    p.parts = int(parts < 1 ? 1 : parts > 65535 ? 65535 : parts);
+    return p;
+  }
+  if (inner < 32 && C >= 2048) {
+    // About 2^17 threads in all: a few per resident slot of a large GPU.
+    const int64_t want = ((int64_t(1) << 17) + C - 1) / C;
+    p.per_thread = true;
+    p.parts = int(want < outer ? want : outer > 0 ? outer : 1);
+    return p;
+  }
+  // About 2048 blocks (two waves of eight 256-thread blocks on each of a large GPU's SMs), each
+  // with >= 16384 elements: a thread's adds form one dependent chain, so the loads in flight
+  // come from resident threads. 512 blocks left the bias gradient of caffenet:conv1 (96
+  // channels of 774k elements) at 57% of the copy rate; blocks of 4096 elements made small
+  // sums slower (googlenet:inception_3a/1x1's, 6.4M elements: 18 -> 25 us).
+  int64_t parts = (m + 16383) / 16384;
+  const int64_t want = (2048 + C - 1) / C;
+  if (parts > want) parts = want;
+  if (parts < 1) parts = 1;
+  if (parts > 65535) parts = 65535;
+  p.parts = int(parts);
+  return p;
+}
+
+template <int N, typename Term>
+__global__ void chan_partial_kernel(Term term, int64_t C, int64_t inner, int64_t m, int parts,
+                                    double* partial) {
+  const int64_t c = blockIdx.x;
+  const int p = blockIdx.y;
+  const int64_t per = (m + parts - 1) / parts;
+  const int64_t begin = p * per, end = begin + per < m ? begin + per : m;
+  double v[N];
+  for (int k = 0; k < N; ++k) v[k] = 0.0;
+  // Walk j = begin + tid, step blockDim, keeping (o, i) = divmod(j, inner) incrementally.
+  // Unrolled, a thread has four loads in flight before their adds: one at a time left the
+  // sums latency-bound (a 411 MB channel sum of ResNet-50's res2 at 2 TB/s on an H200).
+  int64_t j = begin + threadIdx.x;
+  int64_t o = j / inner, i = j - o * inner;
+  const int64_t step_o = blockDim.x / inner, step_i = blockDim.x - step_o * inner;
+#pragma unroll 4
+  for (; j < end; j += blockDim.x) {
+    term((o * C + c) * inner + i, c, v);
+    o += step_o;
+    i += step_i;
+    if (i >= inner) {
+      i -= inner;
+      ++o;
+    }
+  }
+  block_sum<N>(v);
+  if (threadIdx.x == 0)
+    for (int k = 0; k < N; ++k) partial[(k * C + c) * parts + p] = v[k];
+}
+
+template <int N, typename Fin>
+__global__ void chan_finish_kernel(Fin fin, int64_t C, int parts, const double* partial) {
+  CREMA_CUDA_LOOP(c, C) {
+    double v[N];
+    for (int k = 0; k < N; ++k) {
+      double s = 0.0;
+      for (int p = 0; p < parts; ++p) s += partial[(k * C + c) * parts + p];
+      v[k] = s;
+    }
+    fin(c, v);
+  }
+}
+
+template <int N, typename Term, typename Fin>
+__global__ void chan_thread_kernel(Term term, Fin fin, int64_t outer, int64_t C, int64_t inner) {
+  CREMA_CUDA_LOOP(c, C) {
+    double v[N];
+    for (int k = 0; k < N; ++k) v[k] = 0.0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) term((o * C + c) * inner + i, c, v);
+    fin(c, v);
+  }
+}
+
+// Thread c of slice blockIdx.y: channel c's terms over outer indices [o0, o1) of that slice.
+template <int N, typename Term>
+__global__ void chan_thread_partial_kernel(Term term, int64_t outer, int64_t C, int64_t inner,
+                                           int parts, double* partial) {
+  const int p = blockIdx.y;
+  const int64_t per = (outer + parts - 1) / parts;
+  const int64_t o0 = p * per, o1 = o0 + per < outer ? o0 + per : outer;
+  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < C;
+       c += int64_t(blockDim.x) * gridDim.x) {
+    double v[N];
+    for (int k = 0; k < N; ++k) v[k] = 0.0;
+    for (int64_t o = o0; o < o1; ++o)
+      for (int64_t i = 0; i < inner; ++i) term((o * C + c) * inner + i, c, v);
+    for (int k = 0; k < N; ++k) partial[(k * C + c) * parts + p] = v[k];
+  }
+}
+
+// Lane l of block (x, p): channel 32 x + l over rows [o0, o1) of part p, warp w taking rows
+// o0 + w, o0 + w + kColumnWarps, ...; the warps' sums are added in warp order, then handed to fin
+// (one part) or written as partials.
+template <int N, typename Term, typename Fin>
+__global__ void __launch_bounds__(32 * kColumnWarps)
+    chan_column_kernel(Term term, Fin fin, int64_t outer, int64_t C, int parts, double* partial) {
+  const int lane = int(threadIdx.x & 31u), warp = int(threadIdx.x >> 5);
+  const int64_t c = int64_t(blockIdx.x) * 32 + lane;
+  const int p = blockIdx.y;
+  const int64_t per = (outer + parts - 1) / parts;
+  const int64_t o0 = p * per, o1 = o0 + per < outer ? o0 + per : outer;
+  double v[N];
+  for (int k = 0; k < N; ++k) v[k] = 0.0;
+  if (c < C) {
+    // Unrolled, a thread has four row loads in flight before their adds.
+#pragma unroll 4
+    for (int64_t o = o0 + warp; o < o1; o += kColumnWarps) term(o * C + c, c, v);
+  }
+  __shared__ double part[N][kColumnWarps][32];
+  for (int k = 0; k < N; ++k) part[k][warp][lane] = v[k];
+  __syncthreads();
+  if (warp != 0 || c >= C) return;
+  for (int k = 0; k < N; ++k) {
+    double t = 0.0;
+    for (int w = 0; w < kColumnWarps; ++w) t += part[k][w][lane];
+    v[k] = t;
+  }
+  if (parts == 1) {
+    fin(c, v);
+  } else {
+    for (int k = 0; k < N; ++k) partial[(k * C + c) * parts + p] = v[k];
+  }
+}
+
+// scratch: plan.scratch_doubles(N) doubles of device memory.
+template <int N, typename Term, typename Fin>
+void channel_sums(Handle& h, const ChanPlan& plan, double* scratch, Term term, Fin fin,
+                  const char* name) {
+  if (plan.C == 0) return;
+  cudaStream_t s = stream_of(h);
+  if (plan.columns) {
+    const dim3 grid(unsigned((plan.C + 31) / 32), unsigned(plan.parts));
+    chan_column_kernel<N>
+        <<<grid, 32 * kColumnWarps, 0, s>>>(term, fin, plan.outer, plan.C, plan.parts, scratch);
+    check_launch(name);
+    if (plan.parts > 1) {
+      chan_finish_kernel<N><<<grid_for(plan.C), kBlock, 0, s>>>(fin, plan.C, plan.parts, scratch);
+      check_launch(name);
+    }
+    return;
+  }
+  if (plan.per_thread && plan.parts == 1) {
+    chan_thread_kernel<N>
+        <<<grid_for(plan.C), kBlock, 0, s>>>(term, fin, plan.outer, plan.C, plan.inner);
+    check_launch(name);
+    return;
+  }
+  if (plan.per_thread) {
+    const dim3 grid(grid_for(plan.C), unsigned(plan.parts));
+    chan_thread_partial_kernel<N>
+        <<<grid, kBlock, 0, s>>>(term, plan.outer, plan.C, plan.inner, plan.parts, scratch);
+    check_launch(name);
+    chan_finish_kernel<N><<<grid_for(plan.C), kBlock, 0, s>>>(fin, plan.C, plan.parts, scratch);
+    check_launch(name);
+    return;
+  }
+  const int64_t m = plan.outer * plan.inner;
+  if (m == 0) {  // empty channels: every total is 0
+    check_cuda(cudaMemsetAsync(scratch, 0, sizeof(double) * N * plan.C, s), name);
+    chan_finish_kernel<N><<<grid_for(plan.C), kBlock, 0, s>>>(fin, plan.C, 1, scratch);
+    check_launch(name);
+    return;
+  }
+  const dim3 grid(unsigned(plan.C), unsigned(plan.parts));
+  chan_partial_kernel<N><<<grid, kBlock, 0, s>>>(term, plan.C, plan.inner, m, plan.parts, scratch);
+  check_launch(name);
+  chan_finish_kernel<N><<<grid_for(plan.C), kBlock, 0, s>>>(fin, plan.C, plan.parts, scratch);
+  check_launch(name);
+}
+
+// ---- global sums over n items ----------------------------------------------------------------
+// term(j, v) adds item j's terms into v; fin(v) runs once (one thread) with the totals.
+
+inline int global_parts(int64_t n) {
+  const int64_t p = (n + 8191) / 8192;
+  return int(p < 1 ? 1 : p > 1024 ? 1024 : p);
+}
+
+template <int N, typename Term>
+__global__ void global_partial_kernel(Term term, int64_t n, int parts, double* partial) {
+  const int64_t per = (n + parts - 1) / parts;
+  const int64_t begin = int64_t(blockIdx.x) * per;
+  const int64_t end = begin + per < n ? begin + per : n;
+  double v[N];
+  for (int k = 0; k < N; ++k) v[k] = 0.0;
+  for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) term(j, v);
+  block_sum<N>(v);
+  if (threadIdx.x == 0)
+    for (int k = 0; k < N; ++k) partial[k * parts + blockIdx.x] = v[k];
+}
+
+template <int N, typename Fin>
+__global__ void global_finish_kernel(Fin fin, int parts, const double* partial) {
+  double v[N];
+  for (int k = 0; k < N; ++k) v[k] = 0.0;
+  for (int p = threadIdx.x; p < parts; p += blockDim.x)
+    for (int k = 0; k < N; ++k) v[k] += partial[k * parts + p];
+  block_sum<N>(v);
+  if (threadIdx.x == 0) fin(v);
+}
+
+// scratch: N * global_parts(n) doubles of device memory.
+template <int N, typename Term, typename Fin>
+void global_sums(Handle& h, int64_t n, double* scratch, Term term, Fin fin, const char* name) {
+  cudaStream_t s = stream_of(h);
+  const int parts = global_parts(n);
+  global_partial_kernel<N><<<parts, kBlock, 0, s>>>(term, n, parts, scratch);
+  check_launch(name);
+  global_finish_kernel<N><<<1, kBlock, 0, s>>>(fin, parts, scratch);
+  check_launch(name);
+}
+
+// ---- per-channel element-wise maps over a packed (outer, C, inner) layout --------------------
+// out[i] = alpha * f(i, c) + beta * out[i] with c = (i / inner) % C; 32-bit index math where the
+// count allows (i + grid stride stays below 2^32), 64-bit beyond.
+
+template <typename T, typename F>
+__global__ void chan_map_kernel(F f, uint64_t n, uint64_t C, uint64_t inner, T* out, T alpha,
+                                T beta) {
+  for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += uint64_t(blockDim.x) * gridDim.x)
+    blend_store(out + i, f(int64_t(i), int64_t((i / inner) % C)), alpha, beta);
+}
+
+// Below 2^31 elements the channel comes from two multiply-high divisions (fast_div.h): the two
+// integer divisions of the general kernel cost about as much as its memory traffic.
+template <typename T, typename F>
+__global__ void chan_map_kernel32(F f, uint32_t n, FastDiv C, FastDiv inner, T* out, T alpha,
+                                  T beta) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    const uint32_t q = inner.div(i);
+    blend_store(out + i, f(int64_t(i), int64_t(q - C.div(q) * C.d)), alpha, beta);
+  }
+}
+
+template <typename T, typename F>
+void chan_map(Handle& h, int64_t outer, int64_t C, int64_t inner, F f, T* out, Blend b,
+              const char* name) {
+  const int64_t n = outer * C * inner;
+  if (n == 0) return;
+  if (n < (int64_t(1) << 31))
+    chan_map_kernel32<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
+        f, uint32_t(n), FastDiv(uint32_t(C)), FastDiv(uint32_t(inner)), out, T(b.alpha), T(b.beta));
+  else
+    chan_map_kernel<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
+        f, uint64_t(n), uint64_t(C), uint64_t(inner), out, T(b.alpha), T(b.beta));
+  check_launch(name);
+}
+
+// Carves aligned pieces out of one workspace allocation (a primitive asks for its workspace
+// once: a second workspace() call may move the first).
+class Carver {
+ public:
+  explicit Carver(void* base) : base_(static_cast<char*>(base)) {}
+  template <typename T>
+  T* take(size_t count) {
+    T* p = reinterpret_cast<T*>(base_ + used_);
+    used_ += (count * sizeof(T) + 255) / 256 * 256;
+    return p;
+  }
+  template <typename T>
+  static size_t bytes(size_t count) {
+    return (count * sizeof(T) + 255) / 256 * 256;
+  }
+
+ private:
+  char* base_;
+  size_t used_ = 0;
+};
+
+}  // namespace crema::prim::cuda

@@ -1,0 +1,197 @@
+// CUDA runtime and cuBLAS plumbing behind the Handle and the memory functions. Every call is
+// checked; a failure names the call.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "primitives/cuda/cuda_backend.h"
+#include "primitives/types.h"
+
+namespace crema::prim::cuda {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw PrimError(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw PrimError(std::string(what) + ": cuBLAS status " + std::to_string(int(s)));
+}
+
+}  // namespace
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return 0;
+  }
+  return n;
+}
+
+int current_device() {
+  int d = 0;
+  check(cudaGetDevice(&d), "cudaGetDevice");
+  return d;
+}
+
+std::string device_identity(int device_id) {
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, device_id), "cudaGetDeviceProperties");
+  return std::string(p.name) + " " + std::to_string(p.major) + "." + std::to_string(p.minor);
+}
+
+std::string device_description(int device_id) {
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, device_id), "cudaGetDeviceProperties");
+  int clock_khz = 0, mem_clock_khz = 0, bus_width = 0;
+  cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device_id);
+  cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, device_id);
+  cudaDeviceGetAttribute(&bus_width, cudaDevAttrGlobalMemoryBusWidth, device_id);
+  std::string s;
+  s += "Device id:                     " + std::to_string(device_id) + "\n";
+  s += "Name:                          " + std::string(p.name) + "\n";
+  s += "Compute capability:            " + std::to_string(p.major) + "." + std::to_string(p.minor) +
+       "\n";
+  s += "Total global memory (MiB):     " + std::to_string(p.totalGlobalMem >> 20) + "\n";
+  s += "Multiprocessors:               " + std::to_string(p.multiProcessorCount) + "\n";
+  s += "Shared memory per block (KiB): " + std::to_string(p.sharedMemPerBlock >> 10) + "\n";
+  s += "L2 cache (KiB):                " + std::to_string(p.l2CacheSize >> 10) + "\n";
+  s += "Clock rate (MHz):              " + std::to_string(clock_khz / 1000) + "\n";
+  s += "Memory clock (MHz):            " + std::to_string(mem_clock_khz / 1000) + "\n";
+  s += "Memory bus width (bits):       " + std::to_string(bus_width) + "\n";
+  return s;
+}
+
+void* create_stream(int device_id) {
+  check(cudaSetDevice(device_id), "cudaSetDevice");
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  return s;
+}
+
+void destroy_stream(void* stream) { cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
+
+void* create_blas(void* stream) {
+  cublasHandle_t h = nullptr;
+  check(cublasCreate(&h), "cublasCreate");
+  check(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  return h;
+}
+
+void destroy_blas(void* blas) { cublasDestroy(static_cast<cublasHandle_t>(blas)); }
+
+void synchronize(void* stream) {
+  check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");
+}
+
+namespace {
+// Bytes held through alloc(), for the peak-memory figure of benchmarks. Allocation happens at
+// setup and on growth, never per iteration, so a mutex is cheap enough.
+std::mutex alloc_mutex;
+std::unordered_map<void*, size_t> alloc_sizes;
+size_t allocated_now = 0, allocated_peak = 0;
+}  // namespace
+
+void* alloc(size_t bytes) {
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // an out-of-memory is not sticky; clear it
+    size_t free_bytes = 0, total = 0;
+    cudaMemGetInfo(&free_bytes, &total);
+    throw PrimError("cudaMalloc of " + std::to_string(bytes >> 20) + " MiB failed (" +
+                    cudaGetErrorString(e) + "; " + std::to_string(free_bytes >> 20) + " of " +
+                    std::to_string(total >> 20) + " MiB free)");
+  }
+  std::lock_guard<std::mutex> lock(alloc_mutex);
+  alloc_sizes[p] = bytes;
+  allocated_now += bytes;
+  allocated_peak = std::max(allocated_peak, allocated_now);
+  return p;
+}
+
+void free(void* p) {
+  cudaFree(p);
+  std::lock_guard<std::mutex> lock(alloc_mutex);
+  const auto it = alloc_sizes.find(p);
+  if (it == alloc_sizes.end()) return;
+  allocated_now -= it->second;
+  alloc_sizes.erase(it);
+}
+
+size_t peak_allocated_bytes() {
+  std::lock_guard<std::mutex> lock(alloc_mutex);
+  return allocated_peak;
+}
+
+// The handle streams are non-blocking, so plain cudaMemcpy/cudaMemset would not be ordered with
+// their kernels; and a cudaMemcpy from pageable host memory may return before its DMA has
+// landed. So these wait for the whole device before and after: every device_memcpy and
+// device_memset_zero is complete, and ordered after all work queued before it. They are the
+// host I/O path, not the inner loop.
+std::atomic<uint64_t> device_syncs{0};
+
+uint64_t device_sync_count() { return device_syncs.load(); }
+
+void memcpy(void* dst, const void* src, size_t bytes, int kind) {
+  ++device_syncs;
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  const cudaMemcpyKind k = kind == 0   ? cudaMemcpyHostToDevice
+                           : kind == 1 ? cudaMemcpyDeviceToHost
+                                       : cudaMemcpyDeviceToDevice;
+  check(cudaMemcpy(dst, src, bytes, k), "cudaMemcpy");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+void memset_zero(void* p, size_t bytes) {
+  ++device_syncs;
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check(cudaMemset(p, 0, bytes), "cudaMemset");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+void* host_alloc(size_t bytes) {
+  void* p = nullptr;
+  check(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), "cudaHostAlloc");
+  return p;
+}
+
+void host_free(void* p) { cudaFreeHost(p); }
+
+void memcpy_async(void* dst, const void* src, size_t bytes, int kind, void* stream) {
+  const cudaMemcpyKind k = kind == 0   ? cudaMemcpyHostToDevice
+                           : kind == 1 ? cudaMemcpyDeviceToHost
+                                       : cudaMemcpyDeviceToDevice;
+  check(cudaMemcpyAsync(dst, src, bytes, k, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync");
+}
+
+void* event_create() {
+  cudaEvent_t e = nullptr;
+  check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  return e;
+}
+
+void event_destroy(void* event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
+
+void event_record(void* event, void* stream) {
+  check(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)),
+        "cudaEventRecord");
+}
+
+void event_wait(void* event, void* stream) {
+  check(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0),
+        "cudaStreamWaitEvent");
+}
+
+void event_synchronize(void* event) {
+  check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
+}
+
+}  // namespace crema::prim::cuda

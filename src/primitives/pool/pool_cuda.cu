@@ -1,0 +1,342 @@
+// Pooling on CUDA, the table's last row ("window"): any window, with the window rules of
+// pool_ops.h (the same as the CPU). The rows before it in pool.cpp's table take special shapes,
+// each in its own file: global pooling (pool_global_cuda.cu), row vectors (pool_rows_cuda.cu),
+// small planes staged in shared memory (pool_planes_cuda.cu), lane kernels for max 3/1 and 3/2
+// windows (pool_lanes_cuda.cu, pool_lanes_s2_cuda.cu) and column sweeps for square 2/2, 3/2 and
+// 3/1 windows (pool_sweep_cuda.cu).
+// Forward: one thread per output (a warp per output for large windows such as global pooling).
+// Backward without atomics, so it is deterministic: each input element gathers,
+// in the CPU's (p, q) order, from the output windows covering it. Max backward first stores each
+// window's argmax (the first maximum in row-major order, found by comparing x with y as the CPU
+// does) as an int per output in the workspace, so the gather only compares indices (recomputing it
+// per input instead measured slower: the warp waits for its slowest lane's tie scan). Placing an
+// element takes five to seven divisions (flat index -> plane, row, column; plane -> image, channel;
+// the covering windows); as ~20-instruction software divisions they made these memory-bound kernels
+// instruction-bound, so tensors under 2^31 elements divide by FastDiv (fast_div.h) and walk windows
+// with pointer increments, 64-bit products only per plane. Traffic: forward reads x (windows
+// overlap in cache) and writes y; max backward reads x and y, writes the argmax (4 bytes per
+// output), then reads argmax and dy per covering window and writes dx; average backward reads dy
+// per covering window and writes dx.
+#include <climits>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "primitives/common/fast_div.h"
+#include "primitives/cuda/cuda_util.cuh"
+#include "primitives/pool/pool_cuda.cuh"
+#include "primitives/pool/pool_ops.h"
+
+namespace crema::prim::cuda {
+namespace {
+
+using pool_ops::Span;
+using pool_ops::span_of;
+
+// Division for the 64-bit index path (tensors of 2^31 elements or more).
+struct PlainDiv {
+  int64_t d;
+  PlainDiv() = default;
+  explicit PlainDiv(int64_t divisor) : d(divisor) {}
+  __device__ __forceinline__ int64_t div(int64_t n) const { return n / d; }
+};
+
+template <typename I>
+using Div = std::conditional_t<std::is_same_v<I, uint32_t>, FastDiv, PlainDiv>;
+
+// Geometry passed by value to every kernel; I is the flat index type (uint32_t or int64_t).
+template <typename I>
+struct Geo {
+  int C, H, W, P, Q;
+  int kh, kw, ph, pw, sh, sw;
+  PoolMode mode;
+  int64_t xn, xc, xh, xw;  // x (and dx) element strides
+  int64_t yn, yc, yh, yw;  // y (and dy) element strides
+  Div<I> by_c, by_q, by_pq, by_w, by_hw;
+  FastDiv by_sh, by_sw;  // the covering windows of an input (gather)
+};
+
+// Windows of at least this many cells get a warp per output instead of a thread.
+constexpr int kWarpWindow = 64;
+
+// Splits a flat index over planes of rows x cols into the plane and the in-plane position.
+template <typename I, typename D>
+__device__ __forceinline__ void split(I idx, const D& by_cols, const D& by_plane, I* plane, int* r,
+                                      int* c) {
+  *plane = I(by_plane.div(idx));
+  const I e = idx - *plane * I(by_plane.d);
+  *r = int(by_cols.div(e));
+  *c = int(e - I(*r) * I(by_cols.d));
+}
+
+template <typename I, typename D>
+__device__ __forceinline__ int64_t plane_off(I plane, const D& by_c, int64_t sn, int64_t sc) {
+  const I n = I(by_c.div(plane));
+  return int64_t(n) * sn + int64_t(plane - n * I(by_c.d)) * sc;
+}
+
+template <typename T, typename I>
+__global__ void fwd_kernel(Geo<I> g, I total, const T* __restrict__ x, T* y, T alpha, T beta) {
+  for (I idx = I(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+       idx += I(blockDim.x) * gridDim.x) {
+    I plane;
+    int p, q;
+    split(idx, g.by_q, g.by_pq, &plane, &p, &q);
+    const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
+    const Span b = span_of(q, g.W, g.kw, g.pw, g.sw);
+    const T* row = x + plane_off(plane, g.by_c, g.xn, g.xc) + a.lo * g.xh + b.lo * g.xw;
+    T v = T(0);  // an empty window (past the input) pools to 0, as on the CPU
+    if (a.lo < a.hi && b.lo < b.hi) {
+      const bool is_max = g.mode == PoolMode::kMax;
+      T m = is_max ? std::numeric_limits<T>::lowest() : T(0);
+      for (int i = a.lo; i < a.hi; ++i, row += g.xh) {
+        const T* cell = row;
+        for (int j = b.lo; j < b.hi; ++j, cell += g.xw)
+          m = is_max ? (*cell > m ? *cell : m) : m + *cell;
+      }
+      v = is_max ? m : m / T(pool_ops::divisor_of(g.mode, a, b));
+    }
+    blend_store(y + plane_off(plane, g.by_c, g.yn, g.yc) + p * g.yh + q * g.yw, v, alpha, beta);
+  }
+}
+
+// One warp per output for large windows: the lanes stride over the window's cells in row-major
+// order and combine with shuffles. Max is exact in any order; the average's sum is reassociated.
+// With kArgmax, writes the first row-major cell equal to y instead (max backward).
+template <typename T, bool kArgmax>
+__global__ void warp_kernel(Geo<int64_t> g, int64_t total, const T* __restrict__ x, T* y, T alpha,
+                            T beta, const T* __restrict__ y_in, int* argmax) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+  for (int64_t idx = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; idx < total;
+       idx += warps) {
+    int64_t plane;
+    int p, q;
+    split(idx, g.by_q, g.by_pq, &plane, &p, &q);
+    const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
+    const Span b = span_of(q, g.W, g.kw, g.pw, g.sw);
+    const T* xp = x + plane_off(plane, g.by_c, g.xn, g.xc);
+    const int64_t yo = plane_off(plane, g.by_c, g.yn, g.yc) + p * g.yh + q * g.yw;
+    const int ww = b.hi - b.lo;
+    const int cells = (a.hi - a.lo) * (ww > 0 ? ww : 0);
+    if (kArgmax) {
+      const T m = y_in[yo];
+      int first = INT_MAX;
+      for (int e = lane; e < cells; e += 32) {
+        const int i = a.lo + e / ww, j = b.lo + e % ww;
+        if (xp[i * g.xh + j * g.xw] == m) {
+          first = i * g.W + j;  // cells ascend per lane, so the lane's first hit is its smallest
+          break;
+        }
+      }
+      for (int o = 16; o > 0; o >>= 1) first = min(first, __shfl_xor_sync(0xffffffffu, first, o));
+      if (lane == 0) argmax[idx] = first == INT_MAX ? -1 : first;
+    } else {
+      const bool is_max = g.mode == PoolMode::kMax;
+      T v = is_max ? std::numeric_limits<T>::lowest() : T(0);
+      for (int e = lane; e < cells; e += 32) {
+        const T u = xp[(a.lo + e / ww) * g.xh + (b.lo + e % ww) * g.xw];
+        v = is_max ? (u > v ? u : v) : v + u;
+      }
+      for (int o = 16; o > 0; o >>= 1) {
+        const T u = __shfl_xor_sync(0xffffffffu, v, o);
+        v = is_max ? (u > v ? u : v) : v + u;
+      }
+      if (lane == 0) {
+        if (cells == 0)
+          v = T(0);
+        else if (!is_max)
+          v = v / T(pool_ops::divisor_of(g.mode, a, b));
+        blend_store(y + yo, v, alpha, beta);
+      }
+    }
+  }
+}
+
+// Max backward, step 1: the in-plane index (i * W + j) of each window's first maximum in
+// row-major order, or -1 when no input equals y (an empty window, or NaN).
+template <typename T, typename I>
+__global__ void argmax_kernel(Geo<I> g, I total, const T* __restrict__ x, const T* __restrict__ y,
+                              int* argmax) {
+  for (I idx = I(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+       idx += I(blockDim.x) * gridDim.x) {
+    I plane;
+    int p, q;
+    split(idx, g.by_q, g.by_pq, &plane, &p, &q);
+    const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
+    const Span b = span_of(q, g.W, g.kw, g.pw, g.sw);
+    const T m = y[plane_off(plane, g.by_c, g.yn, g.yc) + p * g.yh + q * g.yw];
+    const T* row = x + plane_off(plane, g.by_c, g.xn, g.xc) + a.lo * g.xh + b.lo * g.xw;
+    int at = -1;
+    for (int i = a.lo; i < a.hi && at < 0; ++i, row += g.xh) {
+      const T* cell = row;
+      for (int j = b.lo; j < b.hi; ++j, cell += g.xw)
+        if (*cell == m) {
+          at = i * g.W + j;
+          break;
+        }
+    }
+    argmax[idx] = at;
+  }
+}
+
+// The outputs whose windows cover input index i along one axis: [*lo, *hi), clipped to
+// [0, out). Window o covers o * stride - pad + [0, kernel).
+__device__ __forceinline__ void covering(int i, int kernel, int pad, const FastDiv& by_stride,
+                                         int out, int* lo, int* hi) {
+  const int first = i + pad - kernel + 1;  // the smallest window start that still covers i
+  const int l = first <= 0 ? 0 : int(by_stride.div(uint32_t(first + int(by_stride.d) - 1)));
+  const int u = int(by_stride.div(uint32_t(i + pad))) + 1;
+  *lo = l;
+  *hi = u < out ? u : out;
+}
+
+// Step 2 (and the whole of average backward): each input element sums the gradients of the
+// windows covering it, in increasing (p, q) order as the CPU accumulates them, starting from
+// beta * dx. No two threads write the same element.
+template <typename T, typename I>
+__global__ void gather_kernel(Geo<I> g, I total, const T* __restrict__ dy,
+                              const int* __restrict__ argmax, T* dx, T alpha, T beta) {
+  for (I idx = I(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
+       idx += I(blockDim.x) * gridDim.x) {
+    I plane;
+    int i, j;
+    split(idx, g.by_w, g.by_hw, &plane, &i, &j);
+    int p0, p1, q0, q1;
+    covering(i, g.kh, g.ph, g.by_sh, g.P, &p0, &p1);
+    covering(j, g.kw, g.pw, g.by_sw, g.Q, &q0, &q1);
+    T* out = dx + plane_off(plane, g.by_c, g.xn, g.xc) + i * g.xh + j * g.xw;
+    const T* gy = dy + plane_off(plane, g.by_c, g.yn, g.yc);
+    T acc = beta == T(0) ? T(0) : beta * *out;
+    if (g.mode == PoolMode::kMax) {
+      const int* am = argmax + int64_t(plane) * g.P * g.Q;
+      const int self = i * g.W + j;
+      const int np = p1 - p0, nq = q1 - q0;
+      if (np <= 2 && nq <= 2) {
+        // At most 2 x 2 windows (stride at least half the kernel; the square 2/2 and 3/2 ones
+        // take the sweep instead, so here rectangular or other strides): all their loads are
+        // issued before any is used. Loading dy only after its argmax compared equal chained two
+        // dependent loads per window and left the kernel latency-bound.
+        int at[4];
+        T g4[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const int p = p0 + (k >> 1), q = q0 + (k & 1);
+          const bool covers = (k >> 1) < np && (k & 1) < nq;
+          at[k] = covers ? am[p * g.Q + q] : -1;  // -1 never equals self
+          g4[k] = covers ? gy[p * g.yh + q * g.yw] : T(0);
+        }
+#pragma unroll
+        for (int k = 0; k < 4; ++k)  // (p, q) row-major, the CPU's order
+          if (at[k] == self) acc += alpha * g4[k];
+      } else {
+        for (int p = p0; p < p1; ++p)
+          for (int q = q0; q < q1; ++q)
+            if (am[p * g.Q + q] == self) acc += alpha * gy[p * g.yh + q * g.yw];
+      }
+    } else {
+      for (int p = p0; p < p1; ++p) {
+        const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
+        for (int q = q0; q < q1; ++q) {
+          const Span b = span_of(q, g.W, g.kw, g.pw, g.sw);
+          acc += alpha * gy[p * g.yh + q * g.yw] / T(pool_ops::divisor_of(g.mode, a, b));
+        }
+      }
+    }
+    *out = acc;
+  }
+}
+
+template <typename I>
+Geo<I> geo_of(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
+  using D = Div<I>;
+  return Geo<I>{xd.c,
+                xd.h,
+                xd.w,
+                yd.h,
+                yd.w,
+                pd.kernel_h,
+                pd.kernel_w,
+                pd.pad_h,
+                pd.pad_w,
+                pd.stride_h,
+                pd.stride_w,
+                pd.mode,
+                xd.stride_n,
+                xd.stride_c,
+                xd.stride_h,
+                xd.stride_w,
+                yd.stride_n,
+                yd.stride_c,
+                yd.stride_h,
+                yd.stride_w,
+                D(xd.c),
+                D(yd.w),
+                D(int64_t(yd.h) * yd.w),
+                D(xd.w),
+                D(int64_t(xd.h) * xd.w),
+                FastDiv(uint32_t(pd.stride_h)),
+                FastDiv(uint32_t(pd.stride_w))};
+}
+
+// Whether a flat index over n elements, and the window arithmetic on it, stays below 2^31 (the
+// FastDiv range).
+bool fits_int32(int64_t n) { return n < int64_t(std::numeric_limits<int32_t>::max()); }
+
+unsigned warp_grid(int64_t outputs) { return grid_for(outputs * 32); }
+
+template <typename T>
+void fwd(const PoolArgs& a, const Typed<T>& t) {
+  const PoolDesc& pd = a.pd;
+  const TensorDesc &xd = a.xd, &yd = a.yd;
+  const int64_t total = yd.count();
+  if (int64_t(pd.kernel_h) * pd.kernel_w >= kWarpWindow)
+    warp_kernel<T, false><<<warp_grid(total), kBlock, 0, t.s>>>(
+        geo_of<int64_t>(pd, xd, yd), total, t.x, t.out, t.alpha, t.beta, nullptr, nullptr);
+  else if (fits_int32(total))
+    fwd_kernel<T, uint32_t><<<grid_for(total), kBlock, 0, t.s>>>(
+        geo_of<uint32_t>(pd, xd, yd), uint32_t(total), t.x, t.out, t.alpha, t.beta);
+  else
+    fwd_kernel<T, int64_t><<<grid_for(total), kBlock, 0, t.s>>>(geo_of<int64_t>(pd, xd, yd), total,
+                                                                t.x, t.out, t.alpha, t.beta);
+}
+
+template <typename T>
+void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
+  const PoolDesc& pd = a.pd;
+  const TensorDesc &xd = a.xd, &yd = a.yd;
+  const int64_t outputs = yd.count(), inputs = xd.count();
+  const bool narrow = fits_int32(inputs) && fits_int32(outputs);
+  int* argmax = nullptr;
+  if (pd.mode == PoolMode::kMax) {
+    argmax = static_cast<int*>(h.workspace(size_t(outputs) * sizeof(int)));
+    if (int64_t(pd.kernel_h) * pd.kernel_w >= kWarpWindow)
+      warp_kernel<T, true><<<warp_grid(outputs), kBlock, 0, t.s>>>(
+          geo_of<int64_t>(pd, xd, yd), outputs, t.x, nullptr, T(0), T(0), t.y, argmax);
+    else if (narrow)
+      argmax_kernel<T, uint32_t><<<grid_for(outputs), kBlock, 0, t.s>>>(
+          geo_of<uint32_t>(pd, xd, yd), uint32_t(outputs), t.x, t.y, argmax);
+    else
+      argmax_kernel<T, int64_t><<<grid_for(outputs), kBlock, 0, t.s>>>(geo_of<int64_t>(pd, xd, yd),
+                                                                       outputs, t.x, t.y, argmax);
+    check_launch("pool_bwd argmax");
+  }
+  if (narrow)
+    gather_kernel<T, uint32_t><<<grid_for(inputs), kBlock, 0, t.s>>>(
+        geo_of<uint32_t>(pd, xd, yd), uint32_t(inputs), t.dy, argmax, t.out, t.alpha, t.beta);
+  else
+    gather_kernel<T, int64_t><<<grid_for(inputs), kBlock, 0, t.s>>>(
+        geo_of<int64_t>(pd, xd, yd), inputs, t.dy, argmax, t.out, t.alpha, t.beta);
+}
+
+const char* runs_all(const PoolArgs&) { return nullptr; }
+
+void run(Handle& h, const PoolArgs& a) {
+  run_typed(h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : bwd(h, a, t); });
+}
+
+}  // namespace
+
+const PoolImpl kPoolWindow{PoolAlgo::kWindow, Device::kCUDA, runs_all, nullptr, run};
+
+}  // namespace crema::prim::cuda
