@@ -10,6 +10,7 @@
 
 #include "cuda_test_util.h"
 #include "primitives/lrn.h"
+#include "problems.h"
 
 namespace crema::prim {
 namespace {
@@ -19,9 +20,7 @@ using test::from_gpu;
 using test::random_vector;
 using test::to_gpu;
 
-struct Shape {
-  int n, c, h, w;
-};
+using Shape = test::Nchw;
 
 template <typename T>
 void check_case(const LrnDesc& ld, const Shape& s, Blend blend, bool in_place) {
@@ -74,8 +73,8 @@ void check_all_blends(const LrnDesc& ld, const Shape& s) {
     for (bool in_place : {false, true}) check_case<T>(ld, s, blend, in_place);
 }
 
-const Shape kShapes[] = {{1, 1, 1, 1}, {1, 3, 5, 7},  {2, 7, 3, 1},
-                         {1, 6, 4, 4}, {3, 2, 9, 11}, {2, 9, 1, 5}};
+// The CPU test's shapes.
+const std::vector<Shape>& kShapes = test::unit_lrn_shapes();
 
 // Every shape with every window size, and every window size with every beta (0.75, 0.5 and 1
 // have their own power paths, 0.6 the general one): shape i and window j take beta (3i + j) mod 4,
@@ -92,7 +91,7 @@ TEST(LrnCuda, UnitShapesMatchCpu) {
         check_all_blends<float>(ld, kShapes[i]);
         check_all_blends<double>(ld, kShapes[i]);
       }
-  // A window wider than the channels and the image; local_size 9 takes the generic kernels.
+  // A window wider than the channels and the image; local_size 9 runs on the "across" row only.
   for (LrnMode mode : {LrnMode::kAcrossChannels, LrnMode::kWithinChannel}) {
     check_all_blends<float>({mode, 7, 2.0, 0.75, 1.0}, {2, 3, 2, 4});
     check_all_blends<double>({mode, 7, 2.0, 0.75, 1.0}, {2, 3, 2, 4});

@@ -10,6 +10,7 @@
 
 #include "doc_tables.h"
 #include "primitives/common/dtype_visit.h"
+#include "problems.h"
 #include "test_util.h"
 
 namespace crema::prim {
@@ -25,10 +26,7 @@ Tolerance tol() {
   return sizeof(T) == 8 ? Tolerance{1e-12, 1e-10} : Tolerance{2e-6, 2e-5};
 }
 
-struct Shape {
-  int n, c, h, w;
-  int64_t count() const { return int64_t(n) * c * h * w; }
-};
+using Shape = test::Nchw;
 
 // ---- the oracle: the formulas of lrn.h with plain loops, one element at a time --------------
 
@@ -104,8 +102,7 @@ std::vector<double> to_double(const std::vector<T>& v) {
 
 // ---- cases --------------------------------------------------------------------------------
 
-const Shape kShapes[] = {{1, 1, 1, 1}, {1, 3, 5, 7},  {2, 7, 3, 1},
-                         {1, 6, 4, 4}, {3, 2, 9, 11}, {2, 9, 1, 5}};
+const std::vector<Shape>& kShapes = test::unit_lrn_shapes();
 
 // CaffeNet's parameters, strong normalization, and exponents off the sqrt fast paths.
 std::vector<LrnDesc> descs(LrnMode mode, int local_size) {

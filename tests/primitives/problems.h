@@ -129,6 +129,20 @@ inline const std::vector<ConvProblem>& named_conv_problems() {
   return list;
 }
 
+// A packed NCHW shape.
+struct Nchw {
+  int n, c, h, w;
+  int64_t count() const { return int64_t(n) * c * h * w; }
+};
+
+// The LRN shapes every backend's test runs with every window size: one element, odd planes,
+// single rows and columns, fewer channels than the window.
+inline const std::vector<Nchw>& unit_lrn_shapes() {
+  static const std::vector<Nchw> list = {{1, 1, 1, 1}, {1, 3, 5, 7},  {2, 7, 3, 1},
+                                         {1, 6, 4, 4}, {3, 2, 9, 11}, {2, 9, 1, 5}};
+  return list;
+}
+
 enum class PoolKind { kMax, kAverage };
 
 struct PoolProblem {

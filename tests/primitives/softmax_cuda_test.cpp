@@ -15,6 +15,7 @@
 #include "cuda_test_util.h"
 #include "primitives/common/dtype_visit.h"
 #include "primitives/softmax.h"
+#include "softmax_cases.h"
 
 namespace crema::prim {
 namespace {
@@ -25,16 +26,20 @@ using test::random_int_vector;
 using test::random_vector;
 using test::to_gpu;
 
-struct Shape {
-  int64_t outer, channels, inner;
-  size_t count() const { return size_t(outer * channels * inner); }
-};
+using Shape = test::SoftmaxShape;
+using test::loss_desc;
+using test::make_labels;
 
-// Rows of up to 128 channels (on a warp) or 1024 (on a block) are held in registers; longer ones
-// (300 on a warp, 1025 and 3000 on a block) are read in chunks after the first.
-const Shape kShapes[] = {{1, 10, 1},   {3, 7, 1},    {2, 5, 9},   {1, 3, 13},
-                         {4, 1, 3},    {2, 1000, 1}, {64, 10, 1}, {5, 3000, 1},
-                         {2, 21, 100}, {3, 1025, 1}, {70, 33, 1}, {2048, 300, 1}};
+// The CPU test's shapes, then rows the kernels hold differently: up to 128 channels (on a warp)
+// or 1024 (on a block) are held in registers; longer ones (300 on a warp, 1025 and 3000 on a
+// block) are read in chunks after the first.
+const std::vector<Shape> kShapes = [] {
+  std::vector<Shape> all = test::unit_softmax_shapes();
+  for (const Shape& s : {Shape{64, 10, 1}, Shape{5, 3000, 1}, Shape{2, 21, 100}, Shape{3, 1025, 1},
+                         Shape{70, 33, 1}, Shape{2048, 300, 1}})
+    all.push_back(s);
+  return all;
+}();
 
 template <typename T>
 test::Tolerance tol() {
@@ -113,28 +118,6 @@ TEST(SoftmaxCuda, StableForLargeInputs) {
       softmax_fwd(gpu, sd, gx.get(), gy.get());
       EXPECT_TRUE(all_close(from_gpu<float>(gpu, gy, s.count()), ref, {1e-6, 1e-5, true}));
     }
-}
-
-SoftmaxLossDesc loss_desc(DataType t, const Shape& s, LossNormalization norm, bool has_ignore,
-                          int ignore) {
-  SoftmaxLossDesc ld;
-  ld.dtype = t;
-  ld.outer = s.outer;
-  ld.channels = s.channels;
-  ld.inner = s.inner;
-  ld.normalization = norm;
-  ld.has_ignore_label = has_ignore;
-  ld.ignore_label = ignore;
-  return ld;
-}
-
-// Valid labels, with every fifth position from the second on the ignore label when there is one.
-template <typename T>
-std::vector<T> make_labels(const Shape& s, bool has_ignore, int ignore, uint64_t seed) {
-  auto l = random_int_vector<T>(size_t(s.outer * s.inner), seed, 0, int(s.channels) - 1);
-  if (has_ignore)
-    for (size_t p = 1; p < l.size(); p += 5) l[p] = T(ignore);
-  return l;
 }
 
 template <typename T>

@@ -13,6 +13,7 @@
 #include "doc_tables.h"
 #include "primitives/common/dtype_visit.h"
 #include "primitives/common/softmax_ops.h"
+#include "softmax_cases.h"
 #include "test_util.h"
 
 namespace crema::prim {
@@ -29,11 +30,10 @@ Tolerance tol() {
   return sizeof(T) == 8 ? Tolerance{1e-12, 1e-10} : Tolerance{1e-6, 1e-5};
 }
 
-struct Shape {
-  int64_t outer, channels, inner;
-};
-// Classifier rows (inner 1), spatial maps (inner > 1), N = 1, odd sizes, a single channel.
-const Shape kShapes[] = {{1, 10, 1}, {3, 7, 1}, {2, 5, 9}, {1, 3, 13}, {4, 1, 3}, {2, 1000, 1}};
+using Shape = test::SoftmaxShape;
+using test::loss_desc;
+using test::make_labels;
+const std::vector<Shape>& kShapes = test::unit_softmax_shapes();
 
 size_t at(const Shape& s, int64_t o, int64_t c, int64_t i) {
   return size_t((o * s.channels + c) * s.inner + i);
@@ -207,29 +207,6 @@ TEST(SoftmaxAlgos, ForcedRowsAndDocs) {
 }
 
 // ---- softmax loss ---------------------------------------------------------------------------
-
-SoftmaxLossDesc loss_desc(DataType t, const Shape& s, LossNormalization norm, bool has_ignore,
-                          int ignore) {
-  SoftmaxLossDesc ld;
-  ld.dtype = t;
-  ld.outer = s.outer;
-  ld.channels = s.channels;
-  ld.inner = s.inner;
-  ld.normalization = norm;
-  ld.has_ignore_label = has_ignore;
-  ld.ignore_label = ignore;
-  return ld;
-}
-
-// Labels in [0, channels), with every fifth position from the second on replaced by the ignore
-// label when there is one (a single position stays valid, so the loss is not trivially 0).
-template <typename T>
-std::vector<T> make_labels(const Shape& s, bool has_ignore, int ignore, uint64_t seed) {
-  auto l = random_int_vector<T>(size_t(s.outer * s.inner), seed, 0, int(s.channels) - 1);
-  if (has_ignore)
-    for (size_t p = 1; p < l.size(); p += 5) l[p] = T(ignore);
-  return l;
-}
 
 struct LossRef {
   double loss;

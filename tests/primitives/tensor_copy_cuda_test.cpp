@@ -17,6 +17,7 @@
 
 #include "cuda_test_util.h"
 #include "primitives/tensor_copy.h"
+#include "tensor_copy_cases.h"
 
 namespace crema::prim {
 namespace {
@@ -26,44 +27,11 @@ using test::from_gpu;
 using test::random_int_vector;
 using test::to_gpu;
 
-struct Case {
-  std::string name;
-  ViewDesc x, y;
-  int64_t xlen, ylen, yoff;  // buffer lengths; y's view starts at yoff
-};
+using Case = test::CopyCase;
 
+// The CPU test's cases, then layer-sized ones.
 std::vector<Case> cases(DataType t) {
-  std::vector<Case> c;
-  {
-    ViewDesc y = ViewDesc::packed(t, {2, 3, 5});
-    y.stride[0] = 7 * 5;
-    c.push_back({"concat_window", ViewDesc::packed(t, {2, 3, 5}), y, 30, 70, 4 * 5});
-  }
-  {
-    ViewDesc x = ViewDesc::packed(t, {1, 4, 1});
-    x.stride[0] = 9;
-    c.push_back({"slice_window", x, ViewDesc::packed(t, {1, 4, 1}), 9, 4, 0});
-  }
-  {
-    ViewDesc x = ViewDesc::packed(t, {2, 3, 4});
-    x.stride[0] = 35;
-    x.stride[1] = 7;
-    c.push_back({"crop_window", x, ViewDesc::packed(t, {2, 3, 4}), 70 - (7 + 2), 24, 0});
-  }
-  {
-    ViewDesc x = ViewDesc::packed(t, {3, 4, 6});
-    x.stride[0] = 6;
-    x.stride[1] = 0;
-    c.push_back({"tile_broadcast", x, ViewDesc::packed(t, {3, 4, 6}), 18, 72, 0});
-  }
-  {
-    ViewDesc x = ViewDesc::packed(t, {2, 3, 1, 5, 2, 3});
-    ViewDesc y = x;
-    const int64_t s[6] = {3 * 1 * 5 * 2 * 3, 1, 1, 2 * 3 * 3, 3 * 3, 3};
-    for (int i = 0; i < 6; ++i) y.stride[i] = s[i];
-    c.push_back({"permute_6d", x, y, x.count(), x.count(), 0});
-  }
-  c.push_back({"scalar", ViewDesc::packed(t, {}), ViewDesc::packed(t, {}), 1, 1, 0});
+  std::vector<Case> c = test::unit_copy_cases(t);
   // googlenet:inception_3a/output: the 3x3 branch (2, 128, 28, 28) into the 256-channel top at
   // channel 64.
   {
