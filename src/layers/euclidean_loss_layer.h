@@ -5,17 +5,17 @@
 // Both bottoms get gradients (either may be a target that simply ignores its diff).
 #pragma once
 
-#include "core/layer.h"
+#include "layers/loss_layer.h"
 #include "primitives/losses.h"
 
 namespace crema {
 
 template <typename Dtype>
-class EuclideanLossLayer : public Layer<Dtype> {
+class EuclideanLossLayer : public LossLayer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
   using typename Layer<Dtype>::DataUse;
-  using Layer<Dtype>::Layer;
+  using LossLayer<Dtype>::LossLayer;
 
   void reshape(const Tensors& bottom, const Tensors& top) override;
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
@@ -23,12 +23,8 @@ class EuclideanLossLayer : public Layer<Dtype> {
                 const Tensors& bottom) override;
 
   const char* type() const override { return "EuclideanLoss"; }
-  int exact_num_bottom() const override { return 2; }
-  int exact_num_top() const override { return 1; }
-  bool auto_top_blobs() const override { return true; }
-  bool is_loss() const override { return true; }
-  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
-  DataUse top_data_use(int) const override { return DataUse::kForward; }
+  // Both bottoms are predictions of each other: either takes the gradient, as in Caffe.
+  bool allow_force_backward(int) const override { return true; }
 
  private:
   prim::EuclideanLossDesc desc_;

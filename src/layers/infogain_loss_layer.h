@@ -14,18 +14,18 @@
 #include <memory>
 #include <string>
 
-#include "core/layer.h"
+#include "layers/loss_layer.h"
 #include "primitives/losses.h"
 #include "primitives/softmax.h"
 
 namespace crema {
 
 template <typename Dtype>
-class InfogainLossLayer : public Layer<Dtype> {
+class InfogainLossLayer : public LossLayer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
   using typename Layer<Dtype>::DataUse;
-  using Layer<Dtype>::Layer;
+  using LossLayer<Dtype>::LossLayer;
 
   // Reads the loss parameters and, with two bottoms, the infogain matrix file.
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -35,13 +35,13 @@ class InfogainLossLayer : public Layer<Dtype> {
                 const Tensors& bottom) override;
 
   const char* type() const override { return "InfogainLoss"; }
+  int exact_num_bottom() const override { return -1; }
   int min_num_bottom() const override { return 2; }
   int max_num_bottom() const override { return 3; }
+  int exact_num_top() const override { return -1; }
   int min_num_top() const override { return 1; }
   int max_num_top() const override { return 2; }
-  bool auto_top_blobs() const override { return true; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index == 0; }
-  bool is_loss() const override { return true; }
   // Backward reads its own probabilities, not the scores; the labels and a matrix bottom it
   // reads. The second top shares those probabilities.
   DataUse bottom_data_use(int i) const override {

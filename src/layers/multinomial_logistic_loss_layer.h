@@ -5,17 +5,17 @@
 // Labels get no gradient.
 #pragma once
 
-#include "core/layer.h"
+#include "layers/loss_layer.h"
 #include "primitives/losses.h"
 
 namespace crema {
 
 template <typename Dtype>
-class MultinomialLogisticLossLayer : public Layer<Dtype> {
+class MultinomialLogisticLossLayer : public LossLayer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
   using typename Layer<Dtype>::DataUse;
-  using Layer<Dtype>::Layer;
+  using LossLayer<Dtype>::LossLayer;
 
   void reshape(const Tensors& bottom, const Tensors& top) override;
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
@@ -23,13 +23,6 @@ class MultinomialLogisticLossLayer : public Layer<Dtype> {
                 const Tensors& bottom) override;
 
   const char* type() const override { return "MultinomialLogisticLoss"; }
-  int exact_num_bottom() const override { return 2; }
-  int exact_num_top() const override { return 1; }
-  bool auto_top_blobs() const override { return true; }
-  bool allow_force_backward(int bottom_index) const override { return bottom_index != 1; }
-  bool is_loss() const override { return true; }
-  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
-  DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  private:
   prim::MultinomialLogisticLossDesc desc_;

@@ -13,17 +13,17 @@
 
 #include <memory>
 
-#include "core/layer.h"
+#include "layers/loss_layer.h"
 #include "primitives/softmax.h"
 
 namespace crema {
 
 template <typename Dtype>
-class SoftmaxWithLossLayer : public Layer<Dtype> {
+class SoftmaxWithLossLayer : public LossLayer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
   using typename Layer<Dtype>::DataUse;
-  using Layer<Dtype>::Layer;
+  using LossLayer<Dtype>::LossLayer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
   void reshape(const Tensors& bottom, const Tensors& top) override;
@@ -32,12 +32,9 @@ class SoftmaxWithLossLayer : public Layer<Dtype> {
                 const Tensors& bottom) override;
 
   const char* type() const override { return "SoftmaxWithLoss"; }
-  int exact_num_bottom() const override { return 2; }
+  int exact_num_top() const override { return -1; }
   int min_num_top() const override { return 1; }
   int max_num_top() const override { return 2; }
-  bool auto_top_blobs() const override { return true; }
-  bool allow_force_backward(int bottom_index) const override { return bottom_index != 1; }
-  bool is_loss() const override { return true; }
   // Backward reads the labels and its own probabilities; top 1 views those (out of the plan).
   DataUse bottom_data_use(int i) const override {
     return i == 1 ? DataUse::kBackward : DataUse::kForward;

@@ -1,0 +1,25 @@
+// The base of the loss layers, as Caffe's LossLayer: predictions (bottom 0) and targets (bottom
+// 1, which takes no gradient) in, one scalar loss out (loss_weight 1 unless the layer sets it).
+// The loss reads its bottoms again in backward and nothing reads its top.
+#pragma once
+
+#include "core/layer.h"
+
+namespace crema {
+
+template <typename Dtype>
+class LossLayer : public Layer<Dtype> {
+ public:
+  using typename Layer<Dtype>::DataUse;
+  using Layer<Dtype>::Layer;
+
+  int exact_num_bottom() const override { return 2; }
+  int exact_num_top() const override { return 1; }
+  bool auto_top_blobs() const override { return true; }
+  bool allow_force_backward(int bottom_index) const override { return bottom_index != 1; }
+  bool is_loss() const override { return true; }
+  DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
+  DataUse top_data_use(int) const override { return DataUse::kForward; }
+};
+
+}  // namespace crema
