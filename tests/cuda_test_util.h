@@ -39,3 +39,8 @@ std::vector<T> from_gpu(prim::Handle& h, const prim::DeviceBuffer& b, size_t n) 
 }
 
 }  // namespace crema::test
+
+namespace crema {
+using test::from_gpu;
+using test::to_gpu;
+}  // namespace crema

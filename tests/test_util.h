@@ -98,3 +98,12 @@ template <typename T, typename R>
 }
 
 }  // namespace crema::test
+
+// Every test of crema (and of crema::prim) reaches the helpers above by their short names.
+namespace crema {
+using test::all_close;
+using test::poisoned;
+using test::random_int_vector;
+using test::random_vector;
+using test::Tolerance;
+}  // namespace crema

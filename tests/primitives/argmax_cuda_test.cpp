@@ -12,11 +12,6 @@
 namespace crema::prim {
 namespace {
 
-using test::from_gpu;
-using test::random_int_vector;
-using test::random_vector;
-using test::to_gpu;
-
 template <typename T>
 void check(int64_t outer, int64_t C, int64_t inner, int k, bool interleaved, bool ties) {
   SCOPED_TRACE(std::to_string(outer) + "x" + std::to_string(C) + "x" + std::to_string(inner) +

@@ -13,8 +13,6 @@
 namespace crema::prim {
 namespace {
 
-using test::poisoned;
-
 template <typename T>
 class ArgMaxTest : public ::testing::Test {};
 using Types = ::testing::Types<float, double>;

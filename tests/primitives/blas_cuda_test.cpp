@@ -14,11 +14,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::to_gpu;
-using test::Tolerance;
-
 constexpr Tolerance kExact{0.0, 0.0, true};
 
 template <typename T>

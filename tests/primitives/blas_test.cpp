@@ -17,9 +17,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::Tolerance;
-
 constexpr Tolerance kExact{0.0, 0.0, false};
 
 template <typename T>

@@ -20,14 +20,10 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
 using test::ConvProblem;
 using test::Descs;
 using test::descs_of;
-using test::from_gpu;
 using test::random_problems;
-using test::to_gpu;
-using test::Tolerance;
 using test::unit_problems;
 
 constexpr Tolerance kExact{0.0, 0.0, true};

@@ -13,10 +13,6 @@
 namespace crema::prim {
 namespace {
 
-using test::from_gpu;
-using test::random_vector;
-using test::to_gpu;
-
 template <typename T>
 void check_sequence(double ratio, bool scale_train, uint64_t seed) {
   SCOPED_TRACE(::testing::Message() << "ratio " << ratio << (scale_train ? " scaled" : "")

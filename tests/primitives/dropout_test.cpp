@@ -15,9 +15,6 @@
 namespace crema::prim {
 namespace {
 
-using test::poisoned;
-using test::random_vector;
-
 DropoutDesc desc(DataType t, int64_t count, double ratio, bool scale_train = true) {
   DropoutDesc dd;
   dd.dtype = t;

@@ -11,11 +11,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::random_vector;
-using test::to_gpu;
-
 template <typename T>
 void check(int64_t n) {
   SCOPED_TRACE("n " + std::to_string(n) + (sizeof(T) == 8 ? " f64" : " f32"));

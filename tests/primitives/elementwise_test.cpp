@@ -12,10 +12,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::random_vector;
-using test::Tolerance;
-
 template <typename T>
 class ElementwiseTest : public ::testing::Test {};
 using Types = ::testing::Types<float, double>;

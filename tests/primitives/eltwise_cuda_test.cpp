@@ -13,12 +13,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::random_int_vector;
-using test::random_vector;
-using test::to_gpu;
-
 template <typename T>
 void check(EltwiseOp op, int K, int64_t n, bool coeff, bool stable, Blend blend, bool ints) {
   SCOPED_TRACE("op " + std::to_string(int(op)) + " K " + std::to_string(K) + " n " +

@@ -13,11 +13,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::poisoned;
-using test::random_vector;
-using test::Tolerance;
-
 template <typename T>
 class EltwiseTest : public ::testing::Test {};
 using Types = ::testing::Types<float, double>;

@@ -13,12 +13,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::random_int_vector;
-using test::random_vector;
-using test::to_gpu;
-
 template <typename T>
 void check(int64_t num_indices, int64_t row_size, int64_t num_rows, Blend blend, bool ints) {
   SCOPED_TRACE(std::to_string(num_indices) + " of " + std::to_string(num_rows) + "x" +

@@ -13,11 +13,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::to_gpu;
-using test::Tolerance;
-
 template <typename T>
 void check(Im2colDesc d, bool integer) {
   d.dtype = sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;

@@ -15,11 +15,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::poisoned;
-using test::random_int_vector;
-using test::Tolerance;
-
 struct Case {
   int n, c, h, w, kh, kw, ph, pw, sh, sw, dh, dw;
 };

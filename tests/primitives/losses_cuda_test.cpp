@@ -15,11 +15,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::random_vector;
-using test::to_gpu;
-
 template <typename T>
 DataType dt() {
   return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;

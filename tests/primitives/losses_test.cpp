@@ -16,11 +16,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::poisoned;
-using test::random_vector;
-using test::Tolerance;
-
 template <typename T>
 constexpr DataType dt() {
   return sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;

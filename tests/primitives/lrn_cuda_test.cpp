@@ -15,11 +15,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::random_vector;
-using test::to_gpu;
-
 using Shape = test::Nchw;
 
 template <typename T>

@@ -16,11 +16,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::poisoned;
-using test::random_vector;
-using test::Tolerance;
-
 template <typename T>
 Tolerance tol() {
   return sizeof(T) == 8 ? Tolerance{1e-12, 1e-10} : Tolerance{2e-6, 2e-5};

@@ -13,11 +13,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::poisoned;
-using test::random_vector;
-using test::Tolerance;
-
 template <typename T>
 Tolerance tol() {
   return sizeof(T) == 8 ? Tolerance{1e-11, 1e-10} : Tolerance{2e-5, 2e-4};

@@ -18,10 +18,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::to_gpu;
-
 struct Case {
   std::string name;
   PoolMode mode;

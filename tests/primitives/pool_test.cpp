@@ -23,9 +23,7 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
 using test::PoolProblem;
-using test::Tolerance;
 
 struct PoolCase {
   std::string name;

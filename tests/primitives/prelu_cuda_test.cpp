@@ -12,11 +12,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::random_vector;
-using test::to_gpu;
-
 struct Shape {
   const char* name;
   int n, c, h, w;

@@ -14,12 +14,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::random_int_vector;
-using test::random_vector;
-using test::to_gpu;
-
 struct Case {
   std::string name;
   std::vector<int64_t> sizes;

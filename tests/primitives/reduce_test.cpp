@@ -15,11 +15,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::poisoned;
-using test::random_vector;
-using test::Tolerance;
-
 const ReduceOp kOps[] = {ReduceOp::kSum, ReduceOp::kAsum, ReduceOp::kSumSq, ReduceOp::kMean};
 
 const char* op_name(ReduceOp op) {

@@ -11,11 +11,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::poisoned;
-using test::random_vector;
-using test::Tolerance;
-
 template <typename T>
 Tolerance tol() {
   return sizeof(T) == 8 ? Tolerance{1e-12, 1e-10} : Tolerance{1e-5, 1e-5};

@@ -20,12 +20,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::random_int_vector;
-using test::random_vector;
-using test::to_gpu;
-
 using Shape = test::SoftmaxShape;
 using test::loss_desc;
 using test::make_labels;

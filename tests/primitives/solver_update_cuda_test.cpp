@@ -12,11 +12,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::random_vector;
-using test::to_gpu;
-
 template <typename T>
 void check_rule(UpdateRule rule, Regularization reg) {
   SCOPED_TRACE("rule " + std::to_string(int(rule)) + " reg " + std::to_string(int(reg)) +

@@ -14,9 +14,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::random_vector;
-
 struct State {
   std::vector<double> w, g, h, h2;
 };

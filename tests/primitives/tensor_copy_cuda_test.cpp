@@ -22,11 +22,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::from_gpu;
-using test::random_int_vector;
-using test::to_gpu;
-
 using Case = test::CopyCase;
 
 // The CPU test's cases, then layer-sized ones.

@@ -19,11 +19,6 @@
 namespace crema::prim {
 namespace {
 
-using test::all_close;
-using test::poisoned;
-using test::random_vector;
-using test::Tolerance;
-
 // Offsets of every index of the sizes, row-major, for one view's strides.
 std::vector<int64_t> offsets(const ViewDesc& d) {
   std::vector<int64_t> out;

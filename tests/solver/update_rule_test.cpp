@@ -16,9 +16,6 @@
 namespace crema {
 namespace {
 
-using test::all_close;
-using test::Tolerance;
-
 struct RuleCase {
   const char* type;
   std::string extra;  // solver fields beyond base_lr / lr_policy
