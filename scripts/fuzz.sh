@@ -6,6 +6,7 @@
 #   scripts/fuzz.sh              each target: its corpus, then 20000 runs from seed 1 (repeatable:
 #                                what CI runs)
 #   scripts/fuzz.sh --seconds N  each target: its corpus, then N seconds of fuzzing (a campaign)
+#   scripts/fuzz.sh --runs N     each target: its corpus, then N runs from seed 1
 #   scripts/fuzz.sh --tests      also the CPU test suite, under the sanitizers
 #
 # A target's corpus: tests/fuzz/corpus/<target>/ (every input that once failed, kept as a
@@ -17,12 +18,14 @@ set -eu
 cd "$(dirname "$0")/.."
 mode=runs
 seconds=0
+runs=20000
 tests=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) mode=time; seconds=$2; shift 2 ;;
+    --runs) mode=runs; runs=$2; shift 2 ;;
     --tests) tests=1; shift ;;
-    *) echo "usage: scripts/fuzz.sh [--seconds N] [--tests]" >&2; exit 2 ;;
+    *) echo "usage: scripts/fuzz.sh [--seconds N | --runs N] [--tests]" >&2; exit 2 ;;
   esac
 done
 
@@ -78,7 +81,7 @@ for target in "$B"/fuzz_*; do
   if [ "$mode" = time ]; then
     limit="-max_total_time=$seconds"
   else
-    limit="-runs=20000 -seed=1"
+    limit="-runs=$runs -seed=1"
   fi
   echo "== $name"
   # shellcheck disable=SC2086

@@ -20,12 +20,12 @@ bool ConvolutionLayer<Dtype>::absorb(Layer<Dtype>& next, bool backward) {
 template <typename Dtype>
 void ConvolutionLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   prim::ConvEpilogue ep;
-  if (bias_term_) ep.bias = this->blobs_[1]->data();
+  if (this->bias_term_) ep.bias = this->blobs_[1]->data();
   ep.relu = relu_;
   const Dtype* w = this->blobs_[0]->data();
   for (size_t i = 0; i < bottom.size(); ++i)
-    prim::conv_fwd(h, conv_, prim::ConvAlgo::kAuto, x_desc_, bottom[i]->data(), filter_, w, y_desc_,
-                   top[i]->mutable_data(), prim::Blend{1, 0}, ep);
+    prim::conv_fwd(h, this->conv_, prim::ConvAlgo::kAuto, this->x_desc_, bottom[i]->data(),
+                   this->filter_, w, this->y_desc_, top[i]->mutable_data(), prim::Blend{1, 0}, ep);
 }
 
 template <typename Dtype>
@@ -41,14 +41,16 @@ void ConvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
                     top[i]->mutable_diff());
     }
     const Dtype* dy = top[i]->diff();
-    if (bias_term_ && this->param_propagate_down(1))
-      prim::conv_bwd_bias(h, y_desc_, dy, this->blobs_[1]->mutable_diff(), accumulate);
+    if (this->bias_term_ && this->param_propagate_down(1))
+      prim::conv_bwd_bias(h, this->y_desc_, dy, this->blobs_[1]->mutable_diff(), accumulate);
     if (this->param_propagate_down(0))
-      prim::conv_bwd_filter(h, conv_bwd_, prim::ConvAlgo::kAuto, x_desc_, bottom[i]->data(),
-                            y_desc_, dy, filter_, this->blobs_[0]->mutable_diff(), accumulate);
+      prim::conv_bwd_filter(h, this->conv_bwd_, prim::ConvAlgo::kAuto, this->x_desc_,
+                            bottom[i]->data(), this->y_desc_, dy, this->filter_,
+                            this->blobs_[0]->mutable_diff(), accumulate);
     if (propagate_down[i])
-      prim::conv_bwd_data(h, conv_bwd_, prim::ConvAlgo::kAuto, filter_, this->blobs_[0]->data(),
-                          y_desc_, dy, x_desc_, bottom[i]->mutable_diff(), prim::Blend{1, 0});
+      prim::conv_bwd_data(h, this->conv_bwd_, prim::ConvAlgo::kAuto, this->filter_,
+                          this->blobs_[0]->data(), this->y_desc_, dy, this->x_desc_,
+                          bottom[i]->mutable_diff(), prim::Blend{1, 0});
   }
 }
 

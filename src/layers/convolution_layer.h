@@ -35,12 +35,6 @@ class ConvolutionLayer : public BaseConvLayer<Dtype> {
   void release_absorbed() override { relu_ = false; }
 
  protected:
-  using BaseConvLayer<Dtype>::conv_;
-  using BaseConvLayer<Dtype>::conv_bwd_;
-  using BaseConvLayer<Dtype>::filter_;
-  using BaseConvLayer<Dtype>::x_desc_;
-  using BaseConvLayer<Dtype>::y_desc_;
-  using BaseConvLayer<Dtype>::bias_term_;
   bool transposed() const override { return false; }
 
  private:

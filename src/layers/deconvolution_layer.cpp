@@ -10,9 +10,9 @@ void DeconvolutionLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const 
   const Dtype* w = this->blobs_[0]->data();
   for (size_t i = 0; i < bottom.size(); ++i) {
     Dtype* y = top[i]->mutable_data();
-    prim::conv_bwd_data(h, conv_, prim::ConvAlgo::kAuto, filter_, w, y_desc_, bottom[i]->data(),
-                        x_desc_, y, prim::Blend{1, 0});
-    if (bias_term_) prim::bias_add(h, x_desc_, y, this->blobs_[1]->data());
+    prim::conv_bwd_data(h, this->conv_, prim::ConvAlgo::kAuto, this->filter_, w, this->y_desc_,
+                        bottom[i]->data(), this->x_desc_, y, prim::Blend{1, 0});
+    if (this->bias_term_) prim::bias_add(h, this->x_desc_, y, this->blobs_[1]->data());
   }
 }
 
@@ -23,16 +23,16 @@ void DeconvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
   const prim::Blend accumulate{1, 1};
   for (size_t i = 0; i < top.size(); ++i) {
     const Dtype* dy = top[i]->diff();
-    if (bias_term_ && this->param_propagate_down(1))
-      prim::conv_bwd_bias(h, x_desc_, dy, this->blobs_[1]->mutable_diff(), accumulate);
+    if (this->bias_term_ && this->param_propagate_down(1))
+      prim::conv_bwd_bias(h, this->x_desc_, dy, this->blobs_[1]->mutable_diff(), accumulate);
     // The convolution's input is our top (its gradient dy here) and its output our bottom.
     if (this->param_propagate_down(0))
-      prim::conv_bwd_filter(h, conv_bwd_, prim::ConvAlgo::kAuto, x_desc_, dy, y_desc_,
-                            bottom[i]->data(), filter_, this->blobs_[0]->mutable_diff(),
-                            accumulate);
+      prim::conv_bwd_filter(h, this->conv_bwd_, prim::ConvAlgo::kAuto, this->x_desc_, dy,
+                            this->y_desc_, bottom[i]->data(), this->filter_,
+                            this->blobs_[0]->mutable_diff(), accumulate);
     if (propagate_down[i])
-      prim::conv_fwd(h, conv_bwd_, prim::ConvAlgo::kAuto, x_desc_, dy, filter_,
-                     this->blobs_[0]->data(), y_desc_, bottom[i]->mutable_diff(),
+      prim::conv_fwd(h, this->conv_bwd_, prim::ConvAlgo::kAuto, this->x_desc_, dy, this->filter_,
+                     this->blobs_[0]->data(), this->y_desc_, bottom[i]->mutable_diff(),
                      prim::Blend{1, 0});
   }
 }

@@ -27,12 +27,6 @@ class DeconvolutionLayer : public BaseConvLayer<Dtype> {
   const char* type() const override { return "Deconvolution"; }
 
  protected:
-  using BaseConvLayer<Dtype>::conv_;
-  using BaseConvLayer<Dtype>::conv_bwd_;
-  using BaseConvLayer<Dtype>::filter_;
-  using BaseConvLayer<Dtype>::x_desc_;
-  using BaseConvLayer<Dtype>::y_desc_;
-  using BaseConvLayer<Dtype>::bias_term_;
   bool transposed() const override { return true; }
 };
 
