@@ -51,14 +51,18 @@ fi
 # Seeds: the prototxt files, split into nets and solvers, and the generated binary inputs.
 seeds="$B/seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds/fuzz_net_text" "$seeds/fuzz_solver_text"
+mkdir -p "$seeds/fuzz_net_text" "$seeds/fuzz_net_build" "$seeds/fuzz_solver_text"
 nets=""
 for f in models/*/*.prototxt bench/models/*.prototxt tests/*/*.prototxt; do
   [ -f "$f" ] || continue
   name=$(echo "$f" | tr '/' '_')
   case "$f" in
     *solver*) cp "$f" "$seeds/fuzz_solver_text/$name" ;;
-    *) cp "$f" "$seeds/fuzz_net_text/$name"; nets="$nets $f" ;;
+    *)
+      cp "$f" "$seeds/fuzz_net_text/$name"
+      cp "$f" "$seeds/fuzz_net_build/$name"
+      nets="$nets $f"
+      ;;
   esac
 done
 # shellcheck disable=SC2086

@@ -67,6 +67,8 @@ void* Tensor<Dtype>::memory(std::shared_ptr<prim::DeviceBuffer>& buf) const {
       buf = std::make_shared<prim::DeviceBuffer>(device_, need);
     } catch (const std::bad_alloc&) {
       fail("cannot allocate ", need, " bytes for a tensor of shape (", shape_string(), ")");
+    } catch (const prim::PrimError& e) {
+      fail("a tensor of shape (", shape_string(), "): ", e.what());
     }
     prim::device_memset_zero(device_, buf->get(), need);
   }

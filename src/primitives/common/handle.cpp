@@ -3,10 +3,16 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "primitives/common/softmax_ops.h"
 #include "primitives/cuda/cuda_backend.h"
@@ -76,13 +82,68 @@ uint64_t cuda_device_sync_count() {
 #endif
 }
 
+namespace {
+
+// Host bytes held through device_alloc, by pointer: allocation happens at setup and on growth,
+// never per iteration, so a mutex is cheap enough.
+std::mutex host_mutex;
+std::unordered_map<void*, size_t> host_sizes;
+size_t host_held = 0, host_limit = 0;
+
+// MemAvailable of /proc/meminfo in bytes, or SIZE_MAX where it cannot be read.
+size_t host_available() {
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return SIZE_MAX;
+  char line[256];
+  size_t kib = 0;
+  bool found = false;
+  while (!found && std::fgets(line, sizeof(line), f))
+    found = std::sscanf(line, "MemAvailable: %zu kB", &kib) == 1;
+  std::fclose(f);
+  return found ? kib * 1024 : SIZE_MAX;
+}
+
+std::string mib(size_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
+
+void* host_alloc(size_t bytes) {
+  // Small blocks are not worth reading /proc for: a tensor or workspace big enough to matter is.
+  constexpr size_t kChecked = size_t(16) << 20;
+  std::lock_guard<std::mutex> lock(host_mutex);
+  if (host_limit > 0 && bytes > host_limit - std::min(host_limit, host_held))
+    throw PrimError("cannot allocate " + mib(bytes) + " on the cpu: " + mib(host_held) +
+                    " of the " + mib(host_limit) + " limit already held");
+  if (bytes >= kChecked) {
+    const size_t available = host_available();
+    if (bytes > available)
+      throw PrimError("cannot allocate " + mib(bytes) + " on the cpu: " + mib(available) +
+                      " available");
+  }
+  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!p) throw PrimError("cannot allocate " + mib(bytes) + " on the cpu");
+  host_sizes[p] = bytes;
+  host_held += bytes;
+  return p;
+}
+
+void host_free(void* p) {
+  std::free(p);
+  std::lock_guard<std::mutex> lock(host_mutex);
+  const auto it = host_sizes.find(p);
+  if (it == host_sizes.end()) return;
+  host_held -= it->second;
+  host_sizes.erase(it);
+}
+
+}  // namespace
+
+void set_host_memory_limit(size_t bytes) {
+  std::lock_guard<std::mutex> lock(host_mutex);
+  host_limit = bytes;
+}
+
 void* device_alloc(Device device, size_t bytes) {
   if (bytes == 0) return nullptr;
-  if (device == Device::kCPU) {
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!p) throw std::bad_alloc();
-    return p;
-  }
+  if (device == Device::kCPU) return host_alloc(bytes);
 #ifdef CREMA_WITH_CUDA
   return cuda::alloc(bytes);
 #else
@@ -93,7 +154,7 @@ void* device_alloc(Device device, size_t bytes) {
 void device_free(Device device, void* p) {
   if (!p) return;
   if (device == Device::kCPU) {
-    std::free(p);
+    host_free(p);
     return;
   }
 #ifdef CREMA_WITH_CUDA

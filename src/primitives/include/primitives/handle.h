@@ -130,8 +130,15 @@ class Handle {
 // devices named: there are no implicit transfers. Where a GPU is involved, device_memcpy and
 // device_memset_zero first wait for all work queued on the device (any handle's stream), so
 // they are ordered after it; they are for I/O and setup, not the inner loop.
+// An allocation the device cannot hold is a PrimError with the sizes, never a crash: CUDA's
+// when cudaMalloc fails, the CPU's before it is made, when it exceeds the memory the machine
+// has available (MemAvailable: Linux would grant more and kill the process on first touch) or
+// would take the host bytes held through device_alloc past set_host_memory_limit.
 void* device_alloc(Device device, size_t bytes);
 void device_free(Device device, void* p);
+// A cap on the host bytes held through device_alloc at once (0, the default: none), for a process
+// that must stay within a budget (a fuzzer, a service next to others).
+void set_host_memory_limit(size_t bytes);
 void device_memcpy(void* dst, Device dst_device, const void* src, Device src_device, size_t bytes);
 void device_memset_zero(Device device, void* p, size_t bytes);
 

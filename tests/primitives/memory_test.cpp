@@ -1,0 +1,38 @@
+// The CPU allocator refuses what the machine cannot hold, with the sizes, before allocating.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "primitives/handle.h"
+
+namespace crema::prim {
+namespace {
+
+std::string refusal(size_t bytes) {
+  try {
+    device_free(Device::kCPU, device_alloc(Device::kCPU, bytes));
+  } catch (const PrimError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(HostMemory, LimitCountsWhatIsHeld) {
+  set_host_memory_limit(size_t(8) << 20);
+  void* held = device_alloc(Device::kCPU, size_t(4) << 20);
+  EXPECT_EQ(refusal(size_t(8) << 20),
+            "cannot allocate 8 MiB on the cpu: 4 MiB of the 8 MiB limit already held");
+  EXPECT_EQ(refusal(size_t(4) << 20), "");  // exactly up to the limit
+  device_free(Device::kCPU, held);
+  EXPECT_EQ(refusal(size_t(8) << 20), "");
+  set_host_memory_limit(0);
+  EXPECT_EQ(refusal(size_t(64) << 20), "");
+}
+
+TEST(HostMemory, MoreThanTheMachineHasIsRefusedBeforeAllocating) {
+  const std::string why = refusal(size_t(1) << 50);  // 1 PiB
+  EXPECT_EQ(why.rfind("cannot allocate 1073741824 MiB on the cpu", 0), 0u) << why;
+}
+
+}  // namespace
+}  // namespace crema::prim
