@@ -77,14 +77,16 @@ void* Tensor<Dtype>::memory(std::shared_ptr<prim::DeviceBuffer>& buf) const {
 
 template <typename Dtype>
 void Tensor<Dtype>::share_data(const Tensor& other) {
-  CHECK_EQ(count_, other.count_);
+  CREMA_REQUIRE(count_ == other.count_, "cannot share the data of a tensor of shape (",
+                other.shape_string(), ") with one of shape (", shape_string(), ")");
   other.memory(other.data_);
   data_ = other.data_;
 }
 
 template <typename Dtype>
 void Tensor<Dtype>::share_diff(const Tensor& other) {
-  CHECK_EQ(count_, other.count_);
+  CREMA_REQUIRE(count_ == other.count_, "cannot share the gradient of a tensor of shape (",
+                other.shape_string(), ") with one of shape (", shape_string(), ")");
   other.memory(other.diff_);
   diff_ = other.diff_;
 }

@@ -1,4 +1,5 @@
-// A tensor the host cannot hold is a crema::Error naming its shape, raised at first use.
+// A tensor's memory from bad input is a crema::Error naming the shapes, never an abort: one the
+// host cannot hold (raised at first use), or sharing memory between tensors of different sizes.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -22,6 +23,17 @@ TEST(TensorMemory, AnAllocationPastTheLimitNamesTheShape) {
   EXPECT_NE(why.find("(4 1048576 (4194304))"), std::string::npos) << why;
   EXPECT_NE(why.find("1 MiB limit"), std::string::npos) << why;
   EXPECT_NO_THROW(t.mutable_data());
+}
+
+// An Input layer without shapes leaves its tops unshaped (count 0), and a Split after it shaped
+// its tops as scalars (count 1) before sharing: found by fuzz_net_build (the input is in its
+// corpus); it was a failed CHECK.
+TEST(TensorMemory, SharingMemoryOfAnotherSizeIsAnError) {
+  Tensor<float> unshaped, scalar(std::vector<int64_t>{}), two({2});
+  EXPECT_THROW(scalar.share_data(unshaped), Error);
+  EXPECT_THROW(two.share_diff(scalar), Error);
+  Tensor<float> other({2});
+  EXPECT_NO_THROW(other.share_data(two));
 }
 
 }  // namespace
