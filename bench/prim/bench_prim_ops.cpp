@@ -30,9 +30,10 @@ std::vector<Algo> rows_to_time(const std::string& opt, std::vector<Algo> rows,
   return rows;
 }
 
+// "[name]": the table row a crema column ran.
 template <typename Algo>
-std::string with_row(const std::string& name, Algo a, const char* (*row_name)(Algo)) {
-  return name + "[" + row_name(a) + "]";
+std::string row_tag(Algo a, const char* (*row_name)(Algo)) {
+  return std::string("[") + row_name(a) + "]";
 }
 
 // ---- pooling ------------------------------------------------------------------------------
@@ -116,7 +117,7 @@ void bench_pool(Context& c, const test::PoolProblem& pp) {
       return forced;
     };
     auto algo_label = [](const char* pass, prim::PoolAlgo a) {
-      return pass + with_row("", a, prim::pool_algo_name);
+      return pass + row_tag(a, prim::pool_algo_name);
     };
 
     int P = pc, Q = qc;
@@ -309,7 +310,7 @@ void run_lrn(Context& c) {
                                                           in[1], D->get(), in[2], D->get(), in[0],
                                                           &kZero, D->get(), out));
                },
-               with_row("", a, prim::lrn_algo_name)};
+               row_tag(a, prim::lrn_algo_name)};
       bench_fwd_bwd(c, s.name, d.count(), f);
     }
   }
@@ -353,7 +354,7 @@ void run_softmax(Context& c) {
             BENCH_CUDNN(cudnnSoftmaxBackward(c.dnn, algo, mode, &kOne, D->get(), in[1], D->get(),
                                              in[2], &kZero, D->get(), out));
           },
-          with_row("", a, prim::softmax_algo_name)};
+          row_tag(a, prim::softmax_algo_name)};
       bench_fwd_bwd(c, s.name, int64_t(n) * s.c * s.h * s.w, f);
     }
   }

@@ -105,7 +105,7 @@ size_t host_available() {
 
 std::string mib(size_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
 
-void* host_alloc(size_t bytes) {
+void* cpu_alloc(size_t bytes) {
   // Small blocks are not worth reading /proc for: a tensor or workspace big enough to matter is.
   constexpr size_t kChecked = size_t(16) << 20;
   std::lock_guard<std::mutex> lock(host_mutex);
@@ -125,7 +125,7 @@ void* host_alloc(size_t bytes) {
   return p;
 }
 
-void host_free(void* p) {
+void cpu_free(void* p) {
   std::free(p);
   std::lock_guard<std::mutex> lock(host_mutex);
   const auto it = host_sizes.find(p);
@@ -143,7 +143,7 @@ void set_host_memory_limit(size_t bytes) {
 
 void* device_alloc(Device device, size_t bytes) {
   if (bytes == 0) return nullptr;
-  if (device == Device::kCPU) return host_alloc(bytes);
+  if (device == Device::kCPU) return cpu_alloc(bytes);
 #ifdef CREMA_WITH_CUDA
   return cuda::alloc(bytes);
 #else
@@ -154,7 +154,7 @@ void* device_alloc(Device device, size_t bytes) {
 void device_free(Device device, void* p) {
   if (!p) return;
   if (device == Device::kCPU) {
-    host_free(p);
+    cpu_free(p);
     return;
   }
 #ifdef CREMA_WITH_CUDA

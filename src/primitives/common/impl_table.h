@@ -1,10 +1,10 @@
 // Internal: the implementation tables of the primitives whose kernels are chosen per call
 // (pooling, softmax, LRN; convolution has its own, with workspaces and timed find: conv_impl.h).
 // A row is one algorithm on one device: a support rule that says why it cannot run a call
-// (nullptr when it can), a preference rule that says why kAuto passes it over although it could
-// (a measured loss to a later row; ignored when the row is forced; nullptr: never), and its
-// launch. A table lists every device's rows, each device's in kAuto's order; a backend file
-// defines its rows, so a new kernel is one file plus one row.
+// (nullptr when it can; no rule: it runs every call), a preference rule that says why kAuto
+// passes it over although it could (a measured loss to a later row; ignored when the row is
+// forced; no rule: never), and its launch. A table lists every device's rows, each device's in
+// kAuto's order; a backend file defines its rows, so a new kernel is one file plus one row.
 #pragma once
 
 #include <string>
@@ -57,12 +57,19 @@ const Row* table_row(const Row* const (&table)[N], Device d, Algo algo) {
   return nullptr;
 }
 
-// Why the forced algorithm `algo` cannot run a on device d, or nullptr.
+// Why a row cannot run a, or nullptr.
+template <typename Row, typename Args>
+const char* unsupported_by(const Row& row, const Args& a) {
+  return row.unsupported ? row.unsupported(a) : nullptr;
+}
+
+// Why `algo` cannot run a on device d, or nullptr (always for kAuto, which picks a row that can).
 template <typename Row, size_t N, typename Algo, typename Args>
 const char* forced_unsupported(const Row* const (&table)[N], Device d, Algo algo, const Args& a) {
+  if (algo == Algo::kAuto) return nullptr;
   const Row* row = table_row(table, d, algo);
   if (!row) return d == Device::kCPU ? "not a cpu algorithm" : "not a cuda algorithm";
-  return row->unsupported(a);
+  return unsupported_by(*row, a);
 }
 
 // The row that runs a on h's device: `algo` itself unless it is Algo::kAuto, else the first row
@@ -82,7 +89,7 @@ const Row& choose_row(const Row* const (&table)[N], Handle& h, Algo algo, const 
   std::string skipped;
   for (const Row* row : table) {
     if (row->device != d) continue;
-    const char* why = row->unsupported(a);
+    const char* why = unsupported_by(*row, a);
     if (!why && row->slower) why = row->slower(a);
     if (!why) {
       if (choice_log_on())

@@ -111,7 +111,6 @@ std::vector<LrnAlgo> lrn_algos(Device device) { return table_algos(kTable, devic
 
 const char* lrn_fwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
                                 const TensorDesc&, const void* y, Blend blend) {
-  if (ld.algo == LrnAlgo::kAuto) return nullptr;
   return forced_unsupported(
       kTable, h.device(), ld.algo,
       LrnArgs{true, ld, xd, x, nullptr, nullptr, const_cast<void*>(y), blend});
@@ -120,7 +119,6 @@ const char* lrn_fwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc& 
 const char* lrn_bwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc&, const void* y,
                                 const void* dy, const TensorDesc& xd, const void* x, const void* dx,
                                 Blend blend) {
-  if (ld.algo == LrnAlgo::kAuto) return nullptr;
   return forced_unsupported(kTable, h.device(), ld.algo,
                             LrnArgs{false, ld, xd, x, y, dy, const_cast<void*>(dx), blend});
 }

@@ -24,6 +24,14 @@ struct LrnArgs {
 
 using LrnImpl = ImplRow<LrnArgs, LrnAlgo>;
 
+// The support rules of the rows that run one mode, on either device.
+inline const char* lrn_across_only(const LrnArgs& a) {
+  return a.across() ? nullptr : "within-channel mode";
+}
+inline const char* lrn_within_only(const LrnArgs& a) {
+  return a.across() ? "across-channel mode" : nullptr;
+}
+
 // The rows each backend defines, in lrn.cpp's order of preference.
 namespace cpu {
 extern const LrnImpl kLrnAcross, kLrnWithin;

@@ -89,14 +89,12 @@ std::vector<SoftmaxAlgo> softmax_algos(Device device) { return table_algos(kTabl
 
 const char* softmax_fwd_unsupported(Handle& h, const SoftmaxDesc& sd, const void* x, const void* y,
                                     Blend blend) {
-  if (sd.algo == SoftmaxAlgo::kAuto) return nullptr;
   return forced_unsupported(kTable, h.device(), sd.algo,
                             SoftmaxArgs{true, sd, x, nullptr, const_cast<void*>(y), blend});
 }
 
 const char* softmax_bwd_unsupported(Handle& h, const SoftmaxDesc& sd, const void* y, const void* dy,
                                     const void* dx, Blend blend) {
-  if (sd.algo == SoftmaxAlgo::kAuto) return nullptr;
   return forced_unsupported(kTable, h.device(), sd.algo,
                             SoftmaxArgs{false, sd, y, dy, const_cast<void*>(dx), blend});
 }

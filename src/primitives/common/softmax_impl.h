@@ -20,6 +20,15 @@ struct SoftmaxArgs {
 
 using SoftmaxImpl = ImplRow<SoftmaxArgs, SoftmaxAlgo>;
 
+// Rules both devices' rows share: the row kernels take inner 1 alone, and there the spatial
+// row (a running value per position, walking channels a stride apart) is the slower one.
+inline const char* softmax_rows_only(const SoftmaxArgs& a) {
+  return a.sd.inner == 1 ? nullptr : "inner > 1 (spatial)";
+}
+inline const char* softmax_spatial_slower(const SoftmaxArgs& a) {
+  return a.sd.inner == 1 ? "inner 1: the row kernels are faster" : nullptr;
+}
+
 // The rows each backend defines, in softmax.cpp's order of preference.
 namespace cpu {
 extern const SoftmaxImpl kSoftmaxRows, kSoftmaxSpatial;

@@ -14,6 +14,7 @@
 
 #include "primitives/blas.h"
 #include "primitives/common/choice_log.h"
+#include "primitives/common/impl_table.h"
 #include "primitives/conv/conv_impl.h"
 
 namespace crema::prim {
@@ -29,11 +30,17 @@ const ConvImpl* const kTable[] = {
     &cpu::kConvGemm1x1,           &cpu::kConvIm2colGemm,  &cpu::kConvDirect,
 };
 
-const ConvImpl* find_row(Device d, ConvAlgo a) {
-  for (const ConvImpl* row : kTable)
-    if (row->device == d && row->algo == a) return row;
-  return nullptr;
-}
+constexpr std::pair<ConvAlgo, const char*> kNames[] = {
+    {ConvAlgo::kAuto, "auto"},
+    {ConvAlgo::kFind, "find"},
+    {ConvAlgo::kIm2colGemm, "im2col_gemm"},
+    {ConvAlgo::kGemm1x1, "gemm_1x1"},
+    {ConvAlgo::kDirect, "direct"},
+    {ConvAlgo::kImplicitGemm, "implicit_gemm"},
+    {ConvAlgo::kImplicitGemmSm90, "implicit_gemm_sm90"},
+};
+
+const ConvImpl* find_row(Device d, ConvAlgo a) { return table_row(kTable, d, a); }
 
 }  // namespace
 
@@ -189,25 +196,7 @@ void require_pointers(Pass p, std::initializer_list<const void*> ptrs) {
 
 }  // namespace
 
-const char* conv_algo_name(ConvAlgo a) {
-  switch (a) {
-    case ConvAlgo::kAuto:
-      return "auto";
-    case ConvAlgo::kFind:
-      return "find";
-    case ConvAlgo::kIm2colGemm:
-      return "im2col_gemm";
-    case ConvAlgo::kGemm1x1:
-      return "gemm_1x1";
-    case ConvAlgo::kDirect:
-      return "direct";
-    case ConvAlgo::kImplicitGemm:
-      return "implicit_gemm";
-    case ConvAlgo::kImplicitGemmSm90:
-      return "implicit_gemm_sm90";
-  }
-  return "unknown";
-}
+const char* conv_algo_name(ConvAlgo a) { return name_in(kNames, a); }
 
 int conv_out_dim(int in, int kernel, int pad, int stride, int dilation) {
   if (in < 1 || kernel < 1 || pad < 0 || stride < 1 || dilation < 1)
@@ -249,12 +238,7 @@ void conv_check(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
          ", got " + std::to_string(yd.h) + "x" + std::to_string(yd.w));
 }
 
-std::vector<ConvAlgo> conv_algos(Device device) {
-  std::vector<ConvAlgo> algos;
-  for (const ConvImpl* row : kTable)
-    if (row->device == device) algos.push_back(row->algo);
-  return algos;
-}
+std::vector<ConvAlgo> conv_algos(Device device) { return table_algos(kTable, device); }
 
 bool conv_supports(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                    const FilterDesc& wd, const TensorDesc& yd) {

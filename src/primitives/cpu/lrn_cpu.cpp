@@ -178,14 +178,6 @@ void within_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& d, const T* y, c
   });
 }
 
-const char* across_unsupported(const LrnArgs& a) {
-  return a.across() ? nullptr : "within-channel mode";
-}
-
-const char* within_unsupported(const LrnArgs& a) {
-  return a.across() ? "across-channel mode" : nullptr;
-}
-
 template <typename F>
 void typed(const LrnArgs& a, F&& f) {
   visit_dtype(kFloatTypes, a.xd.dtype, a.forward ? "lrn_fwd" : "lrn_bwd", Device::kCPU,
@@ -216,7 +208,7 @@ void run_within(Handle& h, const LrnArgs& a) {
 
 }  // namespace
 
-const LrnImpl kLrnAcross{LrnAlgo::kAcross, Device::kCPU, across_unsupported, nullptr, run_across};
-const LrnImpl kLrnWithin{LrnAlgo::kWithin, Device::kCPU, within_unsupported, nullptr, run_within};
+const LrnImpl kLrnAcross{LrnAlgo::kAcross, Device::kCPU, lrn_across_only, nullptr, run_across};
+const LrnImpl kLrnWithin{LrnAlgo::kWithin, Device::kCPU, lrn_within_only, nullptr, run_within};
 
 }  // namespace crema::prim::cpu

@@ -121,16 +121,6 @@ void bwd_spatial(const SoftmaxDesc& sd, const T* y, const T* dy, T* dx, T* d, Bl
   }
 }
 
-const char* rows_unsupported(const SoftmaxArgs& a) {
-  return a.sd.inner == 1 ? nullptr : "inner > 1 (spatial)";
-}
-
-const char* runs_all(const SoftmaxArgs&) { return nullptr; }
-
-const char* spatial_slower(const SoftmaxArgs& a) {
-  return a.sd.inner == 1 ? "inner 1: rows reduce along contiguous channels" : nullptr;
-}
-
 // Runs f(T tag) for a's data type.
 template <typename F>
 void typed(const SoftmaxArgs& a, F&& f) {
@@ -255,10 +245,10 @@ void accuracy(const AccuracyDesc& ad, const T* scores, const T* label, T* acc, T
 
 }  // namespace
 
-const SoftmaxImpl kSoftmaxRows{SoftmaxAlgo::kRows, Device::kCPU, rows_unsupported, nullptr,
+const SoftmaxImpl kSoftmaxRows{SoftmaxAlgo::kRows, Device::kCPU, softmax_rows_only, nullptr,
                                run_rows};
-const SoftmaxImpl kSoftmaxSpatial{SoftmaxAlgo::kSpatial, Device::kCPU, runs_all, spatial_slower,
-                                  run_spatial};
+const SoftmaxImpl kSoftmaxSpatial{SoftmaxAlgo::kSpatial, Device::kCPU, nullptr,
+                                  softmax_spatial_slower, run_spatial};
 
 void softmax_loss_fwd(Handle&, const SoftmaxLossDesc& ld, const void* prob, const void* label,
                       void* loss) {

@@ -76,6 +76,11 @@ inline cublasStatus_t gemm_batched(cublasHandle_t b, MathMode, cublasOperation_t
 
 inline constexpr int kBlock = 256;
 
+// Whether p is aligned to `bytes`: what a kernel moving vectors of that size needs.
+inline bool aligned(const void* p, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
+
 // Blocks for a grid-stride loop over n elements: enough to fill the GPU, never more than needed.
 inline unsigned grid_for(int64_t n, int block = kBlock) {
   const int64_t blocks = (n + block - 1) / block;

@@ -79,14 +79,11 @@ __global__ void bwd_vec4_kernel(int64_t groups, float scale, const float4* dy, c
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
 // Elements of an f32 call the vector kernels take: whole groups of four, when x, y and the mask
 // allow 16- and 4-byte accesses (the mask's groups are 4-aligned when its start is).
 template <typename T>
 int64_t vector_part(int64_t count, const void* in, const void* out, const uint8_t* mask) {
-  if (!std::is_same_v<T, float> || !aligned16(in) || !aligned16(out) ||
-      reinterpret_cast<uintptr_t>(mask) % 4 != 0)
+  if (!std::is_same_v<T, float> || !aligned(in, 16) || !aligned(out, 16) || !aligned(mask, 4))
     return 0;
   return count & ~int64_t(3);
 }

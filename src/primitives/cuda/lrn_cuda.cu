@@ -343,102 +343,95 @@ bool visit_radius(int r, F&& f) {
 }
 
 const char* ring_unsupported(const LrnArgs& a) {
-  if (!a.across()) return "within-channel mode";
+  if (const char* why = lrn_across_only(a)) return why;
   const int r = ring_radius(geo_of(a.ld, a.xd));
   if (r < 0) return "an image of 2^31 elements or more";
   return r > 3 ? "local_size above 7" : nullptr;
 }
 
-const char* across_unsupported(const LrnArgs& a) {
-  return a.across() ? nullptr : "within-channel mode";
-}
+// A call with its data as T, the blend, k, and the window's coefficients a = alpha / N and
+// c = 2 alpha beta / N (N: the window's cells, local_size across channels, its square within).
+template <typename T>
+struct Typed {
+  const T* x;
+  const T* y;
+  const T* dy;
+  T* out;
+  T alpha, beta, k, a, c;
+};
 
-const char* within_unsupported(const LrnArgs& a) {
-  return a.across() ? "across-channel mode" : nullptr;
-}
-
-// Runs f(tag, neg_pow, alpha, beta, k) for a's data type and beta (lrn_ops.h), then checks the
-// launches.
+// Runs f(Typed<T>, neg_pow) for a's data type and beta (lrn_ops.h), then checks the launches.
 template <typename F>
 void typed(const LrnArgs& a, F&& f) {
   const char* op = a.forward ? "lrn_fwd" : "lrn_bwd";
+  const LrnDesc& ld = a.ld;
+  const double cells = a.across() ? ld.local_size : double(ld.local_size) * ld.local_size;
   visit_dtype(kFloatTypes, a.xd.dtype, op, Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    lrn_ops::visit_neg_pow<T>(a.ld.beta, [&](auto neg_pow) {
-      f(tag, neg_pow, T(a.blend.alpha), T(a.blend.beta), T(a.ld.k));
-    });
+    const Typed<T> t{static_cast<const T*>(a.x),
+                     static_cast<const T*>(a.y),
+                     static_cast<const T*>(a.dy),
+                     static_cast<T*>(a.out),
+                     T(a.blend.alpha),
+                     T(a.blend.beta),
+                     T(ld.k),
+                     T(ld.alpha / cells),
+                     T(2 * ld.alpha * ld.beta / cells)};
+    lrn_ops::visit_neg_pow<T>(ld.beta, [&](auto neg_pow) { f(t, neg_pow); });
   });
   check_launch(op);
 }
 
 void run_ring(Handle& h, const LrnArgs& a) {
-  const LrnDesc& ld = a.ld;
-  const Geo g = geo_of(ld, a.xd);
+  const Geo g = geo_of(a.ld, a.xd);
+  // In place (dx == dy), a chunk's warm-up would read dy its neighbour has overwritten, so a
+  // column stays whole.
+  const int chunk = !a.forward && a.out == a.dy ? g.C : chunk_of(g);
+  const int64_t work = g.columns * ((g.C + chunk - 1) / chunk);
   cudaStream_t s = stream_of(h);
-  typed(a, [&](auto tag, auto neg_pow, auto alpha, auto beta, auto k) {
-    using T = typename decltype(tag)::type;
-    const T* x = static_cast<const T*>(a.x);
-    T* out = static_cast<T*>(a.out);
-    const T an = T(ld.alpha / ld.local_size);
-    // In place (dx == dy), a chunk's warm-up would read dy its neighbour has overwritten, so a
-    // column stays whole.
-    const int chunk = !a.forward && a.out == a.dy ? g.C : chunk_of(g);
-    const int64_t work = g.columns * ((g.C + chunk - 1) / chunk);
+  typed(a, [&](const auto& t, auto neg_pow) {
     visit_radius(g.r, [&](auto r) {
       constexpr int R = decltype(r)::value;
       if (a.forward)
-        across_fwd_ring_kernel<R>
-            <<<grid_for(work), kBlock, 0, s>>>(g, chunk, work, neg_pow, k, an, x, out, alpha, beta);
+        across_fwd_ring_kernel<R><<<grid_for(work), kBlock, 0, s>>>(
+            g, chunk, work, neg_pow, t.k, t.a, t.x, t.out, t.alpha, t.beta);
       else
         across_bwd_ring_kernel<R><<<grid_for(work), kBlock, 0, s>>>(
-            g, chunk, work, neg_pow, k, an, T(2 * ld.alpha * ld.beta / ld.local_size),
-            static_cast<const T*>(a.dy), x, out, alpha, beta);
+            g, chunk, work, neg_pow, t.k, t.a, t.c, t.dy, t.x, t.out, t.alpha, t.beta);
     });
   });
 }
 
 void run_across(Handle& h, const LrnArgs& a) {
-  const LrnDesc& ld = a.ld;
-  const Geo g = geo_of(ld, a.xd);
+  const Geo g = geo_of(a.ld, a.xd);
   cudaStream_t s = stream_of(h);
-  typed(a, [&](auto tag, auto neg_pow, auto alpha, auto beta, auto k) {
-    using T = typename decltype(tag)::type;
-    const T* x = static_cast<const T*>(a.x);
-    T* out = static_cast<T*>(a.out);
-    const T an = T(ld.alpha / ld.local_size);
+  typed(a, [&](const auto& t, auto neg_pow) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(t.x)>>;
     if (a.forward) {
-      across_fwd_kernel<<<grid_for(g.columns), kBlock, 0, s>>>(g, neg_pow, k, an, x, out, alpha,
-                                                               beta);
+      across_fwd_kernel<<<grid_for(g.columns), kBlock, 0, s>>>(g, neg_pow, t.k, t.a, t.x, t.out,
+                                                               t.alpha, t.beta);
     } else {
       T* R = static_cast<T*>(h.workspace(size_t(a.xd.count()) * sizeof(T)));
-      across_bwd_kernel<<<grid_for(g.columns), kBlock, 0, s>>>(
-          g, neg_pow, k, an, T(2 * ld.alpha * ld.beta / ld.local_size), static_cast<const T*>(a.y),
-          static_cast<const T*>(a.dy), x, out, R, alpha, beta);
+      across_bwd_kernel<<<grid_for(g.columns), kBlock, 0, s>>>(g, neg_pow, t.k, t.a, t.c, t.y, t.dy,
+                                                               t.x, t.out, R, t.alpha, t.beta);
     }
   });
 }
 
 void run_within(Handle& h, const LrnArgs& a) {
-  const LrnDesc& ld = a.ld;
-  const Geo g = geo_of(ld, a.xd);
+  const Geo g = geo_of(a.ld, a.xd);
   const int64_t total = a.xd.count();
-  const double nn = double(ld.local_size) * ld.local_size;
   cudaStream_t s = stream_of(h);
-  typed(a, [&](auto tag, auto neg_pow, auto alpha, auto beta, auto k) {
-    using T = typename decltype(tag)::type;
-    const T* x = static_cast<const T*>(a.x);
-    T* out = static_cast<T*>(a.out);
-    const T an = T(ld.alpha / nn);
+  typed(a, [&](const auto& t, auto neg_pow) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(t.x)>>;
     if (a.forward) {
-      within_fwd_kernel<<<grid_for(total), kBlock, 0, s>>>(g, total, neg_pow, k, an, x, out, alpha,
-                                                           beta);
+      within_fwd_kernel<<<grid_for(total), kBlock, 0, s>>>(g, total, neg_pow, t.k, t.a, t.x, t.out,
+                                                           t.alpha, t.beta);
     } else {
-      const T* dy = static_cast<const T*>(a.dy);
       T* R = static_cast<T*>(h.workspace(size_t(total) * sizeof(T)));
-      within_r_kernel<<<grid_for(total), kBlock, 0, s>>>(g, total, k, an,
-                                                         static_cast<const T*>(a.y), dy, x, R);
-      within_dx_kernel<<<grid_for(total), kBlock, 0, s>>>(
-          g, total, neg_pow, k, an, T(2 * ld.alpha * ld.beta / nn), dy, x, R, out, alpha, beta);
+      within_r_kernel<<<grid_for(total), kBlock, 0, s>>>(g, total, t.k, t.a, t.y, t.dy, t.x, R);
+      within_dx_kernel<<<grid_for(total), kBlock, 0, s>>>(g, total, neg_pow, t.k, t.a, t.c, t.dy,
+                                                          t.x, R, t.out, t.alpha, t.beta);
     }
   });
 }
@@ -447,7 +440,7 @@ void run_within(Handle& h, const LrnArgs& a) {
 
 const LrnImpl kLrnAcrossRing{LrnAlgo::kAcrossRing, Device::kCUDA, ring_unsupported, nullptr,
                              run_ring};
-const LrnImpl kLrnAcross{LrnAlgo::kAcross, Device::kCUDA, across_unsupported, nullptr, run_across};
-const LrnImpl kLrnWithin{LrnAlgo::kWithin, Device::kCUDA, within_unsupported, nullptr, run_within};
+const LrnImpl kLrnAcross{LrnAlgo::kAcross, Device::kCUDA, lrn_across_only, nullptr, run_across};
+const LrnImpl kLrnWithin{LrnAlgo::kWithin, Device::kCUDA, lrn_within_only, nullptr, run_within};
 
 }  // namespace crema::prim::cuda

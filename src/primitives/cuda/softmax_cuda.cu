@@ -225,23 +225,13 @@ __global__ void bwd_spatial_kernel(int64_t positions, int64_t C, int64_t I, bool
 // to fill the GPU: a warp per row leaves most of it idle when rows are few (a classifier batch:
 // 256 rows of 1000 fill 32 blocks).
 const char* warp_rows_unsupported(const SoftmaxArgs& a) {
-  if (a.sd.inner != 1) return "inner > 1 (spatial)";
+  if (const char* why = softmax_rows_only(a)) return why;
   return a.sd.channels > kWarpRowMax ? "rows of more than 1024 channels" : nullptr;
 }
 
 const char* warp_rows_slower(const SoftmaxArgs& a) {
   return a.sd.channels >= 128 && a.sd.outer < 2048 ? "rows of 128+ channels, under 2048 rows"
                                                    : nullptr;
-}
-
-const char* block_rows_unsupported(const SoftmaxArgs& a) {
-  return a.sd.inner == 1 ? nullptr : "inner > 1 (spatial)";
-}
-
-const char* runs_all(const SoftmaxArgs&) { return nullptr; }
-
-const char* spatial_slower(const SoftmaxArgs& a) {
-  return a.sd.inner == 1 ? "inner 1: the row kernels reduce a row with shuffles" : nullptr;
 }
 
 // Runs f(T tag, alpha, beta) for a's data type, then checks the launch.
@@ -304,9 +294,9 @@ void run_spatial(Handle& h, const SoftmaxArgs& a) {
 
 const SoftmaxImpl kSoftmaxWarpRows{SoftmaxAlgo::kWarpRows, Device::kCUDA, warp_rows_unsupported,
                                    warp_rows_slower, run_rows<32>};
-const SoftmaxImpl kSoftmaxBlockRows{SoftmaxAlgo::kBlockRows, Device::kCUDA, block_rows_unsupported,
+const SoftmaxImpl kSoftmaxBlockRows{SoftmaxAlgo::kBlockRows, Device::kCUDA, softmax_rows_only,
                                     nullptr, run_rows<kBlock>};
-const SoftmaxImpl kSoftmaxSpatial{SoftmaxAlgo::kSpatial, Device::kCUDA, runs_all, spatial_slower,
-                                  run_spatial};
+const SoftmaxImpl kSoftmaxSpatial{SoftmaxAlgo::kSpatial, Device::kCUDA, nullptr,
+                                  softmax_spatial_slower, run_spatial};
 
 }  // namespace crema::prim::cuda

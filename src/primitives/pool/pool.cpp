@@ -141,14 +141,12 @@ void pool_bwd(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y
 
 const char* pool_fwd_unsupported(Handle& h, const PoolDesc& pd, const TensorDesc& xd, const void* x,
                                  const TensorDesc& yd, const void* y, Blend blend) {
-  if (pd.algo == PoolAlgo::kAuto) return nullptr;
   return forced_unsupported(kTable, h.device(), pd.algo, fwd_args(pd, xd, x, yd, y, blend));
 }
 
 const char* pool_bwd_unsupported(Handle& h, const PoolDesc& pd, const TensorDesc& yd, const void* y,
                                  const void* dy, const TensorDesc& xd, const void* x,
                                  const void* dx, Blend blend) {
-  if (pd.algo == PoolAlgo::kAuto) return nullptr;
   return forced_unsupported(kTable, h.device(), pd.algo, bwd_args(pd, yd, y, dy, xd, x, dx, blend));
 }
 

@@ -291,12 +291,10 @@ void run_disjoint(Handle& h, const PoolArgs& a) {
   });
 }
 
-const char* runs_all(const PoolArgs&) { return nullptr; }
-
 }  // namespace
 
 const PoolImpl kPoolDisjoint{PoolAlgo::kDisjoint, Device::kCPU, disjoint_unsupported, nullptr,
                              run_disjoint};
-const PoolImpl kPoolDirect{PoolAlgo::kDirect, Device::kCPU, runs_all, nullptr, run_direct};
+const PoolImpl kPoolDirect{PoolAlgo::kDirect, Device::kCPU, nullptr, nullptr, run_direct};
 
 }  // namespace crema::prim::cpu

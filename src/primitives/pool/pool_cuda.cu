@@ -329,14 +329,12 @@ void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
         geo_of<int64_t>(pd, xd, yd), inputs, t.dy, argmax, t.out, t.alpha, t.beta);
 }
 
-const char* runs_all(const PoolArgs&) { return nullptr; }
-
 void run(Handle& h, const PoolArgs& a) {
   run_typed(h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : bwd(h, a, t); });
 }
 
 }  // namespace
 
-const PoolImpl kPoolWindow{PoolAlgo::kWindow, Device::kCUDA, runs_all, nullptr, run};
+const PoolImpl kPoolWindow{PoolAlgo::kWindow, Device::kCUDA, nullptr, nullptr, run};
 
 }  // namespace crema::prim::cuda

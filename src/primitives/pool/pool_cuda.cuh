@@ -41,11 +41,6 @@ void run_typed(Handle& h, const PoolArgs& a, F&& f) {
   check_launch(op);
 }
 
-// Whether p is aligned to `bytes`.
-inline bool aligned(const void* p, size_t bytes) {
-  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
-}
-
 // One cell, in row-major order, of the scan for a window's argmax (at: -1 until a cell is
 // recorded; m starts at lowest()): the first cell of the window's maximum, the cell the CPU's
 // backward finds as the first equal to the forward's y. A strict > records each new maximum at its
