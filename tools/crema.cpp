@@ -3,6 +3,7 @@
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -23,6 +24,7 @@
 #include "primitives/blas_kernels.h"
 #include "primitives/conv.h"
 #include "primitives/handle.h"
+#include "solver/data_parallel.h"
 #include "solver/solver.h"
 
 DEFINE_string(solver, "", "train: the solver definition (prototxt)");
@@ -35,8 +37,9 @@ DEFINE_bool(overwrite_snapshots, false,
             "train: start even where snapshots of the solver's snapshot_prefix already exist "
             "(they are overwritten as the new run reaches them)");
 DEFINE_string(gpu, "",
-              "the GPU to run on (an id, or 'all' for the first); empty: the solver's "
-              "solver_mode where a GPU is present, else the CPU");
+              "the GPUs to run on: ids separated by commas, or 'all'; train runs one replica "
+              "per GPU (data parallel, batch_size per GPU), test and time use the first; "
+              "empty: the solver's solver_mode where a GPU is present, else the CPU");
 DEFINE_string(precision, "",
               "train, test, time: fp32, tf32, bf16 or fp16, overriding the nets' precision "
               "fields (default: the files'; math they leave unset is TF32 on a GPU)");
@@ -59,21 +62,50 @@ namespace {
 
 // ---- device selection ---------------------------------------------------------------------
 
-// --gpu wins; otherwise a solver asking for GPU mode gets one when present.
-Device pick_device(bool solver_wants_gpu, int* device_id) {
-  *device_id = 0;
+// --gpu's GPUs: every visible one for "all", else the listed ids, each checked.
+std::vector<int> gpu_ids() {
+  const int visible = prim::cuda_device_count();
+  std::vector<int> ids;
+  if (FLAGS_gpu == "all") {
+    for (int i = 0; i < visible; ++i) ids.push_back(i);
+    CREMA_REQUIRE(!ids.empty(), "--gpu=all: no GPU found");
+    return ids;
+  }
+  std::stringstream list(FLAGS_gpu);
+  for (std::string id; std::getline(list, id, ',');) {
+    CREMA_REQUIRE(
+        !id.empty() && id.size() < 6 && id.find_first_not_of("0123456789") == std::string::npos,
+        "--gpu takes device ids separated by commas, or 'all'; got \"", FLAGS_gpu, "\"");
+    ids.push_back(std::stoi(id));
+    CREMA_REQUIRE(ids.back() < visible, "--gpu=", FLAGS_gpu, ": no GPU ", ids.back(), " (", visible,
+                  " found)");
+    CREMA_REQUIRE(std::count(ids.begin(), ids.end(), ids.back()) == 1, "--gpu=", FLAGS_gpu,
+                  ": GPU ", ids.back(), " is listed twice");
+  }
+  CREMA_REQUIRE(!ids.empty(), "--gpu takes device ids separated by commas, or 'all'; got \"",
+                FLAGS_gpu, "\"");
+  return ids;
+}
+
+// --gpu wins; otherwise a solver asking for GPU mode gets the first GPU when present. *ids gets
+// the GPUs to use (one for test and time: the first listed).
+Device pick_device(bool solver_wants_gpu, std::vector<int>* ids) {
+  *ids = {0};
   if (!FLAGS_gpu.empty()) {
-    if (FLAGS_gpu != "all") {
-      CREMA_REQUIRE(FLAGS_gpu.find_first_not_of("0123456789,") == std::string::npos,
-                    "--gpu takes a device id or 'all', got \"", FLAGS_gpu, "\"");
-      *device_id = std::stoi(FLAGS_gpu.substr(0, FLAGS_gpu.find(',')));
-    }
-    CREMA_REQUIRE(*device_id < prim::cuda_device_count(), "--gpu=", FLAGS_gpu, ": no such GPU (",
-                  prim::cuda_device_count(), " found)");
+    *ids = gpu_ids();
     return Device::kCUDA;
   }
   if (solver_wants_gpu && prim::cuda_available()) return Device::kCUDA;
   return Device::kCPU;
+}
+
+// test and time run on one device.
+Device pick_one_device(int* device_id) {
+  std::vector<int> ids;
+  const Device device = pick_device(false, &ids);
+  if (ids.size() > 1) LOG(INFO) << "Using GPU " << ids[0] << " of --gpu=" << FLAGS_gpu;
+  *device_id = ids[0];
+  return device;
 }
 
 const char* device_label(Device d) { return d == Device::kCPU ? "CPU" : "GPU"; }
@@ -145,26 +177,36 @@ int train() {
                 "give either --weights or --snapshot, not both");
   SolverParameter param = load_solver_param(FLAGS_solver);
   if (!FLAGS_precision.empty()) apply_precision_flag(FLAGS_precision, &param);
-  int device_id = 0;
+  std::vector<int> gpus;
   const bool wants_gpu = param.has_solver_mode() && param.solver_mode() == SolverParameter::GPU;
-  const Device device = pick_device(wants_gpu, &device_id);
+  const Device device = pick_device(wants_gpu, &gpus);
   LOG(INFO) << "Training on the " << device_label(device)
             << (device == Device::kCPU ? " with " + prim::blas_description() : "");
   const SolverAction on_int = parse_effect("sigint_effect", FLAGS_sigint_effect);
   const SolverAction on_hup = parse_effect("sighup_effect", FLAGS_sighup_effect);
   std::signal(SIGINT, on_signal);
   std::signal(SIGHUP, on_signal);
-
-  prim::Handle handle(device, device_id);
-  const std::string tuned = start_autotune(handle);
-  auto solver = create_solver<float>(param, device, handle, FLAGS_solver);
-  solver->set_action_source([&]() {
+  const auto actions = [on_int, on_hup]() {
     if (g_sigint.exchange(0)) return on_int;
     if (g_sighup.exchange(0)) return on_hup;
     return SolverAction::kNone;
-  });
-  if (!FLAGS_weights.empty()) copy_weights(solver->net(), FLAGS_weights);
-  solver->set_overwrite_snapshots(FLAGS_overwrite_snapshots);
+  };
+  const auto prepare = [](Solver<float>& solver) {
+    if (!FLAGS_weights.empty()) copy_weights(solver.net(), FLAGS_weights);
+    solver.set_overwrite_snapshots(FLAGS_overwrite_snapshots);
+  };
+  if (gpus.size() > 1) {
+    CREMA_REQUIRE(!FLAGS_autotune, "--autotune runs on one GPU; tune there, then train on several");
+    DataParallelRun run{param, FLAGS_solver, device, gpus, FLAGS_snapshot, prepare, actions, {}};
+    train_data_parallel(run);
+    LOG(INFO) << "Optimization Done.";
+    return 0;
+  }
+  prim::Handle handle(device, gpus[0]);
+  const std::string tuned = start_autotune(handle);
+  auto solver = create_solver<float>(param, device, handle, FLAGS_solver);
+  solver->set_action_source(actions);
+  prepare(*solver);
   solver->solve(FLAGS_snapshot);
   save_autotune(handle, tuned);
   LOG(INFO) << "Optimization Done.";
@@ -178,7 +220,7 @@ int test() {
   CREMA_REQUIRE(!FLAGS_weights.empty(), "test needs --weights=<net.caffemodel>");
   CREMA_REQUIRE(FLAGS_iterations > 0, "--iterations must be positive");
   int device_id = 0;
-  const Device device = pick_device(false, &device_id);
+  const Device device = pick_one_device(&device_id);
   prim::Handle handle(device, device_id);
   const std::string tuned = start_autotune(handle);
   Net<float> net(load_model(), TEST, device);
@@ -228,7 +270,7 @@ int time() {
   CREMA_REQUIRE(FLAGS_phase.empty() || FLAGS_phase == "TRAIN" || FLAGS_phase == "TEST",
                 "--phase must be TRAIN or TEST");
   int device_id = 0;
-  const Device device = pick_device(false, &device_id);
+  const Device device = pick_one_device(&device_id);
   prim::Handle handle(device, device_id);
   const std::string tuned = start_autotune(handle);
   Net<float> net(load_model(), FLAGS_phase == "TEST" ? TEST : TRAIN, device);

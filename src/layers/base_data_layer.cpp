@@ -45,6 +45,7 @@ void BasePrefetchingDataLayer<Dtype>::start_prefetch(uint32_t batch_size, const 
   if (depth == 0 || depth > kMaxPrefetch)
     fail("data_param.prefetch must be between 1 and ", kMaxPrefetch, "; got ", depth);
   batch_size_ = int(batch_size);
+  if (this->phase() == TRAIN) replica_ = this_replica();
   channels_ = channels;
   height_ = height;
   width_ = width;
@@ -62,14 +63,21 @@ void BasePrefetchingDataLayer<Dtype>::start_prefetch(uint32_t batch_size, const 
 
 template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::fill(HostBatch* batch, const Prefetcher& prefetcher) {
-  // The batch's buffers may still feed the copy of its previous use into the tops.
-  if (upload_) batch->consumed.synchronize();
+  if (upload_) {
+    // Buffers this thread allocates belong on the layer's GPU, not the thread's default one.
+    prim::cuda_set_current_device(upload_->device_id());
+    // The batch's buffers may still feed the copy of its previous use into the tops.
+    batch->consumed.synchronize();
+  }
   const size_t example = size_t(out_shape_[0]) * out_shape_[1] * out_shape_[2];
   batch->data.resize(example * batch_size_);
   batch->label.resize(batch_size_);
   for (int i = 0; i < batch_size_; ++i) {
     if (prefetcher.stopping()) return;
+    for (; next_record_ % uint64_t(replica_.count) != uint64_t(replica_.rank); ++next_record_)
+      skip_example();
     const float label = read_example(&image_, &where_);
+    ++next_record_;
     if (image_.channels != channels_ || image_.height != height_ || image_.width != width_)
       fail(where_, ": shape ", image_.channels, "x", image_.height, "x", image_.width,
            " differs from the first record's ", channels_, "x", height_, "x", width_, "; ",

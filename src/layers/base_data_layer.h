@@ -9,6 +9,11 @@
 // record, an unreadable image) is thrown by the forward() that would have used the example, as a
 // layer error naming the example.
 //
+// In data-parallel training (core/replica.h) a TRAIN-phase layer keeps the records of its replica
+// only, as Caffe does: counting from the first record it reads, record i goes to replica
+// i mod count, so the replicas' batches together are the batch of one run at count times the
+// batch size.
+//
 // Tops: top[0] data, batch_size x C x H' x W' (after the crop); top[1] label, batch_size
 // (optional). No bottoms, no backward.
 #pragma once
@@ -19,6 +24,7 @@
 #include <vector>
 
 #include "core/layer.h"
+#include "core/replica.h"
 #include "data/datum.h"
 
 namespace crema {
@@ -61,6 +67,9 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   // Runs on the prefetch thread: reads the next example into *image (C-H-W floats) and returns
   // its label; *where names the example in error messages. Throws crema::Error on bad data.
   virtual float read_example(ChwImage* image, std::string* where) = 0;
+  // Runs on the prefetch thread: moves past the next example without reading it (another
+  // replica's).
+  virtual void skip_example() = 0;
   // The end of the error for an example whose shape differs from the first one's.
   virtual const char* shape_mismatch_hint() const {
     return "every record must have the same shape";
@@ -85,6 +94,8 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   void upload(HostBatch* batch);
 
   int batch_size_ = 0;
+  Replica replica_;                            // whose records this layer keeps
+  uint64_t next_record_ = 0;                   // counted from the first record read
   int channels_ = 0, height_ = 0, width_ = 0;  // of every example
   std::vector<int> out_shape_;                 // of one transformed example
   std::unique_ptr<DataTransformer> transformer_;

@@ -86,6 +86,11 @@ float DataLayer<Dtype>::read_example(ChwImage* image, std::string* where) {
   return float(datum_.label());
 }
 
+template <typename Dtype>
+void DataLayer<Dtype>::skip_example() {
+  reader_->next();
+}
+
 template class DataLayer<float>;
 template class DataLayer<double>;
 

@@ -36,6 +36,7 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
 
  protected:
   float read_example(ChwImage* image, std::string* where) override;
+  void skip_example() override;
 
  private:
   ColorMode color_ = ColorMode::kNative;

@@ -76,12 +76,16 @@ template <typename Dtype>
 float ImageDataLayer<Dtype>::read_example(ChwImage* image, std::string* where) {
   read_entry(position_, image, where);
   const float label = float(entries_[position_].label);
-  if (++position_ == entries_.size()) {
-    position_ = 0;
-    if (this->param_.image_data_param().shuffle())
-      std::shuffle(entries_.begin(), entries_.end(), shuffle_rng_);
-  }
+  skip_example();
   return label;
+}
+
+template <typename Dtype>
+void ImageDataLayer<Dtype>::skip_example() {
+  if (++position_ < entries_.size()) return;
+  position_ = 0;
+  if (this->param_.image_data_param().shuffle())
+    std::shuffle(entries_.begin(), entries_.end(), shuffle_rng_);
 }
 
 template class ImageDataLayer<float>;

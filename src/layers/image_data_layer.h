@@ -42,6 +42,7 @@ class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
 
  protected:
   float read_example(ChwImage* image, std::string* where) override;
+  void skip_example() override;
   const char* shape_mismatch_hint() const override {
     return "images of different sizes need image_data_param new_height and new_width";
   }

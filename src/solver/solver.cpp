@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/replica.h"
 #include "core/rng.h"
 #include "core/upgrade_proto.h"
 #include "primitives/blas.h"
@@ -75,10 +76,13 @@ Solver<Dtype>::Solver(const SolverParameter& param, Device device, Handle& h, in
     LOG(INFO) << who << " sets no snapshot_prefix; snapshots go to " << param_.snapshot_prefix()
               << "_iter_N.*";
   }
-  // Seed before the nets are built, so fillers and data shuffling are reproducible.
+  // Seed before the nets are built, so fillers and data shuffling are reproducible. Replicas of
+  // data-parallel training each add their rank, as Caffe does: their dropout masks and crops
+  // differ, and the root's initial weights are copied to all.
   if (param_.random_seed() >= 0) {
-    seed_thread_rng(param_.random_seed());
-    h_.set_seed(uint64_t(param_.random_seed()));
+    const int64_t seed = param_.random_seed() + this_replica().rank;
+    seed_thread_rng(seed);
+    h_.set_seed(uint64_t(seed));
   }
   init_train_net();
   init_test_nets();
@@ -252,12 +256,14 @@ void Solver<Dtype>::solve(const std::string& resume_file) {
     LOG(INFO) << "Restoring previous solver status from " << resume_file;
     restore(resume_file);
   }
+  if (reducer_) reducer_->broadcast_params(*net_);
   const int start_iter = iter_;
   if (param_.snapshot() > 0 || param_.snapshot_after_train())
     check_snapshot_folder(resume_file.empty());
   step(param_.max_iter() - iter_);
   // The final snapshot, unless the last iteration already wrote one.
-  if (param_.snapshot_after_train() && (!param_.snapshot() || iter_ % param_.snapshot() != 0))
+  if (param_.snapshot_after_train() && (!param_.snapshot() || iter_ % param_.snapshot() != 0) &&
+      is_root())
     snapshot();
   if (requested_early_exit_) {
     LOG(INFO) << "Optimization stopped early.";
@@ -323,14 +329,18 @@ void Solver<Dtype>::step(int n) {
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
       test_all();
-      if (requested_early_exit_) break;
+      // Replicas stop together, at the end of a step (agree_on).
+      if (requested_early_exit_ && !reducer_) break;
     }
     const bool display = param_.display() && iter_ % param_.display() == 0;
     // Gradients accumulate over iter_size passes; the reported loss is their mean.
     Dtype loss = 0;
     for (int i = 0; i < param_.iter_size(); ++i) {
       loss += net_->forward(h_);
-      net_->backward(h_);
+      if (reducer_ && i + 1 == param_.iter_size())
+        reducer_->backward(*net_);
+      else
+        net_->backward(h_);
     }
     loss /= param_.iter_size();
     last_loss_ = loss;
@@ -359,21 +369,39 @@ void Solver<Dtype>::step(int n) {
       display_start_ = now;
       iterations_last_ = iter_;
     }
-    const bool finite = std::isfinite(double(loss));
+    bool finite = std::isfinite(double(loss));
+    // A replica whose loss is not finite makes every replica's summed gradients so.
+    if (reducer_) finite = !reducer_->communicator().agree_max(!finite);
     if (!finite) on_non_finite_loss(loss);
     if ((finite || param_.non_finite_loss() == SolverParameter::CONTINUE) &&
         accept_scaled_gradients())
       apply_update();
     // iter_ counts the steps taken so far (a step skipped by loss scaling counts).
     ++iter_;
-    const SolverAction request = poll_action();
-    if ((param_.snapshot() && iter_ % param_.snapshot() == 0) || request == SolverAction::kSnapshot)
+    const SolverAction request = agree_on(poll_action());
+    if (((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
+         request == SolverAction::kSnapshot) &&
+        is_root())
       snapshot();
     if (request == SolverAction::kStop) {
       requested_early_exit_ = true;
       break;
     }
   }
+}
+
+template <typename Dtype>
+SolverAction Solver<Dtype>::agree_on(SolverAction request) {
+  if (!reducer_) return request;
+  // A stop asked for during the root's test ends the step for all.
+  if (requested_early_exit_) request = SolverAction::kStop;
+  static_assert(int(SolverAction::kNone) == 0);
+  return SolverAction(reducer_->communicator().agree_max(is_root() ? int(request) : 0));
+}
+
+template <typename Dtype>
+double Solver<Dtype>::gradient_divisor() const {
+  return net_->loss_scale() * (reducer_ ? reducer_->replicas() : 1);
 }
 
 template <typename Dtype>
@@ -428,8 +456,9 @@ void Solver<Dtype>::apply_update() {
     prim::SolverUpdateDesc& d = u.desc;
     Tensor<Dtype>& p = param_tensor(id);
     d.dtype = dtype();
-    // The diffs hold the sum over iter_size passes of loss-scaled gradients.
-    d.grad_scale = double(Dtype(1) / (Dtype(param_.iter_size()) * Dtype(net_->loss_scale())));
+    // The diffs hold the sum over iter_size passes (and over the replicas) of loss-scaled
+    // gradients.
+    d.grad_scale = double(Dtype(1) / (Dtype(param_.iter_size()) * Dtype(gradient_divisor())));
     d.count = p.count();
     d.rate = double(rate * net_->params_lr()[id]);
     d.decay = double(Dtype(param_.weight_decay()) * net_->params_weight_decay()[id]);
@@ -458,7 +487,7 @@ void Solver<Dtype>::clip_gradients() {
     const Tensor<Dtype>& p = param_tensor(id);
     sumsq += prim::dot(h_, dtype(), p.count(), p.diff(), p.diff());
   }
-  const Dtype norm = Dtype(std::sqrt(sumsq) / net_->loss_scale());
+  const Dtype norm = Dtype(std::sqrt(sumsq) / gradient_divisor());
   if (norm > clip) {
     const Dtype scale = clip / norm;
     LOG(INFO) << "Gradient clipping: scaling down gradients (L2 norm " << norm << " > " << clip

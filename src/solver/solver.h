@@ -26,6 +26,7 @@
 #include "core/net.h"
 #include "core/tensor.h"
 #include "crema.pb.h"
+#include "parallel/gradient_reducer.h"
 #include "primitives/handle.h"
 #include "primitives/solver_update.h"
 
@@ -72,6 +73,11 @@ class Solver {
 
   // Requests are polled once per iteration; see SolverAction.
   void set_action_source(std::function<SolverAction()> source) { action_source_ = source; }
+  // Data-parallel training (solver/data_parallel.h): this solver is one replica; backward sums
+  // the gradients over the replicas through reducer and the update divides them by their number,
+  // solve() starts from the root's weights, and every step follows the root's requests. Only the
+  // root (rank 0) snapshots.
+  void set_reducer(GradientReducer<Dtype>* reducer) { reducer_ = reducer; }
 
   int iter() const { return iter_; }
   int current_step() const { return current_step_; }
@@ -136,6 +142,12 @@ class Solver {
   // step's gradients may be applied; with adaptive scaling, a step whose gradients overflowed is
   // skipped and the scale halved, and the scale doubles after kScaleGrowthInterval good steps.
   bool accept_scaled_gradients();
+  // What the parameter diffs hold over the mean gradient: loss scale times replicas (the sum of
+  // the replicas' gradients); iter_size is divided separately.
+  double gradient_divisor() const;
+  bool is_root() const { return !reducer_ || reducer_->rank() == 0; }
+  // The root's request for this step, for every replica (a replica's own request otherwise).
+  SolverAction agree_on(SolverAction request);
   static constexpr int kScaleGrowthInterval = 1000;
 
   std::string source_name_;
@@ -144,6 +156,7 @@ class Solver {
   std::vector<std::unique_ptr<Tensor<Dtype>>> history_;
   std::vector<std::vector<TestScore>> test_scores_;
   std::function<SolverAction()> action_source_;
+  GradientReducer<Dtype>* reducer_ = nullptr;
   int iter_ = 0;
   int current_step_ = 0;
   bool requested_early_exit_ = false;

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "core/errors.h"
+#include "core/replica.h"
 #include "core/rng.h"
 #include "data_test_util.h"
 
@@ -52,6 +53,29 @@ TEST(DataLayer, BatchesWrapAroundWithLabelsInOrder) {
       for (int j = 0; j < 12; ++j) ASSERT_EQ(d[n * 12 + j], pixel(next, j));
     }
   }
+}
+
+// Data-parallel replicas: in TRAIN, counting from the first record read, record i goes to replica
+// i mod count (wrapping around the database keeps counting); TEST ignores the replica.
+TEST(DataLayer, ReplicaKeepsItsShareOfTheRecords) {
+  TempDir dir;
+  const std::string db = dir.file("db");
+  test::write_datum_lmdb(db, 10, 1, 1, 2);
+  set_this_replica({1, 3});  // what the layers see at setup
+  DataLayer<float> train(data_param(db, 4, TRAIN), Device::kCPU);
+  DataLayer<float> test(data_param(db, 4, TEST), Device::kCPU);
+  Tensor<float> data, label;
+  train.setup({}, {&data, &label});
+  Tensor<float> test_data, test_label;
+  test.setup({}, {&test_data, &test_label});
+  set_this_replica({});
+  Handle h;
+  for (int iter = 0, k = 0; iter < 4; ++iter) {  // 16 examples of 48 records read: 4 passes
+    train.forward(h, {}, {&data, &label});
+    for (float l : label.data_vector()) ASSERT_EQ(l, float((1 + 3 * k++) % 10)) << "example " << k;
+  }
+  test.forward(h, {}, {&test_data, &test_label});
+  EXPECT_EQ(test_label.data_vector(), (std::vector<float>{0, 1, 2, 3}));
 }
 
 TEST(DataLayer, TransformsAndDataOnlyTop) {

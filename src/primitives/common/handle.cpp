@@ -44,6 +44,15 @@ int cuda_current_device() {
 #endif
 }
 
+void cuda_set_current_device(int device_id) {
+#ifdef CREMA_WITH_CUDA
+  cuda::set_current_device(device_id);
+#else
+  (void)device_id;
+  no_cuda();
+#endif
+}
+
 std::string cuda_device_description(int device_id) {
 #ifdef CREMA_WITH_CUDA
   if (device_id < 0 || device_id >= cuda::device_count())

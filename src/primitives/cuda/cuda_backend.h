@@ -10,6 +10,7 @@
 namespace crema::prim::cuda {
 int device_count();
 int current_device();
+void set_current_device(int device_id);
 std::string device_description(int device_id);
 std::string device_identity(int device_id);
 void* create_stream(int device_id);

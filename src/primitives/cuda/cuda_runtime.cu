@@ -41,6 +41,8 @@ int current_device() {
   return d;
 }
 
+void set_current_device(int device_id) { check(cudaSetDevice(device_id), "cudaSetDevice"); }
+
 std::string device_identity(int device_id) {
   cudaDeviceProp p{};
   check(cudaGetDeviceProperties(&p, device_id), "cudaGetDeviceProperties");

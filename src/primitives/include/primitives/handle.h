@@ -196,6 +196,9 @@ bool cuda_available();
 int cuda_device_count();
 // The calling thread's current GPU: the one its last CUDA Handle was created on (0 by default).
 int cuda_current_device();
+// Makes device_id the calling thread's current GPU: what a thread that only uses a Handle made on
+// another thread (a prefetch thread allocating for its layer's GPU) must do first.
+void cuda_set_current_device(int device_id);
 // One line per property of a CUDA device (name, compute capability, memory, SMs, clocks).
 std::string cuda_device_description(int device_id);
 // A CUDA device's name and compute capability, e.g. "NVIDIA H200 9.0".

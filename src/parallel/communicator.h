@@ -1,0 +1,62 @@
+// Collectives among the replicas of data-parallel training: gradients summed over the replicas,
+// the root's weights copied to the others, and host-side agreement on what the step does next.
+// Two implementations: threads of one process sharing host memory (CPU replicas; what CI tests)
+// and NCCL (one GPU per replica). Every replica calls the same collectives in the same order
+// with the same buffer counts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "primitives/handle.h"
+#include "primitives/types.h"
+
+namespace crema {
+
+using prim::Handle;
+
+// count values of the collective's data type at data, on the replica's device.
+struct CommBuffer {
+  void* data;
+  int64_t count;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // Replaces every buffer by its sum over the replicas, queued on h's stream as one group (on a
+  // CPU handle, finished on return). The sums are ordered by rank, so each replica gets the same
+  // bits.
+  virtual void all_reduce_sum(Handle& h, prim::DataType dtype,
+                              std::span<const CommBuffer> buffers) = 0;
+  // Copies root's buffers over every other replica's, queued on h's stream.
+  virtual void broadcast(Handle& h, prim::DataType dtype, std::span<const CommBuffer> buffers,
+                         int root) = 0;
+  // The largest of the replicas' values, on the host: blocks until every replica offered one.
+  virtual int agree_max(int value) = 0;
+  // Called by a replica that fails: the others' pending and later collectives throw
+  // crema::Error instead of waiting for it forever.
+  virtual void abort() = 0;
+
+ protected:
+  Communicator(int rank, int size) : rank_(rank), size_(size) {}
+
+ private:
+  int rank_, size_;
+};
+
+// count communicators for count threads of this process, replicas on the CPU.
+std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int count);
+// One NCCL communicator per GPU of device_ids (replica i on device_ids[i]), for threads of this
+// process. Throws crema::Error in a build without NCCL (configure with -DCREMA_NCCL_ROOT).
+std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(
+    const std::vector<int>& device_ids);
+// Whether this build can run several GPUs (it was built with NCCL).
+bool nccl_available();
+
+}  // namespace crema

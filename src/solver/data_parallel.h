@@ -1,0 +1,40 @@
+// Data-parallel training, as `caffe train --gpu=0,1`: one replica of the solver per device, each
+// on a thread of its own with its own net, handle and data. The replicas start from the root's
+// weights, read disjoint records (record i of a training data layer goes to replica i mod n, so
+// each batch_size is per replica and the step's batch is n times it), and before each update sum
+// their gradients (GradientReducer: buckets overlapping the backward) and divide by n, so every
+// replica applies the same update to the same weights. Only the root (replica 0) tests, displays
+// and snapshots; every step follows the root's requests (signals); a replica that fails stops
+// the others, and the first failure is what the run throws.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "crema.pb.h"
+#include "solver/solver.h"
+
+namespace crema {
+
+struct DataParallelRun {
+  SolverParameter param;
+  std::string source_name;  // the solver file: errors, the default snapshot prefix
+  Device device = Device::kCPU;
+  // One replica per entry: GPU ids on CUDA; on the CPU only their number counts (threads sharing
+  // host memory, what the tests use).
+  std::vector<int> device_ids;
+  std::string resume_file;  // a .solverstate, restored by every replica
+  // Run on each replica's thread once its solver is built, before training (weights to copy,
+  // flags), one replica at a time.
+  std::function<void(Solver<float>&)> prepare;
+  // The root's requests, polled once per step.
+  std::function<SolverAction()> actions;
+  // Run on each replica's thread after training.
+  std::function<void(Solver<float>&)> finished;
+};
+
+// Throws crema::Error naming the replica that failed first.
+void train_data_parallel(const DataParallelRun& run);
+
+}  // namespace crema
