@@ -5,7 +5,10 @@
 // the run allocated).
 //
 //   train_step --solver=models/lenet_fashion/lenet_solver.prototxt [--iterations=200]
-//              [--warmup=20] [--gpu=N] [--precision=P] [--unfused] [--autotune]
+//              [--warmup=20] [--gpu=N | --gpus=0,1] [--precision=P] [--unfused] [--autotune]
+//
+// --gpus trains one replica per GPU (solver/data_parallel.h, batch_size per GPU) and times the
+// steps between the root replica's polls; it also prints the images per second of all replicas.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <sys/resource.h>
@@ -14,18 +17,23 @@
 #include <chrono>
 #include <cstdio>
 #include <numeric>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "core/precision.h"
+#include "core/replica.h"
 #include "core/upgrade_proto.h"
 #include "primitives/blas_kernels.h"
 #include "primitives/handle.h"
+#include "solver/data_parallel.h"
 #include "solver/solver.h"
 
 DEFINE_string(solver, "models/lenet_fashion/lenet_solver.prototxt", "solver prototxt");
 DEFINE_int32(iterations, 200, "timed iterations");
 DEFINE_int32(warmup, 20, "untimed iterations first");
 DEFINE_int32(gpu, -1, "train on this GPU (default: the CPU)");
+DEFINE_string(gpus, "", "data-parallel replicas on these GPUs (ids separated by commas)");
 DEFINE_string(precision, "", "fp32, tf32, bf16 or fp16 over the net's own precision fields");
 DEFINE_bool(unfused, false, "run every layer apart (Net::unfuse): what the fusions buy");
 DEFINE_bool(autotune, false,
@@ -49,21 +57,49 @@ int main(int argc, char** argv) {
     param.set_snapshot_after_train(false);
     param.set_display(0);
     param.set_max_iter(FLAGS_warmup + FLAGS_iterations);
-    const crema::Device device = FLAGS_gpu >= 0 ? crema::Device::kCUDA : crema::Device::kCPU;
-    crema::prim::Handle handle(device, std::max(FLAGS_gpu, 0));
-    handle.set_conv_autotune(FLAGS_autotune);
-    auto solver = crema::create_solver<float>(param, device, handle, FLAGS_solver);
-    solver->net().fill_inputs_uniform(1234);  // nets fed by Input layers would see zeros
-    if (FLAGS_unfused) solver->net().unfuse();
-    solver->step(FLAGS_warmup);
-    handle.synchronize();
     std::vector<double> ms;
-    for (int i = 0; i < FLAGS_iterations; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      solver->step(1);
+    double final_loss = 0;
+    int replicas = 1;
+    crema::Device device = FLAGS_gpu >= 0 ? crema::Device::kCUDA : crema::Device::kCPU;
+    if (!FLAGS_gpus.empty()) {
+      crema::DataParallelRun run{param, FLAGS_solver, crema::Device::kCUDA, {}, "", {}, {}, {}};
+      std::stringstream ids(FLAGS_gpus);
+      for (std::string id; std::getline(ids, id, ',');) run.device_ids.push_back(std::stoi(id));
+      device = crema::Device::kCUDA;
+      replicas = int(run.device_ids.size());
+      run.prepare = [](crema::Solver<float>& solver) {
+        solver.net().fill_inputs_uniform(1234 + uint32_t(crema::this_replica().rank));
+        if (FLAGS_unfused) solver.net().unfuse();
+      };
+      // The root polls once per step, after its update: the time between polls is a step.
+      std::vector<std::chrono::steady_clock::time_point> polls;
+      run.actions = [&polls]() {
+        polls.push_back(std::chrono::steady_clock::now());
+        return crema::SolverAction::kNone;
+      };
+      run.finished = [&final_loss](crema::Solver<float>& solver) {
+        if (crema::this_replica().rank == 0) final_loss = double(solver.last_loss());
+      };
+      crema::train_data_parallel(run);
+      for (size_t i = size_t(FLAGS_warmup); i < polls.size(); ++i)
+        ms.push_back(std::chrono::duration<double, std::milli>(polls[i] - polls[i - 1]).count());
+    } else {
+      crema::prim::Handle handle(device, std::max(FLAGS_gpu, 0));
+      handle.set_conv_autotune(FLAGS_autotune);
+      auto solver = crema::create_solver<float>(param, device, handle, FLAGS_solver);
+      solver->net().fill_inputs_uniform(1234);  // nets fed by Input layers would see zeros
+      if (FLAGS_unfused) solver->net().unfuse();
+      solver->step(FLAGS_warmup);
       handle.synchronize();
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      for (int i = 0; i < FLAGS_iterations; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        solver->step(1);
+        handle.synchronize();
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
+      }
+      final_loss = double(solver->last_loss());
     }
     std::vector<double> sorted = ms;
     std::sort(sorted.begin(), sorted.end());
@@ -71,10 +107,11 @@ int main(int argc, char** argv) {
     getrusage(RUSAGE_SELF, &usage);
     std::printf("solver %s, %d timed iterations after %d warm-up\n", FLAGS_solver.c_str(),
                 FLAGS_iterations, FLAGS_warmup);
-    std::printf("ms/iter: median %.2f  mean %.2f  min %.2f  (final loss %.4f)\n",
-                sorted[sorted.size() / 2],
-                std::accumulate(ms.begin(), ms.end(), 0.0) / double(ms.size()), sorted.front(),
-                double(solver->last_loss()));
+    std::printf(
+        "ms/iter: median %.2f  mean %.2f  min %.2f  (final loss %.4f)\n", sorted[sorted.size() / 2],
+        std::accumulate(ms.begin(), ms.end(), 0.0) / double(ms.size()), sorted.front(), final_loss);
+    if (replicas > 1)
+      std::printf("replicas %d: %.1f steps/s\n", replicas, 1000.0 / sorted[sorted.size() / 2]);
     std::printf("peak resident memory: %.1f MiB\n", double(usage.ru_maxrss) / 1024.0);
     if (device == crema::Device::kCUDA)
       std::printf("peak GPU memory allocated: %.1f MiB\n",

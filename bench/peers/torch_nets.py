@@ -11,10 +11,14 @@ zero_grad, forward, cross-entropy, backward and an SGD step (momentum 0.9, weigh
 
   torch_nets.py --net=resnet50 --batch=128 --mode=fp32 [--iterations=50] [--warmup=10]
 
+Under torchrun (--nproc_per_node=N) each process trains a replica on its own GPU with
+DistributedDataParallel (NCCL, its default 25 MiB buckets), batch per GPU; rank 0 prints.
+
 prints one line "RESULT net=... batch=... mode=... ms=<median> peak_mib=<peak allocated>";
 the peak covers the whole run (warm-up and cuDNN's algorithm search included).
 """
 import argparse
+import os
 import statistics
 
 import torch
@@ -82,7 +86,12 @@ def time_training(net, batch, mode, iterations, warmup):
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.backends.cudnn.allow_tf32 = tf32
-    dev = torch.device("cuda")
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("LOCAL_RANK", "0"))
+    dev = torch.device("cuda", rank)
+    torch.cuda.set_device(dev)
+    if world > 1:
+        torch.distributed.init_process_group("nccl", device_id=dev)
     torch.cuda.init()  # the allocator's statistics exist only once CUDA is initialized
     torch.cuda.reset_peak_memory_stats(dev)
     make, chw, classes = NETS[net]
@@ -93,6 +102,8 @@ def time_training(net, batch, mode, iterations, warmup):
         model = model.to(memory_format=torch.channels_last)
         x = x.to(memory_format=torch.channels_last)
     y = torch.randint(0, classes, (batch,), device=dev)
+    if world > 1:
+        model = nn.parallel.DistributedDataParallel(model, device_ids=[rank])
     loss_fn = nn.CrossEntropyLoss()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
 
@@ -114,6 +125,8 @@ def time_training(net, batch, mode, iterations, warmup):
         end.record()
         end.synchronize()
         ms.append(start.elapsed_time(end))
+    if world > 1:
+        torch.distributed.destroy_process_group()
     return statistics.median(ms), torch.cuda.max_memory_allocated(dev) / 2**20
 
 
@@ -126,7 +139,9 @@ def main():
     p.add_argument("--warmup", type=int, default=10)
     a = p.parse_args()
     ms, mib = time_training(a.net, a.batch, a.mode, a.iterations, a.warmup)
-    print(f"RESULT net={a.net} batch={a.batch} mode={a.mode} ms={ms:.3f} peak_mib={mib:.1f}")
+    if int(os.environ.get("RANK", "0")) == 0:
+        print(f"RESULT net={a.net} batch={a.batch} mode={a.mode} "
+              f"gpus={os.environ.get('WORLD_SIZE', '1')} ms={ms:.3f} peak_mib={mib:.1f}")
 
 
 if __name__ == "__main__":
