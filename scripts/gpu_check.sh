@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 build=${BUILD:-/tmp/b}
 out=${OUT:-/tmp}
 [ -f .devdeps/env.sh ] && . .devdeps/env.sh
+# NCCL for the multi-GPU tests and --gpu=0,1: the copy in PyTorch's install, where there is one.
+nccl=$(python3 -c 'import os, torch; print(os.path.realpath(os.path.join(os.path.dirname(torch.__file__), "..", "nvidia", "nccl")))' 2>/dev/null || true)
+[ -n "$nccl" ] && [ -f "$nccl/include/nccl.h" ] && CMAKE_ARGS="-DCREMA_NCCL_ROOT=$nccl ${CMAKE_ARGS:-}"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCREMA_OPENCV=OFF -DCREMA_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 ${CMAKE_ARGS:-} >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target ${TARGETS:-all} >"$out/build.log" 2>&1 || { grep -E "error|Error" "$out/build.log" | head -40; exit 1; }

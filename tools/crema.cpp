@@ -71,19 +71,20 @@ std::vector<int> gpu_ids() {
     CREMA_REQUIRE(!ids.empty(), "--gpu=all: no GPU found");
     return ids;
   }
+  const bool well_formed = FLAGS_gpu.find_first_not_of("0123456789,") == std::string::npos &&
+                           FLAGS_gpu.front() != ',' && FLAGS_gpu.back() != ',' &&
+                           FLAGS_gpu.find(",,") == std::string::npos;
+  CREMA_REQUIRE(well_formed, "--gpu takes device ids separated by commas, or 'all'; got \"",
+                FLAGS_gpu, "\"");
   std::stringstream list(FLAGS_gpu);
   for (std::string id; std::getline(list, id, ',');) {
-    CREMA_REQUIRE(
-        !id.empty() && id.size() < 6 && id.find_first_not_of("0123456789") == std::string::npos,
-        "--gpu takes device ids separated by commas, or 'all'; got \"", FLAGS_gpu, "\"");
+    CREMA_REQUIRE(id.size() < 6, "--gpu=", FLAGS_gpu, ": no GPU ", id);
     ids.push_back(std::stoi(id));
     CREMA_REQUIRE(ids.back() < visible, "--gpu=", FLAGS_gpu, ": no GPU ", ids.back(), " (", visible,
                   " found)");
     CREMA_REQUIRE(std::count(ids.begin(), ids.end(), ids.back()) == 1, "--gpu=", FLAGS_gpu,
                   ": GPU ", ids.back(), " is listed twice");
   }
-  CREMA_REQUIRE(!ids.empty(), "--gpu takes device ids separated by commas, or 'all'; got \"",
-                FLAGS_gpu, "\"");
   return ids;
 }
 

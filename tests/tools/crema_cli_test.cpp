@@ -175,6 +175,11 @@ TEST(CremaCli, GpuWithoutOneIsAClearError) {
   const std::string path = write_file("gpu.prototxt", kInput);
   expect_clean_error(run("time --model=" + path + " --gpu=0"), "--gpu=0");
   expect_clean_error(run("time --model=" + path + " --gpu=x"), "--gpu");
+  expect_clean_error(run("time --model=" + path + " --gpu=0,"), "device ids separated by commas");
+  expect_clean_error(run("time --model=" + path + " --gpu=all"), "--gpu=all: no GPU found");
+  expect_clean_error(run("train --solver=" + std::string(CREMA_SOURCE_DIR) +
+                         "/models/lenet_fashion/lenet_solver.prototxt --gpu=0,1"),
+                     "--gpu=0,1: no GPU 0 (0 found)");
 }
 
 TEST(CremaCli, MissingFilesAndFlags) {
