@@ -70,20 +70,20 @@ class ThreadCommunicator : public Communicator {
   void abort() override { meet_->abort(); }
 
  private:
-  // Shows this replica's buffers to the others and returns everyone's, checked to match.
+  // Shows this replica's buffers to the others and returns everyone's, checked to match. What
+  // the slots point to is the callers' own list, alive until the collective's last wait.
   std::vector<std::span<const CommBuffer>> show(std::span<const CommBuffer> buffers) {
-    meet_->pointers[size_t(rank())] = &buffers;
+    meet_->pointers[size_t(rank())] = buffers.data();
+    meet_->values[size_t(rank())] = int64_t(buffers.size());
     meet_->wait();
     std::vector<std::span<const CommBuffer>> all;
-    for (const void* p : meet_->pointers)
-      all.push_back(*static_cast<const std::span<const CommBuffer>*>(p));
+    for (int r = 0; r < size(); ++r)
+      all.emplace_back(static_cast<const CommBuffer*>(meet_->pointers[size_t(r)]),
+                       size_t(meet_->values[size_t(r)]));
     for (const auto& other : all) {
       bool same = other.size() == buffers.size();
       for (size_t b = 0; same && b < buffers.size(); ++b) same = other[b].count == buffers[b].count;
-      if (!same) {
-        meet_->abort();
-        fail("replica ", rank(), ": the replicas' buffers differ in number or size");
-      }
+      CREMA_REQUIRE(same, "the replicas' buffers differ in number or size");
     }
     return all;
   }
