@@ -59,4 +59,23 @@ std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(
 // Whether this build can run several GPUs (it was built with NCCL).
 bool nccl_available();
 
+// Processes started by an MPI launcher (mpirun -np N crema train ...), one replica each.
+struct MpiWorld {
+  int rank = 0;        // in the run
+  int size = 1;        // processes in the run
+  int local_rank = 0;  // among the processes on this machine: which GPU to take
+};
+// Whether an MPI launcher started this process among others (read from the environment: no MPI
+// call is made).
+bool launched_by_mpi();
+// Initializes MPI once (finalized at exit) and says where this process stands. Throws
+// crema::Error in a build without MPI (configure where Open MPI is installed; CREMA_MPI).
+MpiWorld mpi_init();
+// This process's communicator among the MPI world's processes: NCCL on GPU device_id for CUDA
+// (the NCCL id sent over MPI), MPI's own collectives on the CPU; host agreement goes over MPI.
+// abort() ends the whole run (MPI_Abort): report the error first.
+std::unique_ptr<Communicator> make_mpi_communicator(prim::Device device, int device_id);
+// Its CUDA half, in the NCCL build (make_mpi_communicator calls it).
+std::unique_ptr<Communicator> make_nccl_mpi_communicator(int device_id);
+
 }  // namespace crema

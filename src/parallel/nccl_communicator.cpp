@@ -12,6 +12,9 @@
 #include <mutex>
 
 #include "parallel/rendezvous.h"
+#ifdef CREMA_WITH_MPI
+#include <mpi.h>
+#endif
 #endif
 
 namespace crema {
@@ -60,12 +63,10 @@ struct NcclGroup {
   }
 };
 
+// The collectives; the subclasses say how the host agrees and how a run is aborted.
 class NcclCommunicator : public Communicator {
  public:
-  NcclCommunicator(std::shared_ptr<NcclGroup> group, int rank)
-      : Communicator(rank, int(group->comms.size())),
-        group_(std::move(group)),
-        comm_(group_->comms[size_t(rank)]) {}
+  NcclCommunicator(int rank, int size, ncclComm_t comm) : Communicator(rank, size), comm_(comm) {}
 
   void all_reduce_sum(Handle& h, prim::DataType dtype,
                       std::span<const CommBuffer> buffers) override {
@@ -88,6 +89,17 @@ class NcclCommunicator : public Communicator {
     check_nccl(ncclGroupEnd(), "broadcast");
   }
 
+ protected:
+  ncclComm_t comm_;
+};
+
+// Threads of one process: the host agrees through their rendezvous.
+class ThreadNcclCommunicator : public NcclCommunicator {
+ public:
+  ThreadNcclCommunicator(std::shared_ptr<NcclGroup> group, int rank)
+      : NcclCommunicator(rank, int(group->comms.size()), group->comms[size_t(rank)]),
+        group_(std::move(group)) {}
+
   int agree_max(int value) override {
     Rendezvous& meet = *group_->meet;
     meet.values[size_t(rank())] = value;
@@ -101,8 +113,28 @@ class NcclCommunicator : public Communicator {
 
  private:
   std::shared_ptr<NcclGroup> group_;
-  ncclComm_t comm_;
 };
+
+#ifdef CREMA_WITH_MPI
+// One process of an MPI run: MPI carries the NCCL id and the host's agreement.
+class MpiNcclCommunicator : public NcclCommunicator {
+ public:
+  MpiNcclCommunicator(int rank, int size, ncclComm_t comm) : NcclCommunicator(rank, size, comm) {}
+  ~MpiNcclCommunicator() override { ncclCommDestroy(comm_); }
+
+  int agree_max(int value) override {
+    int out = 0;
+    CREMA_REQUIRE(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS,
+                  "MPI agreement failed");
+    return out;
+  }
+
+  void abort() override {
+    ncclCommAbort(comm_);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+};
+#endif
 
 }  // namespace
 
@@ -118,19 +150,46 @@ std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(
              "init");
   std::vector<std::unique_ptr<Communicator>> out;
   for (size_t r = 0; r < device_ids.size(); ++r)
-    out.push_back(std::make_unique<NcclCommunicator>(group, int(r)));
+    out.push_back(std::make_unique<ThreadNcclCommunicator>(group, int(r)));
   return out;
+}
+
+std::unique_ptr<Communicator> make_nccl_mpi_communicator(int device_id) {
+#ifdef CREMA_WITH_MPI
+  const MpiWorld w = mpi_init();
+  ncclUniqueId id;
+  if (w.rank == 0) check_nccl(ncclGetUniqueId(&id), "unique id");
+  CREMA_REQUIRE(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS,
+                "MPI broadcast of the NCCL id failed");
+  prim::cuda_set_current_device(device_id);
+  ncclComm_t comm = nullptr;
+  check_nccl(ncclCommInitRank(&comm, w.size, id, w.rank), "init");
+  return std::make_unique<MpiNcclCommunicator>(w.rank, w.size, comm);
+#else
+  (void)device_id;
+  fail("crema was built without MPI; install Open MPI (Debian: libopenmpi-dev) and rebuild");
+#endif
 }
 
 #else
 
-bool nccl_available() { return false; }
+namespace {
 
-std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const std::vector<int>&) {
+[[noreturn]] void no_nccl() {
   fail(
       "crema was built without NCCL, so it trains on one GPU; configure with "
       "-DCREMA_NCCL_ROOT=<dir with include/nccl.h and lib/libnccl.so.2> for several");
 }
+
+}  // namespace
+
+bool nccl_available() { return false; }
+
+std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const std::vector<int>&) {
+  no_nccl();
+}
+
+std::unique_ptr<Communicator> make_nccl_mpi_communicator(int) { no_nccl(); }
 
 #endif
 

@@ -4,12 +4,12 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
 #include "core/errors.h"
 #include "core/replica.h"
-#include "parallel/communicator.h"
 #include "parallel/gradient_reducer.h"
 
 namespace crema {
@@ -30,38 +30,52 @@ SolverParameter replica_param(const SolverParameter& param, int rank) {
   return p;
 }
 
-std::string replica_name(const DataParallelRun& run, int rank) {
+std::string replica_name(const DataParallelRun& run, int rank, int device_id) {
   return run.device == Device::kCUDA
-             ? detail::make_message("replica ", rank, " (GPU ", run.device_ids[size_t(rank)], ")")
+             ? detail::make_message("replica ", rank, " (GPU ", device_id, ")")
              : detail::make_message("replica ", rank);
+}
+
+size_t bucket_bytes(const DataParallelRun& run) {
+  CREMA_REQUIRE(run.param.reduce_bucket_mb() > 0, "solver ", run.source_name,
+                ": reduce_bucket_mb must be positive, got ", run.param.reduce_bucket_mb());
+  return size_t(double(run.param.reduce_bucket_mb()) * (1 << 20));
 }
 
 }  // namespace
 
 void train_data_parallel(const DataParallelRun& run) {
-  const int n = int(run.device_ids.size());
-  CREMA_REQUIRE(n >= 1, "data-parallel training needs at least one device");
-  CREMA_REQUIRE(run.param.reduce_bucket_mb() > 0, "solver ", run.source_name,
-                ": reduce_bucket_mb must be positive, got ", run.param.reduce_bucket_mb());
-  const size_t bucket_bytes = size_t(double(run.param.reduce_bucket_mb()) * (1 << 20));
-  std::vector<std::unique_ptr<Communicator>> comms = run.device == Device::kCUDA
-                                                         ? make_nccl_communicators(run.device_ids)
-                                                         : make_thread_communicators(n);
-  LOG(INFO) << "Training " << n << " replicas, gradients summed in buckets of "
-            << run.param.reduce_bucket_mb() << " MiB"
-            << (run.param.layer_wise_reduce() ? " during backward" : " after backward");
+  CREMA_REQUIRE(!run.device_ids.empty(), "data-parallel training needs at least one device");
+  bucket_bytes(run);  // bad settings fail before any communicator exists
+  train_replicas(run, run.device == Device::kCUDA
+                          ? make_nccl_communicators(run.device_ids)
+                          : make_thread_communicators(int(run.device_ids.size())));
+}
+
+void train_replicas(const DataParallelRun& run, std::vector<std::unique_ptr<Communicator>> comms) {
+  CREMA_REQUIRE(!comms.empty() && comms.size() == run.device_ids.size(),
+                "one communicator per local replica");
+  const size_t bucket = bucket_bytes(run);
+  const int n = comms[0]->size();
+  const bool several_processes = comms.size() < size_t(n);
+  if (comms[0]->rank() == 0)
+    LOG(INFO) << "Training " << n << " replicas, gradients summed in buckets of "
+              << run.param.reduce_bucket_mb() << " MiB"
+              << (run.param.layer_wise_reduce() ? " during backward" : " after backward");
   std::mutex failure_mutex;
   std::string failure;
   std::mutex prepare_mutex;  // prepare() runs on one replica at a time
-  const auto replica = [&](int rank) {
+  const auto replica = [&](size_t local) {
+    Communicator& comm = *comms[local];
+    const int rank = comm.rank(), device_id = run.device_ids[local];
     set_this_replica({rank, n});
     try {
-      Handle h(run.device, run.device_ids[size_t(rank)]);
-      if (run.device == Device::kCPU) h.set_cpu_threads(std::max(1, h.cpu_threads() / n));
+      Handle h(run.device, device_id);
+      if (run.device == Device::kCPU)
+        h.set_cpu_threads(std::max(1, h.cpu_threads() / int(comms.size())));
       auto solver =
           create_solver<float>(replica_param(run.param, rank), run.device, h, run.source_name);
-      GradientReducer<float> reducer(*comms[size_t(rank)], h, bucket_bytes,
-                                     run.param.layer_wise_reduce());
+      GradientReducer<float> reducer(comm, h, bucket, run.param.layer_wise_reduce());
       solver->set_reducer(&reducer);
       if (rank == 0 && run.actions) solver->set_action_source(run.actions);
       if (run.prepare) {
@@ -72,15 +86,17 @@ void train_data_parallel(const DataParallelRun& run) {
       h.synchronize();
       if (run.finished) run.finished(*solver);
     } catch (const std::exception& e) {
+      const std::string what = replica_name(run, rank, device_id) + ": " + e.what();
       {
         std::lock_guard<std::mutex> lock(failure_mutex);
-        if (failure.empty()) failure = replica_name(run, rank) + ": " + e.what();
+        if (failure.empty()) failure = what;
       }
-      comms[size_t(rank)]->abort();
+      if (several_processes) std::fprintf(stderr, "crema: error: %s\n", what.c_str());
+      comm.abort();
     }
   };
   std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) threads.emplace_back(replica, r);
+  for (size_t i = 0; i < comms.size(); ++i) threads.emplace_back(replica, i);
   for (std::thread& t : threads) t.join();
   if (!failure.empty()) fail(failure);
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "crema.pb.h"
+#include "parallel/communicator.h"
 #include "solver/solver.h"
 
 namespace crema {
@@ -34,7 +35,13 @@ struct DataParallelRun {
   std::function<void(Solver<float>&)> finished;
 };
 
-// Throws crema::Error naming the replica that failed first.
+// Trains one replica per entry of run.device_ids on threads of this process. Throws
+// crema::Error naming the replica that failed first.
 void train_data_parallel(const DataParallelRun& run);
+// The same for the replicas of this process in a run that may span processes: replica i runs
+// on run.device_ids[i] with comms[i], whose rank and size place it in the run (mpirun: one
+// replica per process, make_mpi_communicator). Where the run spans processes, a failing replica
+// prints its error ("crema: error: replica R: ...") before its communicator ends the run.
+void train_replicas(const DataParallelRun& run, std::vector<std::unique_ptr<Communicator>> comms);
 
 }  // namespace crema
