@@ -8,7 +8,8 @@
 //              [--warmup=20] [--gpu=N | --gpus=0,1] [--precision=P] [--unfused] [--autotune]
 //
 // --gpus trains one replica per GPU (solver/data_parallel.h, batch_size per GPU) and times the
-// steps between the root replica's polls; it also prints the images per second of all replicas.
+// steps between the root replica's polls. Started by mpirun, it trains one replica per process
+// (on the GPU of its rank on the machine) the same way.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <sys/resource.h>
@@ -60,13 +61,22 @@ int main(int argc, char** argv) {
     std::vector<double> ms;
     double final_loss = 0;
     int replicas = 1;
+    bool report = true;  // the root process prints
     crema::Device device = FLAGS_gpu >= 0 ? crema::Device::kCUDA : crema::Device::kCPU;
-    if (!FLAGS_gpus.empty()) {
+    if (!FLAGS_gpus.empty() || crema::launched_by_mpi()) {
       crema::DataParallelRun run{param, FLAGS_solver, crema::Device::kCUDA, {}, "", {}, {}, {}};
       std::stringstream ids(FLAGS_gpus);
       for (std::string id; std::getline(ids, id, ',');) run.device_ids.push_back(std::stoi(id));
       device = crema::Device::kCUDA;
       replicas = int(run.device_ids.size());
+      std::vector<std::unique_ptr<crema::Communicator>> comms;
+      if (crema::launched_by_mpi()) {  // one replica here, on the GPU of this local rank
+        const crema::MpiWorld world = crema::mpi_init();
+        run.device_ids = {world.local_rank};
+        replicas = world.size;
+        comms.push_back(crema::make_mpi_communicator(device, world.local_rank));
+        report = world.rank == 0;
+      }
       run.prepare = [](crema::Solver<float>& solver) {
         solver.net().fill_inputs_uniform(1234 + uint32_t(crema::this_replica().rank));
         if (FLAGS_unfused) solver.net().unfuse();
@@ -80,7 +90,10 @@ int main(int argc, char** argv) {
       run.finished = [&final_loss](crema::Solver<float>& solver) {
         if (crema::this_replica().rank == 0) final_loss = double(solver.last_loss());
       };
-      crema::train_data_parallel(run);
+      if (comms.empty())
+        crema::train_data_parallel(run);
+      else
+        crema::train_replicas(run, std::move(comms));
       for (size_t i = size_t(FLAGS_warmup); i < polls.size(); ++i)
         ms.push_back(std::chrono::duration<double, std::milli>(polls[i] - polls[i - 1]).count());
     } else {
@@ -101,6 +114,7 @@ int main(int argc, char** argv) {
       }
       final_loss = double(solver->last_loss());
     }
+    if (!report) return 0;
     std::vector<double> sorted = ms;
     std::sort(sorted.begin(), sorted.end());
     rusage usage{};
