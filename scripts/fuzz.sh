@@ -41,7 +41,8 @@ fi
 B=build-fuzz
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_CXX_COMPILER=clang++ -DCREMA_FUZZ=ON -DCREMA_CUDA=OFF -DCREMA_OPENCV=OFF >/dev/null
+  -DCMAKE_CXX_COMPILER=clang++ -DCREMA_FUZZ=ON -DCREMA_CUDA=OFF -DCREMA_OPENCV=OFF -DCREMA_MPI=OFF \
+  >/dev/null
 if [ "$tests" -eq 1 ]; then
   cmake --build "$B" -j "$jobs"
 else
