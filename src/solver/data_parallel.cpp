@@ -4,7 +4,9 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -40,6 +42,29 @@ size_t bucket_bytes(const DataParallelRun& run) {
   CREMA_REQUIRE(run.param.reduce_bucket_mb() > 0, "solver ", run.source_name,
                 ": reduce_bucket_mb must be positive, got ", run.param.reduce_bucket_mb());
   return size_t(double(run.param.reduce_bucket_mb()) * (1 << 20));
+}
+
+// Every replica must end with the root's weights: the sums give each replica the same bits, so a
+// difference is a fault of the run, said rather than saved. Compares a 31-bit FNV-1a hash of the
+// parameters the solver updates (not those with lr_mult 0, such as BatchNorm's statistics, which
+// each replica gathers from its own batches, as in Caffe) by its largest and smallest value over
+// the replicas.
+void check_same_weights(Communicator& comm, const Net<float>& net) {
+  uint64_t hash = 1469598103934665603ull;
+  for (size_t i = 0; i < net.learnable_params().size(); ++i) {
+    if (net.params_lr()[i] == 0) continue;
+    for (float v : net.learnable_params()[i]->data_vector()) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      hash = (hash ^ bits) * 1099511628211ull;
+    }
+  }
+  const int mine = int(hash & 0x7fffffff);
+  const int most = comm.agree_max(mine), least = -comm.agree_max(-mine);
+  CREMA_REQUIRE(most == least, "the replicas' weights differ after training");
+  if (comm.rank() == 0)
+    LOG(INFO) << "The " << comm.size() << " replicas end with the same weights (hash " << mine
+              << ")";
 }
 
 }  // namespace
@@ -83,7 +108,7 @@ void train_replicas(const DataParallelRun& run, std::vector<std::unique_ptr<Comm
         run.prepare(*solver);
       }
       solver->solve(run.resume_file);
-      h.synchronize();
+      check_same_weights(comm, solver->net());
       if (run.finished) run.finished(*solver);
     } catch (const std::exception& e) {
       const std::string what = replica_name(run, rank, device_id) + ": " + e.what();

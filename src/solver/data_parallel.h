@@ -3,9 +3,10 @@
 // weights, read disjoint records (record i of a training data layer goes to replica i mod n, so
 // each batch_size is per replica and the step's batch is n times it), and before each update sum
 // their gradients (GradientReducer: buckets overlapping the backward) and divide by n, so every
-// replica applies the same update to the same weights. Only the root (replica 0) tests, displays
-// and snapshots; every step follows the root's requests (signals); a replica that fails stops
-// the others, and the first failure is what the run throws.
+// replica applies the same update to the same weights (checked at the end: a run whose replicas
+// differ is an error). Only the root (replica 0) tests, displays and snapshots; every step
+// follows the root's requests (signals); a replica that fails stops the others, and the first
+// failure is what the run throws.
 #pragma once
 
 #include <functional>

@@ -94,6 +94,44 @@ TEST_F(DataParallel, AFailingReplicaStopsTheOthers) {
   EXPECT_NE(error.find("label"), std::string::npos) << error;
 }
 
+// Replicas that end with different weights are an error; BatchNorm's statistics, gathered by each
+// replica from its own batches (lr_mult 0), may differ.
+TEST_F(DataParallel, ReplicasMustEndWithTheSameWeights) {
+  DataParallelRun run;
+  run.param = test::records_solver(db_, 32, "");
+  run.device_ids = {0, 0};
+  Solver<float>* root = nullptr;
+  run.prepare = [&root](Solver<float>& s) {
+    if (this_replica().rank == 0) root = &s;
+  };
+  int polls = 0;
+  run.actions = [&]() {
+    if (++polls == 3) {  // a fault: the root's first weight moves alone
+      Tensor<float>& w = *root->net().learnable_params()[0];
+      std::vector<float> v = w.data_vector();
+      v[0] += 1;
+      w.set_data(v);
+    }
+    return SolverAction::kNone;
+  };
+  const std::string error = test::error_of([&] { train_data_parallel(run); });
+  EXPECT_NE(error.find("the replicas' weights differ after training"), std::string::npos) << error;
+
+  SolverParameter bn = test::records_solver(db_, 32, "");
+  LayerParameter* norm = bn.mutable_net_param()->add_layer();
+  norm->set_name("bn");
+  norm->set_type("BatchNorm");
+  norm->add_bottom("ip1");
+  norm->add_top("ip1");
+  for (int i = bn.net_param().layer_size() - 1; i > 3; --i)  // right after ip1
+    bn.mutable_net_param()->mutable_layer()->SwapElements(i, i - 1);
+  const auto r = train_replicas(bn, Device::kCPU, {0, 0});
+  ASSERT_EQ(r[0].weights.size(), 7u);  // ip1 (2), bn (3), ip2 (2)
+  EXPECT_NE(r[0].weights[2], r[1].weights[2])
+      << "the replicas' batch means agree: the test is blind";
+  for (size_t p : {0, 1, 5, 6}) EXPECT_EQ(r[0].weights[p], r[1].weights[p]);
+}
+
 TEST_F(DataParallel, BadSettingsAreErrors) {
   DataParallelRun run;
   run.param = test::records_solver(db_, 32, "reduce_bucket_mb: 0");
