@@ -8,7 +8,6 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include <algorithm>
 #include <mutex>
 
 #include "parallel/rendezvous.h"
@@ -100,14 +99,7 @@ class ThreadNcclCommunicator : public NcclCommunicator {
       : NcclCommunicator(rank, int(group->comms.size()), group->comms[size_t(rank)]),
         group_(std::move(group)) {}
 
-  int agree_max(int value) override {
-    Rendezvous& meet = *group_->meet;
-    meet.values[size_t(rank())] = value;
-    meet.wait();
-    const int64_t m = *std::max_element(meet.values.begin(), meet.values.end());
-    meet.wait();
-    return int(m);
-  }
+  int agree_max(int value) override { return int(group_->meet->agree_max(rank(), value)); }
 
   void abort() override { group_->abort(); }
 

@@ -1,6 +1,8 @@
 // The replicas' barrier.
 #include "parallel/rendezvous.h"
 
+#include <algorithm>
+
 #include "core/errors.h"
 
 namespace crema {
@@ -17,6 +19,14 @@ void Rendezvous::wait() {
   }
   cv_.wait(lock, [&] { return generation_ != generation || aborted_; });
   CREMA_REQUIRE(generation_ != generation, "another replica failed");
+}
+
+int64_t Rendezvous::agree_max(int rank, int64_t value) {
+  values[size_t(rank)] = value;
+  wait();
+  const int64_t m = *std::max_element(values.begin(), values.end());
+  wait();  // every thread has read the values before they are written again
+  return m;
 }
 
 void Rendezvous::abort() {

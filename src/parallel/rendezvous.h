@@ -18,6 +18,9 @@ class Rendezvous {
   // Blocks until all count threads called it as many times; throws crema::Error once aborted.
   void wait();
   void abort();
+  // The largest of the values the count threads offer (rank: the caller's slot); blocks until all
+  // offered one.
+  int64_t agree_max(int rank, int64_t value);
 
   // Slot r belongs to replica r; the others may read it after the wait that follows its write
   // and before the next one.

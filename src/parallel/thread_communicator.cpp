@@ -1,7 +1,6 @@
 // Replicas as threads of one process on the CPU: each collective shows its buffers in the
 // rendezvous slots, and for the sums each replica adds up one slice of every buffer over all
 // replicas, in rank order, and writes the result to all of them.
-#include <algorithm>
 #include <cstring>
 
 #include "core/errors.h"
@@ -59,13 +58,7 @@ class ThreadCommunicator : public Communicator {
     meet_->wait();
   }
 
-  int agree_max(int value) override {
-    meet_->values[size_t(rank())] = value;
-    meet_->wait();
-    const int64_t m = *std::max_element(meet_->values.begin(), meet_->values.end());
-    meet_->wait();  // every replica has read the values before they are written again
-    return int(m);
-  }
+  int agree_max(int value) override { return int(meet_->agree_max(rank(), value)); }
 
   void abort() override { meet_->abort(); }
 

@@ -1,38 +1,21 @@
 // The crema tool on bad input: each mistake ends in one "crema: error:" line naming the
 // problem and exit status 1 -- never an abort, a CHECK failure or a crash.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "primitives/handle.h"
+#include "run_command.h"
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string output;
-  std::string last_line;
-};
+using Result = crema::test::CommandResult;
 
 Result run(const std::string& args) {
-  const std::string cmd = std::string(CREMA_BINARY_DIR) + "/crema " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), int(buf.size()), pipe)) r.output += buf.data();
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  std::string trimmed = r.output;
-  while (!trimmed.empty() && trimmed.back() == '\n') trimmed.pop_back();
-  r.last_line =
-      trimmed.substr(trimmed.rfind('\n') == std::string::npos ? 0 : trimmed.rfind('\n') + 1);
-  return r;
+  return crema::test::run_command(std::string(CREMA_BINARY_DIR) + "/crema " + args);
 }
 
 std::string write_file(const std::string& name, const std::string& text) {

@@ -2,42 +2,25 @@
 // one "<tool>: error:" line naming the problem with exit status 1; a short run of each tool on
 // good input succeeds. A tool that is not built is skipped (build the tools before the tests).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include "data/data_test_util.h"
 #include "data/image_test_util.h"
+#include "run_command.h"
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string output;
-  std::string last_line;
-};
+using Result = crema::test::CommandResult;
 
 std::string tool_path(const std::string& tool) {
   return std::string(CREMA_BINARY_DIR) + "/" + tool;
 }
 
 Result run(const std::string& tool, const std::string& args) {
-  const std::string cmd = tool_path(tool) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), int(buf.size()), pipe)) r.output += buf.data();
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  std::string trimmed = r.output;
-  while (!trimmed.empty() && trimmed.back() == '\n') trimmed.pop_back();
-  const size_t nl = trimmed.rfind('\n');
-  r.last_line = trimmed.substr(nl == std::string::npos ? 0 : nl + 1);
-  return r;
+  return crema::test::run_command(tool_path(tool) + " " + args);
 }
 
 #define SKIP_UNLESS_BUILT(tool) \

@@ -3,39 +3,25 @@
 // its error. Skipped where crema was built without MPI or mpirun is missing.
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "core/upgrade_proto.h"
 #include "data/data_test_util.h"
+#include "run_command.h"
 #include "solver/data_parallel_util.h"
 
 namespace crema {
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string output;
-};
-
 // mpirun -np 2 crema train --solver=solver, as root too (CI), without the shared-memory copy
 // mechanism containers forbid.
-Result mpi_train(const std::string& solver) {
-  const std::string cmd =
+test::CommandResult mpi_train(const std::string& solver) {
+  return test::run_command(
       "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
       "OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun -np 2 --oversubscribe " +
-      std::string(CREMA_BINARY_DIR) + "/crema train --solver=" + solver + " 2>&1";
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), int(buf.size()), pipe)) r.output += buf.data();
-  const int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128;
-  return r;
+      std::string(CREMA_BINARY_DIR) + "/crema train --solver=" + solver);
 }
 
 class MpiTrain : public ::testing::Test {
@@ -67,7 +53,7 @@ class MpiTrain : public ::testing::Test {
 
 TEST_F(MpiTrain, ProcessesTrainWhatThreadsTrain) {
   const SolverParameter p = solver();
-  const Result r = mpi_train(write(p));
+  const test::CommandResult r = mpi_train(write(p));
   ASSERT_EQ(r.status, 0) << r.output;
   const NetParameter trained = load_net_param_binary(dir_.file("mpi_iter_6.caffemodel"));
   std::vector<std::vector<float>> weights;
@@ -86,7 +72,7 @@ TEST_F(MpiTrain, AFailingProcessEndsTheRun) {
   p.set_max_iter(100);
   // The second process reads the odd records, whose labels 1 and 3 include one past 3 classes.
   p.mutable_net_param()->mutable_layer(4)->mutable_inner_product_param()->set_num_output(3);
-  const Result r = mpi_train(write(p));
+  const test::CommandResult r = mpi_train(write(p));
   EXPECT_NE(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("crema: error: replica 1: layer loss"), std::string::npos) << r.output;
 }
