@@ -378,6 +378,9 @@ int main(int argc, char** argv) {
   crema::prim::ensure_best_blas_kernels(argv);
   FLAGS_logtostderr = true;
   FLAGS_minloglevel = 0;
+  // Caffe's line prefix ("I1126 10:00:00.123456 ..."): its parse_log.py and parse_log.sh, and the
+  // plotting built on them, read the month and day where newer glog puts the year first.
+  FLAGS_log_year_in_prefix = false;
   gflags::SetUsageMessage(
       "command line brew\n"
       "usage: crema <command> <args>\n\n"

@@ -29,6 +29,7 @@ inline int run_tool(int argc, char** argv, const char* name, const std::string& 
       return 0;
     }
   }
+  FLAGS_log_year_in_prefix = false;  // Caffe's line prefix, as the crema tool
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(argv[0]);
