@@ -197,28 +197,28 @@ int train() {
     solver.set_overwrite_snapshots(FLAGS_overwrite_snapshots);
   };
   DataParallelRun run{param, FLAGS_solver, device, gpus, FLAGS_snapshot, prepare, actions, {}};
-  if (launched_by_mpi()) {
-    // One replica per process; a process takes the GPU of --gpu's list (every GPU without one)
-    // at its rank among the processes of its machine.
-    const MpiWorld world = mpi_init();
-    if (world.rank > 0) FLAGS_minloglevel = 1;  // the root's log is the run's
-    if (device == Device::kCUDA) {
-      if (FLAGS_gpu.empty()) FLAGS_gpu = "all";
-      gpus = gpu_ids();
-      CREMA_REQUIRE(world.local_rank < int(gpus.size()), "process ", world.rank, " is the number ",
-                    world.local_rank, " on its machine, but --gpu gives ", gpus.size(), " GPUs");
+  const bool processes = launched_by_mpi();
+  if (processes || gpus.size() > 1) {
+    CREMA_REQUIRE(!FLAGS_autotune, "--autotune runs on one GPU; tune there, then train on several");
+    if (processes) {
+      // One replica per process; a process takes the GPU of --gpu's list (every GPU without one)
+      // at its rank among the processes of its machine.
+      const MpiWorld world = mpi_init();
+      if (world.rank > 0) FLAGS_minloglevel = 1;  // the root's log is the run's
+      if (device == Device::kCUDA) {
+        if (FLAGS_gpu.empty()) FLAGS_gpu = "all";
+        gpus = gpu_ids();
+        CREMA_REQUIRE(world.local_rank < int(gpus.size()), "process ", world.rank, " is process ",
+                      world.local_rank + 1, " of its machine, but --gpu gives ", gpus.size(),
+                      " GPUs");
+      }
+      run.device_ids = {device == Device::kCUDA ? gpus[size_t(world.local_rank)] : 0};
+      std::vector<std::unique_ptr<Communicator>> comms;
+      comms.push_back(make_mpi_communicator(device, run.device_ids[0]));
+      train_replicas(run, std::move(comms));
+    } else {
+      train_data_parallel(run);
     }
-    run.device_ids = {device == Device::kCUDA ? gpus[size_t(world.local_rank)] : 0};
-    CREMA_REQUIRE(!FLAGS_autotune, "--autotune runs on one GPU; tune there, then train on several");
-    std::vector<std::unique_ptr<Communicator>> comms;
-    comms.push_back(make_mpi_communicator(device, run.device_ids[0]));
-    train_replicas(run, std::move(comms));
-    LOG(INFO) << "Optimization Done.";
-    return 0;
-  }
-  if (gpus.size() > 1) {
-    CREMA_REQUIRE(!FLAGS_autotune, "--autotune runs on one GPU; tune there, then train on several");
-    train_data_parallel(run);
     LOG(INFO) << "Optimization Done.";
     return 0;
   }

@@ -75,7 +75,7 @@ MpiWorld mpi_init();
 // (the NCCL id sent over MPI), MPI's own collectives on the CPU; host agreement goes over MPI.
 // abort() ends the whole run (MPI_Abort): report the error first.
 std::unique_ptr<Communicator> make_mpi_communicator(prim::Device device, int device_id);
-// Its CUDA half, in the NCCL build (make_mpi_communicator calls it).
-std::unique_ptr<Communicator> make_nccl_mpi_communicator(int device_id);
+// Its CUDA half, in the NCCL build (make_mpi_communicator calls it with its world).
+std::unique_ptr<Communicator> make_nccl_mpi_communicator(const MpiWorld& world, int device_id);
 
 }  // namespace crema

@@ -96,7 +96,7 @@ MpiWorld mpi_init() {
 
 std::unique_ptr<Communicator> make_mpi_communicator(prim::Device device, int device_id) {
   const MpiWorld w = mpi_init();
-  if (device == prim::Device::kCUDA) return make_nccl_mpi_communicator(device_id);
+  if (device == prim::Device::kCUDA) return make_nccl_mpi_communicator(w, device_id);
   return std::make_unique<MpiCommunicator>(w.rank, w.size);
 }
 

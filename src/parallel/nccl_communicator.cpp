@@ -146,9 +146,8 @@ std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(
   return out;
 }
 
-std::unique_ptr<Communicator> make_nccl_mpi_communicator(int device_id) {
+std::unique_ptr<Communicator> make_nccl_mpi_communicator(const MpiWorld& w, int device_id) {
 #ifdef CREMA_WITH_MPI
-  const MpiWorld w = mpi_init();
   ncclUniqueId id;
   if (w.rank == 0) check_nccl(ncclGetUniqueId(&id), "unique id");
   CREMA_REQUIRE(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD) == MPI_SUCCESS,
@@ -158,6 +157,7 @@ std::unique_ptr<Communicator> make_nccl_mpi_communicator(int device_id) {
   check_nccl(ncclCommInitRank(&comm, w.size, id, w.rank), "init");
   return std::make_unique<MpiNcclCommunicator>(w.rank, w.size, comm);
 #else
+  (void)w;
   (void)device_id;
   fail("crema was built without MPI; install Open MPI (Debian: libopenmpi-dev) and rebuild");
 #endif
@@ -181,7 +181,7 @@ std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const std::ve
   no_nccl();
 }
 
-std::unique_ptr<Communicator> make_nccl_mpi_communicator(int) { no_nccl(); }
+std::unique_ptr<Communicator> make_nccl_mpi_communicator(const MpiWorld&, int) { no_nccl(); }
 
 #endif
 

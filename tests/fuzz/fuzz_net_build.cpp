@@ -7,8 +7,6 @@
 #include <glog/logging.h>
 
 #include "core/net.h"
-#include "core/proto_io.h"
-#include "core/upgrade_proto.h"
 #include "fuzz_util.h"
 #include "primitives/handle.h"
 
@@ -20,10 +18,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   crema::fuzz::refused_or_accepted([&] {
-    crema::NetParameter net;
-    crema::read_text_proto_string(std::string(crema::fuzz::bytes_of(data, size)), "net.prototxt",
-                                  &net);
-    crema::upgrade_net(&net, "net.prototxt");
+    const crema::NetParameter net = crema::fuzz::net_from_text(data, size);
     for (crema::Phase phase : {crema::TRAIN, crema::TEST})
       crema::Net<float>(net, phase, crema::Device::kCPU);
   });

@@ -15,11 +15,22 @@
 #include <string_view>
 
 #include "core/errors.h"
+#include "core/proto_io.h"
+#include "core/upgrade_proto.h"
+#include "crema.pb.h"
 
 namespace crema::fuzz {
 
 inline std::string_view bytes_of(const uint8_t* data, size_t size) {
   return {reinterpret_cast<const char*>(data), size};
+}
+
+// The input as a prototxt net, parsed and upgraded as the tools load one (crema::Error if bad).
+inline NetParameter net_from_text(const uint8_t* data, size_t size) {
+  NetParameter net;
+  read_text_proto_string(std::string(bytes_of(data, size)), "net.prototxt", &net);
+  upgrade_net(&net, "net.prototxt");
+  return net;
 }
 
 // A file holding the input, for readers that take a path: one per process, rewritten each run.

@@ -11,7 +11,7 @@ namespace crema {
 namespace {
 
 using test::ReplicaResult;
-using test::train_replicas;
+using test::run_replicas;
 
 class DataParallelCuda : public ::testing::Test {
  protected:
@@ -25,11 +25,11 @@ class DataParallelCuda : public ::testing::Test {
 };
 
 TEST_F(DataParallelCuda, TwoGpusTrainTheWeightsOfOneAtTheirTotalBatch) {
-  const auto cpu = train_replicas(test::records_solver(db_, 64, ""), Device::kCPU, {0});
-  const auto one = train_replicas(test::records_solver(db_, 64, ""), Device::kCUDA, {0});
+  const auto cpu = run_replicas(test::records_solver(db_, 64, ""), Device::kCPU, {0});
+  const auto one = run_replicas(test::records_solver(db_, 64, ""), Device::kCUDA, {0});
   for (const std::string extra : {"", "reduce_bucket_mb: 0.00001", "layer_wise_reduce: false"}) {
     SCOPED_TRACE(extra);
-    const auto two = train_replicas(test::records_solver(db_, 32, extra), Device::kCUDA, {0, 1});
+    const auto two = run_replicas(test::records_solver(db_, 32, extra), Device::kCUDA, {0, 1});
     EXPECT_EQ(two[0].weights, two[1].weights) << "the replicas' weights differ";
     test::expect_near_weights(two[0], one[0], 2e-5);
     test::expect_near_weights(two[0], cpu[0], 2e-5);
@@ -41,7 +41,7 @@ TEST_F(DataParallelCuda, AFailingReplicaStopsTheOther) {
   p.set_max_iter(100);
   // Replica 1 reads the odd records, whose labels 1 and 3 include one past 3 classes.
   p.mutable_net_param()->mutable_layer(4)->mutable_inner_product_param()->set_num_output(3);
-  const std::string error = test::error_of([&] { train_replicas(p, Device::kCUDA, {0, 1}); });
+  const std::string error = test::error_of([&] { run_replicas(p, Device::kCUDA, {0, 1}); });
   EXPECT_EQ(error.rfind("replica 1 (GPU 1): layer loss", 0), 0u) << error;
 }
 

@@ -16,7 +16,7 @@ namespace crema {
 namespace {
 
 using test::ReplicaResult;
-using test::train_replicas;
+using test::run_replicas;
 
 class DataParallel : public ::testing::Test {
  protected:
@@ -27,16 +27,16 @@ class DataParallel : public ::testing::Test {
 
 TEST_F(DataParallel, ReplicasTrainTheWeightsOfOneRunAtTheirTotalBatch) {
   const std::vector<ReplicaResult> one =
-      train_replicas(test::records_solver(db_, 64, ""), Device::kCPU, {0});
+      run_replicas(test::records_solver(db_, 64, ""), Device::kCPU, {0});
   // With clipping on, the clipped norm is that of the mean gradient, as in one run.
   const std::vector<ReplicaResult> one_clipped =
-      train_replicas(test::records_solver(db_, 64, "clip_gradients: 0.02"), Device::kCPU, {0});
+      run_replicas(test::records_solver(db_, 64, "clip_gradients: 0.02"), Device::kCPU, {0});
   for (const auto& [replicas, batch, extra] : {std::tuple<int, int, std::string>{2, 32, ""},
                                                {4, 16, ""},
                                                {2, 16, "iter_size: 2"},
                                                {2, 32, "clip_gradients: 0.02"}}) {
     SCOPED_TRACE(testing::Message() << replicas << " replicas at batch " << batch << " " << extra);
-    const std::vector<ReplicaResult> many = train_replicas(
+    const std::vector<ReplicaResult> many = run_replicas(
         test::records_solver(db_, batch, extra), Device::kCPU, std::vector<int>(size_t(replicas)));
     ASSERT_EQ(many.size(), size_t(replicas));
     for (const ReplicaResult& r : many) {
@@ -49,16 +49,16 @@ TEST_F(DataParallel, ReplicasTrainTheWeightsOfOneRunAtTheirTotalBatch) {
 }
 
 TEST_F(DataParallel, BucketsDuringBackwardSumWhatOneSumAfterItDoes) {
-  const auto after = train_replicas(test::records_solver(db_, 32, "layer_wise_reduce: false"),
-                                    Device::kCPU, {0, 0});
-  const auto during = train_replicas(test::records_solver(db_, 32, "reduce_bucket_mb: 0.00001"),
-                                     Device::kCPU, {0, 0});
+  const auto after =
+      run_replicas(test::records_solver(db_, 32, "layer_wise_reduce: false"), Device::kCPU, {0, 0});
+  const auto during = run_replicas(test::records_solver(db_, 32, "reduce_bucket_mb: 0.00001"),
+                                   Device::kCPU, {0, 0});
   EXPECT_EQ(after[0].weights, during[0].weights);
 }
 
 TEST_F(DataParallel, OnlyTheRootTests) {
-  const auto r = train_replicas(test::records_solver(db_, 32, "test_iter: 2 test_interval: 3"),
-                                Device::kCPU, {0, 0});
+  const auto r = run_replicas(test::records_solver(db_, 32, "test_iter: 2 test_interval: 3"),
+                              Device::kCPU, {0, 0});
   EXPECT_EQ(r[0].test_nets, 1u);
   EXPECT_EQ(r[0].test_scores, 2u);  // loss and accuracy
   EXPECT_EQ(r[1].test_nets, 0u);
@@ -66,9 +66,9 @@ TEST_F(DataParallel, OnlyTheRootTests) {
 
 TEST_F(DataParallel, TheRootsStopStopsEveryReplicaAtOneStep) {
   int polls = 0;
-  const auto r = train_replicas(
-      test::records_solver(db_, 32, ""), Device::kCPU, {0, 0, 0},
-      [&polls]() { return ++polls == 3 ? SolverAction::kStop : SolverAction::kNone; });
+  const auto r =
+      run_replicas(test::records_solver(db_, 32, ""), Device::kCPU, {0, 0, 0},
+                   [&polls]() { return ++polls == 3 ? SolverAction::kStop : SolverAction::kNone; });
   for (const ReplicaResult& x : r) {
     EXPECT_EQ(x.iter, 3);
     EXPECT_TRUE(x.stopped);
@@ -125,7 +125,7 @@ TEST_F(DataParallel, ReplicasMustEndWithTheSameWeights) {
   norm->add_top("ip1");
   for (int i = bn.net_param().layer_size() - 1; i > 3; --i)  // right after ip1
     bn.mutable_net_param()->mutable_layer()->SwapElements(i, i - 1);
-  const auto r = train_replicas(bn, Device::kCPU, {0, 0});
+  const auto r = run_replicas(bn, Device::kCPU, {0, 0});
   ASSERT_EQ(r[0].weights.size(), 7u);  // ip1 (2), bn (3), ip2 (2)
   EXPECT_NE(r[0].weights[2], r[1].weights[2])
       << "the replicas' batch means agree: the test is blind";

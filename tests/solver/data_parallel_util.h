@@ -82,10 +82,11 @@ struct ReplicaResult {
   size_t test_scores = 0;  // of the first test net's latest pass
 };
 
-// Trains p on one replica per entry of device_ids.
-inline std::vector<ReplicaResult> train_replicas(const SolverParameter& p, Device device,
-                                                 const std::vector<int>& device_ids,
-                                                 std::function<SolverAction()> actions = {}) {
+// Trains p on one replica per entry of device_ids (train_data_parallel), keeping what each ended
+// with.
+inline std::vector<ReplicaResult> run_replicas(const SolverParameter& p, Device device,
+                                               const std::vector<int>& device_ids,
+                                               std::function<SolverAction()> actions = {}) {
   std::vector<ReplicaResult> out(device_ids.size());
   DataParallelRun run;
   run.param = p;

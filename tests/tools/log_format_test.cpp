@@ -2,13 +2,12 @@
 // the plots built on them read it: every glog line starts "<severity><MMDD> <hh:mm:ss.uuuuuu>
 // <thread> <file>:<line>] " with no year (the parsers read the month from the first two digits),
 // and the lines they extract keep Caffe's wording.
-#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <regex>
 #include <sstream>
 
+#include "core/proto_io.h"
 #include "data/data_test_util.h"
 #include "run_command.h"
 #include "solver/data_parallel_util.h"
@@ -22,10 +21,8 @@ TEST(LogFormat, TrainingLogsReadAsCaffes) {
   test::write_records(db);
   SolverParameter p = test::records_solver(db, 16, "test_iter: 2 test_interval: 2");
   p.set_display(1);
-  std::string text;
-  google::protobuf::TextFormat::PrintToString(p, &text);
   const std::string solver = dir.file("solver.prototxt");
-  std::ofstream(solver) << text;
+  write_text_proto_atomic(p, solver);
   const test::CommandResult r =
       test::run_command(std::string(CREMA_BINARY_DIR) + "/crema train --solver=" + solver);
   ASSERT_EQ(r.status, 0) << r.output;

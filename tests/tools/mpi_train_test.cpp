@@ -1,12 +1,11 @@
 // crema train under mpirun on the CPU: one replica per process, summing over MPI, trains the
 // weights the same replicas train as threads of one process; a failing process ends the run with
 // its error. Skipped where crema was built without MPI or mpirun is missing.
-#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
 
+#include "core/proto_io.h"
 #include "core/upgrade_proto.h"
 #include "data/data_test_util.h"
 #include "run_command.h"
@@ -41,10 +40,8 @@ class MpiTrain : public ::testing::Test {
     return p;
   }
   std::string write(const SolverParameter& p) const {
-    std::string text;
-    google::protobuf::TextFormat::PrintToString(p, &text);
     const std::string path = dir_.file("solver.prototxt");
-    std::ofstream(path) << text;
+    write_text_proto_atomic(p, path);
     return path;
   }
   test::TempDir dir_;
@@ -63,7 +60,7 @@ TEST_F(MpiTrain, ProcessesTrainWhatThreadsTrain) {
   processes.weights = weights;
   SolverParameter in_process = p;
   in_process.set_snapshot_after_train(false);
-  const auto threads = test::train_replicas(in_process, Device::kCPU, {0, 0});
+  const auto threads = test::run_replicas(in_process, Device::kCPU, {0, 0});
   test::expect_near_weights(processes, threads[0], 1e-6);
 }
 
