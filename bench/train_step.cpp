@@ -2,10 +2,12 @@
 // the number a user waits for. Builds the solver from a solver prototxt, runs warm-up steps,
 // times each following step separately and prints the median, mean and fastest milliseconds per
 // iteration plus the peak resident memory of the process (and, on a GPU, the peak GPU memory
-// the run allocated).
+// the run allocated). On one GPU it then runs as many steps again in one call, as training
+// does, and prints their mean ("back to back": the host waits once, at the end).
 //
 //   train_step --solver=models/lenet_fashion/lenet_solver.prototxt [--iterations=200]
 //              [--warmup=20] [--gpu=N | --gpus=0,1] [--precision=P] [--unfused] [--autotune]
+//              [--nocuda_graph]
 //
 // --gpus trains one replica per GPU (solver/data_parallel.h, batch_size per GPU) and times the
 // steps between the root replica's polls. Started by mpirun, it trains one replica per process
@@ -37,6 +39,7 @@ DEFINE_int32(gpu, -1, "train on this GPU (default: the CPU)");
 DEFINE_string(gpus, "", "data-parallel replicas on these GPUs (ids separated by commas)");
 DEFINE_string(precision, "", "fp32, tf32, bf16 or fp16 over the net's own precision fields");
 DEFINE_bool(unfused, false, "run every layer apart (Net::unfuse): what the fusions buy");
+DEFINE_bool(cuda_graph, true, "replay each step from a CUDA graph where the net allows it");
 DEFINE_bool(autotune, false,
             "time the convolution algorithms in the warm-up (Handle::set_conv_autotune)");
 
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
     param.set_max_iter(FLAGS_warmup + FLAGS_iterations);
     std::vector<double> ms;
     double final_loss = 0;
+    double back_to_back = 0;  // ms per step of one step(iterations) call (one GPU)
     int replicas = 1;
     bool report = true;  // the root process prints
     crema::Device device = FLAGS_gpu >= 0 ? crema::Device::kCUDA : crema::Device::kCPU;
@@ -100,6 +104,7 @@ int main(int argc, char** argv) {
       crema::prim::Handle handle(device, std::max(FLAGS_gpu, 0));
       handle.set_conv_autotune(FLAGS_autotune);
       auto solver = crema::create_solver<float>(param, device, handle, FLAGS_solver);
+      solver->set_cuda_graph(FLAGS_cuda_graph);
       solver->net().fill_inputs_uniform(1234);  // nets fed by Input layers would see zeros
       if (FLAGS_unfused) solver->net().unfuse();
       solver->step(FLAGS_warmup);
@@ -113,6 +118,13 @@ int main(int argc, char** argv) {
                 .count());
       }
       final_loss = double(solver->last_loss());
+      // The same number of steps back to back, as training runs them: one wait at the end.
+      const auto t0 = std::chrono::steady_clock::now();
+      solver->step(FLAGS_iterations);
+      handle.synchronize();
+      back_to_back =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+          FLAGS_iterations;
     }
     if (!report) return 0;
     std::vector<double> sorted = ms;
@@ -124,6 +136,7 @@ int main(int argc, char** argv) {
     std::printf(
         "ms/iter: median %.2f  mean %.2f  min %.2f  (final loss %.4f)\n", sorted[sorted.size() / 2],
         std::accumulate(ms.begin(), ms.end(), 0.0) / double(ms.size()), sorted.front(), final_loss);
+    if (back_to_back > 0) std::printf("ms/iter back to back: %.3f\n", back_to_back);
     if (replicas > 1)
       std::printf("replicas %d: %.1f steps/s\n", replicas, 1000.0 / sorted[sorted.size() / 2]);
     std::printf("peak resident memory: %.1f MiB\n", double(usage.ru_maxrss) / 1024.0);

@@ -52,6 +52,10 @@ DEFINE_bool(autotune, false,
 DEFINE_string(autotune_file, "",
               "where --autotune keeps its choices (default: $XDG_CACHE_HOME/crema/"
               "conv_algorithms, else ~/.cache/crema/conv_algorithms)");
+DEFINE_string(cuda_graph, "on",
+              "train: on replays each step's forward and backward on a GPU from a CUDA graph "
+              "where the net allows it (one launch instead of one per kernel); off launches "
+              "every kernel");
 DEFINE_int32(iterations, 50, "test, time: the number of iterations");
 DEFINE_string(phase, "", "time: the phase of the net (TRAIN or TEST; default TRAIN)");
 DEFINE_string(sigint_effect, "stop", "train: what SIGINT does: snapshot, stop or none");
@@ -192,9 +196,12 @@ int train() {
     if (g_sighup.exchange(0)) return on_hup;
     return SolverAction::kNone;
   };
+  CREMA_REQUIRE(FLAGS_cuda_graph == "on" || FLAGS_cuda_graph == "off",
+                "--cuda_graph must be on or off, got \"", FLAGS_cuda_graph, "\"");
   const auto prepare = [](Solver<float>& solver) {
     if (!FLAGS_weights.empty()) copy_weights(solver.net(), FLAGS_weights);
     solver.set_overwrite_snapshots(FLAGS_overwrite_snapshots);
+    solver.set_cuda_graph(FLAGS_cuda_graph == "on");
   };
   DataParallelRun run{param, FLAGS_solver, device, gpus, FLAGS_snapshot, prepare, actions, {}};
   const bool processes = launched_by_mpi();

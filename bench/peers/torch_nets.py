@@ -9,12 +9,13 @@ tf32 (cuDNN's and cuBLAS's TF32), bf16 (autocast to bfloat16 over TF32, channels
 ResNet-50, as its users run it). Inputs and labels are random tensors made once on the GPU; each step is
 zero_grad, forward, cross-entropy, backward and an SGD step (momentum 0.9, weight decay 5e-4).
 
-  torch_nets.py --net=resnet50 --batch=128 --mode=fp32 [--iterations=50] [--warmup=10]
+  torch_nets.py --net=resnet50 --batch=128 --mode=fp32 [--iterations=50] [--warmup=10] [--graph]
 
 Under torchrun (--nproc_per_node=N) each process trains a replica on its own GPU with
 DistributedDataParallel (NCCL, its default 25 MiB buckets), batch per GPU; rank 0 prints.
 
-prints one line "RESULT net=... batch=... mode=... ms=<median> peak_mib=<peak allocated>";
+prints one line "RESULT net=... batch=... mode=... ms=<median> back_to_back_ms=<mean of as many
+steps run without waiting> peak_mib=<peak allocated>";
 the peak covers the whole run (warm-up and cuDNN's algorithm search included).
 """
 import argparse
@@ -79,7 +80,7 @@ NETS = {"lenet": (lenet, (1, 28, 28), 10), "caffenet": (caffenet, (3, 227, 227),
         "vgg16": (vgg16, (3, 224, 224), 1000), "resnet50": (resnet50, (3, 224, 224), 1000)}
 
 
-def time_training(net, batch, mode, iterations, warmup):
+def time_training(net, batch, mode, iterations, warmup, graph=False):
     """Median milliseconds per training step and peak allocated MiB over the whole run."""
     tf32 = mode != "fp32"
     bf16 = mode == "bf16"
@@ -114,9 +115,28 @@ def time_training(net, batch, mode, iterations, warmup):
         loss.backward()
         opt.step()
 
-    for _ in range(warmup):
-        step()
+    # A step to be captured warms up on a side stream, as PyTorch's whole-network capture asks.
+    warm = torch.cuda.Stream() if graph else torch.cuda.current_stream()
+    warm.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(warm):
+        for _ in range(warmup):
+            step()
+    torch.cuda.current_stream().wait_stream(warm)
     torch.cuda.synchronize()
+    if graph:
+        # Gradients set to None, so the capture allocates them from the graph's pool; each
+        # replay runs forward, backward and the optimizer step.
+        graphed = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(graphed):
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+                loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+        step = graphed.replay
+        for _ in range(warmup):
+            step()
+        torch.cuda.synchronize()
     ms = []
     for _ in range(iterations):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -125,9 +145,17 @@ def time_training(net, batch, mode, iterations, warmup):
         end.record()
         end.synchronize()
         ms.append(start.elapsed_time(end))
+    # The same number of steps back to back, one wait at the end (as training runs them).
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iterations):
+        step()
+    end.record()
+    end.synchronize()
+    back_to_back = start.elapsed_time(end) / iterations
     if world > 1:
         torch.distributed.destroy_process_group()
-    return statistics.median(ms), torch.cuda.max_memory_allocated(dev) / 2**20
+    return statistics.median(ms), back_to_back, torch.cuda.max_memory_allocated(dev) / 2**20
 
 
 def main():
@@ -137,11 +165,14 @@ def main():
     p.add_argument("--mode", choices=["fp32", "tf32", "bf16"], default="fp32")
     p.add_argument("--iterations", type=int, default=50)
     p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--graph", action="store_true",
+                   help="capture the whole step as a CUDA graph and time its replays (one GPU)")
     a = p.parse_args()
-    ms, mib = time_training(a.net, a.batch, a.mode, a.iterations, a.warmup)
+    ms, back_to_back, mib = time_training(a.net, a.batch, a.mode, a.iterations, a.warmup, a.graph)
     if int(os.environ.get("RANK", "0")) == 0:
         print(f"RESULT net={a.net} batch={a.batch} mode={a.mode} "
-              f"gpus={os.environ.get('WORLD_SIZE', '1')} ms={ms:.3f} peak_mib={mib:.1f}")
+              f"gpus={os.environ.get('WORLD_SIZE', '1')} graph={int(a.graph)} ms={ms:.3f} "
+              f"back_to_back_ms={back_to_back:.3f} peak_mib={mib:.1f}")
 
 
 if __name__ == "__main__":

@@ -100,6 +100,12 @@ class Layer {
   }
   virtual void release_absorbed() {}
 
+  // Whether forward and backward queue the same work with the same arguments at every step of
+  // unchanged shapes, so that a CUDA graph may record them once and replay them (prim::
+  // StreamGraph). A layer that draws fresh random numbers per call (Dropout) says no. A layer
+  // that reads its data on the host waits for the GPU, which recording reports by itself.
+  virtual bool replayable() const { return true; }
+
   // What the memory plan of a net (Net::share_activation_memory, share_inference_memory) may
   // assume about the data of this layer's bottoms and tops. kForward: forward reads the bottom, or
   // writes every value of the top, and backward never reads it; kBackward: backward reads it too.

@@ -1,4 +1,4 @@
-// Net construction, forward/backward and weight I/O.
+// Net construction, forward and backward (weight I/O: net_weights.cpp).
 #include "core/net.h"
 
 #include <glog/logging.h>
@@ -43,40 +43,7 @@ const Layer<Dtype>& layer_of_error(const std::vector<std::unique_ptr<Layer<Dtype
   return running;
 }
 
-// The index of the first value of a BlobProto that is NaN or infinite, or -1.
-int64_t first_non_finite(const BlobProto& b) {
-  for (int i = 0; i < b.double_data_size(); ++i)
-    if (!std::isfinite(b.double_data(i))) return i;
-  for (int i = 0; i < b.data_size(); ++i)
-    if (!std::isfinite(b.data(i))) return i;
-  return -1;
-}
-
-// Up to four names, then how many more.
-std::string some_names(const std::vector<std::string>& names) {
-  std::string s;
-  for (size_t i = 0; i < names.size() && i < 4; ++i) s += (i ? ", " : "") + names[i];
-  if (names.size() > 4) s += " and " + std::to_string(names.size() - 4) + " more";
-  return s;
-}
-
 }  // namespace
-
-void require_weights_copied(const WeightsCopy& copy, const std::string& file) {
-  if (copy.copied.empty()) {
-    if (copy.ignored.empty()) fail(file, ": holds no layer with weights");
-    const std::string net =
-        copy.unfilled.empty() ? "" : " (the net's: " + some_names(copy.unfilled) + ")";
-    fail(file, ": none of its layers with weights (", some_names(copy.ignored),
-         ") is a layer of the net", net);
-  }
-  if (copy.unfilled.empty() && copy.ignored.empty()) return;
-  LOG(WARNING) << file << ": copied the weights of " << copy.copied.size() << " layers; "
-               << copy.unfilled.size() << " layers of the net keep their fillers"
-               << (copy.unfilled.empty() ? "" : " (" + some_names(copy.unfilled) + ")") << "; "
-               << copy.ignored.size() << " layers of the file match none of the net's"
-               << (copy.ignored.empty() ? "" : " (" + some_names(copy.ignored) + ")");
-}
 
 template <typename Dtype>
 Net<Dtype>::Net(const NetParameter& param, Device device, LayerFactory<Dtype> make_layer)
@@ -443,7 +410,15 @@ void Net<Dtype>::fill_inputs_uniform(uint32_t seed) {
 
 template <typename Dtype>
 Dtype Net<Dtype>::forward_range(Handle& h, int start, int end) {
-  double loss = 0;
+  queue_forward_range(h, start, end);
+  return read_loss(h);
+}
+
+template <typename Dtype>
+void Net<Dtype>::queue_forward_range(Handle& h, int start, int end, bool sum_loss) {
+  if (!loss_sum_.get()) loss_sum_ = prim::DeviceBuffer(device_, sizeof(double));
+  double* loss = static_cast<double*>(loss_sum_.get());
+  bool summed = false;  // whether *loss holds a term yet
   keep_groups_whole(start, end);
   for (int i = start; i <= end; ++i) {
     Layer<Dtype>& layer = *layers_[i];
@@ -454,17 +429,46 @@ Dtype Net<Dtype>::forward_range(Handle& h, int start, int end) {
       layer.reshape(bottom_vecs_[i], top_vecs_[i]);
       if (absorbed_by_[size_t(i)] >= 0) continue;  // its group's head ran it
       layer.forward(h, bottom_vecs_[i], top_vecs_[i]);
-      // The loss read waits for the GPU: where an invalid label found there is raised.
+      // A loss top's diff holds its weight times the loss scale.
       for (int id : top_ids_[i]) {
-        if (blob_loss_weights_[id] == 0) continue;
+        if (blob_loss_weights_[id] == 0 || !sum_loss) continue;
         const Tensor<Dtype>& top = *blobs_[id];
-        loss += prim::dot(h, dtype_of<Dtype>(), top.count(), top.data(), top.diff()) / loss_scale_;
+        prim::dot_into(h, dtype_of<Dtype>(), top.count(), top.data(), top.diff(), 1.0 / loss_scale_,
+                       summed ? 1.0 : 0.0, loss);
+        summed = true;
       }
     } catch (const std::exception& e) {
       rethrow_in_layer(layer_of_error(layers_, layer, e), e);
     }
   }
-  return Dtype(loss);
+  if (!summed && sum_loss) prim::fill(h, prim::DataType::kFloat64, 1, 0.0, loss);
+}
+
+template <typename Dtype>
+Dtype Net<Dtype>::read_loss(Handle& h) {
+  if (loss_host_.empty()) loss_host_.resize(1);
+  prim::memcpy_async(h, loss_host_.data(), Device::kCPU, loss_sum_.get(), device_, sizeof(double));
+  wait(h);
+  return Dtype(loss_host_[0]);
+}
+
+template <typename Dtype>
+void Net<Dtype>::wait(Handle& h) const {
+  try {
+    h.synchronize();
+  } catch (const prim::DeferredError& e) {
+    for (const auto& layer : layers_)
+      if (error_tag_of(*layer) == e.tag()) rethrow_in_layer(*layer, e);
+    throw;
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::clear_param_diffs(Handle& h) {
+  // One list fill: on a GPU one launch instead of one per parameter.
+  std::vector<prim::FillTarget> diffs;
+  for (Tensor<Dtype>* p : learnable_params_) diffs.push_back({p->count(), p->mutable_diff()});
+  prim::fill(h, dtype_of<Dtype>(), 0.0, diffs.data(), diffs.size());
 }
 
 template <typename Dtype>
@@ -509,73 +513,6 @@ Layer<Dtype>* Net<Dtype>::layer_by_name(const std::string& name) const {
   for (int i = 0; i < num_layers(); ++i)
     if (layer_names_[i] == name) return layers_[i].get();
   fail("net ", name_, " has no layer \"", name, "\"");
-}
-
-template <typename Dtype>
-WeightsCopy Net<Dtype>::copy_trained_layers_from(const NetParameter& trained) {
-  WeightsCopy copy;
-  std::vector<bool> filled(layers_.size(), false);
-  for (const LayerParameter& src : trained.layer()) {
-    int target = -1;
-    for (int i = 0; i < num_layers(); ++i)
-      if (layer_names_[i] == src.name()) target = i;
-    if (target < 0) {
-      LOG(INFO) << "Ignoring source layer " << src.name();
-      if (src.blobs_size() > 0) copy.ignored.push_back(src.name());
-      continue;
-    }
-    LOG(INFO) << "Copying source layer " << src.name();
-    auto& blobs = layers_[size_t(target)]->blobs();
-    CREMA_REQUIRE(int(blobs.size()) == src.blobs_size(), "layer ", src.name(),
-                  ": the weights hold ", src.blobs_size(), " blobs but the net's layer has ",
-                  blobs.size());
-    for (int k = 0; k < src.blobs_size(); ++k) {
-      if (const int64_t bad = first_non_finite(src.blobs(k)); bad >= 0)
-        fail("layer ", src.name(), ", blob ", k, ": value ", bad,
-             " is not finite; trained weights must be finite numbers");
-      try {
-        blobs[k]->from_proto(src.blobs(k), /*reshape=*/false);
-      } catch (const Error& e) {
-        fail("layer ", src.name(), ", blob ", k, ": ", e.what());
-      }
-    }
-    if (src.blobs_size() > 0 && !filled[size_t(target)]) copy.copied.push_back(src.name());
-    filled[size_t(target)] = true;
-  }
-  for (size_t i = 0; i < layers_.size(); ++i)
-    if (!filled[i] && !layers_[i]->blobs().empty()) copy.unfilled.push_back(layer_names_[i]);
-  return copy;
-}
-
-template <typename Dtype>
-void Net<Dtype>::share_trained_layers_with(const Net& other) {
-  for (int i = 0; i < other.num_layers(); ++i) {
-    Layer<Dtype>* target = nullptr;
-    for (int t = 0; t < num_layers(); ++t)
-      if (layer_names_[t] == other.layer_names_[i]) target = layers_[t].get();
-    if (!target) continue;
-    auto& src = other.layers_[i]->blobs();
-    auto& dst = target->blobs();
-    CREMA_REQUIRE(src.size() == dst.size(), "layer ", other.layer_names_[i],
-                  ": nets disagree on the number of parameter blobs");
-    for (size_t k = 0; k < src.size(); ++k) {
-      CREMA_REQUIRE(src[k]->shape() == dst[k]->shape(), "layer ", other.layer_names_[i],
-                    ": nets disagree on the shape of parameter ", k);
-      dst[k]->share_data(*src[k]);
-    }
-  }
-}
-
-template <typename Dtype>
-void Net<Dtype>::to_proto(NetParameter* param, bool write_diff) const {
-  param->Clear();
-  param->set_name(name_);
-  for (const auto& layer : layers_) {
-    LayerParameter* lp = param->add_layer();
-    *lp = layer->param();
-    lp->clear_blobs();
-    for (const auto& blob : layer->blobs()) blob->to_proto(lp->add_blobs(), write_diff);
-  }
 }
 
 template <typename Dtype>

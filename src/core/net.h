@@ -53,6 +53,19 @@ class Net {
   // on random data, never zeros (max pooling and GEMMs are faster on zeros).
   void fill_inputs_uniform(uint32_t seed);
   Dtype forward_range(Handle& h, int start, int end);
+  // forward_range without waiting: the weighted sum of the range's losses is left on the
+  // device (loss_on_device), so nothing waits for the GPU and a CUDA graph can record it.
+  // read_loss waits for it. On the CPU the sum is in host memory and ready at once. With
+  // sum_loss false the losses are not summed and loss_on_device keeps its value.
+  void queue_forward_range(Handle& h, int start, int end, bool sum_loss = true);
+  const double* loss_on_device() const { return static_cast<const double*>(loss_sum_.get()); }
+  Dtype read_loss(Handle& h);
+  // Waits for the work queued on h; an error a kernel recorded there (a bad label found on the
+  // GPU, prim::DeferredError) is raised as the error of the layer that queued it.
+  void wait(Handle& h) const;
+  // Zeroes the learnable parameters' diffs, which backward accumulates into (Caffe's
+  // ClearParamDiffs).
+  void clear_param_diffs(Handle& h);
   // Backward through the layers that need it, from the last to the first.
   void backward(Handle& h);
   void backward_range(Handle& h, int start, int end);
@@ -157,6 +170,8 @@ class Net {
   std::vector<int> absorbed_by_;
   std::vector<Dtype> blob_loss_weights_;
   double loss_scale_ = 1.0;
+  prim::DeviceBuffer loss_sum_;  // one double on the net's device: the forward's loss
+  std::vector<double, prim::PinnedAllocator<double>> loss_host_;
   std::vector<Tensor<Dtype>*> output_blobs_;
   std::vector<std::string> output_names_;
   std::vector<Dtype> output_weights_;

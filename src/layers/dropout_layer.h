@@ -31,6 +31,8 @@ class DropoutLayer : public Layer<Dtype> {
   // Backward reads the mask only.
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }
+  // Each training forward draws a new mask (the handle's counter moves on the host).
+  bool replayable() const override { return this->phase() != TRAIN; }
 
  private:
   // y = scale * x for the TEST pass, in place or not.

@@ -273,7 +273,7 @@ void Solver<Dtype>::solve(const std::string& resume_file) {
   // weights, and a final test, when the last iteration falls on display / test_interval.
   if (param_.display() && iter_ % param_.display() == 0) {
     const Dtype loss = net_->forward(h_);
-    update_smoothed_loss(loss, start_iter);
+    update_smoothed_loss(loss, iter_ - start_iter);
     LOG(INFO) << "Iteration " << iter_ << ", loss = " << smoothed_loss_;
   }
   if (param_.test_interval() && iter_ % param_.test_interval() == 0) test_all();
@@ -296,16 +296,16 @@ std::string first_non_finite_layer(const Net<Dtype>& net) {
 }  // namespace
 
 template <typename Dtype>
-void Solver<Dtype>::on_non_finite_loss(Dtype loss) {
+void Solver<Dtype>::on_non_finite_loss(Dtype loss, int iteration) {
   if (param_.non_finite_loss() == SolverParameter::CONTINUE) return;  // Caffe's way
   const std::string layer = first_non_finite_layer(*net_);
   const std::string where =
       layer.empty() ? "" : " (the first layer whose output is not finite: " + layer + ")";
   if (param_.non_finite_loss() == SolverParameter::STOP)
-    fail("Iteration ", iter_, ": the loss is ", loss, where,
+    fail("Iteration ", iteration, ": the loss is ", loss, where,
          "; the training diverged and stops (solver field non_finite_loss: SKIP or CONTINUE "
          "goes on)");
-  LOG(WARNING) << "Iteration " << iter_ << ": the loss is " << loss << where
+  LOG(WARNING) << "Iteration " << iteration << ": the loss is " << loss << where
                << "; the step's update is skipped";
 }
 
@@ -318,33 +318,36 @@ void Solver<Dtype>::step(int n) {
   smoothed_loss_ = 0;
   display_start_ = std::chrono::steady_clock::now();
   iterations_last_ = iter_;
-  std::vector<prim::FillTarget> grads;
+  start_step_graph();
   while (iter_ < stop_iter_) {
-    // Backward accumulates into parameter diffs, so they start each iteration at zero (one list
-    // fill: on a GPU one launch instead of one per parameter).
-    grads.clear();
-    for (Tensor<Dtype>* p : net_->learnable_params())
-      grads.push_back({p->count(), p->mutable_diff()});
-    prim::fill(h_, dtype(), 0.0, grads.data(), grads.size());
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
+      settle_losses(start_iter);
       test_all();
       // Replicas stop together, at the end of a step (agree_on).
       if (requested_early_exit_ && !reducer_) break;
     }
     const bool display = param_.display() && iter_ % param_.display() == 0;
-    // Gradients accumulate over iter_size passes; the reported loss is their mean.
     Dtype loss = 0;
-    for (int i = 0; i < param_.iter_size(); ++i) {
-      loss += net_->forward(h_);
-      if (reducer_ && i + 1 == param_.iter_size())
-        reducer_->backward(*net_);
-      else
-        net_->backward(h_);
+    if (step_graph_) {
+      step_graph_->run(h_);
+      queue_loss_read();
+      if (display || pending_count_ == kPendingLosses) settle_losses(start_iter);
+    } else {
+      // Backward accumulates into the parameter diffs, so they start each iteration at zero;
+      // gradients accumulate over iter_size passes and the reported loss is their mean.
+      net_->clear_param_diffs(h_);
+      for (int i = 0; i < param_.iter_size(); ++i) {
+        loss += net_->forward(h_);
+        if (reducer_ && i + 1 == param_.iter_size())
+          reducer_->backward(*net_);
+        else
+          net_->backward(h_);
+      }
+      loss /= param_.iter_size();
+      last_loss_ = loss;
+      update_smoothed_loss(loss, iter_ - start_iter);
     }
-    loss /= param_.iter_size();
-    last_loss_ = loss;
-    update_smoothed_loss(loss, start_iter);
     if (display) {
       const auto now = std::chrono::steady_clock::now();
       const float lapse = std::chrono::duration<float>(now - display_start_).count();
@@ -369,24 +372,73 @@ void Solver<Dtype>::step(int n) {
       display_start_ = now;
       iterations_last_ = iter_;
     }
-    bool finite = std::isfinite(double(loss));
+    // A replayed step's loss is checked when it is settled.
+    bool finite = step_graph_ || std::isfinite(double(loss));
     // A replica whose loss is not finite makes every replica's summed gradients so.
     if (reducer_) finite = !reducer_->communicator().agree_max(!finite);
-    if (!finite) on_non_finite_loss(loss);
+    if (!finite) on_non_finite_loss(loss, iter_);
     if ((finite || param_.non_finite_loss() == SolverParameter::CONTINUE) &&
         accept_scaled_gradients())
       apply_update();
     // iter_ counts the steps taken so far (a step skipped by loss scaling counts).
     ++iter_;
     const SolverAction request = agree_on(poll_action());
-    if (((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
-         request == SolverAction::kSnapshot) &&
-        is_root())
-      snapshot();
+    const bool save = ((param_.snapshot() && iter_ % param_.snapshot() == 0) ||
+                       request == SolverAction::kSnapshot) &&
+                      is_root();
+    if (save || request == SolverAction::kStop) settle_losses(start_iter);
+    if (save) snapshot();
     if (request == SolverAction::kStop) {
       requested_early_exit_ = true;
       break;
     }
+  }
+  settle_losses(start_iter);
+}
+
+template <typename Dtype>
+void Solver<Dtype>::set_cuda_graph(bool on) {
+  cuda_graph_ = on;
+  graph_decided_ = false;
+  if (!on) step_graph_.reset();
+}
+
+template <typename Dtype>
+void Solver<Dtype>::start_step_graph() {
+  if (graph_decided_ || !cuda_graph_ || device_ != Device::kCUDA) return;
+  graph_decided_ = true;
+  const std::string why = reducer_                 ? "data-parallel training"
+                          : param_.iter_size() > 1 ? "iter_size above 1"
+                          : param_.non_finite_loss() == SolverParameter::SKIP
+                              ? "non_finite_loss: SKIP decides each step's update on the host"
+                              : StepGraph<Dtype>::unsupported(*net_);
+  if (!why.empty()) {
+    LOG(INFO) << "CUDA graph off: " << why;
+    return;
+  }
+  step_graph_ = std::make_unique<StepGraph<Dtype>>(*net_);
+  pending_losses_.resize(kPendingLosses);
+}
+
+template <typename Dtype>
+void Solver<Dtype>::queue_loss_read() {
+  if (pending_count_ == 0) pending_first_iter_ = iter_;
+  prim::memcpy_async(h_, &pending_losses_[size_t(pending_count_++)], Device::kCPU,
+                     net_->loss_on_device(), device_, sizeof(double));
+}
+
+template <typename Dtype>
+void Solver<Dtype>::settle_losses(int start_iter) {
+  if (pending_count_ == 0) return;
+  const int count = pending_count_;
+  pending_count_ = 0;
+  net_->wait(h_);
+  for (int k = 0; k < count; ++k) {
+    const int iteration = pending_first_iter_ + k;
+    const Dtype loss = Dtype(pending_losses_[size_t(k)]);
+    last_loss_ = loss;
+    update_smoothed_loss(loss, iteration - start_iter);
+    if (!std::isfinite(double(loss))) on_non_finite_loss(loss, iteration);
   }
 }
 
@@ -405,7 +457,7 @@ double Solver<Dtype>::gradient_divisor() const {
 }
 
 template <typename Dtype>
-void Solver<Dtype>::update_smoothed_loss(Dtype loss, int start_iter) {
+void Solver<Dtype>::update_smoothed_loss(Dtype loss, int index) {
   // Running mean over the last average_loss iterations, kept in a ring buffer.
   const int average_loss = param_.average_loss();
   if (int(losses_.size()) < average_loss) {
@@ -413,7 +465,7 @@ void Solver<Dtype>::update_smoothed_loss(Dtype loss, int start_iter) {
     const int size = int(losses_.size());
     smoothed_loss_ = (smoothed_loss_ * (size - 1) + loss) / size;
   } else {
-    const int idx = (iter_ - start_iter) % average_loss;
+    const int idx = index % average_loss;
     smoothed_loss_ += (loss - losses_[idx]) / average_loss;
     losses_[idx] = loss;
   }
@@ -497,58 +549,6 @@ void Solver<Dtype>::clip_gradients() {
       prim::scal(h_, dtype(), p.count(), double(scale), p.mutable_diff());
     }
   }
-}
-
-template <typename Dtype>
-const std::vector<std::vector<TestScore>>& Solver<Dtype>::test_all() {
-  for (int i = 0; i < int(test_nets_.size()) && !requested_early_exit_; ++i) test(i);
-  return test_scores_;
-}
-
-template <typename Dtype>
-void Solver<Dtype>::test(int test_net_id) {
-  LOG(INFO) << "Iteration " << iter_ << ", Testing net (#" << test_net_id << ")";
-  Net<Dtype>& test_net = *test_nets_[test_net_id];
-  test_net.share_trained_layers_with(*net_);
-  const int test_iter = param_.test_iter(test_net_id);
-  std::vector<Dtype> scores;
-  std::vector<int> ids;
-  Dtype loss = 0;
-  for (int i = 0; i < test_iter; ++i) {
-    for (SolverAction request = poll_action(); request != SolverAction::kNone;
-         request = poll_action()) {
-      if (request == SolverAction::kSnapshot) snapshot();
-      if (request == SolverAction::kStop) requested_early_exit_ = true;
-    }
-    if (requested_early_exit_) break;
-    const Dtype iter_loss = test_net.forward(h_);
-    if (param_.test_compute_loss()) loss += iter_loss;
-    size_t idx = 0;
-    for (size_t j = 0; j < test_net.output_blobs().size(); ++j) {
-      for (Dtype v : test_net.output_blobs()[j]->data_vector()) {
-        if (i == 0) {
-          scores.push_back(v);
-          ids.push_back(int(j));
-        } else {
-          scores[idx] += v;
-        }
-        ++idx;
-      }
-    }
-  }
-  if (requested_early_exit_) {
-    LOG(INFO) << "Test interrupted.";
-    return;
-  }
-  if (param_.test_compute_loss()) LOG(INFO) << "Test loss: " << loss / test_iter;
-  std::vector<TestScore>& out = test_scores_[test_net_id];
-  out.clear();
-  for (size_t i = 0; i < scores.size(); ++i) {
-    scores[i] /= test_iter;
-    out.push_back({test_net.output_blob_names()[ids[i]], double(scores[i]),
-                   double(test_net.output_loss_weights()[ids[i]])});
-  }
-  log_outputs(test_net, "Test", scores, ids);
 }
 
 template class Solver<float>;

@@ -29,6 +29,7 @@
 #include "parallel/gradient_reducer.h"
 #include "primitives/handle.h"
 #include "primitives/solver_update.h"
+#include "solver/step_graph.h"
 
 namespace crema {
 
@@ -78,6 +79,15 @@ class Solver {
   // solve() starts from the root's weights, and every step follows the root's requests. Only the
   // root (rank 0) snapshots.
   void set_reducer(GradientReducer<Dtype>* reducer) { reducer_ = reducer; }
+  // On a GPU each training step's forward and backward is replayed from a CUDA graph where the
+  // net and settings allow (StepGraph; on by default; off for data-parallel training, iter_size
+  // above 1 and non_finite_loss: SKIP, which decide per step on the host). The steps' losses
+  // are then read where the solver reports or saves (display, test, snapshot, the end of
+  // step()), and a non-finite loss or a bad label stops the run there, naming its iteration or
+  // layer.
+  void set_cuda_graph(bool on);
+  // The replayed step, once step() has decided to use one (null otherwise).
+  const StepGraph<Dtype>* step_graph() const { return step_graph_.get(); }
 
   int iter() const { return iter_; }
   int current_step() const { return current_step_; }
@@ -128,7 +138,13 @@ class Solver {
   void apply_update();
   void clip_gradients();
   void test(int test_net_id);
-  void update_smoothed_loss(Dtype loss, int start_iter);
+  // index: the iteration's place since the start of step().
+  void update_smoothed_loss(Dtype loss, int index);
+  // CUDA-graph steps (set_cuda_graph): the decision at the start of step(), then each step's
+  // loss copied to the host without waiting, and read, smoothed and checked in order.
+  void start_step_graph();
+  void queue_loss_read();
+  void settle_losses(int start_iter);
   void log_outputs(const Net<Dtype>& net, const char* kind, const std::vector<Dtype>& values,
                    const std::vector<int>& output_ids) const;
   SolverAction poll_action();
@@ -137,7 +153,7 @@ class Solver {
   void check_snapshot_folder(bool fresh) const;
   // A step whose loss is NaN or infinite, as SolverParameter.non_finite_loss says: throws for
   // STOP, logs for SKIP.
-  void on_non_finite_loss(Dtype loss);
+  void on_non_finite_loss(Dtype loss, int iteration);
   // Loss scaling (the train net's global_grad_scale, global_grad_scale_adaptive): whether this
   // step's gradients may be applied; with adaptive scaling, a step whose gradients overflowed is
   // skipped and the scale halved, and the scale doubles after kScaleGrowthInterval good steps.
@@ -157,6 +173,13 @@ class Solver {
   std::vector<std::vector<TestScore>> test_scores_;
   std::function<SolverAction()> action_source_;
   GradientReducer<Dtype>* reducer_ = nullptr;
+  bool cuda_graph_ = true;
+  bool graph_decided_ = false;
+  std::unique_ptr<StepGraph<Dtype>> step_graph_;
+  static constexpr int kPendingLosses = 256;
+  std::vector<double, prim::PinnedAllocator<double>> pending_losses_;
+  int pending_count_ = 0;
+  int pending_first_iter_ = 0;
   int iter_ = 0;
   int current_step_ = 0;
   bool requested_early_exit_ = false;

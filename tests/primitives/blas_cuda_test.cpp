@@ -151,6 +151,13 @@ void check_level1(int64_t n) {
   // Integer data: every partial sum is exact in double, so the summation order cannot matter.
   EXPECT_EQ(dot(gpu, t, n, gx.get(), gy.get()), dot(cpu, t, n, x.data(), y0.data()));
   EXPECT_EQ(asum(gpu, t, n, gx.get()), asum(cpu, t, n, x.data()));
+  // dot_into leaves its blend on the device: beta 0 over NaN, then an accumulation.
+  const double d = dot(cpu, t, n, x.data(), y0.data());
+  DeviceBuffer sum = to_gpu(std::vector<double>{std::nan("")});
+  dot_into(gpu, t, n, gx.get(), gy.get(), 0.5, 0.0, static_cast<double*>(sum.get()));
+  EXPECT_EQ(from_gpu<double>(gpu, sum, 1)[0], 0.5 * d) << "dot_into beta 0";
+  dot_into(gpu, t, n, gx.get(), gy.get(), 2.0, 1.0, static_cast<double*>(sum.get()));
+  EXPECT_EQ(from_gpu<double>(gpu, sum, 1)[0], 2.0 * d + 0.5 * d) << "dot_into beta 1";
   // Real data: the same reduction within double rounding.
   const auto xr = test::random_vector<T>(size_t(n), 9), yr = test::random_vector<T>(size_t(n), 10);
   DeviceBuffer gxr = to_gpu(xr), gyr = to_gpu(yr);

@@ -161,6 +161,11 @@ void check_level1() {
   EXPECT_EQ(dot(h, t, n, xt.data(), yt.data()), d);
   EXPECT_EQ(asum(h, t, n, xt.data()), s);
   EXPECT_EQ(dot(h, t, 0, xt.data(), yt.data()), 0.0);
+  double sum = std::nan("");  // beta 0 never reads it
+  dot_into(h, t, n, xt.data(), yt.data(), 0.5, 0.0, &sum);
+  EXPECT_EQ(sum, 0.5 * d) << "dot_into beta 0";
+  dot_into(h, t, n, xt.data(), yt.data(), 2.0, 1.0, &sum);
+  EXPECT_EQ(sum, 2.0 * d + 0.5 * d) << "dot_into beta 1";
   EXPECT_THROW(axpy(h, t, -1, 1.0, xt.data(), y.data()), PrimError);
 }
 

@@ -19,6 +19,8 @@ CREMA_BACKENDS(
     void fill(Handle& h, DataType t, double value, const FillTarget* targets, size_t count);
     double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y);
     double asum(Handle& h, DataType t, int64_t n, const void* x);
+    void dot_into(Handle& h, DataType t, int64_t n, const void* x, const void* y, double alpha,
+                  double beta, double* result);
     void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha);
     void bias_bwd(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend);)
 
@@ -81,6 +83,12 @@ double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y) {
 double asum(Handle& h, DataType t, int64_t n, const void* x) {
   check_length(n, "asum");
   return CREMA_DISPATCH(h, asum, h, t, n, x);
+}
+
+void dot_into(Handle& h, DataType t, int64_t n, const void* x, const void* y, double alpha,
+              double beta, double* result) {
+  check_length(n, "dot_into");
+  CREMA_DISPATCH(h, dot_into, h, t, n, x, y, alpha, beta, result);
 }
 
 void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha) {

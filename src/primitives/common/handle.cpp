@@ -238,6 +238,7 @@ void* Handle::workspace(size_t bytes) {
     workspace_bytes_ = 0;
     workspace_ = device_alloc(device_, bytes);
     workspace_bytes_ = bytes;
+    ++workspace_generation_;
   }
   return workspace_;
 }
@@ -307,6 +308,40 @@ void Event::synchronize() const {
 #ifdef CREMA_WITH_CUDA
   if (event_) cuda::event_synchronize(event_);
 #endif
+}
+
+void StreamGraph::record(Handle& h, const std::function<void()>& fn) {
+  clear();
+  if (h.device() != Device::kCUDA) throw PrimError("StreamGraph: only a CUDA handle can record");
+#ifdef CREMA_WITH_CUDA
+  cuda::capture_begin(h.stream());
+  try {
+    fn();
+  } catch (...) {
+    cuda::capture_abandon(h.stream());
+    throw;
+  }
+  exec_ = cuda::capture_end(h.stream(), &nodes_);
+#else
+  (void)fn;
+#endif
+}
+
+void StreamGraph::replay(Handle& h) const {
+  if (!exec_) throw PrimError("StreamGraph: nothing recorded to replay");
+#ifdef CREMA_WITH_CUDA
+  cuda::graph_launch(exec_, h.stream());
+#else
+  (void)h;
+#endif
+}
+
+void StreamGraph::clear() {
+#ifdef CREMA_WITH_CUDA
+  if (exec_) cuda::graph_destroy(exec_);
+#endif
+  exec_ = nullptr;
+  nodes_ = 0;
 }
 
 void Handle::synchronize() {

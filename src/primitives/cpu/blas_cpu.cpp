@@ -277,6 +277,14 @@ double asum(Handle&, DataType t, int64_t n, const void* x) {
                      [&](auto tag) { return asum_impl<typename decltype(tag)::type>(n, x); });
 }
 
+void dot_into(Handle&, DataType t, int64_t n, const void* x, const void* y, double alpha,
+              double beta, double* result) {
+  const double sum = alpha * visit_dtype(kFloatTypes, t, "dot_into", Device::kCPU, [&](auto tag) {
+                       return dot_impl<typename decltype(tag)::type>(n, x, y);
+                     });
+  *result = beta == 0 ? sum : sum + beta * *result;
+}
+
 void bias_add(Handle&, const TensorDesc& yd, void* y, const void* bias, double alpha) {
   visit_dtype(kFloatTypes, yd.dtype, "bias_add", Device::kCPU,
               [&](auto tag) { bias_add_impl<typename decltype(tag)::type>(yd, y, bias, alpha); });

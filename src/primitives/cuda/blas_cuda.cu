@@ -153,34 +153,56 @@ __device__ double block_sum(double v) {
   return buf[0];
 }
 
+// The blended total: alpha * sum + beta * prev, prev unread when beta is 0.
+__device__ __forceinline__ void blend_total(double sum, double alpha, double beta, double* out) {
+  *out = beta == 0 ? alpha * sum : alpha * sum + beta * *out;
+}
+
+// With one block (small n: a loss) the partial is the total and is written blended at once,
+// one launch instead of two.
 template <typename T, bool kDot>
-__global__ void reduce_partials(int64_t n, const T* x, const T* y, double* partial) {
+__global__ void reduce_partials(int64_t n, const T* x, const T* y, double* partial, double alpha,
+                                double beta, double* out) {
   double s = 0;
   CREMA_CUDA_LOOP(i, n) s += kDot ? double(x[i]) * double(y[i]) : fabs(double(x[i]));
   const double total = block_sum<kBlock>(s);
-  if (threadIdx.x == 0) partial[blockIdx.x] = total;
+  if (threadIdx.x != 0) return;
+  if (gridDim.x == 1)
+    blend_total(total, alpha, beta, out);
+  else
+    partial[blockIdx.x] = total;
 }
 
-__global__ void reduce_final(int count, double* partial) {
+__global__ void reduce_final(int count, const double* partial, double alpha, double beta,
+                             double* out) {
   double s = 0;
   for (int i = threadIdx.x; i < count; i += blockDim.x) s += partial[i];
   const double total = block_sum<kBlock>(s);
-  if (threadIdx.x == 0) partial[count] = total;
+  if (threadIdx.x == 0) blend_total(total, alpha, beta, out);
+}
+
+// out[0] = alpha * the reduction + beta * out[0]; partial: kReduceBlocks doubles of scratch.
+template <typename T, bool kDot>
+void reduce_into(Handle& h, int64_t n, const void* x, const void* y, double alpha, double beta,
+                 double* out, double* partial) {
+  const unsigned blocks = std::min<unsigned>(grid_for(n), kReduceBlocks);
+  cudaStream_t st = stream_of(h);
+  reduce_partials<T, kDot><<<blocks, kBlock, 0, st>>>(
+      n, static_cast<const T*>(x), static_cast<const T*>(y), partial, alpha, beta, out);
+  check_launch("reduce_partials");
+  if (blocks == 1) return;
+  reduce_final<<<1, kBlock, 0, st>>>(int(blocks), partial, alpha, beta, out);
+  check_launch("reduce_final");
 }
 
 template <typename T, bool kDot>
 double reduce(Handle& h, int64_t n, const void* x, const void* y) {
   if (n == 0) return 0.0;
-  const unsigned blocks = std::min<unsigned>(grid_for(n), kReduceBlocks);
-  double* partial = static_cast<double*>(h.workspace(sizeof(double) * (blocks + 1)));
-  cudaStream_t st = stream_of(h);
-  reduce_partials<T, kDot>
-      <<<blocks, kBlock, 0, st>>>(n, static_cast<const T*>(x), static_cast<const T*>(y), partial);
-  check_launch("reduce_partials");
-  reduce_final<<<1, kBlock, 0, st>>>(int(blocks), partial);
-  check_launch("reduce_final");
+  double* partial = static_cast<double*>(h.workspace(sizeof(double) * (kReduceBlocks + 1)));
+  double* total = partial + kReduceBlocks;
+  reduce_into<T, kDot>(h, n, x, y, 1.0, 0.0, total, partial);
   double result = 0;
-  check_cuda(cudaMemcpyAsync(&result, partial + blocks, sizeof(double), cudaMemcpyDeviceToHost, st),
+  check_cuda(cudaMemcpyAsync(&result, total, sizeof(double), cudaMemcpyDeviceToHost, stream_of(h)),
              "dot/asum result copy");
   wait_for_stream(h, "dot/asum synchronize");
   return result;
@@ -289,6 +311,14 @@ void fill(Handle& h, DataType t, double value, const FillTarget* targets, size_t
 double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y) {
   return visit_dtype(kFloatTypes, t, "dot", Device::kCUDA, [&](auto tag) {
     return reduce<typename decltype(tag)::type, true>(h, n, x, y);
+  });
+}
+
+void dot_into(Handle& h, DataType t, int64_t n, const void* x, const void* y, double alpha,
+              double beta, double* result) {
+  visit_dtype(kFloatTypes, t, "dot_into", Device::kCUDA, [&](auto tag) {
+    double* partial = static_cast<double*>(h.workspace(sizeof(double) * kReduceBlocks));
+    reduce_into<typename decltype(tag)::type, true>(h, n, x, y, alpha, beta, result, partial);
   });
 }
 

@@ -33,5 +33,13 @@ void event_destroy(void* event);
 void event_record(void* event, void* stream);
 void event_wait(void* event, void* stream);
 void event_synchronize(void* event);
+// CUDA graphs (StreamGraph): capture on a stream, instantiate, launch.
+void capture_begin(void* stream);
+// Ends the capture and instantiates what it recorded; sets *nodes to its node count.
+void* capture_end(void* stream, size_t* nodes);
+// Ends a capture that failed part-way, dropping what it recorded.
+void capture_abandon(void* stream);
+void graph_launch(void* exec, void* stream);
+void graph_destroy(void* exec);
 }  // namespace crema::prim::cuda
 #endif

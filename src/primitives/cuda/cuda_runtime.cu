@@ -196,4 +196,36 @@ void event_synchronize(void* event) {
   check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize");
 }
 
+// Thread-local mode: a call of this thread that could wait for the device or allocate during the
+// capture is refused (and so reported), while other threads (a data prefetcher) go on freely.
+void capture_begin(void* stream) {
+  check(cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), cudaStreamCaptureModeThreadLocal),
+        "cudaStreamBeginCapture");
+}
+
+void* capture_end(void* stream, size_t* nodes) {
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t got = cudaGraphGetNodes(graph, nullptr, nodes);
+  const cudaError_t made = got == cudaSuccess ? cudaGraphInstantiate(&exec, graph, 0) : got;
+  cudaGraphDestroy(graph);
+  check(made, "cudaGraphInstantiate");
+  return exec;
+}
+
+void capture_abandon(void* stream) {
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture(static_cast<cudaStream_t>(stream), &graph);
+  if (graph) cudaGraphDestroy(graph);
+  cudaGetLastError();  // the failed call's error is the caller's to report, not a sticky one
+}
+
+void graph_launch(void* exec, void* stream) {
+  check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec), static_cast<cudaStream_t>(stream)),
+        "cudaGraphLaunch");
+}
+
+void graph_destroy(void* exec) { cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec)); }
+
 }  // namespace crema::prim::cuda

@@ -40,6 +40,11 @@ void fill(Handle& h, DataType t, double value, const FillTarget* targets, size_t
 // sum x[i] * y[i], sum |x[i]|
 double dot(Handle& h, DataType t, int64_t n, const void* x, const void* y);
 double asum(Handle& h, DataType t, int64_t n, const void* x);
+// result[0] = alpha * sum x[i] * y[i] + beta * result[0] (beta == 0 never reads it), summed in
+// double as dot() and left in memory of the handle's device: nothing waits for it, so a CUDA
+// graph can hold it (the Net sums its losses on the GPU this way).
+void dot_into(Handle& h, DataType t, int64_t n, const void* x, const void* y, double alpha,
+              double beta, double* result);
 
 // y[n, c, h, w] = alpha * bias[c] + y[n, c, h, w] (cudnnAddTensor with a 1xCx1x1 bias).
 void bias_add(Handle& h, const TensorDesc& yd, void* y, const void* bias, double alpha = 1.0);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -60,6 +61,9 @@ class Handle {
   // shrinks.
   void* workspace(size_t bytes);
   size_t workspace_size() const { return workspace_bytes_; }
+  // Counts the workspace's moves (each growth frees it and allocates anew): work recorded with
+  // the workspace at one address (StreamGraph) is stale once this changes.
+  uint64_t workspace_generation() const { return workspace_generation_; }
 
   // Threads the CPU primitives split their work over (CREMA_NUM_THREADS, else every core).
   // While a CPU handle with several threads exists, OpenBLAS runs single-threaded inside them.
@@ -116,6 +120,7 @@ class Handle {
   void* blas_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
+  uint64_t workspace_generation_ = 0;
   size_t workspace_budget_ = size_t(32) << 20;
   int cpu_threads_ = 1;
   std::map<std::string, int> algo_cache_;
@@ -181,6 +186,34 @@ class Event {
 
  private:
   void* event_ = nullptr;  // cudaEvent_t, created at the first record on a CUDA handle
+};
+
+// Work queued on a CUDA handle's stream, recorded once and replayed with one launch (a CUDA
+// graph): a step of many small kernels then costs the host one launch instead of one per kernel.
+// record(h, fn) runs fn with the stream capturing: the primitives fn calls are recorded, not run.
+// A replay repeats them exactly (pointers, sizes, scalars), so fn must queue the same work with
+// the same arguments every time, and the memory it names, the handle's workspace included
+// (Handle::workspace_generation), must stay where it was. A primitive that waits for the device
+// or allocates while recording fails; record then throws its error with the stream out of
+// capture and nothing recorded. A CPU handle cannot record.
+class StreamGraph {
+ public:
+  StreamGraph() = default;
+  ~StreamGraph() { clear(); }
+  StreamGraph(const StreamGraph&) = delete;
+  StreamGraph& operator=(const StreamGraph&) = delete;
+
+  void record(Handle& h, const std::function<void()>& fn);
+  // Queues the recorded work on h's stream (the handle it was recorded on).
+  void replay(Handle& h) const;
+  bool recorded() const { return exec_ != nullptr; }
+  // Operations recorded (kernels, copies, memsets).
+  size_t nodes() const { return nodes_; }
+  void clear();
+
+ private:
+  void* exec_ = nullptr;  // cudaGraphExec_t
+  size_t nodes_ = 0;
 };
 
 // Most bytes of GPU memory held at once through device_alloc since the start (0 without CUDA):
