@@ -54,10 +54,12 @@ struct ChanPlan {
   int parts;        // pieces per channel: blocks (block path) or outer slices (the others)
   bool per_thread;  // thread-per-channel path
   bool columns;     // inner 1: blocks of 32 channels, warps over rows
-  // With one piece per channel the thread and column paths hand totals to fin directly; the
-  // block path writes its partials in any case.
+  // With one piece per channel every path hands the totals to fin directly; an empty
+  // reduction (outer * inner == 0) still zeroes scratch for the block path's finish.
   size_t scratch_doubles(int n) const {
-    return (per_thread || columns) && parts == 1 ? 0 : size_t(n) * size_t(C) * parts;
+    return parts == 1 && (per_thread || columns || outer * inner > 0)
+               ? 0
+               : size_t(n) * size_t(C) * parts;
   }
 };
 
@@ -95,9 +97,10 @@ inline ChanPlan plan_channels(int64_t outer, int64_t C, int64_t inner) {
   return p;
 }
 
-template <int N, typename Term>
-__global__ void chan_partial_kernel(Term term, int64_t C, int64_t inner, int64_t m, int parts,
-                                    double* partial) {
+// With one part per channel the block hands its channel's totals to fin itself: one launch.
+template <int N, typename Term, typename Fin>
+__global__ void chan_partial_kernel(Term term, Fin fin, int64_t C, int64_t inner, int64_t m,
+                                    int parts, double* partial) {
   const int64_t c = blockIdx.x;
   const int p = blockIdx.y;
   const int64_t per = (m + parts - 1) / parts;
@@ -121,7 +124,10 @@ __global__ void chan_partial_kernel(Term term, int64_t C, int64_t inner, int64_t
     }
   }
   block_sum<N>(v);
-  if (threadIdx.x == 0)
+  if (threadIdx.x != 0) return;
+  if (parts == 1)
+    fin(c, v);
+  else
     for (int k = 0; k < N; ++k) partial[(k * C + c) * parts + p] = v[k];
 }
 
@@ -240,8 +246,10 @@ void channel_sums(Handle& h, const ChanPlan& plan, double* scratch, Term term, F
     return;
   }
   const dim3 grid(unsigned(plan.C), unsigned(plan.parts));
-  chan_partial_kernel<N><<<grid, kBlock, 0, s>>>(term, plan.C, plan.inner, m, plan.parts, scratch);
+  chan_partial_kernel<N>
+      <<<grid, kBlock, 0, s>>>(term, fin, plan.C, plan.inner, m, plan.parts, scratch);
   check_launch(name);
+  if (plan.parts == 1) return;
   chan_finish_kernel<N><<<grid_for(plan.C), kBlock, 0, s>>>(fin, plan.C, plan.parts, scratch);
   check_launch(name);
 }
