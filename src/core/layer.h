@@ -106,6 +106,16 @@ class Layer {
   // that reads its data on the host waits for the GPU, which recording reports by itself.
   virtual bool replayable() const { return true; }
 
+  // A layer that reads a data source: where it stands after the last batch its forward handed
+  // out (records passed, its random generator), which snapshots keep, and the way back there,
+  // which throws crema::Error naming the layer when the state cannot be used. Other layers have
+  // no such state: reader_state returns false.
+  virtual bool reader_state(DataReaderState* state) const {
+    (void)state;
+    return false;
+  }
+  virtual void restore_reader_state(const DataReaderState& state) { (void)state; }
+
   // What the memory plan of a net (Net::share_activation_memory, share_inference_memory) may
   // assume about the data of this layer's bottoms and tops. kForward: forward reads the bottom, or
   // writes every value of the top, and backward never reads it; kBackward: backward reads it too.

@@ -12,6 +12,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct HostBatch {
   // after which the batch may be refilled.
   prim::DeviceBuffer device_data, device_label;
   prim::Event uploaded, consumed;
+  // Where the layer's source stood once the batch was filled: records passed and the
+  // transformer's generator (what a snapshot taken after the batch was used records).
+  uint64_t records_after = 0;
+  std::mt19937_64 transform_random_after;
 };
 
 class Prefetcher {

@@ -41,6 +41,10 @@ class DataTransformer {
   void transform(const float* in, int channels, int height, int width, float* out);
 
   Phase phase() const { return phase_; }
+  // The random generator, for snapshots: a transformer given back an earlier state draws the
+  // same crops and flips again.
+  const std::mt19937_64& random() const { return rng_; }
+  void set_random(const std::mt19937_64& rng) { rng_ = rng; }
   const TransformationParameter& param() const { return param_; }
 
  private:

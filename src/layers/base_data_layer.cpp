@@ -3,6 +3,7 @@
 
 #include <type_traits>
 
+#include "core/errors.h"
 #include "core/rng.h"
 #include "data/prefetch.h"
 #include "data/transformer.h"
@@ -57,8 +58,40 @@ void BasePrefetchingDataLayer<Dtype>::start_prefetch(uint32_t batch_size, const 
     if (this->device() == Device::kCUDA)
       upload_ = std::make_unique<Handle>(Device::kCUDA, prim::cuda_current_device());
   }
+  depth_ = depth;
+  consumed_records_ = next_record_;
+  consumed_random_ = transformer_->random();
+  launch_prefetcher();
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::launch_prefetcher() {
   prefetcher_ = std::make_unique<Prefetcher>(
-      depth, [this](HostBatch* batch, const Prefetcher& self) { fill(batch, self); });
+      depth_, [this](HostBatch* batch, const Prefetcher& self) { fill(batch, self); });
+}
+
+template <typename Dtype>
+bool BasePrefetchingDataLayer<Dtype>::reader_state(DataReaderState* state) const {
+  const uint64_t count = uint64_t(replica_.count);
+  state->set_records((consumed_records_ + count - 1) / count * count);
+  state->set_transform_random(random_to_text(consumed_random_));
+  return true;
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::restore_reader_state(const DataReaderState& state) {
+  try {
+    const std::mt19937_64 random = random_from_text(state.transform_random(), "transform_random");
+    prefetcher_.reset();
+    seek_source(state.records());
+    next_record_ = state.records();
+    if (replica_.rank == 0) transformer_->set_random(random);
+  } catch (const Error& e) {
+    this->error("cannot resume reading: ", e.what());
+  }
+  consumed_records_ = next_record_;
+  consumed_random_ = transformer_->random();
+  launch_prefetcher();
 }
 
 template <typename Dtype>
@@ -86,6 +119,8 @@ void BasePrefetchingDataLayer<Dtype>::fill(HostBatch* batch, const Prefetcher& p
                             batch->data.data() + example * i);
     batch->label[i] = label;
   }
+  batch->records_after = next_record_;
+  batch->transform_random_after = transformer_->random();
   if (upload_) upload(batch);
 }
 
@@ -111,6 +146,8 @@ void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors& bottom,
   } catch (const Error& e) {
     this->error(e.what());
   }
+  consumed_records_ = batch->records_after;
+  consumed_random_ = batch->transform_random_after;
   if (upload_) {
     batch->uploaded.wait(h);
     prim::memcpy_async(h, top[0]->mutable_data(), Device::kCUDA, batch->device_data.get(),

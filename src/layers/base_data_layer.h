@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,13 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   int min_num_top() const override { return 1; }
   int max_num_top() const override { return 2; }
 
+  // The records passed by the batches handed out so far (rounded up to whole rounds of the
+  // replicas, so that each replica resumes at its next record) and the transformer's generator
+  // after them. Restoring stops the prefetch thread, moves the source there and starts it again;
+  // a replica other than the first keeps its own generator (the state is the first's).
+  bool reader_state(DataReaderState* state) const override;
+  void restore_reader_state(const DataReaderState& state) override;
+
  protected:
   // Runs on the prefetch thread: reads the next example into *image (C-H-W floats) and returns
   // its label; *where names the example in error messages. Throws crema::Error on bad data.
@@ -70,6 +78,9 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   // Runs on the prefetch thread: moves past the next example without reading it (another
   // replica's).
   virtual void skip_example() = 0;
+  // Runs with the prefetch thread stopped: puts the source where it stands after `records`
+  // records from the layer's start (read or skipped), in time bounded by the source's size.
+  virtual void seek_source(uint64_t records) = 0;
   // The end of the error for an example whose shape differs from the first one's.
   virtual const char* shape_mismatch_hint() const {
     return "every record must have the same shape";
@@ -92,8 +103,12 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
  private:
   void fill(HostBatch* batch, const Prefetcher& prefetcher);
   void upload(HostBatch* batch);
+  void launch_prefetcher();
 
   int batch_size_ = 0;
+  uint32_t depth_ = 0;                         // batches prefetched
+  uint64_t consumed_records_ = 0;              // after the batches forward handed out
+  std::mt19937_64 consumed_random_;            // the transformer's generator after them
   Replica replica_;                            // whose records this layer keeps
   uint64_t next_record_ = 0;                   // counted from the first record read
   int channels_ = 0, height_ = 0, width_ = 0;  // of every example

@@ -64,8 +64,8 @@ void DataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
     datum_to_chw(datum_, record_name(source, reader_->key()), color_, &image);
     // Caffe's rand_skip: start at a random record, so that parallel runs see different orders.
     if (p.rand_skip() > 0 && this->phase() == TRAIN) {
-      const uint64_t skip = thread_rng()() % p.rand_skip();
-      for (uint64_t i = 0; i < skip; ++i) reader_->next();
+      start_skip_ = thread_rng()() % p.rand_skip();
+      for (uint64_t i = 0; i < start_skip_; ++i) reader_->next();
     }
     this->start_prefetch(p.batch_size(), "data_param.batch_size", image.channels, image.height,
                          image.width, top);
@@ -89,6 +89,16 @@ float DataLayer<Dtype>::read_example(ChwImage* image, std::string* where) {
 template <typename Dtype>
 void DataLayer<Dtype>::skip_example() {
   reader_->next();
+}
+
+template <typename Dtype>
+void DataLayer<Dtype>::seek_source(uint64_t records) {
+  // Records wrap around after the last, so the place is the count modulo the size.
+  const uint64_t size = reader_->size();
+  if (size == 0) return;
+  const uint64_t place = (start_skip_ % size + records % size) % size;
+  reader_->rewind();
+  for (uint64_t i = 0; i < place; ++i) reader_->next();
 }
 
 template class DataLayer<float>;

@@ -37,9 +37,11 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
  protected:
   float read_example(ChwImage* image, std::string* where) override;
   void skip_example() override;
+  void seek_source(uint64_t records) override;
 
  private:
   ColorMode color_ = ColorMode::kNative;
+  uint64_t start_skip_ = 0;  // rand_skip's draw
   std::unique_ptr<LmdbReader> reader_;
   Datum datum_;  // prefetch thread's scratch
 };

@@ -41,14 +41,15 @@ void ImageDataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& to
   try {
     entries_ = read_image_list(p.source());
     this->init_transformer(tp);
-    shuffle_rng_.seed(thread_rng()());
-    if (p.shuffle()) std::shuffle(entries_.begin(), entries_.end(), shuffle_rng_);
+    shuffle_seed_ = thread_rng()();
     // Caffe's rand_skip: start at a random entry, so that parallel runs see different orders.
-    if (p.rand_skip() > 0) position_ = size_t(shuffle_rng_() % p.rand_skip()) % entries_.size();
+    if (p.rand_skip() > 0)
+      start_position_ = size_t(thread_rng()() % p.rand_skip()) % entries_.size();
+    go_to(0, start_position_);
     // The first image defines the example shape; it is read again by the first batch.
     ChwImage image;
     std::string where;
-    read_entry(position_, &image, &where);
+    read_entry(order_.empty() ? position_ : order_[position_], &image, &where);
     this->start_prefetch(p.batch_size(), "image_data_param.batch_size", image.channels,
                          image.height, image.width, top);
   } catch (const Error& e) {
@@ -74,8 +75,9 @@ void ImageDataLayer<Dtype>::read_entry(size_t i, ChwImage* image, std::string* w
 
 template <typename Dtype>
 float ImageDataLayer<Dtype>::read_example(ChwImage* image, std::string* where) {
-  read_entry(position_, image, where);
-  const float label = float(entries_[position_].label);
+  const size_t entry = order_.empty() ? position_ : order_[position_];
+  read_entry(entry, image, where);
+  const float label = float(entries_[entry].label);
   skip_example();
   return label;
 }
@@ -83,9 +85,30 @@ float ImageDataLayer<Dtype>::read_example(ChwImage* image, std::string* where) {
 template <typename Dtype>
 void ImageDataLayer<Dtype>::skip_example() {
   if (++position_ < entries_.size()) return;
-  position_ = 0;
-  if (this->param_.image_data_param().shuffle())
-    std::shuffle(entries_.begin(), entries_.end(), shuffle_rng_);
+  go_to(epoch_ + 1, 0);
+}
+
+template <typename Dtype>
+void ImageDataLayer<Dtype>::go_to(uint64_t epoch, size_t position) {
+  position_ = position;
+  if (!this->param_.image_data_param().shuffle() || (epoch == epoch_ && !order_.empty())) {
+    epoch_ = epoch;
+    return;
+  }
+  epoch_ = epoch;
+  order_.resize(entries_.size());
+  for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  Rng rng(shuffle_seed_ + epoch * 0x9E3779B97F4A7C15ull);
+  std::shuffle(order_.begin(), order_.end(), rng);
+}
+
+template <typename Dtype>
+void ImageDataLayer<Dtype>::seek_source(uint64_t records) {
+  const uint64_t size = entries_.size();
+  if (size == 0) return;
+  // start + records, as an epoch and a place in it, without overflowing 64 bits.
+  const uint64_t place = start_position_ + records % size;
+  go_to(records / size + place / size, size_t(place % size));
 }
 
 template class ImageDataLayer<float>;

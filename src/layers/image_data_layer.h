@@ -6,10 +6,12 @@
 // (BasePrefetchingDataLayer), so ImageData on a list and Data on the LMDB that convert_imageset
 // makes of it give the same batches.
 //
-// Order: the list's order, wrapping around after the last entry; with shuffle, the list is
-// shuffled at setup and again at every wrap. rand_skip skips a random number of entries in
-// [0, rand_skip) at setup. Both draw from a generator seeded from the calling thread's generator
-// (crema::thread_rng, seeded with random_seed), so seeded runs see the same order.
+// Order: the list's order, wrapping around after the last entry; with shuffle, each pass over
+// the list (epoch e) takes it in the order of a shuffle drawn from a generator seeded with the
+// layer's seed and e, so that any point of a run can be returned to directly (resume). rand_skip
+// skips a random number of entries in [0, rand_skip) at setup. The seed and the skip draw from
+// the calling thread's generator (crema::thread_rng, seeded with random_seed), so seeded runs
+// see the same order.
 //
 // Errors name the list file and line and the image path: a missing or undecodable image is thrown
 // by setup (the first image) or by the forward() that would have used it. Without every image
@@ -43,6 +45,7 @@ class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
  protected:
   float read_example(ChwImage* image, std::string* where) override;
   void skip_example() override;
+  void seek_source(uint64_t records) override;
   const char* shape_mismatch_hint() const override {
     return "images of different sizes need image_data_param new_height and new_width";
   }
@@ -50,10 +53,15 @@ class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
  private:
   // Reads entry i of the list into *image; *where names it.
   void read_entry(size_t i, ChwImage* image, std::string* where);
+  // Moves to place `position` of epoch `epoch`, drawing that epoch's order when shuffling.
+  void go_to(uint64_t epoch, size_t position);
 
   std::vector<ImageListEntry> entries_;
-  size_t position_ = 0;
-  Rng shuffle_rng_;
+  std::vector<size_t> order_;  // the current epoch's order of entries_ (with shuffle)
+  uint64_t epoch_ = 0;
+  size_t position_ = 0;        // in the current epoch
+  size_t start_position_ = 0;  // rand_skip's draw
+  uint64_t shuffle_seed_ = 0;
   ImageReadOptions options_;
   Datum datum_;  // scratch of the thread reading images
 };

@@ -11,7 +11,10 @@
 //     w -= g
 // It tests every test_interval iterations, snapshots every `snapshot` iterations
 // ("<prefix>_iter_N.caffemodel" + "<prefix>_iter_N.solverstate", written atomically) and can
-// restore a snapshot so training continues bit-identically on the CPU.
+// restore a snapshot so training continues bit-identically: with random_seed set, a resumed
+// run reads the same records and draws the same crops, flips and dropout masks as the
+// uninterrupted one (the state keeps each data layer's place and every generator's state), on
+// the CPU and on a GPU.
 //
 // All arithmetic on tensors goes through primitives on device pointers, so the solver runs
 // unchanged on any device the primitives support.
@@ -64,7 +67,8 @@ class Solver {
   // Writes "<prefix>_iter_<iter>.caffemodel" and ".solverstate"; returns the .solverstate path.
   // Throws crema::Error naming the path when it cannot be written.
   std::string snapshot();
-  // Loads a .solverstate: iteration, multistep position, update history, and the weights from
+  // Loads a .solverstate: iteration, multistep position, update history, the data layers'
+  // places and the random generators' states (where the file has them), and the weights from
   // its learned_net (opened as stored, i.e. relative to the working directory like Caffe; when
   // that file does not exist, the file of that name next to the state file). Throws
   // crema::Error when the state does not fit this solver's net.

@@ -13,6 +13,7 @@
 
 #include "core/errors.h"
 #include "core/proto_io.h"
+#include "core/rng.h"
 #include "core/upgrade_proto.h"
 #include "solver/solver.h"
 
@@ -46,6 +47,16 @@ void remove_stale_temporaries(const std::string& prefix) {
     if (fs::remove(entry.path(), removed))
       LOG(INFO) << "Removed " << entry.path().string() << ", left by an interrupted snapshot";
   }
+}
+
+// The solver's nets by the names snapshots give them: "train", "test0", "test1", ...
+template <typename Dtype>
+std::vector<std::pair<std::string, const Net<Dtype>*>> nets_by_name(
+    const Net<Dtype>& train, const std::vector<std::unique_ptr<Net<Dtype>>>& tests) {
+  std::vector<std::pair<std::string, const Net<Dtype>*>> nets{{"train", &train}};
+  for (size_t i = 0; i < tests.size(); ++i)
+    nets.emplace_back("test" + std::to_string(i), tests[i].get());
+  return nets;
 }
 
 }  // namespace
@@ -114,6 +125,17 @@ std::string Solver<Dtype>::snapshot() {
     state.set_loss_scale_good_steps(scaled_good_steps_);
   }
   for (const auto& h : history_) h->to_proto(state.add_history());
+  for (const auto& [name, net] : nets_by_name(*net_, test_nets_)) {
+    for (const auto& layer : net->layers()) {
+      DataReaderState reader;
+      if (!layer->reader_state(&reader)) continue;
+      reader.set_net(name);
+      reader.set_layer(layer->name());
+      *state.add_data_reader() = reader;
+    }
+  }
+  state.set_random_counter(h_.counter());
+  state.set_host_random(random_to_text(thread_rng()));
   const std::string state_file = snapshot_filename(".solverstate");
   LOG(INFO) << "Snapshotting solver state to binary proto file " << state_file;
   try {
@@ -142,6 +164,30 @@ void Solver<Dtype>::restore(const std::string& state_file) {
   if (state.has_loss_scale()) {
     try {
       net_->check_loss_scale(state.loss_scale());
+    } catch (const Error& e) {
+      fail("cannot restore ", state_file, ": ", e.what());
+    }
+  }
+  // The data readers' places, each checked to name a layer that reads data.
+  const auto nets = nets_by_name(*net_, test_nets_);
+  std::vector<std::pair<Layer<Dtype>*, const DataReaderState*>> readers;
+  for (const DataReaderState& reader : state.data_reader()) {
+    Layer<Dtype>* found = nullptr;
+    for (const auto& [name, net] : nets)
+      if (name == reader.net())
+        for (const auto& layer : net->layers())
+          if (layer->name() == reader.layer()) found = layer.get();
+    DataReaderState probe;
+    CREMA_REQUIRE(found && found->reader_state(&probe), "cannot restore ", state_file,
+                  ": it holds the reading position of layer \"", reader.layer(), "\" of the ",
+                  reader.net(),
+                  " net, which has no such data layer (was it written for another net?)");
+    readers.emplace_back(found, &reader);
+  }
+  Rng host_random;
+  if (state.has_host_random()) {
+    try {
+      host_random = random_from_text(state.host_random(), "host_random");
     } catch (const Error& e) {
       fail("cannot restore ", state_file, ": ", e.what());
     }
@@ -181,6 +227,15 @@ void Solver<Dtype>::restore(const std::string& state_file) {
     net_->set_loss_scale(h_, state.loss_scale());
     scaled_good_steps_ = std::max(0, state.loss_scale_good_steps());
   }
+  for (const auto& [layer, reader] : readers) {
+    try {
+      layer->restore_reader_state(*reader);
+    } catch (const Error& e) {
+      fail("cannot restore ", state_file, ": ", e.what());
+    }
+  }
+  if (state.has_random_counter()) h_.set_counter(state.random_counter());
+  if (state.has_host_random()) thread_rng() = host_random;
   LOG(INFO) << "Restored solver state at iteration " << iter_;
 }
 

@@ -92,6 +92,9 @@ class Handle {
     counter_ = 0;
   }
   uint64_t seed() const { return seed_; }
+  // The next counter a stochastic primitive takes, for snapshots that resume its draws.
+  uint64_t counter() const { return counter_; }
+  void set_counter(uint64_t counter) { counter_ = counter; }
   uint64_t next_counter(uint64_t n) {
     uint64_t c = counter_;
     counter_ += n;
