@@ -100,11 +100,11 @@ class Layer {
   }
   virtual void release_absorbed() {}
 
-  // Whether forward and backward queue the same work with the same arguments at every step of
-  // unchanged shapes, so that a CUDA graph may record them once and replay them (prim::
-  // StreamGraph). A layer that draws fresh random numbers per call (Dropout) says no. A layer
-  // that reads its data on the host waits for the GPU, which recording reports by itself.
-  virtual bool replayable() const { return true; }
+  // Why a CUDA graph may not record this layer's forward and backward once and replay them
+  // (prim::StreamGraph), or nullptr when it may: replayed work must be the same work with the
+  // same arguments at every step of unchanged shapes, and must never wait for the GPU. (A layer
+  // that waits and does not say so is caught while recording, at the price of a failed CUDA call.)
+  virtual const char* not_replayable() const { return nullptr; }
 
   // A layer that reads a data source: where it stands after the last batch its forward handed
   // out (records passed, its random generator), which snapshots keep, and the way back there,

@@ -27,6 +27,7 @@ class AccuracyLayer : public Layer<Dtype> {
                 const Tensors& bottom) override;
 
   const char* type() const override { return "Accuracy"; }
+  const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
   int exact_num_bottom() const override { return 2; }
   int min_num_top() const override { return 1; }
   int max_num_top() const override { return 2; }

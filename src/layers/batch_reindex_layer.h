@@ -24,6 +24,7 @@ class BatchReindexLayer : public Layer<Dtype> {
                 const Tensors& bottom) override;
 
   const char* type() const override { return "BatchReindex"; }
+  const char* not_replayable() const override { return "waits for the GPU to check its indices"; }
   int exact_num_bottom() const override { return 2; }
   int exact_num_top() const override { return 1; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index == 0; }

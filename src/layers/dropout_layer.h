@@ -32,7 +32,9 @@ class DropoutLayer : public Layer<Dtype> {
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }
   // Each training forward draws a new mask (the handle's counter moves on the host).
-  bool replayable() const override { return this->phase() != TRAIN; }
+  const char* not_replayable() const override {
+    return this->phase() == TRAIN ? "draws a new mask every step" : nullptr;
+  }
 
  private:
   // y = scale * x for the TEST pass, in place or not.

@@ -26,6 +26,7 @@ class EmbedLayer : public Layer<Dtype> {
                 const Tensors& bottom) override;
 
   const char* type() const override { return "Embed"; }
+  const char* not_replayable() const override { return "waits for the GPU to check its indices"; }
   int exact_num_bottom() const override { return 1; }
   int exact_num_top() const override { return 1; }
   bool allow_force_backward(int) const override { return false; }

@@ -27,6 +27,9 @@ class FilterLayer : public Layer<Dtype> {
                 const Tensors& bottom) override;
 
   const char* type() const override { return "Filter"; }
+  const char* not_replayable() const override {
+    return "waits for the GPU to count the items it keeps";
+  }
   int min_num_bottom() const override { return 2; }
   int min_num_top() const override { return 1; }
   bool allow_force_backward(int bottom_index) const override {

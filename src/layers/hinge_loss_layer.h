@@ -25,6 +25,7 @@ class HingeLossLayer : public LossLayer<Dtype> {
                 const Tensors& bottom) override;
 
   const char* type() const override { return "HingeLoss"; }
+  const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
 
  private:
   prim::HingeLossDesc desc_;

@@ -35,6 +35,7 @@ class InfogainLossLayer : public LossLayer<Dtype> {
                 const Tensors& bottom) override;
 
   const char* type() const override { return "InfogainLoss"; }
+  const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
   int exact_num_bottom() const override { return -1; }
   int min_num_bottom() const override { return 2; }
   int max_num_bottom() const override { return 3; }

@@ -23,6 +23,7 @@ class MultinomialLogisticLossLayer : public LossLayer<Dtype> {
                 const Tensors& bottom) override;
 
   const char* type() const override { return "MultinomialLogisticLoss"; }
+  const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
 
  private:
   prim::MultinomialLogisticLossDesc desc_;

@@ -13,7 +13,7 @@ std::string StepGraph<Dtype>::unsupported(const Net<Dtype>& net) {
   for (int i = 0; i < net.num_layers(); ++i) {
     const Layer<Dtype>& layer = *net.layers()[size_t(i)];
     const std::string who = "layer " + layer.name() + " (" + layer.type() + ")";
-    if (!layer.replayable()) return who + " changes its work from step to step";
+    if (const char* why = layer.not_replayable()) return who + " " + why;
     if (!net.bottom_vecs()[size_t(i)].empty())
       fed = true;
     else if (fed)

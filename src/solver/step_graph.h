@@ -23,8 +23,8 @@ namespace crema {
 template <typename Dtype>
 class StepGraph {
  public:
-  // Why a training step of net cannot be replayed ("" when it can): a layer that is not
-  // replayable (Layer::replayable), or a layer without bottoms after the data layers.
+  // Why a training step of net cannot be replayed ("" when it can): a layer that says why not
+  // (Layer::not_replayable), or a layer without bottoms after the data layers.
   static std::string unsupported(const Net<Dtype>& net);
 
   explicit StepGraph(Net<Dtype>& net);
