@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/layer_place.h"
 #include "core/tensor.h"
 #include "crema.pb.h"
 #include "primitives/handle.h"
@@ -164,7 +165,7 @@ class Layer {
   // Throws crema::Error "layer <name> (<type>): <message>".
   template <typename... Parts>
   [[noreturn]] void error(const Parts&... parts) const {
-    fail("layer ", name(), " (", type(), "): ", parts...);
+    fail(layer_place(param_), "layer ", name(), " (", type(), "): ", parts...);
   }
 
  protected:

@@ -20,10 +20,10 @@ namespace {
 // Re-throws an error from a layer with the layer named, unless it already names it.
 template <typename Dtype>
 [[noreturn]] void rethrow_in_layer(const Layer<Dtype>& layer, const std::exception& e) {
-  const std::string prefix = "layer " + layer.name() + " ";
+  const std::string prefix = layer_place(layer.param()) + "layer " + layer.name() + " ";
   const std::string what = e.what();
   if (what.rfind(prefix, 0) == 0) throw Error(what);
-  fail("layer ", layer.name(), " (", layer.type(), "): ", what);
+  fail(layer_place(layer.param()), "layer ", layer.name(), " (", layer.type(), "): ", what);
 }
 
 // The Net tags the primitives it queues with the layer's address, so that an error the GPU
@@ -228,7 +228,7 @@ void Net<Dtype>::append_layer(const LayerParameter& lp, int layer_id,
   for (int j = 0; j < lp.bottom_size(); ++j) {
     const auto it = available->find(lp.bottom(j));
     if (it == available->end())
-      fail("layer ", lp.name(), " (", lp.type(), "): bottom \"", lp.bottom(j),
+      fail(layer_place(lp), "layer ", lp.name(), " (", lp.type(), "): bottom \"", lp.bottom(j),
            "\" is not produced by any earlier layer");
     LOG(INFO) << lp.name() << " <- " << lp.bottom(j);
     bottom_vecs_.back().push_back(blobs_[it->second].get());
@@ -241,7 +241,7 @@ void Net<Dtype>::append_layer(const LayerParameter& lp, int layer_id,
       if (lp.bottom(j) == top_name) id = bottom_ids_.back()[j];  // computed in place
     if (id < 0) {
       if (blob_index_.count(top_name))
-        fail("layer ", lp.name(), " (", lp.type(), "): top \"", top_name,
+        fail(layer_place(lp), "layer ", lp.name(), " (", lp.type(), "): top \"", top_name,
              "\" is already produced by another layer");
       id = int(blobs_.size());
       blobs_.push_back(std::make_shared<Tensor<Dtype>>(device_));
@@ -309,14 +309,16 @@ void Net<Dtype>::append_params(const LayerParameter& lp, int layer_id) {
     const Tensor<Dtype>& owner = *params_[owner_id];
     const bool strict = spec.share_mode() != ParamSpec::PERMISSIVE;
     const bool same = strict ? owner.shape() == blob->shape() : owner.count() == blob->count();
-    CREMA_REQUIRE(same, "layer ", lp.name(), ": shared parameter \"", spec.name(), "\" has shape (",
-                  blob->shape_string(), ") but its owner has (", owner.shape_string(), ")");
+    CREMA_REQUIRE(same, layer_place(lp), "layer ", lp.name(), ": shared parameter \"", spec.name(),
+                  "\" has shape (", blob->shape_string(), ") but its owner has (",
+                  owner.shape_string(), ")");
     int learnable_id = 0;
     for (int p = 0; p < owner_id; ++p) learnable_id += param_owners_[p] < 0;
-    CREMA_REQUIRE(!spec.has_lr_mult() || spec.lr_mult() == params_lr_[learnable_id], "layer ",
-                  lp.name(), ": shared parameter \"", spec.name(), "\" has a different lr_mult");
+    CREMA_REQUIRE(!spec.has_lr_mult() || spec.lr_mult() == params_lr_[learnable_id],
+                  layer_place(lp), "layer ", lp.name(), ": shared parameter \"", spec.name(),
+                  "\" has a different lr_mult");
     CREMA_REQUIRE(!spec.has_decay_mult() || spec.decay_mult() == params_decay_[learnable_id],
-                  "layer ", lp.name(), ": shared parameter \"", spec.name(),
+                  layer_place(lp), "layer ", lp.name(), ": shared parameter \"", spec.name(),
                   "\" has a different decay_mult");
     param_owners_.push_back(owner_id);
     blob->share_data(owner);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/errors.h"
+#include "core/layer_place.h"
 
 namespace crema {
 
@@ -27,8 +28,8 @@ NetParameter filter_net(const NetParameter& param) {
   NetParameter out(param);
   out.clear_layer();
   for (const LayerParameter& layer : param.layer()) {
-    CREMA_REQUIRE(layer.include_size() == 0 || layer.exclude_size() == 0, "layer ", layer.name(),
-                  ": give either include or exclude rules, not both");
+    CREMA_REQUIRE(layer.include_size() == 0 || layer.exclude_size() == 0, layer_place(layer),
+                  "layer ", layer.name(), ": give either include or exclude rules, not both");
     bool keep = layer.include_size() == 0;
     for (const auto& rule : layer.exclude())
       if (state_meets_rule(param.state(), rule)) keep = false;
@@ -58,8 +59,8 @@ NetParameter insert_splits(const NetParameter& param) {
     const LayerParameter& layer = param.layer(i);
     for (int j = 0; j < layer.bottom_size(); ++j) {
       const auto it = last_producer.find(layer.bottom(j));
-      CREMA_REQUIRE(it != last_producer.end(), "layer ", layer.name(), ": bottom \"",
-                    layer.bottom(j), "\" is not produced by any earlier layer");
+      CREMA_REQUIRE(it != last_producer.end(), layer_place(layer), "layer ", layer.name(),
+                    ": bottom \"", layer.bottom(j), "\" is not produced by any earlier layer");
       source_of_bottom[{i, j}] = it->second;
       ++consumers[it->second];
     }

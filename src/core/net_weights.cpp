@@ -111,6 +111,7 @@ void Net<Dtype>::to_proto(NetParameter* param, bool write_diff) const {
     LayerParameter* lp = param->add_layer();
     *lp = layer->param();
     lp->clear_blobs();
+    lp->clear_source_location();  // where this run read it from, not part of the net
     for (const auto& blob : layer->blobs()) blob->to_proto(lp->add_blobs(), write_diff);
   }
 }

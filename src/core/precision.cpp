@@ -2,6 +2,7 @@
 #include "core/precision.h"
 
 #include "core/errors.h"
+#include "core/layer_place.h"
 #include "core/upgrade_proto.h"
 
 namespace crema {
@@ -9,7 +10,7 @@ namespace {
 
 void require_float(const LayerParameter& layer, const char* field, Type t) {
   if (t != DOUBLE && t != FLOAT && t != FLOAT16 && t != BFLOAT16)
-    fail("layer ", layer.name(), ": ", field, " ", Type_Name(t),
+    fail(layer_place(layer), "layer ", layer.name(), ": ", field, " ", Type_Name(t),
          " is not a float type (DOUBLE, FLOAT, FLOAT16 or BFLOAT16)");
 }
 

@@ -252,12 +252,13 @@ bool parse_binary(pb::io::ZeroCopyInputStream* raw, pb::Message* msg) {
 }  // namespace
 
 void read_text_proto_string(const std::string& text, const std::string& name_for_errors,
-                            pb::Message* msg) {
+                            pb::Message* msg, pb::TextFormat::ParseInfoTree* where) {
   CREMA_REQUIRE(text.size() <= static_cast<size_t>(INT_MAX), name_for_errors,
                 ": text larger than 2 GiB");
   FirstErrorCollector errors;
   pb::TextFormat::Parser parser;
   parser.RecordErrorsTo(&errors);
+  if (where) parser.WriteLocationsTo(where);
   pb::io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
   msg->Clear();
   if (!parser.Parse(&input, msg)) {
@@ -268,6 +269,11 @@ void read_text_proto_string(const std::string& text, const std::string& name_for
 
 void read_text_proto(const std::string& path, pb::Message* msg) {
   read_text_proto_string(read_file(path), path, msg);
+}
+
+void read_text_proto(const std::string& path, pb::Message* msg,
+                     pb::TextFormat::ParseInfoTree* where) {
+  read_text_proto_string(read_file(path), path, msg, where);
 }
 
 void read_binary_proto(const std::string& path, pb::Message* msg) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <google/protobuf/message.h>
+#include <google/protobuf/text_format.h>
 
 #include <string>
 #include <string_view>
@@ -15,10 +16,15 @@ namespace crema {
 // crema::Error("<path>:<line>:<column>: <message>"), 1-based; an unreadable file throws an Error
 // naming the path.
 void read_text_proto(const std::string& path, google::protobuf::Message* msg);
+// The same, also recording in *where the line and column each field was read from (nested
+// messages' fields too), for errors that point into the file.
+void read_text_proto(const std::string& path, google::protobuf::Message* msg,
+                     google::protobuf::TextFormat::ParseInfoTree* where);
 
 // As read_text_proto, for text held in memory; name_for_errors stands in for the path.
 void read_text_proto_string(const std::string& text, const std::string& name_for_errors,
-                            google::protobuf::Message* msg);
+                            google::protobuf::Message* msg,
+                            google::protobuf::TextFormat::ParseInfoTree* where = nullptr);
 
 // Parses a binary-format file into *msg (cleared first). Files up to 2 GiB - 1 are accepted (the
 // protobuf wire format's limit); larger, truncated or corrupt files throw crema::Error.

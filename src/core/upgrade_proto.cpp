@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -374,10 +375,47 @@ void upgrade_solver(SolverParameter* solver, const std::string& source) {
   }
 }
 
+namespace {
+
+// Where each layer of a net read from text starts, by name: 1-based lines in the order written
+// (the layers of a current net, or the legacy `layers` of a V0/V1 one).
+std::map<std::string, std::deque<int>> layer_lines(const NetParameter& net,
+                                                   const pb::TextFormat::ParseInfoTree& where) {
+  std::map<std::string, std::deque<int>> lines;
+  const pb::Descriptor* d = NetParameter::descriptor();
+  for (int i = 0; i < net.layer_size(); ++i)
+    lines[net.layer(i).name()].push_back(where.GetLocation(d->FindFieldByName("layer"), i).line +
+                                         1);
+  for (int i = 0; i < net.layers_size(); ++i) {
+    const V1LayerParameter& l = net.layers(i);
+    lines[l.has_layer() ? l.layer().name() : l.name()].push_back(
+        where.GetLocation(d->FindFieldByName("layers"), i).line + 1);
+  }
+  return lines;
+}
+
+// Gives each layer of the upgraded net the place of the layer of its name written in that turn
+// (a TRAIN and a TEST layer may share a name); layers the upgrade made (a V0 net's Input) get
+// none.
+void set_source_locations(NetParameter* net, std::map<std::string, std::deque<int>> lines,
+                          const std::string& path) {
+  for (LayerParameter& l : *net->mutable_layer()) {
+    auto it = lines.find(l.name());
+    if (it == lines.end() || it->second.empty() || it->second.front() <= 0) continue;
+    l.set_source_location(path + ":" + std::to_string(it->second.front()));
+    it->second.pop_front();
+  }
+}
+
+}  // namespace
+
 NetParameter load_net_param_text(const std::string& path) {
   NetParameter net;
-  read_text_proto(path, &net);
+  pb::TextFormat::ParseInfoTree where;
+  read_text_proto(path, &net, &where);
+  auto lines = layer_lines(net, where);
   upgrade_net(&net, path);
+  set_source_locations(&net, std::move(lines), path);
   return net;
 }
 
@@ -390,8 +428,29 @@ NetParameter load_net_param_binary(const std::string& path) {
 
 SolverParameter load_solver_param(const std::string& path) {
   SolverParameter solver;
-  read_text_proto(path, &solver);
+  pb::TextFormat::ParseInfoTree where;
+  read_text_proto(path, &solver, &where);
+  // The nets written inside the solver file point into it too.
+  const pb::Descriptor* d = SolverParameter::descriptor();
+  const auto lines_of = [&](const char* field, int index, const NetParameter& net) {
+    const pb::TextFormat::ParseInfoTree* tree =
+        where.GetTreeForNested(d->FindFieldByName(field), index);
+    return tree ? layer_lines(net, *tree) : std::map<std::string, std::deque<int>>{};
+  };
+  // (Index -1 names a singular field.)
+  auto net_lines = lines_of("net_param", -1, solver.net_param());
+  auto train_lines = lines_of("train_net_param", -1, solver.train_net_param());
+  std::vector<std::map<std::string, std::deque<int>>> test_lines;
+  for (int i = 0; i < solver.test_net_param_size(); ++i)
+    test_lines.push_back(lines_of("test_net_param", i, solver.test_net_param(i)));
   upgrade_solver(&solver, path);
+  // (mutable_* would create the nets a solver does not have.)
+  if (solver.has_net_param())
+    set_source_locations(solver.mutable_net_param(), std::move(net_lines), path);
+  if (solver.has_train_net_param())
+    set_source_locations(solver.mutable_train_net_param(), std::move(train_lines), path);
+  for (int i = 0; i < solver.test_net_param_size(); ++i)
+    set_source_locations(solver.mutable_test_net_param(i), std::move(test_lines[size_t(i)]), path);
   return solver;
 }
 

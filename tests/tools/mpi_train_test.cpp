@@ -71,7 +71,13 @@ TEST_F(MpiTrain, AFailingProcessEndsTheRun) {
   p.mutable_net_param()->mutable_layer(4)->mutable_inner_product_param()->set_num_output(3);
   const test::CommandResult r = mpi_train(write(p));
   EXPECT_NE(r.status, 0) << r.output;
-  EXPECT_NE(r.output.find("crema: error: replica 1: layer loss"), std::string::npos) << r.output;
+  // The error names the replica, then the loss layer's line in the solver file.
+  EXPECT_NE(r.output.find("crema: error: replica 1: " + dir_.file("solver.prototxt") + ":"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(": layer loss (SoftmaxWithLoss): softmax_loss_fwd: label 3"),
+            std::string::npos)
+      << r.output;
 }
 
 }  // namespace
