@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/draw_net.h"
 #include "core/errors.h"
 #include "core/net.h"
 #include "core/precision.h"
@@ -57,7 +58,11 @@ DEFINE_string(cuda_graph, "on",
               "where the net allows it (one launch instead of one per kernel); off launches "
               "every kernel");
 DEFINE_int32(iterations, 50, "test, time: the number of iterations");
-DEFINE_string(phase, "", "time: the phase of the net (TRAIN or TEST; default TRAIN)");
+DEFINE_string(phase, "",
+              "time: the phase of the net (TRAIN or TEST; default TRAIN); draw: the phase whose "
+              "layers to draw (default: all layers)");
+DEFINE_string(out, "", "draw: the drawing to write (.svg, .png, .pdf, or .dot for the graph text)");
+DEFINE_string(rankdir, "LR", "draw: the direction of the graph (LR, RL, TB or BT)");
 DEFINE_string(sigint_effect, "stop", "train: what SIGINT does: snapshot, stop or none");
 DEFINE_string(sighup_effect, "snapshot", "train: what SIGHUP does: snapshot, stop or none");
 
@@ -361,6 +366,16 @@ int time() {
   return 0;
 }
 
+// ---- draw ---------------------------------------------------------------------------------
+
+int draw() {
+  CREMA_REQUIRE(!FLAGS_model.empty(), "draw needs --model=<net.prototxt>");
+  CREMA_REQUIRE(!FLAGS_out.empty(), "draw needs --out=<drawing.svg|png|pdf|dot>");
+  draw_net(load_net_param_text(FLAGS_model), {FLAGS_rankdir, FLAGS_phase}, FLAGS_out);
+  LOG(INFO) << "Drew " << FLAGS_model << " to " << FLAGS_out;
+  return 0;
+}
+
 // ---- device_query -------------------------------------------------------------------------
 
 int device_query() {
@@ -373,8 +388,11 @@ int device_query() {
 }
 
 const std::map<std::string, std::function<int()>>& commands() {
-  static const std::map<std::string, std::function<int()>> table = {
-      {"train", train}, {"test", test}, {"time", time}, {"device_query", device_query}};
+  static const std::map<std::string, std::function<int()>> table = {{"train", train},
+                                                                    {"test", test},
+                                                                    {"time", time},
+                                                                    {"draw", draw},
+                                                                    {"device_query", device_query}};
   return table;
 }
 
@@ -395,7 +413,8 @@ int main(int argc, char** argv) {
       "  train           train or finetune a model (--solver, [--weights | --snapshot])\n"
       "  test            score a model (--model, --weights, --iterations)\n"
       "  device_query    show the CPU and GPU(s)\n"
-      "  time            benchmark model execution time per layer (--model, --iterations)");
+      "  time            benchmark model execution time per layer (--model, --iterations)\n"
+      "  draw            draw a net's graph with Graphviz (--model, --out, [--phase, --rankdir])");
   gflags::SetVersionString("1.0");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
@@ -407,7 +426,8 @@ int main(int argc, char** argv) {
   const auto& table = crema::commands();
   const auto it = table.find(argv[1]);
   if (it == table.end()) {
-    std::fprintf(stderr, "crema: error: unknown command \"%s\" (train, test, time, device_query)\n",
+    std::fprintf(stderr,
+                 "crema: error: unknown command \"%s\" (train, test, time, draw, device_query)\n",
                  argv[1]);
     return 1;
   }
