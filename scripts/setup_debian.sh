@@ -4,7 +4,7 @@
 set -eu
 packages="build-essential cmake pkg-config protobuf-compiler libprotobuf-dev libgoogle-glog-dev
 libgflags-dev liblmdb-dev libopenblas-dev libopencv-dev libgtest-dev zlib1g-dev
-libopenmpi-dev openmpi-bin graphviz dataset-fashion-mnist"
+libopenmpi-dev openmpi-bin graphviz python3-matplotlib dataset-fashion-mnist"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
