@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "backends/classify.h"
 #include "backends/draw_net.h"
 #include "core/errors.h"
 #include "core/net.h"
@@ -63,6 +64,13 @@ DEFINE_string(phase, "",
               "layers to draw (default: all layers)");
 DEFINE_string(out, "", "draw: the drawing to write (.svg, .png, .pdf, or .dot for the graph text)");
 DEFINE_string(rankdir, "LR", "draw: the direction of the graph (LR, RL, TB or BT)");
+DEFINE_string(labels, "", "classify: the class names, one per line (default: class numbers)");
+DEFINE_string(mean_file, "", "classify: a mean image (.binaryproto) subtracted as in training");
+DEFINE_string(mean_value, "",
+              "classify: per-channel means subtracted as in training, e.g. 104,117,123");
+DEFINE_double(scale, 1.0,
+              "classify: the factor applied after the mean, as transform_param's scale");
+DEFINE_int32(top, 5, "classify: how many classes to print per image");
 DEFINE_string(sigint_effect, "stop", "train: what SIGINT does: snapshot, stop or none");
 DEFINE_string(sighup_effect, "snapshot", "train: what SIGHUP does: snapshot, stop or none");
 
@@ -376,6 +384,41 @@ int draw() {
   return 0;
 }
 
+// ---- classify -----------------------------------------------------------------------------
+
+// The command line's words after the command (classify's image files).
+std::vector<std::string> g_operands;
+
+int classify() {
+  CREMA_REQUIRE(!FLAGS_model.empty(), "classify needs --model=<deploy.prototxt>");
+  CREMA_REQUIRE(!FLAGS_weights.empty(), "classify needs --weights=<net.caffemodel>");
+  CREMA_REQUIRE(!g_operands.empty(), "classify needs image files after the command");
+  ClassifyRequest r;
+  r.model = FLAGS_model;
+  r.weights = FLAGS_weights;
+  r.labels = FLAGS_labels;
+  r.top = FLAGS_top;
+  r.images = g_operands;
+  if (!FLAGS_mean_file.empty()) r.transform.set_mean_file(FLAGS_mean_file);
+  std::stringstream means(FLAGS_mean_value);
+  for (std::string v; std::getline(means, v, ',');) {
+    try {
+      r.transform.add_mean_value(std::stof(v));
+    } catch (const std::exception&) {
+      fail("--mean_value: \"", v, "\" is not a number");
+    }
+  }
+  r.transform.set_scale(float(FLAGS_scale));
+  r.device = pick_one_device(&r.device_id);
+  const auto results = crema::classify(r);
+  for (size_t i = 0; i < results.size(); ++i) {
+    std::printf("---------- Prediction for %s ----------\n", r.images[i].c_str());
+    for (const auto& [score, label] : results[i])
+      std::printf("%.4f - \"%s\"\n", score, label.c_str());
+  }
+  return 0;
+}
+
 // ---- device_query -------------------------------------------------------------------------
 
 int device_query() {
@@ -388,11 +431,9 @@ int device_query() {
 }
 
 const std::map<std::string, std::function<int()>>& commands() {
-  static const std::map<std::string, std::function<int()>> table = {{"train", train},
-                                                                    {"test", test},
-                                                                    {"time", time},
-                                                                    {"draw", draw},
-                                                                    {"device_query", device_query}};
+  static const std::map<std::string, std::function<int()>> table = {
+      {"train", train}, {"test", test},         {"time", time},
+      {"draw", draw},   {"classify", classify}, {"device_query", device_query}};
   return table;
 }
 
@@ -414,20 +455,24 @@ int main(int argc, char** argv) {
       "  test            score a model (--model, --weights, --iterations)\n"
       "  device_query    show the CPU and GPU(s)\n"
       "  time            benchmark model execution time per layer (--model, --iterations)\n"
-      "  draw            draw a net's graph with Graphviz (--model, --out, [--phase, --rankdir])");
+      "  draw            draw a net's graph with Graphviz (--model, --out, [--phase, --rankdir])\n"
+      "  classify        top classes of images (--model, --weights, [--labels, --mean_file,\n"
+      "                  --mean_value, --scale, --top] image...)");
   gflags::SetVersionString("1.0");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   if (FLAGS_verbose) setenv("CREMA_VERBOSE", "1", 1);  // read by the primitives library
-  if (argc != 2) {
+  if (argc < 2 || (argc > 2 && std::string(argv[1]) != "classify")) {
     gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/crema");
     return 1;
   }
+  crema::g_operands.assign(argv + 2, argv + argc);
   const auto& table = crema::commands();
   const auto it = table.find(argv[1]);
   if (it == table.end()) {
     std::fprintf(stderr,
-                 "crema: error: unknown command \"%s\" (train, test, time, draw, device_query)\n",
+                 "crema: error: unknown command \"%s\" (train, test, time, draw, classify, "
+                 "device_query)\n",
                  argv[1]);
     return 1;
   }
