@@ -13,38 +13,27 @@
 
 namespace crema::test {
 
+// records_solver (data_parallel_util.h) with random crops and flips in the training data, a
+// Dropout after the ReLU, a test net and a snapshot at iteration 10.
 inline SolverParameter resume_solver(const std::string& db, const std::string& prefix) {
-  const std::string data = "type: \"Data\" top: \"data\" top: \"label\" data_param { source: \"" +
-                           db + "\" backend: LMDB batch_size: ";
-  const std::string net =
-      "name: \"resume\" default_forward_math: FLOAT default_backward_math: FLOAT\n"
-      "layer { name: \"data\" " +
-      data +
-      "6 } transform_param { scale: 0.00390625 crop_size: 3 mirror: true }\n"
-      "  include { phase: TRAIN } }\n"
-      "layer { name: \"data\" " +
-      data +
-      "5 } transform_param { scale: 0.00390625 crop_size: 3 } include { phase: TEST } }\n"
-      "layer { name: \"ip1\" type: \"InnerProduct\" bottom: \"data\" top: \"ip1\"\n"
-      "  inner_product_param { num_output: 8 weight_filler { type: \"gaussian\" std: 0.3 } } }\n"
-      "layer { name: \"relu\" type: \"ReLU\" bottom: \"ip1\" top: \"ip1\" }\n"
-      "layer { name: \"drop\" type: \"Dropout\" bottom: \"ip1\" top: \"ip1\"\n"
-      "  dropout_param { dropout_ratio: 0.3 } }\n"
-      "layer { name: \"ip2\" type: \"InnerProduct\" bottom: \"ip1\" top: \"ip2\"\n"
-      "  inner_product_param { num_output: 4 weight_filler { type: \"gaussian\" std: 0.3 } } }\n"
-      "layer { name: \"loss\" type: \"SoftmaxWithLoss\" bottom: \"ip2\" bottom: \"label\"\n"
-      "  top: \"loss\" }\n"
-      "layer { name: \"acc\" type: \"Accuracy\" bottom: \"ip2\" bottom: \"label\" top: \"acc\"\n"
-      "  include { phase: TEST } }\n";
-  SolverParameter p;
-  read_text_proto_string("net_param { " + net +
-                             " }\n"
-                             "type: \"SGD\" base_lr: 0.5 momentum: 0.9 weight_decay: 0.001\n"
-                             "lr_policy: \"fixed\" max_iter: 20 random_seed: 3 display: 0\n"
-                             "test_iter: 3 test_interval: 5 snapshot: 10\n"
-                             "snapshot_after_train: false snapshot_prefix: \"" +
-                             prefix + "\"\n",
-                         "resume_solver", &p);
+  SolverParameter p = records_solver(
+      db, 6, "test_iter: 3 test_interval: 5 snapshot: 10 snapshot_prefix: \"" + prefix + "\"");
+  p.set_max_iter(20);
+  NetParameter& net = *p.mutable_net_param();
+  for (LayerParameter& l : *net.mutable_layer()) {
+    if (l.type() != "Data") continue;
+    l.mutable_transform_param()->set_crop_size(3);
+    l.mutable_transform_param()->set_mirror(l.include(0).phase() == TRAIN);
+    if (l.include(0).phase() == TEST) l.mutable_data_param()->set_batch_size(5);
+  }
+  LayerParameter drop;
+  read_text_proto_string(
+      "name: \"drop\" type: \"Dropout\" bottom: \"ip1\" top: \"ip1\" "
+      "dropout_param { dropout_ratio: 0.3 }",
+      "drop", &drop);
+  // After the ReLU (layer 3): move the new last layer up to place 4.
+  *net.add_layer() = drop;
+  for (int i = net.layer_size() - 1; i > 4; --i) net.mutable_layer()->SwapElements(i, i - 1);
   return p;
 }
 
