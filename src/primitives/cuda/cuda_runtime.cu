@@ -71,8 +71,40 @@ std::string device_description(int device_id) {
   return s;
 }
 
+namespace {
+
+__global__ void probe_kernel() {}
+
+// Whether this build holds code the device can run (machine code for its architecture, or PTX
+// it can compile), asked once per device: a GPU the build lacks fails here, with what to do,
+// rather than at the first kernel deep inside a step.
+void require_code_for(int device_id) {
+  static std::mutex mutex;
+  static std::unordered_map<int, bool> checked;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (checked[device_id]) return;
+  cudaFuncAttributes attributes{};
+  const cudaError_t e = cudaFuncGetAttributes(&attributes, probe_kernel);
+  if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidDeviceFunction ||
+      e == cudaErrorUnsupportedPtxVersion) {
+    cudaGetLastError();
+    cudaDeviceProp p{};
+    cudaGetDeviceProperties(&p, device_id);
+    throw PrimError("GPU " + std::to_string(device_id) + " (" + p.name + ", compute capability " +
+                    std::to_string(p.major) + "." + std::to_string(p.minor) +
+                    ") cannot run this build of crema, which holds code for CUDA architectures " +
+                    CREMA_CUDA_ARCHITECTURES + "; rebuild with -DCMAKE_CUDA_ARCHITECTURES=" +
+                    std::to_string(p.major) + std::to_string(p.minor));
+  }
+  check(e, "cudaFuncGetAttributes");
+  checked[device_id] = true;
+}
+
+}  // namespace
+
 void* create_stream(int device_id) {
   check(cudaSetDevice(device_id), "cudaSetDevice");
+  require_code_for(device_id);
   cudaStream_t s = nullptr;
   check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
   return s;
