@@ -28,12 +28,14 @@ StepGraph<Dtype>::StepGraph(Net<Dtype>& net) : net_(net) {
     ++first_fed_;
 }
 
+// Compared in place: run() asks every step, and copying the shapes would allocate each time.
 template <typename Dtype>
-std::vector<std::vector<int64_t>> StepGraph<Dtype>::data_shapes() const {
-  std::vector<std::vector<int64_t>> shapes;
+bool StepGraph<Dtype>::data_shapes_changed() const {
+  size_t k = 0;
   for (int i = 0; i < first_fed_; ++i)
-    for (const Tensor<Dtype>* top : net_.top_vecs()[size_t(i)]) shapes.push_back(top->shape());
-  return shapes;
+    for (const Tensor<Dtype>* top : net_.top_vecs()[size_t(i)])
+      if (k >= recorded_shapes_.size() || top->shape() != recorded_shapes_[k++]) return true;
+  return k != recorded_shapes_.size();
 }
 
 template <typename Dtype>
@@ -52,8 +54,7 @@ void StepGraph<Dtype>::run(Handle& h) {
     queue_step(h);
     return;
   }
-  std::vector<std::vector<int64_t>> shapes = data_shapes();
-  if (!graph_.recorded() || shapes != recorded_shapes_ ||
+  if (!graph_.recorded() || data_shapes_changed() ||
       h.workspace_generation() != recorded_workspace_) {
     try {
       graph_.record(h, [&] { queue_step(h); });
@@ -64,7 +65,10 @@ void StepGraph<Dtype>::run(Handle& h) {
       return;
     }
     ++recordings_;
-    recorded_shapes_ = std::move(shapes);
+    recorded_shapes_.clear();
+    for (int i = 0; i < first_fed_; ++i)
+      for (const Tensor<Dtype>* top : net_.top_vecs()[size_t(i)])
+        recorded_shapes_.push_back(top->shape());
     recorded_workspace_ = h.workspace_generation();
     LOG(INFO) << "Training step recorded as a CUDA graph of " << graph_.nodes()
               << " operations (layers " << net_.layer_names()[size_t(first_fed_)] << " to "

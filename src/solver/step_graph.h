@@ -40,7 +40,8 @@ class StepGraph {
 
  private:
   void queue_step(Handle& h);
-  std::vector<std::vector<int64_t>> data_shapes() const;
+  // Whether a data top's shape differs from what the recording saw.
+  bool data_shapes_changed() const;
 
   Net<Dtype>& net_;
   int first_fed_ = 0;  // the first layer with bottoms; those before it are data layers
