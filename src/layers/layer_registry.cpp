@@ -6,6 +6,7 @@
 #include <sstream>
 #include <utility>
 
+#include "core/layer_place.h"
 #include "core/net.h"
 #include "layers/accuracy_layer.h"
 #include "layers/activation_layer.h"
@@ -136,7 +137,8 @@ std::unique_ptr<Layer<Dtype>> create_layer(const LayerParameter& param, Device d
   std::ostringstream known;
   const std::vector<std::string> types = layer_types();
   for (size_t i = 0; i < types.size(); ++i) known << (i ? ", " : "") << types[i];
-  const std::string where = param.name().empty() ? "" : "layer " + param.name() + ": ";
+  const std::string where =
+      layer_place(param) + (param.name().empty() ? "" : "layer " + param.name() + ": ");
   fail(where, "unknown layer type \"", param.type(), "\" (known: ", known.str(), ")");
 }
 

@@ -50,7 +50,9 @@ void check_lr_policy(const SolverParameter& param) {
   } else {
     fail("unknown lr_policy \"", policy, "\"; known policies: ", known_policies());
   }
-  if (policy != "poly") CREMA_REQUIRE(param.gamma() >= 0, "lr_policy \"", policy, "\": gamma < 0");
+  // sigmoid falls from base_lr to 0 with a negative gamma (Caffe's decaying schedule).
+  if (policy != "poly" && policy != "sigmoid")
+    CREMA_REQUIRE(param.gamma() >= 0, "lr_policy \"", policy, "\": gamma < 0");
   // Values that can only be mistakes: a rate that grows without bound (negative power), steps
   // out of order.
   if (policy == "poly" || policy == "inv")
@@ -86,7 +88,7 @@ double learning_rate(const SolverParameter& param, int iter, int* current_step) 
   }
   if (policy == "poly")
     return base * std::pow(1.0 - i / double(param.max_iter()), double(param.power()));
-  // sigmoid: centered at stepsize, rising (gamma > 0) from 0 to base_lr.
+  // sigmoid: centered at stepsize, rising from 0 to base_lr (gamma > 0) or falling (gamma < 0).
   return base / (1.0 + std::exp(-gamma * (i - double(param.stepsize()))));
 }
 

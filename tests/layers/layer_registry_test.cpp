@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 
 #include "core/proto_io.h"
 #include "data/image_io.h"
@@ -27,6 +28,36 @@ TEST(LayerRegistry, UnknownTypeListsKnownTypes) {
     EXPECT_NE(what.find("unknown layer type \"Convolutoin\" (known: "), std::string::npos) << what;
     for (const std::string& t : layer_types()) EXPECT_NE(what.find(t), std::string::npos) << t;
   }
+}
+
+TEST(LayerRegistry, UnknownTypeNamesTheFileAndLine) {
+  LayerParameter p = layer_param("name: 'py' type: 'Python'");
+  p.set_source_location("net.prototxt:7");
+  try {
+    create_layer<float>(p, Device::kCPU);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(
+        std::string(e.what()).rfind("net.prototxt:7: layer py: unknown layer type \"Python\"", 0),
+        0u)
+        << e.what();
+  }
+}
+
+// The guide's table of layer types (docs/guide/nets.md, "## Layer types": a row
+// "| `Type` | ..." per type) lists exactly the registered types, in their order.
+TEST(LayerRegistry, TheGuideListsEveryType) {
+  std::ifstream doc(std::string(CREMA_SOURCE_DIR) + "/docs/guide/nets.md");
+  ASSERT_TRUE(doc) << "docs/guide/nets.md";
+  const std::regex row(R"(^\| `([A-Za-z0-9]+)` \|)");
+  std::vector<std::string> listed;
+  bool inside = false;
+  std::smatch m;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.rfind("## ", 0) == 0) inside = line == "## Layer types";
+    if (inside && std::regex_search(line, m, row)) listed.push_back(m[1]);
+  }
+  EXPECT_EQ(listed, layer_types());
 }
 
 TEST(LayerRegistry, TypesAreSortedAndCreateTheirType) {

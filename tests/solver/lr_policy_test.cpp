@@ -93,6 +93,15 @@ TEST(LrPolicy, Sigmoid) {
   EXPECT_NEAR(rate(p, 100), double(0.1f) / 2, 1e-15);
 }
 
+// A negative gamma is Caffe's falling sigmoid: base_lr early, half at stepsize, then to 0.
+TEST(LrPolicy, SigmoidFallsWithANegativeGamma) {
+  const auto p = solver("base_lr: 0.1 lr_policy: \"sigmoid\" gamma: -0.05 stepsize: 100");
+  EXPECT_NO_THROW(check_lr_policy(p));
+  EXPECT_NEAR(rate(p, 0), double(0.1f) / (1.0 + std::exp(double(-0.05f) * 100.0)), 1e-12);
+  EXPECT_NEAR(rate(p, 100), double(0.1f) / 2, 1e-15);
+  EXPECT_LT(rate(p, 1000), 1e-10);
+}
+
 TEST(LrPolicy, UnknownPolicyListsKnownOnes) {
   const auto p = solver("base_lr: 0.1 lr_policy: \"cosine\"");
   try {
