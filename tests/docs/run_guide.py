@@ -11,7 +11,8 @@ A block's info string says when it runs: `sh` always; `sh gpu` only with --gpu (
 `sh setup` never (it installs packages or builds: the README's scripts, which CI runs itself).
 Any other attribute is an error, so a typo cannot turn a block off. With --gpu, a failing block
 that needs no GPU is reported and the run goes on (the GPU machine's build may lack OpenCV,
-Graphviz or MPI; the CPU run holds those blocks); a failing gpu block fails the run.
+Graphviz or MPI; the CPU run holds those blocks); a failing gpu block fails the run, and where
+no GPU is visible the run is skipped (exit 77).
 
 usage: run_guide.py --build DIR [--source DIR] [--gpu] [--keep] [--page NAME]
 """
@@ -29,6 +30,16 @@ COPIED = ["models", "data", "tools", "scripts", "docs"]
 UNCOPIED = ["*_lmdb", "snapshots", "fashion_mnist", "synthetic_imagenet", "*.caffemodel",
             "*.solverstate"]
 KNOWN_ATTRIBUTES = {"gpu", "setup"}
+
+
+SKIPPED = 77  # ctest's SKIP_RETURN_CODE for this test
+
+
+def gpu_visible(build):
+    done = subprocess.run([os.path.join(build, "crema"), "device_query"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    m = re.search(r"CUDA devices: (\d+)", done.stdout)
+    return bool(m) and int(m.group(1)) > 0
 
 
 def pages_in_order(guide):
@@ -87,6 +98,10 @@ def main():
     pages = pages_in_order(guide)
     if args.page:
         pages = [p for p in pages if p == args.page]
+
+    if args.gpu and not gpu_visible(args.build):
+        print("run_guide: no GPU visible: skipped")
+        sys.exit(SKIPPED)
 
     root = tempfile.mkdtemp(prefix="crema-guide-")
     scratch_copy(source, args.build, root)
