@@ -28,7 +28,7 @@ struct Shape {
 }  // namespace
 
 int main(int argc, char** argv) {
-  crema::prim::ensure_best_blas_kernels(argv);
+  crema::prim::prepare_blas_process(argv);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   using crema::prim::Trans;
   const Shape shapes[] = {

@@ -44,7 +44,7 @@ DEFINE_bool(autotune, false,
             "time the convolution algorithms in the warm-up (Handle::set_conv_autotune)");
 
 int main(int argc, char** argv) {
-  crema::prim::ensure_best_blas_kernels(argv);
+  crema::prim::prepare_blas_process(argv);
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   FLAGS_minloglevel = 2;  // the solver's own progress lines would disturb the timing

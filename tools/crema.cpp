@@ -441,7 +441,7 @@ const std::map<std::string, std::function<int()>>& commands() {
 }  // namespace crema
 
 int main(int argc, char** argv) {
-  crema::prim::ensure_best_blas_kernels(argv);
+  crema::prim::prepare_blas_process(argv);
   FLAGS_logtostderr = true;
   FLAGS_minloglevel = 0;
   // Caffe's line prefix ("I1126 10:00:00.123456 ..."): its parse_log.py and parse_log.sh, and the

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "primitives/blas_kernels.h"
+
 namespace crema::tools {
 
 // usage: the text after "usage: " (arguments and a description). Runs body on the positional
@@ -21,6 +23,7 @@ namespace crema::tools {
 inline int run_tool(int argc, char** argv, const char* name, const std::string& usage,
                     size_t min_args, size_t max_args,
                     const std::function<int(const std::vector<std::string>&)>& body) {
+  prim::prepare_blas_process(argv);
   gflags::SetUsageMessage(std::string("usage: ") + usage);
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-help") ||

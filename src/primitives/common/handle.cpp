@@ -14,6 +14,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "primitives/blas_kernels.h"
 #include "primitives/common/softmax_ops.h"
 #include "primitives/cuda/cuda_backend.h"
 
@@ -229,6 +230,7 @@ void Handle::set_cpu_threads(int n) {
   cpu_threads_ = n > 0 ? n : 1;
   // The primitives parallelize around BLAS calls; BLAS's own threads would only compete.
   if (cpu_threads_ > 1) openblas_set_num_threads(1);
+  prepare_blas_buffers(cpu_threads_);
 }
 
 void* Handle::workspace(size_t bytes) {
