@@ -15,7 +15,7 @@ class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what) : std::runtime_error(one_line(what)) {}
 
- private:
+  // The text as an Error shows it.
   static std::string one_line(const std::string& s) {
     std::string out;
     out.reserve(s.size());

@@ -20,7 +20,8 @@ namespace {
 // Re-throws an error from a layer with the layer named, unless it already names it.
 template <typename Dtype>
 [[noreturn]] void rethrow_in_layer(const Layer<Dtype>& layer, const std::exception& e) {
-  const std::string prefix = layer_place(layer.param()) + "layer " + layer.name() + " ";
+  const std::string prefix =
+      Error::one_line(layer_place(layer.param()) + "layer " + layer.name() + " ");
   const std::string what = e.what();
   if (what.rfind(prefix, 0) == 0) throw Error(what);
   fail(layer_place(layer.param()), "layer ", layer.name(), " (", layer.type(), "): ", what);

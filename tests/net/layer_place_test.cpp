@@ -44,6 +44,19 @@ TEST(LayerPlace, ErrorsOfANetFileNameItsLine) {
   EXPECT_EQ(unwired.rfind(dir.file("unwired.prototxt") + ":1: layer a", 0), 0u) << unwired;
 }
 
+// A control character in the name is shown escaped, and the place and name once.
+TEST(LayerPlace, ALayerNameWithANulIsNamedOnce) {
+  TempDir dir;
+  std::string net = kBadNet;
+  net.replace(net.find("\"conv\""), 6, "\"c\\000onv\"");
+  write_text(dir.file("bad.prototxt"), net);
+  const NetParameter p = load_net_param_text(dir.file("bad.prototxt"));
+  const std::string error = error_of([&] { Net<float> net(p, TRAIN, Device::kCPU); });
+  const std::string prefix = dir.file("bad.prototxt") + ":5: layer c\\x00onv (Convolution): ";
+  EXPECT_EQ(error.rfind(prefix, 0), 0u) << error;
+  EXPECT_EQ(error.find(prefix, 1), std::string::npos) << error;
+}
+
 TEST(LayerPlace, V1NetsAndSolverFilesPointIntoTheirFiles) {
   TempDir dir;
   write_text(dir.file("v1.prototxt"),
