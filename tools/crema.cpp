@@ -59,6 +59,12 @@ DEFINE_string(cuda_graph, "on",
               "where the net allows it (one launch instead of one per kernel); off launches "
               "every kernel");
 DEFINE_int32(iterations, 50, "test, time: the number of iterations");
+DEFINE_int32(level, 0,
+             "train, test, time: the net state's level, which layers' include/exclude rules "
+             "compare with min_level and max_level (train: the training net's)");
+DEFINE_string(stage, "",
+              "train, test, time: the net state's stages, separated by commas, which layers' "
+              "rules name in stage and not_stage (train: the training net's)");
 DEFINE_string(phase, "",
               "time: the phase of the net (TRAIN or TEST; default TRAIN); draw: the phase whose "
               "layers to draw (default: all layers)");
@@ -183,9 +189,19 @@ void save_autotune(prim::Handle& h, const std::string& path) {
   }
 }
 
+// --level and --stage into a net state, as Caffe's tool sets them; a state the flags leave
+// alone keeps what the files say.
+void apply_state_flags(NetState* state) {
+  if (!gflags::GetCommandLineFlagInfoOrDie("level").is_default) state->set_level(FLAGS_level);
+  std::istringstream stages(FLAGS_stage);
+  for (std::string stage; std::getline(stages, stage, ',');)
+    if (!stage.empty()) state->add_stage(stage);
+}
+
 NetParameter load_model() {
   NetParameter param = load_net_param_text(FLAGS_model);
   if (!FLAGS_precision.empty()) apply_precision_flag(FLAGS_precision, &param);
+  apply_state_flags(param.mutable_state());
   return param;
 }
 
@@ -195,6 +211,7 @@ int train() {
                 "give either --weights or --snapshot, not both");
   SolverParameter param = load_solver_param(FLAGS_solver);
   if (!FLAGS_precision.empty()) apply_precision_flag(FLAGS_precision, &param);
+  apply_state_flags(param.mutable_train_state());
   std::vector<int> gpus;
   const bool wants_gpu = param.has_solver_mode() && param.solver_mode() == SolverParameter::GPU;
   const Device device = pick_device(wants_gpu, &gpus);

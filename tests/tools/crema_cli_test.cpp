@@ -236,3 +236,43 @@ TEST(CremaCli, AutotuneKeepsItsChoicesForTheNextRun) {
 }
 
 }  // namespace
+
+namespace {
+
+// --stage and --level choose layers by their include rules, as Caffe's tool: in test and time
+// the net's state, in train the training net's.
+const char* kStagedNet = R"(name: "staged"
+layer { name: "data" type: "DummyData" top: "data" top: "label"
+  dummy_data_param { shape { dim: 4 dim: 6 } shape { dim: 4 }
+    data_filler { type: "gaussian" } data_filler { type: "constant" value: 1 } } }
+layer { name: "ip_small" type: "InnerProduct" bottom: "data" top: "ip"
+  inner_product_param { num_output: 2 } include { stage: "small" } }
+layer { name: "ip_big" type: "InnerProduct" bottom: "data" top: "ip"
+  inner_product_param { num_output: 8 } exclude { stage: "small" } }
+layer { name: "relu_deep" type: "ReLU" bottom: "ip" top: "ip" include { min_level: 2 } }
+layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
+)";
+
+TEST(CremaCli, StageAndLevelChooseTheLayers) {
+  const std::string model = write_file("staged.prototxt", kStagedNet);
+  const auto has = [](const Result& r, const std::string& layer) {
+    return r.output.find("Creating Layer " + layer + "\n") != std::string::npos;
+  };
+  Result r = run("time --iterations=1 --model=" + model);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r, "ip_big") && !has(r, "ip_small") && !has(r, "relu_deep")) << r.output;
+  r = run("time --iterations=1 --stage=other,small --level=2 --model=" + model);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r, "ip_small") && !has(r, "ip_big") && has(r, "relu_deep")) << r.output;
+
+  const std::string solver =
+      write_file("staged_solver.prototxt", std::string("net: \"") + model +
+                                               "\" base_lr: 0.01 lr_policy: \"fixed\" "
+                                               "max_iter: 2 solver_mode: CPU "
+                                               "snapshot_after_train: false");
+  r = run("train --stage=small --solver=" + solver);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r, "ip_small") && !has(r, "ip_big")) << r.output;
+}
+
+}  // namespace
