@@ -1,11 +1,12 @@
-// compute_image_mean: the mean image of an LMDB of Datum records, written as a .binaryproto
-// (transform_param's mean_file), with the per-channel means printed as Caffe prints them.
+// compute_image_mean: the mean image of an LMDB or LevelDB of Datum records, written as a
+// .binaryproto (transform_param's mean_file), with the per-channel means printed as Caffe prints
+// them.
 #include "backends/image_mean.h"
 #include "core/errors.h"
 #include "core/proto_io.h"
 #include "tool_main.h"
 
-DEFINE_string(backend, "lmdb", "The db backend: lmdb (LevelDB is not supported)");
+DEFINE_string(backend, "lmdb", "The db backend: lmdb or leveldb");
 
 int main(int argc, char** argv) {
   return crema::tools::run_tool(
@@ -13,9 +14,8 @@ int main(int argc, char** argv) {
       "compute_image_mean [FLAGS] INPUT_DB [OUTPUT_FILE]\n"
       "Computes the mean image of INPUT_DB and writes it to OUTPUT_FILE (a .binaryproto).",
       1, 2, [](const std::vector<std::string>& args) {
-        if (FLAGS_backend != "lmdb")
-          crema::fail("backend '", FLAGS_backend, "' is not supported; use --backend=lmdb");
-        const crema::ImageMean mean = crema::compute_image_mean(args[0]);
+        const crema::ImageMean mean =
+            crema::compute_image_mean(args[0], crema::parse_record_backend(FLAGS_backend));
         if (args.size() > 1) crema::write_binary_proto_atomic(mean.blob, args[1]);
         std::printf("Averaged %zu records\nNumber of channels: %zu\n", mean.count,
                     mean.channel_means.size());

@@ -8,7 +8,7 @@
 DEFINE_bool(gray, false, "Decode the images as gray (1 channel) instead of color (3, BGR)");
 DEFINE_bool(shuffle, false, "Shuffle the list before writing");
 DEFINE_int64(seed, -1, "Seed of --shuffle; negative: a random seed");
-DEFINE_string(backend, "lmdb", "The db backend: lmdb (LevelDB is not supported)");
+DEFINE_string(backend, "lmdb", "The db backend: lmdb or leveldb");
 DEFINE_int32(resize_width, 0, "Resize the images to this width (with --resize_height)");
 DEFINE_int32(resize_height, 0, "Resize the images to this height (with --resize_width)");
 DEFINE_bool(check_size, false, "Require every image to have the first image's size");

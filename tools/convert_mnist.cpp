@@ -1,5 +1,5 @@
-// convert_mnist: MNIST / Fashion-MNIST IDX files (raw or .gz) to an LMDB of Datum records, the
-// dataset format of the Data layer and of Caffe's examples.
+// convert_mnist: MNIST / Fashion-MNIST IDX files (raw or .gz) to an LMDB (or LevelDB) of Datum
+// records, the dataset format of the Data layer and of Caffe's examples.
 #include "backends/convert_mnist.h"
 
 #include <cstdio>
@@ -13,14 +13,17 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: convert_mnist <images.idx[.gz]> <labels.idx[.gz]> <output_lmdb> [--backend=lmdb]\n"
+    "usage: convert_mnist <images.idx[.gz]> <labels.idx[.gz]> <output_db> "
+    "[--backend=lmdb|leveldb]\n"
     "Writes one Datum per image (1 channel, raw uint8 pixels, its label) under the keys\n"
-    "00000000, 00000001, ... into a new LMDB directory <output_lmdb>, which must not exist.\n";
+    "00000000, 00000001, ... into a new database <output_db> (default LMDB), which must not "
+    "exist.\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> positional;
+  std::string backend = "lmdb";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -28,12 +31,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (arg.rfind("--backend=", 0) == 0) {
-      const std::string backend = arg.substr(std::strlen("--backend="));
-      if (backend != "lmdb") {
-        std::fprintf(stderr, "convert_mnist: backend '%s' is not supported; use --backend=lmdb\n",
-                     backend.c_str());
-        return 1;
-      }
+      backend = arg.substr(std::strlen("--backend="));
     } else if (arg.rfind("--", 0) == 0) {
       std::fprintf(stderr, "convert_mnist: unknown option %s\n%s", arg.c_str(), kUsage);
       return 1;
@@ -47,7 +45,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    const size_t n = crema::convert_mnist(positional[0], positional[1], positional[2]);
+    const size_t n = crema::convert_mnist(positional[0], positional[1], positional[2],
+                                          crema::parse_record_backend(backend));
     std::printf("convert_mnist: wrote %zu records to %s\n", n, positional[2].c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "convert_mnist: %s\n", e.what());

@@ -1,5 +1,6 @@
 // extract_features: runs a trained net and stores the values of chosen blobs, one Datum of
-// float_data per example, in one LMDB per blob (Caffe's tool of that name, same arguments).
+// float_data per example, in one LMDB (or LevelDB) per blob (Caffe's tool of that name, same
+// arguments).
 #include "backends/extract_features.h"
 
 #include "core/errors.h"
@@ -11,9 +12,10 @@ int main(int argc, char** argv) {
       argc, argv, "extract_features",
       "extract_features PRETRAINED_NET_PARAM FEATURE_EXTRACTION_PROTO_FILE\n"
       "    BLOB_NAME1[,NAME2,...] SAVE_FEATURE_DB_NAME1[,NAME2,...] NUM_MINI_BATCHES\n"
-      "    [lmdb] [CPU|GPU] [DEVICE_ID=0]\n"
+      "    [lmdb|leveldb] [CPU|GPU] [DEVICE_ID=0]\n"
       "Runs the net (TEST phase, weights from the .caffemodel) NUM_MINI_BATCHES times and writes\n"
-      "each named blob to its own new LMDB: one Datum of float_data per example, keys %010d.",
+      "each named blob to its own new database: one Datum of float_data per example, keys\n"
+      "%010d.",
       5, 8, [](const std::vector<std::string>& args) {
         crema::ExtractFeaturesRequest r;
         r.weights = args[0];
@@ -27,8 +29,7 @@ int main(int argc, char** argv) {
         } catch (const std::exception&) {
           crema::fail("NUM_MINI_BATCHES must be an integer; got '", args[4], "'");
         }
-        if (args.size() > 5 && args[5] != "lmdb")
-          crema::fail("db type '", args[5], "' is not supported; use lmdb");
+        if (args.size() > 5) r.backend = crema::parse_record_backend(args[5]);
         if (args.size() > 6) {
           if (args[6] == "GPU") {
             if (!crema::prim::cuda_available())

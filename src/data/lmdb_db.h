@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "data/record_db.h"
+
 // Opaque LMDB handles, so users of this header need not include lmdb.h.
 struct MDB_env;
 struct MDB_txn;
@@ -20,7 +22,7 @@ struct MDB_cursor;
 
 namespace crema {
 
-class LmdbReader {
+class LmdbReader final : public RecordReader {
  public:
   // Opens path read-only and positions on the first record. Throws crema::Error
   // "<path>: cannot open LMDB: <reason>" when it cannot be opened, and an error naming the path
@@ -29,20 +31,20 @@ class LmdbReader {
   // the first reader installs SIGBUS, SIGSEGV and SIGFPE handlers that catch faults inside its
   // LMDB calls and pass every other fault on to the handlers that were there before.
   explicit LmdbReader(const std::string& path);
-  ~LmdbReader();
+  ~LmdbReader() override;
   LmdbReader(const LmdbReader&) = delete;
   LmdbReader& operator=(const LmdbReader&) = delete;
 
   // The current record. The views stay valid until the reader moves or is destroyed.
-  std::string_view key() const { return key_; }
-  std::string_view value() const { return value_; }
+  std::string_view key() const override { return key_; }
+  std::string_view value() const override { return value_; }
   // Moves to the next record, or back to the first after the last; returns true when it wrapped.
-  bool next();
+  bool next() override;
   // Moves to the first record.
-  void rewind();
+  void rewind() override;
 
-  size_t size() const { return entries_; }
-  const std::string& path() const { return path_; }
+  size_t size() const override { return entries_; }
+  const std::string& path() const override { return path_; }
 
  private:
   bool get(unsigned op);
@@ -66,7 +68,7 @@ class LmdbReader {
   std::string_view key_, value_;
 };
 
-class LmdbWriter {
+class LmdbWriter final : public RecordWriter {
  public:
   static constexpr size_t kDefaultMapSize = size_t(1) << 28;
   static constexpr size_t kDefaultBatch = 1000;
@@ -76,14 +78,14 @@ class LmdbWriter {
   explicit LmdbWriter(const std::string& path, size_t initial_map_size = kDefaultMapSize,
                       size_t batch = kDefaultBatch);
   // Pending puts not yet committed are discarded: call commit() to keep them.
-  ~LmdbWriter();
+  ~LmdbWriter() override;
   LmdbWriter(const LmdbWriter&) = delete;
   LmdbWriter& operator=(const LmdbWriter&) = delete;
 
   // Queues a record; every `batch` puts are committed in one transaction.
-  void put(std::string_view key, std::string_view value);
+  void put(std::string_view key, std::string_view value) override;
   // Writes the queued records to disk. Throws crema::Error naming the path on failure.
-  void commit();
+  void commit() override;
 
   size_t map_size() const { return map_size_; }
   const std::string& path() const { return path_; }

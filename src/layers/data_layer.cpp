@@ -1,23 +1,17 @@
-// Data layer: LMDB -> Datum -> C-H-W floats, for BasePrefetchingDataLayer.
+// Data layer: LMDB or LevelDB -> Datum -> C-H-W floats, for BasePrefetchingDataLayer.
 #include "layers/data_layer.h"
 
 #include <glog/logging.h>
-#include <sys/stat.h>
 
 #include <string>
 
 #include "core/rng.h"
 #include "data/datum.h"
-#include "data/lmdb_db.h"
+#include "data/record_db.h"
 
 namespace crema {
 
 namespace {
-
-bool file_exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
 
 std::string record_name(const std::string& db, std::string_view key) {
   return detail::make_message(db, ": record '", key, "'");
@@ -40,15 +34,9 @@ void DataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
   const DataParameter& p = this->param_.data_param();
   const std::string& source = p.source();
   if (source.empty()) this->error("data_param.source is not set");
-  const std::string leveldb_help =
-      "LevelDB is not supported; convert the data set to LMDB (convert_mnist --backend=lmdb, or "
-      "convert_imageset --backend=lmdb) and set data_param.backend: LMDB";
-  // backend defaults to LEVELDB in Caffe's schema, yet nets that leave it out usually point at
-  // an LMDB: only an explicit LEVELDB, or a directory that looks like a LevelDB, is refused.
-  if (p.has_backend() && p.backend() == DataParameter::LEVELDB)
-    this->error(source, ": ", leveldb_help);
-  if (!p.has_backend() && file_exists(source + "/CURRENT") && !file_exists(source + "/data.mdb"))
-    this->error(source, ": this looks like a LevelDB. ", leveldb_help);
+  const RecordBackend backend = !p.has_backend() ? detect_record_backend(source)
+                                : p.backend() == DataParameter::LEVELDB ? RecordBackend::kLevelDb
+                                                                        : RecordBackend::kLmdb;
   if (p.batch_size() == 0) this->error("data_param.batch_size must be positive");
 
   const TransformationParameter tp = merge_legacy_transform(this->param_.transform_param(), p);
@@ -56,7 +44,7 @@ void DataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
            : tp.force_gray() ? ColorMode::kGray
                              : ColorMode::kNative;
   try {
-    reader_ = std::make_unique<LmdbReader>(source);
+    reader_ = open_record_reader(source, backend);
     this->init_transformer(tp);
     // The first record defines the example shape; the reader stays on it.
     ChwImage image;
@@ -72,7 +60,8 @@ void DataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
   } catch (const Error& e) {
     this->error(e.what());
   }
-  LOG(INFO) << "layer " << this->name() << ": " << reader_->size() << " records in " << source
+  LOG(INFO) << "layer " << this->name() << ": " << reader_->size() << " records in "
+            << record_backend_name(backend) << " " << source
             << ", output data size: " << top[0]->shape_string();
 }
 

@@ -1,6 +1,8 @@
-// Data layer (Caffe's "Data"): examples from an LMDB of Datum records, read and decoded by the
-// prefetch thread of BasePrefetchingDataLayer (which transforms and batches them). Records are
-// taken in key order and wrap around to the first after the last.
+// Data layer (Caffe's "Data"): examples from an LMDB or a LevelDB of Datum records
+// (data_param.backend; left out, what is at the source: Caffe's schema defaults to LEVELDB, yet
+// nets that leave it out usually point at an LMDB), read and decoded by the prefetch thread of
+// BasePrefetchingDataLayer (which transforms and batches them). Records are taken in key order and
+// wrap around to the first after the last.
 //
 // Tops: top[0] data, batch_size x C x H' x W' (the first record's C x H x W, after the crop);
 // top[1] label, batch_size (optional). A bad record (corrupt bytes, a shape unlike the first
@@ -18,7 +20,7 @@
 
 namespace crema {
 
-class LmdbReader;
+class RecordReader;
 
 template <typename Dtype>
 class DataLayer : public BasePrefetchingDataLayer<Dtype> {
@@ -42,7 +44,7 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
  private:
   ColorMode color_ = ColorMode::kNative;
   uint64_t start_skip_ = 0;  // rand_skip's draw
-  std::unique_ptr<LmdbReader> reader_;
+  std::unique_ptr<RecordReader> reader_;
   Datum datum_;  // prefetch thread's scratch
 };
 

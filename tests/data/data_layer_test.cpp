@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/replica.h"
 #include "core/rng.h"
+#include "data/record_db.h"
 #include "data_test_util.h"
 
 namespace crema {
@@ -233,10 +234,11 @@ TEST(DataLayer, ParameterErrors) {
   test::write_datum_lmdb(db, 2, 1, 2, 2);
   Tensor<float> data;
   LayerParameter p = data_param(db, 4);
+  // An LMDB named a LevelDB is not one.
   p.mutable_data_param()->set_backend(DataParameter::LEVELDB);
   EXPECT_NE(error_of([&] {
               DataLayer<float>(p, Device::kCPU).setup({}, {&data});
-            }).find("LevelDB is not supported; convert"),
+            }).find(leveldb_available() ? db + ": cannot open LevelDB" : "reads no LevelDB"),
             std::string::npos);
   p = data_param(db, 0);
   EXPECT_EQ(error_of([&] { DataLayer<float>(p, Device::kCPU).setup({}, {&data}); }),

@@ -8,7 +8,8 @@ docs/ are copies, so what the guide writes (LMDBs, snapshots, its own files) lan
 scratch folder. State carries from block to block and page to page, as it does for a reader.
 
 A block's info string says when it runs: `sh` always; `sh gpu` only with --gpu (it needs a GPU);
-`sh setup` never (it installs packages or builds: the README's scripts, which CI runs itself).
+`sh setup` never (it installs packages or builds: the README's scripts, which CI runs itself);
+`sh matplotlib` where the python3 on PATH has matplotlib (scripts/setup_debian.sh installs it).
 Any other attribute is an error, so a typo cannot turn a block off. With --gpu, a failing block
 that needs no GPU is reported and the run goes on (the GPU machine's build may lack OpenCV,
 Graphviz or MPI; the CPU run holds those blocks); a failing gpu block fails the run, and where
@@ -29,7 +30,7 @@ COPIED = ["models", "data", "tools", "scripts", "docs"]
 # What a reader's clone does not hold: the outputs of earlier runs (.gitignore).
 UNCOPIED = ["*_lmdb", "snapshots", "fashion_mnist", "synthetic_imagenet", "*.caffemodel",
             "*.solverstate"]
-KNOWN_ATTRIBUTES = {"gpu", "setup"}
+KNOWN_ATTRIBUTES = {"gpu", "setup", "matplotlib"}
 
 
 SKIPPED = 77  # ctest's SKIP_RETURN_CODE for this test
@@ -106,6 +107,8 @@ def main():
     root = tempfile.mkdtemp(prefix="crema-guide-")
     scratch_copy(source, args.build, root)
     ran = skipped = 0
+    has_matplotlib = subprocess.run(["python3", "-c", "import matplotlib"],
+                                    stderr=subprocess.DEVNULL).returncode == 0
     try:
         for page in pages:
             for line, attributes, text in blocks(os.path.join(guide, page)):
@@ -113,7 +116,8 @@ def main():
                 unknown = set(attributes) - KNOWN_ATTRIBUTES
                 if unknown:
                     sys.exit(f"run_guide: error: {where}: unknown attribute {sorted(unknown)}")
-                if "setup" in attributes or ("gpu" in attributes and not args.gpu):
+                if ("setup" in attributes or ("gpu" in attributes and not args.gpu) or
+                        ("matplotlib" in attributes and not has_matplotlib)):
                     skipped += 1
                     continue
                 began = time.monotonic()
@@ -133,7 +137,8 @@ def main():
                 ran += 1
         if ran == 0:
             sys.exit("run_guide: error: no block ran")
-        print(f"run_guide: {ran} blocks ran, {skipped} skipped (setup or gpu)")
+        print(f"run_guide: {ran} blocks ran, {skipped} skipped (setup, gpu, or matplotlib "
+              f"{'present' if has_matplotlib else 'missing'})")
     finally:
         if args.keep:
             print(f"run_guide: scratch folder kept: {root}")

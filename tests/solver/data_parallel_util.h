@@ -12,14 +12,15 @@
 
 #include "core/proto_io.h"
 #include "core/replica.h"
-#include "data/lmdb_db.h"
+#include "data/record_db.h"
 #include "solver/data_parallel.h"
 
 namespace crema::test {
 
-// 64 records of 1 x 4 x 4 pixels, label i % 4.
-inline void write_records(const std::string& path) {
-  LmdbWriter writer(path);
+// 64 records of 1 x 4 x 4 pixels, label i % 4, in an LMDB or a LevelDB.
+inline void write_records(const std::string& path, RecordBackend backend = RecordBackend::kLmdb) {
+  const std::unique_ptr<RecordWriter> db = create_record_writer(path, backend);
+  RecordWriter& writer = *db;
   for (int i = 0; i < 64; ++i) {
     Datum d;
     d.set_channels(1);

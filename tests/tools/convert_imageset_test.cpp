@@ -182,9 +182,9 @@ TEST(ConvertImageset, Errors) {
   msg = error_of([&] { convert_imageset(dir.file(""), list, dir.file("db"), o); });
   EXPECT_NE(msg.find("resize needs both"), std::string::npos) << msg;
   o = {};
-  o.backend = "leveldb";
+  o.backend = "rocksdb";
   msg = error_of([&] { convert_imageset(dir.file(""), list, dir.file("db"), o); });
-  EXPECT_NE(msg.find("backend 'leveldb' is not supported"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown database backend \"rocksdb\""), std::string::npos) << msg;
   o = {};
   o.encoded = true;
   o.encode_type = "nosuchformat";

@@ -12,6 +12,8 @@
 
 #include "core/errors.h"
 #include "data/data_test_util.h"
+#include "data/lmdb_db.h"
+#include "data/record_db.h"
 
 namespace crema {
 namespace {
@@ -96,6 +98,20 @@ TEST(ConvertMnistTool, MissingInputExitsNonZeroWithOneLine) {
       err);
   EXPECT_EQ(rc, 0) << text;
   EXPECT_EQ(LmdbReader(dir.file("ok")).size(), 5u);
+  // Caffe's other backend, where this build has it; an unknown one is one line.
+  if (leveldb_available()) {
+    std::tie(rc, text) = shell(tool + " " + images + " " + labels + " " + dir.file("ok_leveldb") +
+                                   " --backend=leveldb >/dev/null",
+                               err);
+    EXPECT_EQ(rc, 0) << text;
+    const auto reader = open_record_reader(dir.file("ok_leveldb"), RecordBackend::kLevelDb);
+    EXPECT_EQ(reader->size(), 5u);
+    EXPECT_EQ(reader->key(), "00000000");
+  }
+  std::tie(rc, text) =
+      shell(tool + " " + images + " " + labels + " " + dir.file("no") + " --backend=rocksdb", err);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(text, "convert_mnist: unknown database backend \"rocksdb\" (lmdb or leveldb)\n");
 }
 
 }  // namespace

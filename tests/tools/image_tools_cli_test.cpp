@@ -54,8 +54,8 @@ TEST(ImageToolsCli, BadInputIsOneErrorLine) {
   expect_error(
       run("convert_imageset", dir.file("") + " " + dir.file("none.txt") + " " + dir.file("db")),
       "convert_imageset", dir.file("none.txt") + ": cannot open image list");
-  expect_error(run("convert_imageset", "--backend=leveldb a b c"), "convert_imageset",
-               "backend 'leveldb' is not supported");
+  expect_error(run("convert_imageset", "--backend=rocksdb a b c"), "convert_imageset",
+               "unknown database backend \"rocksdb\" (lmdb or leveldb)");
   expect_error(run("compute_image_mean", dir.file("none")), "compute_image_mean",
                "cannot open LMDB");
   expect_error(run("upgrade_net_proto_text", dir.file("none") + " " + dir.file("out")),

@@ -9,7 +9,6 @@
 #include "core/errors.h"
 #include "crema.pb.h"
 #include "data/image_io.h"
-#include "data/lmdb_db.h"
 
 namespace crema {
 namespace {
@@ -35,8 +34,8 @@ std::string read_set(const std::string& folder, const std::vector<std::string>& 
   return all;
 }
 
-void write_set(const std::string& records, const std::string& output) {
-  LmdbWriter writer(output);
+void write_set(const std::string& records, const std::string& output, RecordBackend backend) {
+  const std::unique_ptr<RecordWriter> writer = create_record_writer(output, backend);
   Datum datum;
   datum.set_channels(3);
   datum.set_height(32);
@@ -49,17 +48,18 @@ void write_set(const std::string& records, const std::string& output) {
     datum.set_data(record + 1, kPixels);
     datum.SerializeToString(&value);
     std::snprintf(key, sizeof key, "%05zu", i);
-    writer.put(key, value);
+    writer->put(key, value);
   }
-  writer.commit();
+  writer->commit();
 }
 
 }  // namespace
 
 std::pair<size_t, size_t> convert_cifar(const std::string& input_folder,
-                                        const std::string& output_folder) {
-  const std::string train_out = output_folder + "/cifar10_train_lmdb";
-  const std::string test_out = output_folder + "/cifar10_test_lmdb";
+                                        const std::string& output_folder, RecordBackend backend) {
+  const std::string suffix = std::string("_") + record_backend_name(backend);
+  const std::string train_out = output_folder + "/cifar10_train" + suffix;
+  const std::string test_out = output_folder + "/cifar10_test" + suffix;
   struct stat st;
   for (const std::string& out : {train_out, test_out})
     if (::stat(out.c_str(), &st) == 0)
@@ -68,8 +68,8 @@ std::pair<size_t, size_t> convert_cifar(const std::string& input_folder,
       read_set(input_folder, {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
                               "data_batch_4.bin", "data_batch_5.bin"});
   const std::string test = read_set(input_folder, {"test_batch.bin"});
-  write_set(train, train_out);
-  write_set(test, test_out);
+  write_set(train, train_out, backend);
+  write_set(test, test_out, backend);
   return {train.size() / kRecord, test.size() / kRecord};
 }
 

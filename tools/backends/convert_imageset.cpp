@@ -13,14 +13,13 @@
 #include "data/datum.h"
 #include "data/image_io.h"
 #include "data/image_list.h"
-#include "data/lmdb_db.h"
+#include "data/record_db.h"
 
 namespace crema {
 
 size_t convert_imageset(const std::string& root_folder, const std::string& list_file,
                         const std::string& db_path, const ConvertImagesetOptions& options) {
-  if (options.backend != "lmdb")
-    fail("backend '", options.backend, "' is not supported; use --backend=lmdb");
+  const RecordBackend backend = parse_record_backend(options.backend);
   if (options.resize_height < 0 || options.resize_width < 0 ||
       (options.resize_height > 0) != (options.resize_width > 0))
     fail("resize needs both resize_height and resize_width > 0 (or neither); got ",
@@ -42,7 +41,7 @@ size_t convert_imageset(const std::string& root_folder, const std::string& list_
   read.encoded = options.encoded;
   read.encode_type = options.encode_type;
   try {
-    LmdbWriter writer(db_path);
+    const std::unique_ptr<RecordWriter> writer = create_record_writer(db_path, backend);
     Datum datum;
     ChwImage image;
     std::string value;
@@ -72,10 +71,10 @@ size_t convert_imageset(const std::string& root_folder, const std::string& list_
       char index[16];
       std::snprintf(index, sizeof index, "%08zu", i);
       datum.SerializeToString(&value);
-      writer.put(std::string(index) + "_" + e.path, value);
+      writer->put(std::string(index) + "_" + e.path, value);
       if ((i + 1) % 1000 == 0) LOG(INFO) << "Processed " << i + 1 << " files.";
     }
-    writer.commit();
+    writer->commit();
   } catch (...) {
     std::filesystem::remove_all(db_path, ec);
     throw;

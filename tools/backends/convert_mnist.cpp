@@ -1,4 +1,4 @@
-// IDX images + labels -> LMDB of Datum.
+// IDX images + labels -> LMDB or LevelDB of Datum.
 #include "backends/convert_mnist.h"
 
 #include <sys/stat.h>
@@ -8,12 +8,11 @@
 #include "core/errors.h"
 #include "crema.pb.h"
 #include "data/idx.h"
-#include "data/lmdb_db.h"
 
 namespace crema {
 
 size_t convert_mnist(const std::string& images_path, const std::string& labels_path,
-                     const std::string& output_path) {
+                     const std::string& output_path, RecordBackend backend) {
   struct stat st;
   if (::stat(output_path.c_str(), &st) == 0)
     fail(output_path, ": already exists; remove it or choose another output");
@@ -27,7 +26,7 @@ size_t convert_mnist(const std::string& images_path, const std::string& labels_p
   if (rows == 0 || cols == 0 || rows > uint32_t(INT32_MAX) || cols > uint32_t(INT32_MAX))
     fail(images_path, ": images of ", rows, "x", cols, " pixels are not supported");
 
-  LmdbWriter writer(output_path);
+  const std::unique_ptr<RecordWriter> writer = create_record_writer(output_path, backend);
   Datum datum;
   datum.set_channels(1);
   datum.set_height(int(rows));
@@ -40,9 +39,9 @@ size_t convert_mnist(const std::string& images_path, const std::string& labels_p
     datum.set_label(labels.data[i]);
     datum.SerializeToString(&value);
     std::snprintf(key, sizeof key, "%08u", i);
-    writer.put(key, value);
+    writer->put(key, value);
   }
-  writer.commit();
+  writer->commit();
   return n;
 }
 

@@ -12,7 +12,7 @@
 #include "core/net.h"
 #include "core/upgrade_proto.h"
 #include "crema.pb.h"
-#include "data/lmdb_db.h"
+#include "data/record_db.h"
 
 namespace crema {
 
@@ -49,10 +49,11 @@ size_t extract_features(const ExtractFeaturesRequest& r) {
     blobs.push_back(net.blob_by_name(name).get());
   }
 
-  std::vector<std::unique_ptr<LmdbWriter>> writers;
+  std::vector<std::unique_ptr<RecordWriter>> writers;
   std::vector<size_t> written(blobs.size(), 0);  // examples per database so far
   try {
-    for (const std::string& db : r.databases) writers.push_back(std::make_unique<LmdbWriter>(db));
+    for (const std::string& db : r.databases)
+      writers.push_back(create_record_writer(db, r.backend));
     Datum datum;
     std::string value;
     std::vector<float> host;

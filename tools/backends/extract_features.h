@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "data/record_db.h"
 #include "primitives/types.h"
 
 namespace crema {
@@ -17,7 +18,8 @@ struct ExtractFeaturesRequest {
   std::string weights;                 // a .caffemodel
   std::string net;                     // the net prototxt (its data layer feeds the passes)
   std::vector<std::string> blobs;      // blob names
-  std::vector<std::string> databases;  // one new LMDB per blob
+  std::vector<std::string> databases;  // one new database per blob
+  RecordBackend backend = RecordBackend::kLmdb;
   int num_mini_batches = 0;
   prim::Device device = prim::Device::kCPU;
   int device_id = 0;

@@ -1,14 +1,15 @@
-// Mean image of an LMDB.
+// Mean image of an LMDB or LevelDB.
 #include "backends/image_mean.h"
 
 #include "core/errors.h"
 #include "data/datum.h"
-#include "data/lmdb_db.h"
+#include "data/record_db.h"
 
 namespace crema {
 
-ImageMean compute_image_mean(const std::string& db_path) {
-  LmdbReader reader(db_path);
+ImageMean compute_image_mean(const std::string& db_path, RecordBackend backend) {
+  const std::unique_ptr<RecordReader> db = open_record_reader(db_path, backend);
+  RecordReader& reader = *db;
   Datum datum;
   ChwImage image;
   std::vector<double> sum;

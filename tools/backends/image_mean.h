@@ -1,5 +1,5 @@
-// Mean image of an LMDB of Datum records, behind tools/compute_image_mean (Caffe's tool of that
-// name):
+// Mean image of an LMDB or LevelDB of Datum records, behind tools/compute_image_mean (Caffe's tool
+// of that name):
 //
 //   mean[c][y][x] = (1 / N) * sum_n image_n[c][y][x]        over the N records
 //
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "crema.pb.h"
+#include "data/record_db.h"
 
 namespace crema {
 
@@ -23,6 +24,7 @@ struct ImageMean {
 
 // Reads every record once (raw or encoded). Throws crema::Error naming the DB and the key for a
 // corrupt record or one whose shape differs from the first record's.
-ImageMean compute_image_mean(const std::string& db_path);
+ImageMean compute_image_mean(const std::string& db_path,
+                             RecordBackend backend = RecordBackend::kLmdb);
 
 }  // namespace crema
