@@ -18,6 +18,7 @@
 
 #include "backends/classify.h"
 #include "backends/draw_net.h"
+#include "backends/extract_features.h"
 #include "core/errors.h"
 #include "core/net.h"
 #include "core/precision.h"
@@ -193,9 +194,7 @@ void save_autotune(prim::Handle& h, const std::string& path) {
 // alone keeps what the files say.
 void apply_state_flags(NetState* state) {
   if (!gflags::GetCommandLineFlagInfoOrDie("level").is_default) state->set_level(FLAGS_level);
-  std::istringstream stages(FLAGS_stage);
-  for (std::string stage; std::getline(stages, stage, ',');)
-    if (!stage.empty()) state->add_stage(stage);
+  for (const std::string& stage : split_commas(FLAGS_stage)) state->add_stage(stage);
 }
 
 NetParameter load_model() {

@@ -165,7 +165,7 @@ class Layer {
   // Throws crema::Error "layer <name> (<type>): <message>".
   template <typename... Parts>
   [[noreturn]] void error(const Parts&... parts) const {
-    fail(layer_place(param_), "layer ", name(), " (", type(), "): ", parts...);
+    fail(layer_label(param_, type()), ": ", parts...);
   }
 
  protected:

@@ -14,4 +14,10 @@ inline std::string layer_place(const LayerParameter& p) {
   return p.source_location().empty() ? std::string() : p.source_location() + ": ";
 }
 
+// "net.prototxt:12: layer conv1 (Convolution)": how an error names a layer, type as given.
+inline std::string layer_label(const LayerParameter& p, const std::string& type) {
+  return layer_place(p) + "layer " + p.name() + " (" + type + ")";
+}
+inline std::string layer_label(const LayerParameter& p) { return layer_label(p, p.type()); }
+
 }  // namespace crema

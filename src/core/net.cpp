@@ -24,7 +24,7 @@ template <typename Dtype>
       Error::one_line(layer_place(layer.param()) + "layer " + layer.name() + " ");
   const std::string what = e.what();
   if (what.rfind(prefix, 0) == 0) throw Error(what);
-  fail(layer_place(layer.param()), "layer ", layer.name(), " (", layer.type(), "): ", what);
+  fail(layer_label(layer.param(), layer.type()), ": ", what);
 }
 
 // The Net tags the primitives it queues with the layer's address, so that an error the GPU
@@ -229,8 +229,7 @@ void Net<Dtype>::append_layer(const LayerParameter& lp, int layer_id,
   for (int j = 0; j < lp.bottom_size(); ++j) {
     const auto it = available->find(lp.bottom(j));
     if (it == available->end())
-      fail(layer_place(lp), "layer ", lp.name(), " (", lp.type(), "): bottom \"", lp.bottom(j),
-           "\" is not produced by any earlier layer");
+      fail(layer_label(lp), ": bottom \"", lp.bottom(j), "\" is not produced by any earlier layer");
     LOG(INFO) << lp.name() << " <- " << lp.bottom(j);
     bottom_vecs_.back().push_back(blobs_[it->second].get());
     bottom_ids_.back().push_back(it->second);
@@ -242,8 +241,7 @@ void Net<Dtype>::append_layer(const LayerParameter& lp, int layer_id,
       if (lp.bottom(j) == top_name) id = bottom_ids_.back()[j];  // computed in place
     if (id < 0) {
       if (blob_index_.count(top_name))
-        fail(layer_place(lp), "layer ", lp.name(), " (", lp.type(), "): top \"", top_name,
-             "\" is already produced by another layer");
+        fail(layer_label(lp), ": top \"", top_name, "\" is already produced by another layer");
       id = int(blobs_.size());
       blobs_.push_back(std::make_shared<Tensor<Dtype>>(device_));
       blob_names_.push_back(top_name);

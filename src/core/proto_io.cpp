@@ -206,7 +206,8 @@ int write_all(int fd, const std::string& bytes) {
   return 0;
 }
 
-// The atomic write shared by the text and binary writers.
+}  // namespace
+
 void write_file_atomic(const std::string& bytes, const std::string& path) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int err = 0;
@@ -230,6 +231,8 @@ void write_file_atomic(const std::string& bytes, const std::string& path) {
   Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
 }
+
+namespace {
 
 // A message with unset required fields cannot be read back, so it is refused before writing.
 void require_initialized(const pb::Message& msg, const std::string& path) {

@@ -39,5 +39,7 @@ void read_binary_proto_bytes(std::string_view bytes, const std::string& name_for
 // was, and crema::Error names the path and the system's reason.
 void write_binary_proto_atomic(const google::protobuf::Message& msg, const std::string& path);
 void write_text_proto_atomic(const google::protobuf::Message& msg, const std::string& path);
+// The atomic write under both: bytes to a temporary file beside path, synced, renamed over it.
+void write_file_atomic(const std::string& bytes, const std::string& path);
 
 }  // namespace crema

@@ -26,16 +26,17 @@ template <typename Dtype>
 StepGraph<Dtype>::StepGraph(Net<Dtype>& net) : net_(net) {
   while (first_fed_ < net.num_layers() && net.bottom_vecs()[size_t(first_fed_)].empty())
     ++first_fed_;
+  for (int i = 0; i < first_fed_; ++i)
+    for (const Tensor<Dtype>* top : net.top_vecs()[size_t(i)]) data_tops_.push_back(top);
+  recorded_shapes_.resize(data_tops_.size());
 }
 
 // Compared in place: run() asks every step, and copying the shapes would allocate each time.
 template <typename Dtype>
 bool StepGraph<Dtype>::data_shapes_changed() const {
-  size_t k = 0;
-  for (int i = 0; i < first_fed_; ++i)
-    for (const Tensor<Dtype>* top : net_.top_vecs()[size_t(i)])
-      if (k >= recorded_shapes_.size() || top->shape() != recorded_shapes_[k++]) return true;
-  return k != recorded_shapes_.size();
+  for (size_t k = 0; k < data_tops_.size(); ++k)
+    if (data_tops_[k]->shape() != recorded_shapes_[k]) return true;
+  return false;
 }
 
 template <typename Dtype>
@@ -65,10 +66,7 @@ void StepGraph<Dtype>::run(Handle& h) {
       return;
     }
     ++recordings_;
-    recorded_shapes_.clear();
-    for (int i = 0; i < first_fed_; ++i)
-      for (const Tensor<Dtype>* top : net_.top_vecs()[size_t(i)])
-        recorded_shapes_.push_back(top->shape());
+    for (size_t k = 0; k < data_tops_.size(); ++k) recorded_shapes_[k] = data_tops_[k]->shape();
     recorded_workspace_ = h.workspace_generation();
     LOG(INFO) << "Training step recorded as a CUDA graph of " << graph_.nodes()
               << " operations (layers " << net_.layer_names()[size_t(first_fed_)] << " to "

@@ -46,7 +46,8 @@ class StepGraph {
   Net<Dtype>& net_;
   int first_fed_ = 0;  // the first layer with bottoms; those before it are data layers
   prim::StreamGraph graph_;
-  std::vector<std::vector<int64_t>> recorded_shapes_;
+  std::vector<const Tensor<Dtype>*> data_tops_;        // the data layers' tops
+  std::vector<std::vector<int64_t>> recorded_shapes_;  // theirs when the step was recorded
   uint64_t recorded_workspace_ = 0;
   int steps_ = 0;
   int recordings_ = 0;

@@ -17,6 +17,7 @@
 
 #include "core/errors.h"
 #include "core/net_graph.h"
+#include "core/proto_io.h"
 
 extern char** environ;
 
@@ -43,7 +44,10 @@ std::string dims(const Repeated& values, bool has_hw, uint32_t h, uint32_t w, ui
   if (has_hw) return std::to_string(h) + "x" + std::to_string(w);
   if (values.empty()) return std::to_string(fallback);
   std::string s;
-  for (int i = 0; i < values.size(); ++i) s += (i ? "x" : "") + std::to_string(values.Get(i));
+  for (int i = 0; i < values.size(); ++i) {
+    if (i) s += 'x';
+    s += std::to_string(values.Get(i));
+  }
   return s;
 }
 
@@ -197,26 +201,26 @@ void draw_net(const NetParameter& net, const DrawOptions& options, const std::st
                  [](unsigned char c) { return char(std::tolower(c)); });
   CREMA_REQUIRE(format == "dot" || format == "svg" || format == "png" || format == "pdf", path,
                 ": name the drawing .svg, .png, .pdf or .dot");
-  // Written beside the target and renamed over it: the file appears whole or not at all.
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   if (format == "dot") {
-    write_file(tmp, dot);
-  } else {
-    const std::string source = tmp + ".dot", errors = tmp + ".err";
-    write_file(source, dot);
-    const int status = run({"dot", "-T" + format, "-o", tmp, source}, errors);
-    const int spawn_errno = errno;
-    const std::string why = first_line_of(errors);
-    std::remove(source.c_str());
-    std::remove(errors.c_str());
-    if (status != 0) std::remove(tmp.c_str());
-    if (status < 0 && spawn_errno == ENOENT)
-      fail(path,
-           ": drawing needs Graphviz's dot (Debian: apt-get install graphviz); "
-           "name the file .dot to write the graph without it");
-    if (status < 0) fail(path, ": cannot run Graphviz's dot: ", std::strerror(spawn_errno));
-    if (status != 0) fail(path, ": Graphviz's dot failed (exit ", status, "): ", why);
+    write_file_atomic(dot, path);
+    return;
   }
+  // Graphviz draws beside the target, renamed over it: the file appears whole or not at all.
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string source = tmp + ".dot", errors = tmp + ".err";
+  write_file(source, dot);
+  const int status = run({"dot", "-T" + format, "-o", tmp, source}, errors);
+  const int spawn_errno = errno;
+  const std::string why = first_line_of(errors);
+  std::remove(source.c_str());
+  std::remove(errors.c_str());
+  if (status != 0) std::remove(tmp.c_str());
+  if (status < 0 && spawn_errno == ENOENT)
+    fail(path,
+         ": drawing needs Graphviz's dot (Debian: apt-get install graphviz); "
+         "name the file .dot to write the graph without it");
+  if (status < 0) fail(path, ": cannot run Graphviz's dot: ", std::strerror(spawn_errno));
+  if (status != 0) fail(path, ": Graphviz's dot failed (exit ", status, "): ", why);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     std::remove(tmp.c_str());
