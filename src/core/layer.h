@@ -18,6 +18,7 @@
 
 #include "core/errors.h"
 #include "core/layer_place.h"
+#include "core/storage_plan.h"
 #include "core/tensor.h"
 #include "crema.pb.h"
 #include "primitives/handle.h"
@@ -101,6 +102,10 @@ class Layer {
   }
   virtual void release_absorbed() {}
 
+  // Half-size storage of bottoms and tops in mixed-precision nets on a GPU (storage_plan.h says
+  // how the Net decides). A layer that returns kUniform or kMixed passes its tensors' raw
+  // pointers and desc() types to primitives that take bf16 and f16 on CUDA.
+  virtual HalfStorage half_storage() const { return HalfStorage::kNone; }
   // Why a CUDA graph may not record this layer's forward and backward once and replay them
   // (prim::StreamGraph), or nullptr when it may: replayed work must be the same work with the
   // same arguments at every step of unchanged shapes, and must never wait for the GPU. (A layer

@@ -69,24 +69,17 @@ void Net<Dtype>::init(const NetParameter& in) {
   LOG(INFO) << "Initializing net " << name_ << " (" << (phase_ == TRAIN ? "TRAIN" : "TEST")
             << ") from parameters";
   std::map<std::string, int> available;
-  std::string half_storage;
   for (int i = 0; i < param.layer_size(); ++i) {
     LayerParameter lp = param.layer(i);
     if (!lp.has_phase()) lp.set_phase(phase_);
     resolve_layer_precision(param, &lp);
-    if (layer_wants_half_storage(lp))
-      half_storage += (half_storage.empty() ? "" : ", ") + lp.name();
     append_layer(lp, i, &available);
   }
-  if (!half_storage.empty())
-    LOG(WARNING) << "Half-precision storage (forward_type/backward_type FLOAT16 or BFLOAT16) is "
-                    "not implemented: these layers store FLOAT and only their math follows the "
-                    "request: "
-                 << half_storage;
   decide_backward(param);
   hand_over_loss_weights();
   link_kept_inputs();
   fuse_layers(true);
+  plan_half_storage();
   for (const auto& [blob_name, id] : available) {
     output_blobs_.push_back(blobs_[id].get());
     output_names_.push_back(blob_name);

@@ -149,6 +149,7 @@ class Net {
   void decide_backward(const NetParameter& param);
   void link_kept_inputs();
   void fuse_layers(bool backward);
+  void plan_half_storage();
   void release_group(int head);
   void keep_groups_whole(int lo, int hi);
   void share_memory(bool backward);

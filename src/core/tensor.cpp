@@ -5,6 +5,7 @@
 
 #include <new>
 #include <sstream>
+#include <type_traits>
 
 #include "core/errors.h"
 #include "crema.pb.h"
@@ -76,9 +77,57 @@ void* Tensor<Dtype>::memory(std::shared_ptr<prim::DeviceBuffer>& buf) const {
 }
 
 template <typename Dtype>
+void* Tensor<Dtype>::typed(std::shared_ptr<prim::DeviceBuffer>& buf) const {
+  CREMA_REQUIRE(storage_ == dtype_of<Dtype>(), "a tensor of shape (", shape_string(),
+                ") stored as ", prim::dtype_name(storage_), " read as ",
+                prim::dtype_name(dtype_of<Dtype>()));
+  return memory(buf);
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::set_storage(prim::DataType t) {
+  const bool ok = t == dtype_of<Dtype>() || (std::is_same_v<Dtype, float> && prim::half_size(t));
+  CREMA_REQUIRE(ok, "a tensor of ", prim::dtype_name(dtype_of<Dtype>()), " cannot be stored as ",
+                prim::dtype_name(t));
+  if (t == storage_) return;
+  storage_ = t;
+  data_.reset();
+  diff_.reset();
+}
+
+template <typename Dtype>
+std::vector<Dtype> Tensor<Dtype>::host_values(std::shared_ptr<prim::DeviceBuffer>& buf) const {
+  std::vector<Dtype> v(static_cast<size_t>(count_));
+  if (storage_ == dtype_of<Dtype>()) {
+    prim::device_memcpy(v.data(), Device::kCPU, memory(buf), device_, bytes());
+  } else {
+    std::vector<char> raw(bytes());
+    prim::device_memcpy(raw.data(), Device::kCPU, memory(buf), device_, bytes());
+    prim::convert_values(storage_, raw.data(), dtype_of<Dtype>(), v.data(), count_);
+  }
+  return v;
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::set_host_values(std::shared_ptr<prim::DeviceBuffer>& buf,
+                                    const std::vector<Dtype>& values) {
+  CHECK_EQ(int64_t(values.size()), count_);
+  if (storage_ == dtype_of<Dtype>()) {
+    prim::device_memcpy(memory(buf), device_, values.data(), Device::kCPU, bytes());
+  } else {
+    std::vector<char> raw(bytes());
+    prim::convert_values(dtype_of<Dtype>(), values.data(), storage_, raw.data(), count_);
+    prim::device_memcpy(memory(buf), device_, raw.data(), Device::kCPU, bytes());
+  }
+}
+
+template <typename Dtype>
 void Tensor<Dtype>::share_data(const Tensor& other) {
   CREMA_REQUIRE(count_ == other.count_, "cannot share the data of a tensor of shape (",
                 other.shape_string(), ") with one of shape (", shape_string(), ")");
+  CREMA_REQUIRE(storage_ == other.storage_, "cannot share the data of a tensor stored as ",
+                prim::dtype_name(other.storage_), " with one stored as ",
+                prim::dtype_name(storage_));
   other.memory(other.data_);
   data_ = other.data_;
 }
@@ -87,6 +136,9 @@ template <typename Dtype>
 void Tensor<Dtype>::share_diff(const Tensor& other) {
   CREMA_REQUIRE(count_ == other.count_, "cannot share the gradient of a tensor of shape (",
                 other.shape_string(), ") with one of shape (", shape_string(), ")");
+  CREMA_REQUIRE(storage_ == other.storage_, "cannot share the gradient of a tensor stored as ",
+                prim::dtype_name(other.storage_), " with one stored as ",
+                prim::dtype_name(storage_));
   other.memory(other.diff_);
   diff_ = other.diff_;
 }
@@ -99,37 +151,36 @@ void Tensor<Dtype>::copy_from(const Tensor& other, bool copy_diff, bool reshape)
     CREMA_REQUIRE(count_ == other.count_, "cannot copy a tensor of shape (", other.shape_string(),
                   ") into one of shape (", shape_string(), ")");
   }
-  if (copy_diff) {
-    prim::device_memcpy(mutable_diff(), device_, other.diff(), other.device_, bytes());
+  if (storage_ != other.storage_) {  // through the host, converting
+    if (copy_diff)
+      set_diff(other.diff_vector());
+    else
+      set_data(other.data_vector());
+  } else if (copy_diff) {
+    prim::device_memcpy(mutable_raw_diff(), device_, other.raw_diff(), other.device_, bytes());
   } else {
-    prim::device_memcpy(mutable_data(), device_, other.data(), other.device_, bytes());
+    prim::device_memcpy(mutable_raw_data(), device_, other.raw_data(), other.device_, bytes());
   }
 }
 
 template <typename Dtype>
 std::vector<Dtype> Tensor<Dtype>::data_vector() const {
-  std::vector<Dtype> v(count_);
-  prim::device_memcpy(v.data(), Device::kCPU, data(), device_, bytes());
-  return v;
+  return host_values(data_);
 }
 
 template <typename Dtype>
 std::vector<Dtype> Tensor<Dtype>::diff_vector() const {
-  std::vector<Dtype> v(count_);
-  prim::device_memcpy(v.data(), Device::kCPU, diff(), device_, bytes());
-  return v;
+  return host_values(diff_);
 }
 
 template <typename Dtype>
 void Tensor<Dtype>::set_data(const std::vector<Dtype>& values) {
-  CHECK_EQ(int64_t(values.size()), count_);
-  prim::device_memcpy(mutable_data(), device_, values.data(), Device::kCPU, bytes());
+  set_host_values(data_, values);
 }
 
 template <typename Dtype>
 void Tensor<Dtype>::set_diff(const std::vector<Dtype>& values) {
-  CHECK_EQ(int64_t(values.size()), count_);
-  prim::device_memcpy(mutable_diff(), device_, values.data(), Device::kCPU, bytes());
+  set_host_values(diff_, values);
 }
 
 template <typename Dtype>
@@ -213,8 +264,7 @@ template <typename Dtype>
 prim::TensorDesc Tensor<Dtype>::desc() const {
   CREMA_REQUIRE(num_axes() <= 4, "a ", num_axes(), "-d tensor (", shape_string(),
                 ") where at most 4 axes are supported");
-  return prim::TensorDesc::nchw(dtype_of<Dtype>(), int(num()), int(channels()), int(height()),
-                                int(width()));
+  return prim::TensorDesc::nchw(storage_, int(num()), int(channels()), int(height()), int(width()));
 }
 
 template <typename Dtype>

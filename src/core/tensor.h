@@ -1,6 +1,10 @@
 // Tensor: Caffe's Blob. An N-d array with data and diff (gradient) of the same shape, whose
 // memory lives on one device chosen at construction; there are no hidden host/device copies.
 // Memory is allocated lazily, zero-filled, on first access, and kept when a reshape shrinks.
+// Data and diff are stored as Dtype, or, in a Tensor<float>, in a half-size type (bf16, f16):
+// how a mixed-precision net on a GPU stores activations and their gradients (Net decides).
+// Typed access (data(), diff()) needs Dtype storage; primitives take the raw pointers with
+// desc()'s data type; the host copies (data_vector, set_data, ...) convert.
 #pragma once
 
 #include <cstdint>
@@ -57,12 +61,25 @@ class Tensor {
   }
 
   Device device() const { return device_; }
-  const Dtype* data() const { return static_cast<const Dtype*>(memory(data_)); }
-  const Dtype* diff() const { return static_cast<const Dtype*>(memory(diff_)); }
-  Dtype* mutable_data() { return static_cast<Dtype*>(memory(data_)); }
-  Dtype* mutable_diff() { return static_cast<Dtype*>(memory(diff_)); }
+  // Throw crema::Error unless the storage is Dtype.
+  const Dtype* data() const { return static_cast<const Dtype*>(typed(data_)); }
+  const Dtype* diff() const { return static_cast<const Dtype*>(typed(diff_)); }
+  Dtype* mutable_data() { return static_cast<Dtype*>(typed(data_)); }
+  Dtype* mutable_diff() { return static_cast<Dtype*>(typed(diff_)); }
+  // The memory in the storage type, for primitives (with desc() or storage()).
+  const void* raw_data() const { return memory(data_); }
+  const void* raw_diff() const { return memory(diff_); }
+  void* mutable_raw_data() { return memory(data_); }
+  void* mutable_raw_diff() { return memory(diff_); }
 
-  // Make this tensor use other's data (or diff) memory: in-place layers, shared parameters.
+  // The type data and diff are stored in: Dtype unless set_storage chose a half-size type.
+  prim::DataType storage() const { return storage_; }
+  // Stores data and diff in t from now on: Dtype, or bf16 / f16 for a Tensor<float>; any other
+  // type throws crema::Error. A change drops the memory (values are not converted).
+  void set_storage(prim::DataType t);
+
+  // Make this tensor use other's data (or diff) memory: in-place layers, shared parameters. The
+  // storage types must match.
   void share_data(const Tensor& other);
   void share_diff(const Tensor& other);
   // Make this tensor's data (or diff) use buf, a buffer shared by values that are never live at
@@ -74,7 +91,8 @@ class Tensor {
   const prim::DeviceBuffer* data_buffer() const { return data_.get(); }
   const prim::DeviceBuffer* diff_buffer() const { return diff_.get(); }
 
-  // Copy other's data (or diff) into this tensor; shapes must match unless reshape is set.
+  // Copy other's data (or diff) into this tensor, converting between storage types; shapes must
+  // match unless reshape is set.
   void copy_from(const Tensor& other, bool copy_diff = false, bool reshape = false);
   // Host copies, for tests, tools and I/O; set_* takes exactly count() values.
   std::vector<Dtype> data_vector() const;
@@ -91,9 +109,10 @@ class Tensor {
 
   // "64 20 24 24 (737280)", as Caffe logs shapes.
   std::string shape_string() const;
-  // A packed NCHW descriptor of the legacy 4-d view; rank > 4 throws crema::Error.
+  // A packed NCHW descriptor of the legacy 4-d view, of the storage type; rank > 4 throws
+  // crema::Error.
   prim::TensorDesc desc() const;
-  size_t bytes() const { return size_t(count_) * sizeof(Dtype); }
+  size_t bytes() const { return size_t(count_) * prim::dtype_size(storage_); }
   // Bytes this tensor allocated itself (shared memory is counted by its owner).
   size_t allocated_bytes() const;
 
@@ -101,8 +120,13 @@ class Tensor {
   int64_t legacy_shape(int axis) const;
   // Allocates (zeroed) on first use and grows when the shape outgrew the buffer.
   void* memory(std::shared_ptr<prim::DeviceBuffer>& buf) const;
+  void* typed(std::shared_ptr<prim::DeviceBuffer>& buf) const;
+  // Host copies of data or diff as Dtype, and back.
+  std::vector<Dtype> host_values(std::shared_ptr<prim::DeviceBuffer>& buf) const;
+  void set_host_values(std::shared_ptr<prim::DeviceBuffer>& buf, const std::vector<Dtype>& values);
 
   Device device_;
+  prim::DataType storage_ = dtype_of<Dtype>();
   std::vector<int64_t> shape_;
   int64_t count_ = 0;
   mutable std::shared_ptr<prim::DeviceBuffer> data_, diff_;

@@ -11,7 +11,7 @@ namespace {
 // Element-wise: any rank is viewed as one packed row of count() values.
 template <typename Dtype>
 prim::TensorDesc flat_desc(const Tensor<Dtype>& t) {
-  return prim::TensorDesc::nchw(dtype_of<Dtype>(), 1, 1, 1, int(t.count()));
+  return prim::TensorDesc::nchw(t.storage(), 1, 1, 1, int(t.count()));
 }
 
 }  // namespace
@@ -92,7 +92,7 @@ void ActivationLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) 
 template <typename Dtype>
 void ActivationLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   const prim::TensorDesc d = flat_desc(*bottom[0]);
-  prim::act_fwd(h, act_, d, bottom[0]->data(), d, top[0]->mutable_data());
+  prim::act_fwd(h, act_, d, bottom[0]->raw_data(), d, top[0]->mutable_raw_data());
 }
 
 template <typename Dtype>
@@ -116,9 +116,9 @@ void ActivationLayer<Dtype>::backward(Handle& h, const Tensors& top,
         "propagate_down: false for its bottom or keep it off the backward path");
   const prim::TensorDesc d = flat_desc(*bottom[0]);
   // Only what the gradient reads (the data uses above); the other pointer stays null.
-  prim::act_bwd(h, act_, d, prim::act_bwd_reads_y(act_) ? top[0]->data() : nullptr, top[0]->diff(),
-                d, prim::act_bwd_reads_x(act_) ? bottom[0]->data() : nullptr,
-                bottom[0]->mutable_diff());
+  prim::act_bwd(
+      h, act_, d, prim::act_bwd_reads_y(act_) ? top[0]->raw_data() : nullptr, top[0]->raw_diff(), d,
+      prim::act_bwd_reads_x(act_) ? bottom[0]->raw_data() : nullptr, bottom[0]->mutable_raw_diff());
 }
 
 template class ActivationLayer<float>;

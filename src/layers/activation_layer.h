@@ -43,6 +43,7 @@ class ActivationLayer : public Layer<Dtype> {
   // As act_bwd_reads_x / act_bwd_reads_y say for the mode.
   DataUse bottom_data_use(int) const override;
   DataUse top_data_use(int) const override;
+  HalfStorage half_storage() const override { return HalfStorage::kUniform; }
 
  private:
   prim::ActDesc act_;

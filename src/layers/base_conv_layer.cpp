@@ -108,10 +108,11 @@ void BaseConvLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const int64_t n = x.count(0, channel_axis_), in_c = x.shape(channel_axis_);
   const int64_t in_h = x.shape(channel_axis_ + 1), in_w = x.shape(channel_axis_ + 2);
   const int64_t out_h = shape[size_t(channel_axis_) + 1], out_w = shape[size_t(channel_axis_) + 2];
+  // Each side in its storage type (a Convolution converts at the edge of a half-size region).
   const prim::TensorDesc in =
-      prim::TensorDesc::nchw(dtype_of<Dtype>(), int(n), int(in_c), int(in_h), int(in_w));
+      prim::TensorDesc::nchw(x.storage(), int(n), int(in_c), int(in_h), int(in_w));
   const prim::TensorDesc out =
-      prim::TensorDesc::nchw(dtype_of<Dtype>(), int(n), num_output_, int(out_h), int(out_w));
+      prim::TensorDesc::nchw(top[0]->storage(), int(n), num_output_, int(out_h), int(out_w));
   x_desc_ = transposed() ? out : in;
   y_desc_ = transposed() ? in : out;
   try {

@@ -56,9 +56,12 @@ void BatchNormLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
     this->error("input (", x.shape_string(), ") has ", c, " channels but the layer was set up for ",
                 channels_);
   const int64_t n = x.shape(0), inner = n * c == 0 ? 0 : x.count() / (n * c);
-  desc_ = prim::TensorDesc::nchw(dtype_of<Dtype>(), int(n), int(c), 1, int(inner));
+  desc_ = prim::TensorDesc::nchw(x.storage(), int(n), int(c), 1, int(inner));
   if (top[0] != bottom[0]) top[0]->reshape_like(x);
-  if (!use_global_stats_) x_norm_->reshape_like(x);
+  if (!use_global_stats_) {
+    x_norm_->set_storage(x.storage());
+    x_norm_->reshape_like(x);
+  }
 }
 
 template <typename Dtype>
@@ -111,22 +114,22 @@ void BatchNormLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tens
     prim::axpby(h, t, c, factor, blobs[0]->data(), 0.0, mean_->mutable_data());
     prim::axpby(h, t, c, factor, blobs[1]->data(), 0.0, var_->mutable_data());
     if (fused())
-      prim::batchnorm_fwd_inference_fused(h, bn_, epilogue(), desc_, bottom[0]->data(), desc_,
-                                          top[0]->mutable_data(), mean_->data(), var_->data());
+      prim::batchnorm_fwd_inference_fused(h, bn_, epilogue(), desc_, bottom[0]->raw_data(), desc_,
+                                          top[0]->mutable_raw_data(), mean_->data(), var_->data());
     else
-      prim::batchnorm_fwd_inference(h, bn_, desc_, bottom[0]->data(), desc_, top[0]->mutable_data(),
-                                    mean_->data(), var_->data());
+      prim::batchnorm_fwd_inference(h, bn_, desc_, bottom[0]->raw_data(), desc_,
+                                    top[0]->mutable_raw_data(), mean_->data(), var_->data());
     return;
   }
   if (fused())
-    prim::batchnorm_fwd_training_fused(h, bn_, epilogue(), desc_, bottom[0]->data(), desc_,
-                                       top[0]->mutable_data(), x_norm_->mutable_data(),
+    prim::batchnorm_fwd_training_fused(h, bn_, epilogue(), desc_, bottom[0]->raw_data(), desc_,
+                                       top[0]->mutable_raw_data(), x_norm_->mutable_raw_data(),
                                        mean_->mutable_data(), var_->mutable_data(),
                                        inv_std_->mutable_data());
   else
-    prim::batchnorm_fwd_training(h, bn_, desc_, bottom[0]->data(), desc_, top[0]->mutable_data(),
-                                 mean_->mutable_data(), var_->mutable_data(),
-                                 inv_std_->mutable_data());
+    prim::batchnorm_fwd_training(h, bn_, desc_, bottom[0]->raw_data(), desc_,
+                                 top[0]->mutable_raw_data(), mean_->mutable_data(),
+                                 var_->mutable_data(), inv_std_->mutable_data());
   // Caffe's running averages: the weight counts the (decayed) number of batches averaged.
   const double f = moving_average_fraction_;
   const int64_t m = desc_.count() / c;
@@ -136,7 +139,7 @@ void BatchNormLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tens
   prim::axpby(h, t, c, 1.0, mean_->data(), f, blobs[0]->mutable_data());
   prim::axpby(h, t, c, unbias, var_->data(), f, blobs[1]->mutable_data());
   if (!fused())
-    prim::memcpy_async(h, x_norm_->mutable_data(), x_norm_->device(), top[0]->data(),
+    prim::memcpy_async(h, x_norm_->mutable_raw_data(), x_norm_->device(), top[0]->raw_data(),
                        top[0]->device(), top[0]->bytes());
 }
 
@@ -152,16 +155,16 @@ void BatchNormLayer<Dtype>::backward(Handle& h, const Tensors& top,
       return i >= 0 && scale_->param_propagate_down(i) ? scale_->blobs()[size_t(i)]->mutable_diff()
                                                        : nullptr;
     };
-    prim::batchnorm_bwd_training_fused(h, bn_, epilogue(), desc_, x_norm_->data(), top[0]->diff(),
-                                       inv_std_->data(), scale_ ? param_diff(0) : nullptr,
-                                       scale_ ? param_diff(scale_->bias_index()) : nullptr, desc_,
-                                       bottom[0]->mutable_diff());
+    prim::batchnorm_bwd_training_fused(
+        h, bn_, epilogue(), desc_, x_norm_->raw_data(), top[0]->raw_diff(), inv_std_->data(),
+        scale_ ? param_diff(0) : nullptr, scale_ ? param_diff(scale_->bias_index()) : nullptr,
+        desc_, bottom[0]->mutable_raw_diff());
   } else if (use_global_stats_) {
-    prim::batchnorm_bwd_inference(h, bn_, desc_, top[0]->diff(), var_->data(), desc_,
-                                  bottom[0]->mutable_diff());
+    prim::batchnorm_bwd_inference(h, bn_, desc_, top[0]->raw_diff(), var_->data(), desc_,
+                                  bottom[0]->mutable_raw_diff());
   } else {
-    prim::batchnorm_bwd_training(h, bn_, desc_, x_norm_->data(), top[0]->diff(), inv_std_->data(),
-                                 desc_, bottom[0]->mutable_diff());
+    prim::batchnorm_bwd_training(h, bn_, desc_, x_norm_->raw_data(), top[0]->raw_diff(),
+                                 inv_std_->data(), desc_, bottom[0]->mutable_raw_diff());
   }
 }
 

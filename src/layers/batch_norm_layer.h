@@ -57,6 +57,7 @@ class BatchNormLayer : public Layer<Dtype> {
   }
   bool absorb(Layer<Dtype>& next, bool backward) override;
   void release_absorbed() override;
+  HalfStorage half_storage() const override { return HalfStorage::kUniform; }
 
  private:
   prim::BatchNormDesc bn_;

@@ -24,8 +24,9 @@ void ConvolutionLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Te
   ep.relu = relu_;
   const Dtype* w = this->blobs_[0]->data();
   for (size_t i = 0; i < bottom.size(); ++i)
-    prim::conv_fwd(h, this->conv_, prim::ConvAlgo::kAuto, this->x_desc_, bottom[i]->data(),
-                   this->filter_, w, this->y_desc_, top[i]->mutable_data(), prim::Blend{1, 0}, ep);
+    prim::conv_fwd(h, this->conv_, prim::ConvAlgo::kAuto, this->x_desc_, bottom[i]->raw_data(),
+                   this->filter_, w, this->y_desc_, top[i]->mutable_raw_data(), prim::Blend{1, 0},
+                   ep);
 }
 
 template <typename Dtype>
@@ -36,21 +37,21 @@ void ConvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
   for (size_t i = 0; i < top.size(); ++i) {
     if (relu_) {  // the absorbed ReLU's backward, in place: y > 0 where the sum was
       const prim::TensorDesc d =
-          prim::TensorDesc::nchw(dtype_of<Dtype>(), 1, 1, 1, int(top[i]->count()));
-      prim::act_bwd(h, prim::ActDesc{}, d, nullptr, top[i]->diff(), d, top[i]->data(),
-                    top[i]->mutable_diff());
+          prim::TensorDesc::nchw(top[i]->storage(), 1, 1, 1, int(top[i]->count()));
+      prim::act_bwd(h, prim::ActDesc{}, d, nullptr, top[i]->raw_diff(), d, top[i]->raw_data(),
+                    top[i]->mutable_raw_diff());
     }
-    const Dtype* dy = top[i]->diff();
+    const void* dy = top[i]->raw_diff();
     if (this->bias_term_ && this->param_propagate_down(1))
       prim::conv_bwd_bias(h, this->y_desc_, dy, this->blobs_[1]->mutable_diff(), accumulate);
     if (this->param_propagate_down(0))
       prim::conv_bwd_filter(h, this->conv_bwd_, prim::ConvAlgo::kAuto, this->x_desc_,
-                            bottom[i]->data(), this->y_desc_, dy, this->filter_,
+                            bottom[i]->raw_data(), this->y_desc_, dy, this->filter_,
                             this->blobs_[0]->mutable_diff(), accumulate);
     if (propagate_down[i])
       prim::conv_bwd_data(h, this->conv_bwd_, prim::ConvAlgo::kAuto, this->filter_,
                           this->blobs_[0]->data(), this->y_desc_, dy, this->x_desc_,
-                          bottom[i]->mutable_diff(), prim::Blend{1, 0});
+                          bottom[i]->mutable_raw_diff(), prim::Blend{1, 0});
   }
 }
 

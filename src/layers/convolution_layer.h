@@ -33,6 +33,11 @@ class ConvolutionLayer : public BaseConvLayer<Dtype> {
   }
   bool absorb(Layer<Dtype>& next, bool backward) override;
   void release_absorbed() override { relu_ = false; }
+  // With one bottom, input and output each in their own type (the primitive converts); several
+  // bottoms share the layer's descriptors, so then all of one type.
+  HalfStorage half_storage() const override {
+    return this->param_.bottom_size() == 1 ? HalfStorage::kMixed : HalfStorage::kUniform;
+  }
 
  protected:
   bool transposed() const override { return false; }

@@ -10,7 +10,6 @@ namespace crema {
 template <typename Dtype>
 void EltwiseLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
   const EltwiseParameter& p = this->param_.eltwise_param();
-  desc_.dtype = dtype_of<Dtype>();
   desc_.num_inputs = int(bottom.size());
   desc_.stable_prod_grad = p.stable_prod_grad();
   switch (p.operation()) {
@@ -46,6 +45,7 @@ void EltwiseLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
                   x0.shape_string(), "): all bottoms must have the same shape");
   if (top[0] != bottom[0]) top[0]->reshape_like(x0);
   desc_.n = x0.count();
+  desc_.dtype = x0.storage();
   if (desc_.op == prim::EltwiseOp::kMax) {
     const size_t bytes = size_t(desc_.n) * sizeof(int32_t);
     if (!argmax_ || argmax_->bytes() < bytes)
@@ -56,9 +56,9 @@ void EltwiseLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
 template <typename Dtype>
 void EltwiseLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   std::vector<const void*> x;
-  for (Tensor<Dtype>* b : bottom) x.push_back(b->data());
+  for (Tensor<Dtype>* b : bottom) x.push_back(b->raw_data());
   int32_t* argmax = argmax_ ? static_cast<int32_t*>(argmax_->get()) : nullptr;
-  prim::eltwise_fwd(h, desc_, x.data(), top[0]->mutable_data(), argmax);
+  prim::eltwise_fwd(h, desc_, x.data(), top[0]->mutable_raw_data(), argmax);
 }
 
 template <typename Dtype>
@@ -80,12 +80,12 @@ void EltwiseLayer<Dtype>::backward(Handle& h, const Tensors& top,
   std::vector<const void*> x;
   std::vector<void*> dx;
   for (size_t k = 0; k < bottom.size(); ++k) {
-    x.push_back(reads ? bottom[k]->data() : nullptr);
-    dx.push_back(propagate_down[k] ? bottom[k]->mutable_diff() : nullptr);
+    x.push_back(reads ? bottom[k]->raw_data() : nullptr);
+    dx.push_back(propagate_down[k] ? bottom[k]->mutable_raw_diff() : nullptr);
   }
   const int32_t* argmax = argmax_ ? static_cast<const int32_t*>(argmax_->get()) : nullptr;
-  prim::eltwise_bwd(h, desc_, x.data(), reads || desc_.relu ? top[0]->data() : nullptr,
-                    top[0]->diff(), argmax, dx.data());
+  prim::eltwise_bwd(h, desc_, x.data(), reads || desc_.relu ? top[0]->raw_data() : nullptr,
+                    top[0]->raw_diff(), argmax, dx.data());
 }
 
 template class EltwiseLayer<float>;

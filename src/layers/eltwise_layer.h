@@ -40,6 +40,7 @@ class EltwiseLayer : public Layer<Dtype> {
   DataUse top_data_use(int) const override { return desc_.relu ? DataUse::kBackward : uses(); }
   bool absorb(Layer<Dtype>& next, bool backward) override;
   void release_absorbed() override { desc_.relu = false; }
+  HalfStorage half_storage() const override { return HalfStorage::kUniform; }
 
  private:
   DataUse uses() const {

@@ -4,8 +4,18 @@
 #include "core/filler.h"
 #include "core/precision.h"
 #include "primitives/blas.h"
+#include "primitives/tensor_copy.h"
+#include "primitives/view.h"
 
 namespace crema {
+namespace {
+
+// n values from one storage type to another.
+void convert(Handle& h, prim::DataType from, const void* x, prim::DataType to, void* y, int64_t n) {
+  prim::tensor_copy(h, prim::ViewDesc::packed(from, {n}), x, prim::ViewDesc::packed(to, {n}), y);
+}
+
+}  // namespace
 
 template <typename Dtype>
 void InnerProductLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
@@ -40,6 +50,8 @@ void InnerProductLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&
   } catch (const Error& e) {
     this->error(e.what());
   }
+  x32_ = std::make_unique<Tensor<Dtype>>(this->device_);
+  y32_ = std::make_unique<Tensor<Dtype>>(this->device_);
 }
 
 template <typename Dtype>
@@ -57,16 +69,23 @@ void InnerProductLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top
   } catch (const Error& e) {
     this->error(e.what());
   }
+  if (x.storage() != dtype_of<Dtype>()) x32_->reshape_like(x);
+  if (top[0]->storage() != dtype_of<Dtype>()) y32_->reshape_like(*top[0]);
 }
 
 template <typename Dtype>
 void InnerProductLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   const prim::DataType t = dtype_of<Dtype>();
-  Dtype* y = top[0]->mutable_data();
+  const Tensor<Dtype>& xt = *bottom[0];
+  Tensor<Dtype>& yt = *top[0];
+  const bool half_x = xt.storage() != t, half_y = yt.storage() != t;
+  if (half_x) convert(h, xt.storage(), xt.raw_data(), t, x32_->mutable_data(), xt.count());
+  Dtype* y = half_y ? y32_->mutable_data() : yt.mutable_data();
   prim::gemm(h, t, prim::Trans::kNo, transpose_ ? prim::Trans::kNo : prim::Trans::kYes, m_, n_, k_,
-             1.0, bottom[0]->data(), this->blobs_[0]->data(), 0.0, y, fwd_math_);
+             1.0, half_x ? x32_->data() : xt.data(), this->blobs_[0]->data(), 0.0, y, fwd_math_);
   if (bias_term_)
     prim::bias_add(h, prim::TensorDesc::nchw(t, m_, n_, 1, 1), y, this->blobs_[1]->data());
+  if (half_y) convert(h, t, y, yt.storage(), yt.mutable_raw_data(), yt.count());
 }
 
 template <typename Dtype>
@@ -74,8 +93,12 @@ void InnerProductLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                         const std::vector<bool>& propagate_down,
                                         const Tensors& bottom) {
   const prim::DataType t = dtype_of<Dtype>();
-  const Dtype* dy = top[0]->diff();
-  const Dtype* x = bottom[0]->data();
+  Tensor<Dtype>& xt = *bottom[0];
+  const Tensor<Dtype>& yt = *top[0];
+  const bool half_x = xt.storage() != t, half_y = yt.storage() != t;
+  if (half_y) convert(h, yt.storage(), yt.raw_diff(), t, y32_->mutable_diff(), yt.count());
+  const Dtype* dy = half_y ? y32_->diff() : yt.diff();
+  const Dtype* x = half_x ? x32_->data() : xt.data();  // the copy forward made
   if (this->param_propagate_down(0)) {
     Dtype* dw = this->blobs_[0]->mutable_diff();
     if (transpose_) {
@@ -89,9 +112,11 @@ void InnerProductLayer<Dtype>::backward(Handle& h, const Tensors& top,
   if (bias_term_ && this->param_propagate_down(1))
     prim::bias_bwd(h, prim::TensorDesc::nchw(t, m_, n_, 1, 1), dy, this->blobs_[1]->mutable_diff(),
                    prim::Blend{1, 1});
-  if (propagate_down[0])
-    prim::gemm(h, t, prim::Trans::kNo, transpose_ ? prim::Trans::kYes : prim::Trans::kNo, m_, k_,
-               n_, 1.0, dy, this->blobs_[0]->data(), 0.0, bottom[0]->mutable_diff(), bwd_math_);
+  if (!propagate_down[0]) return;
+  Dtype* dx = half_x ? x32_->mutable_diff() : xt.mutable_diff();
+  prim::gemm(h, t, prim::Trans::kNo, transpose_ ? prim::Trans::kYes : prim::Trans::kNo, m_, k_, n_,
+             1.0, dy, this->blobs_[0]->data(), 0.0, dx, bwd_math_);
+  if (half_x) convert(h, t, dx, xt.storage(), xt.mutable_raw_diff(), xt.count());
 }
 
 template class InnerProductLayer<float>;

@@ -6,8 +6,12 @@
 //   dX  = dY * W               (transpose: dY * W^T)           overwritten
 //   dW += dY^T * X             (transpose: dW += X^T * dY)     accumulated
 //   db += sum over rows of dY                                  accumulated
-// The top has the bottom's leading axes followed by N.
+// The top has the bottom's leading axes followed by N. A bottom or top stored in bf16 or f16 (the
+// edge of a mixed-precision net's half-size region, storage_plan.h) is converted through an f32
+// copy: the GEMMs and the bias run on f32.
 #pragma once
+
+#include <memory>
 
 #include "core/layer.h"
 
@@ -33,8 +37,11 @@ class InnerProductLayer : public Layer<Dtype> {
   // Backward reads the input (weight gradient), never the output.
   DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }
+  HalfStorage half_storage() const override { return HalfStorage::kMixed; }
 
  private:
+  // f32 copies of a half-size bottom and top (data and diff), allocated where used.
+  std::unique_ptr<Tensor<Dtype>> x32_, y32_;
   int axis_ = 1;
   int m_ = 0, n_ = 0, k_ = 0;  // rows of X, outputs, inputs per row
   bool bias_term_ = true;

@@ -75,14 +75,13 @@ void PoolingLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
                 pool_.pad_w, " does not fit the input ", in_h, "x", in_w, ": ", e.what());
   }
   x_desc_ = x.desc();
-  y_desc_ =
-      prim::TensorDesc::nchw(dtype_of<Dtype>(), int(x.num()), int(x.channels()), out_h, out_w);
+  y_desc_ = prim::TensorDesc::nchw(x.storage(), int(x.num()), int(x.channels()), out_h, out_w);
   top[0]->reshape({x.num(), x.channels(), out_h, out_w});
 }
 
 template <typename Dtype>
 void PoolingLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
-  prim::pool_fwd(h, pool_, x_desc_, bottom[0]->data(), y_desc_, top[0]->mutable_data(),
+  prim::pool_fwd(h, pool_, x_desc_, bottom[0]->raw_data(), y_desc_, top[0]->mutable_raw_data(),
                  prim::Blend{1, 0});
 }
 
@@ -92,8 +91,9 @@ void PoolingLayer<Dtype>::backward(Handle& h, const Tensors& top,
   if (!propagate_down[0]) return;
   // Average pooling's gradient reads no data (uses()): it gets none.
   const bool reads = uses() == DataUse::kBackward;
-  prim::pool_bwd(h, pool_, y_desc_, reads ? top[0]->data() : nullptr, top[0]->diff(), x_desc_,
-                 reads ? bottom[0]->data() : nullptr, bottom[0]->mutable_diff(), prim::Blend{1, 0});
+  prim::pool_bwd(h, pool_, y_desc_, reads ? top[0]->raw_data() : nullptr, top[0]->raw_diff(),
+                 x_desc_, reads ? bottom[0]->raw_data() : nullptr, bottom[0]->mutable_raw_diff(),
+                 prim::Blend{1, 0});
 }
 
 template class PoolingLayer<float>;

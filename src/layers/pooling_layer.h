@@ -35,6 +35,7 @@ class PoolingLayer : public Layer<Dtype> {
   // MAX's gradient reads the input and the output; AVE's neither.
   DataUse bottom_data_use(int) const override { return uses(); }
   DataUse top_data_use(int) const override { return uses(); }
+  HalfStorage half_storage() const override { return HalfStorage::kUniform; }
 
  private:
   DataUse uses() const {

@@ -48,7 +48,7 @@ void ScaleLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
 template <typename Dtype>
 void ScaleLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const Tensor<Dtype>& s = scale(bottom);
-  view_.dtype = dtype_of<Dtype>();
+  view_.dtype = bottom[0]->storage();
   const std::string bad = broadcast_view(bottom[0]->shape(), axis_, s.shape(), &view_);
   if (!bad.empty())
     this->error("scale (", s.shape_string(), ") does not broadcast over input (",
@@ -60,6 +60,7 @@ void ScaleLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   if (!in_place_) {
     top[0]->reshape_like(*bottom[0]);
   } else if (!kept_input_) {
+    x_copy_->set_storage(bottom[0]->storage());
     x_copy_->reshape_like(*bottom[0]);
   }
 }
@@ -81,20 +82,20 @@ void ScaleLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors&
   // In place, the output overwrites the input the scale gradient needs: keep a copy (unless the
   // layer before keeps one).
   if (in_place_ && !kept_input_)
-    prim::memcpy_async(h, x_copy_->mutable_data(), x_copy_->device(), bottom[0]->data(),
+    prim::memcpy_async(h, x_copy_->mutable_raw_data(), x_copy_->device(), bottom[0]->raw_data(),
                        bottom[0]->device(), bottom[0]->bytes());
   const Dtype* bias = bias_index_ >= 0 ? this->blobs_[bias_index_]->data() : nullptr;
-  prim::scale_bias_fwd(h, view_, bottom[0]->data(), scale(bottom).data(), bias,
-                       top[0]->mutable_data());
+  prim::scale_bias_fwd(h, view_, bottom[0]->raw_data(), scale(bottom).data(), bias,
+                       top[0]->mutable_raw_data());
 }
 
 template <typename Dtype>
 void ScaleLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                  const std::vector<bool>& propagate_down, const Tensors& bottom) {
-  const Dtype* dy = top[0]->diff();
-  const Dtype* x = !in_place_    ? bottom[0]->data()
-                   : kept_input_ ? kept_input_->data()
-                                 : x_copy_->data();
+  const void* dy = top[0]->raw_diff();
+  const void* x = !in_place_    ? bottom[0]->raw_data()
+                  : kept_input_ ? kept_input_->raw_data()
+                                : x_copy_->raw_data();
   // Parameter gradients first: in place, dx overwrites dy. Learned parameters accumulate
   // (beta 1); a bottom's gradient is overwritten.
   const bool scale_is_bottom = bottom.size() > 1;
@@ -106,7 +107,7 @@ void ScaleLayer<Dtype>::backward(Handle& h, const Tensors& top,
     prim::scale_bias_bwd_bias(h, view_, dy, this->blobs_[bias_index_]->mutable_diff(),
                               prim::Blend{1, 1});
   if (propagate_down[0])
-    prim::scale_bias_bwd_data(h, view_, dy, scale(bottom).data(), bottom[0]->mutable_diff());
+    prim::scale_bias_bwd_data(h, view_, dy, scale(bottom).data(), bottom[0]->mutable_raw_diff());
 }
 
 template class ScaleLayer<float>;

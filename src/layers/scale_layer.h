@@ -40,6 +40,10 @@ class ScaleLayer : public Layer<Dtype> {
   // In place, the input is kept for the scale gradient: in `kept` when the layer before keeps it
   // (BatchNorm), else in a copy of this layer's own.
   bool use_kept_bottom(int j, const Tensor<Dtype>* kept) override;
+  // bf16/f16 data with a learned scale; a scale that is a bottom stays f32 with its input.
+  HalfStorage half_storage() const override {
+    return learned_ ? HalfStorage::kUniform : HalfStorage::kNone;
+  }
   // Whether this layer multiplies axis 1 of its one input by a learned vector of `channels`
   // values (what BatchNorm can fuse); the bias is then blob bias_index(), if any.
   bool learned_per_channel(int64_t channels) const {

@@ -29,12 +29,12 @@ void SplitLayer<Dtype>::backward(Handle& h, const Tensors& top,
   if (!propagate_down[0]) return;
   // One pass: the tops' gradients read once each, the sum written once.
   std::vector<const void*> dy;
-  for (const Tensor<Dtype>* t : top) dy.push_back(t->diff());
+  for (const Tensor<Dtype>* t : top) dy.push_back(t->raw_diff());
   prim::EltwiseDesc sum;
-  sum.dtype = dtype_of<Dtype>();
+  sum.dtype = bottom[0]->storage();
   sum.n = bottom[0]->count();
   sum.num_inputs = int(top.size());
-  prim::eltwise_fwd(h, sum, dy.data(), bottom[0]->mutable_diff(), nullptr);
+  prim::eltwise_fwd(h, sum, dy.data(), bottom[0]->mutable_raw_diff(), nullptr);
 }
 
 template class SplitLayer<float>;

@@ -123,6 +123,12 @@ CREMA_HOST_DEVICE inline T store_from_float(M v) {
     return T(v);
 }
 
+// The type a kernel computes an element of storage type T in: fp32 for bf16, f16 and fp32, fp64
+// for fp64. Per-channel vectors and parameters that travel with half-size tensors are of this
+// type (fp32), never half.
+template <typename T>
+using MathOf = decltype(load_as_float(T{}));
+
 template <typename T>
 struct TypeTag {
   using type = T;

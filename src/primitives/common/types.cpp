@@ -1,6 +1,8 @@
 // Tensor descriptor helpers.
 #include "primitives/types.h"
 
+#include "primitives/common/dtype_visit.h"
+
 namespace crema::prim {
 
 size_t dtype_size(DataType t) {
@@ -28,6 +30,18 @@ const char* dtype_name(DataType t) {
       return "f16";
   }
   return "invalid";
+}
+
+void convert_values(DataType from, const void* x, DataType to, void* y, int64_t n) {
+  visit_dtype(kAllTypes, from, "convert_values", Device::kCPU, [&](auto xt) {
+    visit_dtype(kAllTypes, to, "convert_values", Device::kCPU, [&](auto yt) {
+      using X = typename decltype(xt)::type;
+      using Y = typename decltype(yt)::type;
+      const X* in = static_cast<const X*>(x);
+      Y* out = static_cast<Y*>(y);
+      for (int64_t i = 0; i < n; ++i) out[i] = store_from_float<Y>(load_as_float(in[i]));
+    });
+  });
 }
 
 const char* device_name(Device d) { return d == Device::kCPU ? "cpu" : "cuda"; }

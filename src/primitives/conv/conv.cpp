@@ -16,6 +16,9 @@
 #include "primitives/common/choice_log.h"
 #include "primitives/common/impl_table.h"
 #include "primitives/conv/conv_impl.h"
+#include "primitives/scale_bias.h"
+#include "primitives/tensor_copy.h"
+#include "primitives/view.h"
 
 namespace crema::prim {
 
@@ -194,6 +197,84 @@ void require_pointers(Pass p, std::initializer_list<const void*> ptrs) {
     if (!q) fail(std::string(pass_name(p)) + ": null data pointer");
 }
 
+// Half-size tensors. The rows compute on f32 tensors; a pass whose x or y (dx, dy) is stored in
+// bf16 or f16 runs on packed f32 copies of those at the tail of the workspace, after the most
+// the row may take: half inputs are converted in, the row runs on the copies, and a half output
+// is converted back (its old values converted in first where the blend reads them). The row is
+// the one the f32 problem would get. Cost: a read of 2 and a write of 4 bytes per staged input
+// element, and the same the other way for the output.
+bool any_half(const ConvProblem& pr) { return half_size(pr.xd.dtype) || half_size(pr.yd.dtype); }
+
+TensorDesc packed_f32(const TensorDesc& d) {
+  return TensorDesc::nchw(DataType::kFloat32, d.n, d.c, d.h, d.w);
+}
+
+ViewDesc view_of(const TensorDesc& d) {
+  ViewDesc v;
+  v.dtype = d.dtype;
+  v.rank = 4;
+  const int64_t sizes[4] = {d.n, d.c, d.h, d.w};
+  const int64_t strides[4] = {d.stride_n, d.stride_c, d.stride_h, d.stride_w};
+  for (int i = 0; i < 4; ++i) {
+    v.size[i] = sizes[i];
+    v.stride[i] = strides[i];
+  }
+  return v;
+}
+
+size_t round256(size_t b) { return (b + 255) / 256 * 256; }
+
+size_t staged_bytes(const TensorDesc& d) {
+  return half_size(d.dtype) ? round256(size_t(d.count()) * sizeof(float)) : 0;
+}
+
+// Calls f(pr32) with the problem on packed f32 x and y where pr has a half-size side, else f(pr).
+template <typename F>
+decltype(auto) as_f32(const ConvProblem& pr, F&& f) {
+  if (!any_half(pr)) return f(pr);
+  const TensorDesc xd = half_size(pr.xd.dtype) ? packed_f32(pr.xd) : pr.xd;
+  const TensorDesc yd = half_size(pr.yd.dtype) ? packed_f32(pr.yd) : pr.yd;
+  return f(ConvProblem{pr.cd, xd, pr.wd, yd});
+}
+
+size_t workspace_of(Handle& h, ConvAlgo a, const ConvProblem& pr);
+
+// One pass: `x` and `dy` as the pass reads them (null where it does not), `out` the y, dx or dw
+// it writes.
+void run_pass(Handle& h, Pass p, ConvAlgo algo, const ConvProblem& pr, const void* x, const void* w,
+              const void* dy, void* out, Blend blend, const ConvEpilogue& ep) {
+  if (!any_half(pr)) {
+    run(h, p, resolve(h, p, algo, pr, x, w, dy), pr, x, w, dy, out, blend, ep);
+    return;
+  }
+  if (h.device() == Device::kCPU)
+    fail(std::string(pass_name(p)) + ": " +
+         dtype_name(half_size(pr.xd.dtype) ? pr.xd.dtype : pr.yd.dtype) +
+         " is not supported on cpu");
+  as_f32(pr, [&](const ConvProblem& pr32) {
+    const size_t row_bytes = round256(workspace_of(h, algo, pr32));
+    char* base =
+        static_cast<char*>(h.workspace(row_bytes + staged_bytes(pr.xd) + staged_bytes(pr.yd)));
+    void* x32 = half_size(pr.xd.dtype) ? base + row_bytes : nullptr;
+    void* y32 = half_size(pr.yd.dtype) ? base + row_bytes + staged_bytes(pr.xd) : nullptr;
+    auto to_f32 = [&](const TensorDesc& d, const void* src, void* dst) {
+      tensor_copy(h, view_of(d), src, view_of(packed_f32(d)), dst);
+    };
+    // The sides the pass reads and the one it writes, each the caller's or its f32 copy.
+    const TensorDesc& out_d = p == Pass::kFwd ? pr.yd : pr.xd;  // bwd filter: dw, never half
+    void* out32 = p == Pass::kBwdFilter ? nullptr : p == Pass::kFwd ? y32 : x32;
+    if (x32 && p == Pass::kBwdFilter) to_f32(pr.xd, x, x32);
+    if (x32 && p == Pass::kFwd) to_f32(pr.xd, x, x32);
+    if (y32 && p != Pass::kFwd) to_f32(pr.yd, dy, y32);
+    if (out32 && blend.beta != 0) to_f32(out_d, out, out32);
+    const void* xr = x32 && p != Pass::kBwdData ? x32 : x;
+    const void* dyr = y32 && p != Pass::kFwd ? y32 : dy;
+    void* outr = out32 ? out32 : out;
+    run(h, p, resolve(h, p, algo, pr32, xr, w, dyr), pr32, xr, w, dyr, outr, blend, ep);
+    if (out32) tensor_copy(h, view_of(packed_f32(out_d)), out32, view_of(out_d), out);
+  });
+}
+
 }  // namespace
 
 const char* conv_algo_name(ConvAlgo a) { return name_in(kNames, a); }
@@ -213,7 +294,11 @@ int conv_out_dim(int in, int kernel, int pad, int stride, int dilation) {
 
 void conv_check(const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
                 const TensorDesc& yd) {
-  if (xd.dtype != wd.dtype || xd.dtype != yd.dtype)
+  // x and y are each of the filter's type, or half-size (bf16, f16) beside an f32 filter.
+  auto fits = [&](DataType t) {
+    return t == wd.dtype || (half_size(t) && wd.dtype == DataType::kFloat32);
+  };
+  if (!fits(xd.dtype) || !fits(yd.dtype))
     fail("conv: data types differ (x " + std::string(dtype_name(xd.dtype)) + ", w " +
          dtype_name(wd.dtype) + ", y " + dtype_name(yd.dtype) + ")");
   if (xd.n < 1 || xd.c < 1 || yd.n < 1 || yd.c < 1 || wd.k < 1 || wd.c < 1)
@@ -243,11 +328,16 @@ std::vector<ConvAlgo> conv_algos(Device device) { return table_algos(kTable, dev
 bool conv_supports(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                    const FilterDesc& wd, const TensorDesc& yd) {
   if (a == ConvAlgo::kAuto || a == ConvAlgo::kFind) return true;
-  return !unsupported(find_row(h.device(), a), ConvProblem{cd, xd, wd, yd});
+  return as_f32(ConvProblem{cd, xd, wd, yd},
+                [&](const ConvProblem& pr) { return !unsupported(find_row(h.device(), a), pr); });
 }
 
 ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
                         const TensorDesc& yd, ConvPass pass) {
+  if (any_half(ConvProblem{cd, xd, wd, yd}))
+    return as_f32(ConvProblem{cd, xd, wd, yd}, [&](const ConvProblem& pr) {
+      return conv_heuristic(h, cd, pr.xd, wd, pr.yd, pass);
+    });
   // On CUDA a convolution reading one input channel per output (depthwise) is memory-bound: the
   // direct kernel reads each input once per tap from cache, where im2col would write and read a
   // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
@@ -291,6 +381,17 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
 size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                            const FilterDesc& wd, const TensorDesc& yd) {
   const ConvProblem pr{cd, xd, wd, yd};
+  if (!any_half(pr)) return workspace_of(h, a, pr);
+  return as_f32(pr, [&](const ConvProblem& pr32) { return round256(workspace_of(h, a, pr32)); }) +
+         staged_bytes(xd) + staged_bytes(yd);
+}
+
+namespace {
+
+size_t workspace_of(Handle& h, ConvAlgo a, const ConvProblem& pr) {
+  const ConvDesc& cd = pr.cd;
+  const TensorDesc &xd = pr.xd, &yd = pr.yd;
+  const FilterDesc& wd = pr.wd;
   size_t bytes = 0;
   if (a == ConvAlgo::kAuto && !h.conv_autotune()) {
     for (Pass p : {Pass::kFwd, Pass::kBwdData, Pass::kBwdFilter})
@@ -306,14 +407,14 @@ size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const Tens
   return bytes;
 }
 
+}  // namespace
+
 void conv_fwd(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd, const void* x,
               const FilterDesc& wd, const void* w, const TensorDesc& yd, void* y, Blend blend,
               const ConvEpilogue& ep) {
   conv_check(cd, xd, wd, yd);
   require_pointers(Pass::kFwd, {x, w, y});
-  const ConvProblem pr{cd, xd, wd, yd};
-  const ConvImpl& row = resolve(h, Pass::kFwd, algo, pr, x, w, nullptr);
-  row.fwd(h, pr, x, w, y, blend, ep);
+  run_pass(h, Pass::kFwd, algo, ConvProblem{cd, xd, wd, yd}, x, w, nullptr, y, blend, ep);
 }
 
 void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDesc& wd,
@@ -321,9 +422,8 @@ void conv_bwd_data(Handle& h, const ConvDesc& cd, ConvAlgo algo, const FilterDes
                    void* dx, Blend blend) {
   conv_check(cd, dxd, wd, dyd);
   require_pointers(Pass::kBwdData, {w, dy, dx});
-  const ConvProblem pr{cd, dxd, wd, dyd};
-  const ConvImpl& row = resolve(h, Pass::kBwdData, algo, pr, nullptr, w, dy);
-  row.bwd_data(h, pr, w, dy, dx, blend);
+  run_pass(h, Pass::kBwdData, algo, ConvProblem{cd, dxd, wd, dyd}, nullptr, w, dy, dx, blend,
+           ConvEpilogue{});
 }
 
 void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorDesc& xd,
@@ -331,15 +431,18 @@ void conv_bwd_filter(Handle& h, const ConvDesc& cd, ConvAlgo algo, const TensorD
                      void* dw, Blend blend) {
   conv_check(cd, xd, dwd, dyd);
   require_pointers(Pass::kBwdFilter, {x, dy, dw});
-  const ConvProblem pr{cd, xd, dwd, dyd};
-  const ConvImpl& row = resolve(h, Pass::kBwdFilter, algo, pr, x, nullptr, dy);
-  row.bwd_filter(h, pr, x, dy, dw, blend);
+  run_pass(h, Pass::kBwdFilter, algo, ConvProblem{cd, xd, dwd, dyd}, x, nullptr, dy, dw, blend,
+           ConvEpilogue{});
 }
 
 void conv_bwd_bias(Handle& h, const TensorDesc& dyd, const void* dy, void* db, Blend blend) {
   if (dyd.n < 1 || dyd.c < 1 || dyd.h < 1 || dyd.w < 1)
     fail("conv_bwd_bias: empty tensor " + dims(dyd));
   if (!dy || !db) fail("conv_bwd_bias: null data pointer");
+  if (half_size(dyd.dtype) && dyd.is_packed_nchw()) {  // into f32 biases, as scale_bias sums
+    const ScaleBiasDesc sd{dyd.dtype, dyd.n, dyd.c, int64_t(dyd.h) * dyd.w};
+    return scale_bias_bwd_bias(h, sd, dy, db, blend);
+  }
   bias_bwd(h, dyd, dy, db, blend);
 }
 

@@ -300,36 +300,37 @@ void global_sums(Handle& h, int64_t n, double* scratch, Term term, Fin fin, cons
 // out[i] = alpha * f(i, c) + beta * out[i] with c = (i / inner) % C; 32-bit index math where the
 // count allows (i + grid stride stays below 2^32), 64-bit beyond.
 
-template <typename T, typename F>
-__global__ void chan_map_kernel(F f, uint64_t n, uint64_t C, uint64_t inner, T* out, T alpha,
-                                T beta) {
+template <typename T, typename F, typename M = MathOf<T>>
+__global__ void chan_map_kernel(F f, uint64_t n, uint64_t C, uint64_t inner, T* out, M alpha,
+                                M beta) {
   for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += uint64_t(blockDim.x) * gridDim.x)
-    blend_store(out + i, f(int64_t(i), int64_t((i / inner) % C)), alpha, beta);
+    blend_store(out + i, M(f(int64_t(i), int64_t((i / inner) % C))), alpha, beta);
 }
 
 // Below 2^31 elements the channel comes from two multiply-high divisions (fast_div.h): the two
 // integer divisions of the general kernel cost about as much as its memory traffic.
-template <typename T, typename F>
-__global__ void chan_map_kernel32(F f, uint32_t n, FastDiv C, FastDiv inner, T* out, T alpha,
-                                  T beta) {
+template <typename T, typename F, typename M = MathOf<T>>
+__global__ void chan_map_kernel32(F f, uint32_t n, FastDiv C, FastDiv inner, T* out, M alpha,
+                                  M beta) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
     const uint32_t q = inner.div(i);
-    blend_store(out + i, f(int64_t(i), int64_t(q - C.div(q) * C.d)), alpha, beta);
+    blend_store(out + i, M(f(int64_t(i), int64_t(q - C.div(q) * C.d))), alpha, beta);
   }
 }
 
 template <typename T, typename F>
 void chan_map(Handle& h, int64_t outer, int64_t C, int64_t inner, F f, T* out, Blend b,
               const char* name) {
+  using M = MathOf<T>;
   const int64_t n = outer * C * inner;
   if (n == 0) return;
   if (n < (int64_t(1) << 31))
     chan_map_kernel32<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
-        f, uint32_t(n), FastDiv(uint32_t(C)), FastDiv(uint32_t(inner)), out, T(b.alpha), T(b.beta));
+        f, uint32_t(n), FastDiv(uint32_t(C)), FastDiv(uint32_t(inner)), out, M(b.alpha), M(b.beta));
   else
     chan_map_kernel<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
-        f, uint64_t(n), uint64_t(C), uint64_t(inner), out, T(b.alpha), T(b.beta));
+        f, uint64_t(n), uint64_t(C), uint64_t(inner), out, M(b.alpha), M(b.beta));
   check_launch(name);
 }
 

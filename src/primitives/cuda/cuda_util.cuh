@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "primitives/common/dtype_visit.h"
 #include "primitives/handle.h"
 #include "primitives/types.h"
 
@@ -98,10 +99,11 @@ inline unsigned grid_for(int64_t n, int block = kBlock) {
   for (int64_t w = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; w < int64_t(n); \
        w += (int64_t(blockDim.x) * gridDim.x) >> 5)
 
-// out = alpha * v + beta * out; beta == 0 never reads out (it may hold NaN poison).
-template <typename T>
-__device__ __forceinline__ void blend_store(T* out, T v, T alpha, T beta) {
-  *out = beta == T(0) ? alpha * v : alpha * v + beta * *out;
+// out = alpha * v + beta * out in M, the math type of the storage type T (MathOf<T>), rounded to
+// T; beta == 0 never reads out (it may hold NaN poison).
+template <typename T, typename M>
+__device__ __forceinline__ void blend_store(T* out, M v, M alpha, M beta) {
+  *out = store_from_float<T>(beta == M(0) ? alpha * v : alpha * v + beta * M(load_as_float(*out)));
 }
 
 }  // namespace crema::prim::cuda

@@ -7,6 +7,7 @@
 // ReLU): (K + 1 or 2) * sizeof(T). A kSum of up to 4 inputs whose pointers are 16-byte aligned,
 // n a multiple of the vector, moves 16 bytes per load and store (sum_*_vec_kernel: ResNet's
 // shortcut sums and the Split gradients of every branching net), with the same arithmetic.
+// bf16 and f16 data are read into fp32 (products and maxima) or double (sums) and rounded once.
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -32,14 +33,20 @@ struct Inputs {
   __device__ double c(int k) const { return dev_ptr ? dev_coeff[k] : coeff[k]; }
 };
 
+// An element as computed: fp32 for bf16 and f16 storage.
+template <typename T>
+__device__ __forceinline__ MathOf<T> ld(T v) {
+  return load_as_float(v);
+}
+
 template <typename T>
 __device__ __forceinline__ T blended(double v, T old, double alpha, double beta) {
-  return beta == 0.0 ? T(alpha * v) : T(alpha * v + beta * double(old));
+  return store_from_float<T>(beta == 0.0 ? alpha * v : alpha * v + beta * double(ld(old)));
 }
 
 template <typename T>
 __device__ __forceinline__ void store(T* out, double v, double alpha, double beta) {
-  *out = blended(v, beta == 0.0 ? T(0) : *out, alpha, beta);
+  *out = blended(v, beta == 0.0 ? T{} : *out, alpha, beta);
 }
 
 // The fused ReLU (act_ops, as the CPU applies it), and its gradient at the sum from y's.
@@ -48,7 +55,8 @@ __device__ __forceinline__ double fused_relu(double v, bool relu, double slope) 
 }
 template <typename T>
 __device__ __forceinline__ double relu_grad(T y, T dy, bool relu, double slope) {
-  return relu ? act_ops::Relu<double>{slope}.bwd(double(y), 0.0, double(dy)) : double(dy);
+  return relu ? act_ops::Relu<double>{slope}.bwd(double(ld(y)), 0.0, double(ld(dy)))
+              : double(ld(dy));
 }
 
 template <typename T>
@@ -57,16 +65,16 @@ __global__ void fwd_kernel(Inputs<T> in, int K, EltwiseOp op, int64_t n, T* y, i
   CREMA_CUDA_LOOP(i, n) {
     double v = 0;
     if (op == EltwiseOp::kSum) {
-      for (int k = 0; k < K; ++k) v += in.c(k) * double(in.x(k)[i]);
+      for (int k = 0; k < K; ++k) v += in.c(k) * double(ld(in.x(k)[i]));
     } else if (op == EltwiseOp::kProd) {
-      T p = in.x(0)[i];
-      for (int k = 1; k < K; ++k) p *= in.x(k)[i];
+      MathOf<T> p = ld(in.x(0)[i]);
+      for (int k = 1; k < K; ++k) p *= ld(in.x(k)[i]);
       v = double(p);
     } else {
-      T m = in.x(0)[i];
+      MathOf<T> m = ld(in.x(0)[i]);
       int32_t at = 0;
       for (int k = 1; k < K; ++k) {
-        const T xk = in.x(k)[i];
+        const MathOf<T> xk = ld(in.x(k)[i]);
         if (xk > m) {  // strict: the first maximal input wins a tie
           m = xk;
           at = k;
@@ -83,7 +91,7 @@ template <typename T>
 __global__ void bwd_sum_kernel(int64_t n, double c, const T* y, const T* dy, bool relu,
                                double slope, T* dx, double alpha, double beta) {
   CREMA_CUDA_LOOP(i, n)
-  store(dx + i, c * relu_grad(relu ? y[i] : T(0), dy[i], relu, slope), alpha, beta);
+  store(dx + i, c * relu_grad(relu ? y[i] : T{}, dy[i], relu, slope), alpha, beta);
 }
 
 // 16 bytes of T: one vector load or store.
@@ -105,7 +113,7 @@ __global__ void sum_fwd_vec_kernel(Inputs<T> in, int64_t nv, T* y, bool relu, do
     for (int k = 0; k < K; ++k) {
       const Vec<T> x = reinterpret_cast<const Vec<T>*>(in.ptr[k])[j];
 #pragma unroll
-      for (int e = 0; e < W; ++e) acc[e] += in.coeff[k] * double(x.v[e]);
+      for (int e = 0; e < W; ++e) acc[e] += in.coeff[k] * double(ld(x.v[e]));
     }
     Vec<T> out{};
     if (beta != 0.0) out = reinterpret_cast<const Vec<T>*>(y)[j];
@@ -169,16 +177,16 @@ void with_k(int k, F&& f) {
 template <typename T>
 __global__ void bwd_max_kernel(int64_t n, int input, const int32_t* argmax, const T* dy, T* dx,
                                double alpha, double beta) {
-  CREMA_CUDA_LOOP(i, n) store(dx + i, argmax[i] == input ? double(dy[i]) : 0.0, alpha, beta);
+  CREMA_CUDA_LOOP(i, n) store(dx + i, argmax[i] == input ? double(ld(dy[i])) : 0.0, alpha, beta);
 }
 
 template <typename T>
 __global__ void bwd_prod_stable_kernel(Inputs<T> in, int K, int input, int64_t n, const T* dy,
                                        T* dx, double alpha, double beta) {
   CREMA_CUDA_LOOP(i, n) {
-    T p = dy[i];
+    MathOf<T> p = ld(dy[i]);
     for (int k = 0; k < K; ++k)
-      if (k != input) p *= in.x(k)[i];
+      if (k != input) p *= ld(in.x(k)[i]);
     store(dx + i, double(p), alpha, beta);
   }
 }
@@ -186,7 +194,7 @@ __global__ void bwd_prod_stable_kernel(Inputs<T> in, int K, int input, int64_t n
 template <typename T>
 __global__ void bwd_prod_fast_kernel(int64_t n, const T* y, const T* x, const T* dy, T* dx,
                                      double alpha, double beta) {
-  CREMA_CUDA_LOOP(i, n) store(dx + i, double(dy[i] * (y[i] / x[i])), alpha, beta);
+  CREMA_CUDA_LOOP(i, n) store(dx + i, double(ld(dy[i]) * (ld(y[i]) / ld(x[i]))), alpha, beta);
 }
 
 // Packs the host pointer array (and coefficients) for a kernel.
@@ -302,13 +310,13 @@ void bwd(Handle& h, const EltwiseDesc& ed, const void* const* x, const void* yv,
 
 void eltwise_fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
                  Blend blend) {
-  visit_dtype(kFloatTypes, ed.dtype, "eltwise_fwd", Device::kCUDA,
+  visit_dtype(kAllTypes, ed.dtype, "eltwise_fwd", Device::kCUDA,
               [&](auto tag) { fwd<typename decltype(tag)::type>(h, ed, x, y, argmax, blend); });
 }
 
 void eltwise_bwd(Handle& h, const EltwiseDesc& ed, const void* const* x, const void* y,
                  const void* dy, const int32_t* argmax, void* const* dx, Blend blend) {
-  visit_dtype(kFloatTypes, ed.dtype, "eltwise_bwd", Device::kCUDA, [&](auto tag) {
+  visit_dtype(kAllTypes, ed.dtype, "eltwise_bwd", Device::kCUDA, [&](auto tag) {
     bwd<typename decltype(tag)::type>(h, ed, x, y, dy, argmax, dx, blend);
   });
 }

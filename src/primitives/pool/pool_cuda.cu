@@ -16,7 +16,8 @@
 // with pointer increments, 64-bit products only per plane. Traffic: forward reads x (windows
 // overlap in cache) and writes y; max backward reads x and y, writes the argmax (4 bytes per
 // output), then reads argmax and dy per covering window and writes dx; average backward reads dy
-// per covering window and writes dx.
+// per covering window and writes dx. This row also takes bf16 and f16 data (computed in fp32),
+// which the special-shape rows refuse.
 #include <climits>
 #include <cstdint>
 #include <limits>
@@ -75,8 +76,8 @@ __device__ __forceinline__ int64_t plane_off(I plane, const D& by_c, int64_t sn,
   return int64_t(n) * sn + int64_t(plane - n * I(by_c.d)) * sc;
 }
 
-template <typename T, typename I>
-__global__ void fwd_kernel(Geo<I> g, I total, const T* __restrict__ x, T* y, T alpha, T beta) {
+template <typename T, typename I, typename M = MathOf<T>>
+__global__ void fwd_kernel(Geo<I> g, I total, const T* __restrict__ x, T* y, M alpha, M beta) {
   for (I idx = I(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += I(blockDim.x) * gridDim.x) {
     I plane;
@@ -85,16 +86,18 @@ __global__ void fwd_kernel(Geo<I> g, I total, const T* __restrict__ x, T* y, T a
     const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
     const Span b = span_of(q, g.W, g.kw, g.pw, g.sw);
     const T* row = x + plane_off(plane, g.by_c, g.xn, g.xc) + a.lo * g.xh + b.lo * g.xw;
-    T v = T(0);  // an empty window (past the input) pools to 0, as on the CPU
+    M v = M(0);  // an empty window (past the input) pools to 0, as on the CPU
     if (a.lo < a.hi && b.lo < b.hi) {
       const bool is_max = g.mode == PoolMode::kMax;
-      T m = is_max ? std::numeric_limits<T>::lowest() : T(0);
+      M m = is_max ? std::numeric_limits<M>::lowest() : M(0);
       for (int i = a.lo; i < a.hi; ++i, row += g.xh) {
         const T* cell = row;
-        for (int j = b.lo; j < b.hi; ++j, cell += g.xw)
-          m = is_max ? (*cell > m ? *cell : m) : m + *cell;
+        for (int j = b.lo; j < b.hi; ++j, cell += g.xw) {
+          const M u = load_as_float(*cell);
+          m = is_max ? (u > m ? u : m) : m + u;
+        }
       }
-      v = is_max ? m : m / T(pool_ops::divisor_of(g.mode, a, b));
+      v = is_max ? m : m / M(pool_ops::divisor_of(g.mode, a, b));
     }
     blend_store(y + plane_off(plane, g.by_c, g.yn, g.yc) + p * g.yh + q * g.yw, v, alpha, beta);
   }
@@ -103,9 +106,9 @@ __global__ void fwd_kernel(Geo<I> g, I total, const T* __restrict__ x, T* y, T a
 // One warp per output for large windows: the lanes stride over the window's cells in row-major
 // order and combine with shuffles. Max is exact in any order; the average's sum is reassociated.
 // With kArgmax, writes the first row-major cell equal to y instead (max backward).
-template <typename T, bool kArgmax>
-__global__ void warp_kernel(Geo<int64_t> g, int64_t total, const T* __restrict__ x, T* y, T alpha,
-                            T beta, const T* __restrict__ y_in, int* argmax) {
+template <typename T, bool kArgmax, typename M = MathOf<T>>
+__global__ void warp_kernel(Geo<int64_t> g, int64_t total, const T* __restrict__ x, T* y, M alpha,
+                            M beta, const T* __restrict__ y_in, int* argmax) {
   const int lane = threadIdx.x & 31;
   const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
   for (int64_t idx = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; idx < total;
@@ -120,11 +123,11 @@ __global__ void warp_kernel(Geo<int64_t> g, int64_t total, const T* __restrict__
     const int ww = b.hi - b.lo;
     const int cells = (a.hi - a.lo) * (ww > 0 ? ww : 0);
     if (kArgmax) {
-      const T m = y_in[yo];
+      const M m = load_as_float(y_in[yo]);
       int first = INT_MAX;
       for (int e = lane; e < cells; e += 32) {
         const int i = a.lo + e / ww, j = b.lo + e % ww;
-        if (xp[i * g.xh + j * g.xw] == m) {
+        if (M(load_as_float(xp[i * g.xh + j * g.xw])) == m) {
           first = i * g.W + j;  // cells ascend per lane, so the lane's first hit is its smallest
           break;
         }
@@ -133,20 +136,20 @@ __global__ void warp_kernel(Geo<int64_t> g, int64_t total, const T* __restrict__
       if (lane == 0) argmax[idx] = first == INT_MAX ? -1 : first;
     } else {
       const bool is_max = g.mode == PoolMode::kMax;
-      T v = is_max ? std::numeric_limits<T>::lowest() : T(0);
+      M v = is_max ? std::numeric_limits<M>::lowest() : M(0);
       for (int e = lane; e < cells; e += 32) {
-        const T u = xp[(a.lo + e / ww) * g.xh + (b.lo + e % ww) * g.xw];
+        const M u = load_as_float(xp[(a.lo + e / ww) * g.xh + (b.lo + e % ww) * g.xw]);
         v = is_max ? (u > v ? u : v) : v + u;
       }
       for (int o = 16; o > 0; o >>= 1) {
-        const T u = __shfl_xor_sync(0xffffffffu, v, o);
+        const M u = __shfl_xor_sync(0xffffffffu, v, o);
         v = is_max ? (u > v ? u : v) : v + u;
       }
       if (lane == 0) {
         if (cells == 0)
-          v = T(0);
+          v = M(0);
         else if (!is_max)
-          v = v / T(pool_ops::divisor_of(g.mode, a, b));
+          v = v / M(pool_ops::divisor_of(g.mode, a, b));
         blend_store(y + yo, v, alpha, beta);
       }
     }
@@ -155,7 +158,7 @@ __global__ void warp_kernel(Geo<int64_t> g, int64_t total, const T* __restrict__
 
 // Max backward, step 1: the in-plane index (i * W + j) of each window's first maximum in
 // row-major order, or -1 when no input equals y (an empty window, or NaN).
-template <typename T, typename I>
+template <typename T, typename I, typename M = MathOf<T>>
 __global__ void argmax_kernel(Geo<I> g, I total, const T* __restrict__ x, const T* __restrict__ y,
                               int* argmax) {
   for (I idx = I(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
@@ -165,13 +168,13 @@ __global__ void argmax_kernel(Geo<I> g, I total, const T* __restrict__ x, const 
     split(idx, g.by_q, g.by_pq, &plane, &p, &q);
     const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
     const Span b = span_of(q, g.W, g.kw, g.pw, g.sw);
-    const T m = y[plane_off(plane, g.by_c, g.yn, g.yc) + p * g.yh + q * g.yw];
+    const M m = load_as_float(y[plane_off(plane, g.by_c, g.yn, g.yc) + p * g.yh + q * g.yw]);
     const T* row = x + plane_off(plane, g.by_c, g.xn, g.xc) + a.lo * g.xh + b.lo * g.xw;
     int at = -1;
     for (int i = a.lo; i < a.hi && at < 0; ++i, row += g.xh) {
       const T* cell = row;
       for (int j = b.lo; j < b.hi; ++j, cell += g.xw)
-        if (*cell == m) {
+        if (M(load_as_float(*cell)) == m) {
           at = i * g.W + j;
           break;
         }
@@ -194,9 +197,9 @@ __device__ __forceinline__ void covering(int i, int kernel, int pad, const FastD
 // Step 2 (and the whole of average backward): each input element sums the gradients of the
 // windows covering it, in increasing (p, q) order as the CPU accumulates them, starting from
 // beta * dx. No two threads write the same element.
-template <typename T, typename I>
+template <typename T, typename I, typename M = MathOf<T>>
 __global__ void gather_kernel(Geo<I> g, I total, const T* __restrict__ dy,
-                              const int* __restrict__ argmax, T* dx, T alpha, T beta) {
+                              const int* __restrict__ argmax, T* dx, M alpha, M beta) {
   for (I idx = I(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += I(blockDim.x) * gridDim.x) {
     I plane;
@@ -207,7 +210,7 @@ __global__ void gather_kernel(Geo<I> g, I total, const T* __restrict__ dy,
     covering(j, g.kw, g.pw, g.by_sw, g.Q, &q0, &q1);
     T* out = dx + plane_off(plane, g.by_c, g.xn, g.xc) + i * g.xh + j * g.xw;
     const T* gy = dy + plane_off(plane, g.by_c, g.yn, g.yc);
-    T acc = beta == T(0) ? T(0) : beta * *out;
+    M acc = beta == M(0) ? M(0) : beta * M(load_as_float(*out));
     if (g.mode == PoolMode::kMax) {
       const int* am = argmax + int64_t(plane) * g.P * g.Q;
       const int self = i * g.W + j;
@@ -218,13 +221,13 @@ __global__ void gather_kernel(Geo<I> g, I total, const T* __restrict__ dy,
         // issued before any is used. Loading dy only after its argmax compared equal chained two
         // dependent loads per window and left the kernel latency-bound.
         int at[4];
-        T g4[4];
+        M g4[4];
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
           const int p = p0 + (k >> 1), q = q0 + (k & 1);
           const bool covers = (k >> 1) < np && (k & 1) < nq;
           at[k] = covers ? am[p * g.Q + q] : -1;  // -1 never equals self
-          g4[k] = covers ? gy[p * g.yh + q * g.yw] : T(0);
+          g4[k] = covers ? M(load_as_float(gy[p * g.yh + q * g.yw])) : M(0);
         }
 #pragma unroll
         for (int k = 0; k < 4; ++k)  // (p, q) row-major, the CPU's order
@@ -232,18 +235,19 @@ __global__ void gather_kernel(Geo<I> g, I total, const T* __restrict__ dy,
       } else {
         for (int p = p0; p < p1; ++p)
           for (int q = q0; q < q1; ++q)
-            if (am[p * g.Q + q] == self) acc += alpha * gy[p * g.yh + q * g.yw];
+            if (am[p * g.Q + q] == self) acc += alpha * M(load_as_float(gy[p * g.yh + q * g.yw]));
       }
     } else {
       for (int p = p0; p < p1; ++p) {
         const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
         for (int q = q0; q < q1; ++q) {
           const Span b = span_of(q, g.W, g.kw, g.pw, g.sw);
-          acc += alpha * gy[p * g.yh + q * g.yw] / T(pool_ops::divisor_of(g.mode, a, b));
+          acc += alpha * M(load_as_float(gy[p * g.yh + q * g.yw])) /
+                 M(pool_ops::divisor_of(g.mode, a, b));
         }
       }
     }
-    *out = acc;
+    *out = store_from_float<T>(acc);
   }
 }
 
@@ -312,7 +316,8 @@ void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
     argmax = static_cast<int*>(h.workspace(size_t(outputs) * sizeof(int)));
     if (int64_t(pd.kernel_h) * pd.kernel_w >= kWarpWindow)
       warp_kernel<T, true><<<warp_grid(outputs), kBlock, 0, t.s>>>(
-          geo_of<int64_t>(pd, xd, yd), outputs, t.x, nullptr, T(0), T(0), t.y, argmax);
+          geo_of<int64_t>(pd, xd, yd), outputs, t.x, nullptr, MathOf<T>(0), MathOf<T>(0), t.y,
+          argmax);
     else if (narrow)
       argmax_kernel<T, uint32_t><<<grid_for(outputs), kBlock, 0, t.s>>>(
           geo_of<uint32_t>(pd, xd, yd), uint32_t(outputs), t.x, t.y, argmax);
@@ -330,7 +335,7 @@ void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
 }
 
 void run(Handle& h, const PoolArgs& a) {
-  run_typed(h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : bwd(h, a, t); });
+  run_typed(kAllTypes, h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : bwd(h, a, t); });
 }
 
 }  // namespace

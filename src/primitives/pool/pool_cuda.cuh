@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <utility>
 
 #include "primitives/common/dtype_visit.h"
 #include "primitives/cuda/cuda_util.cuh"
@@ -17,7 +18,7 @@
 namespace crema::prim::cuda {
 
 // A call with its data as T: the stream, x, y (backward), dy, the output (y forward, dx
-// backward) and the blend factors.
+// backward) and the blend factors in T's math type.
 template <typename T>
 struct Typed {
   cudaStream_t s;
@@ -25,20 +26,32 @@ struct Typed {
   const T* y;
   const T* dy;
   T* out;
-  T alpha, beta;
+  MathOf<T> alpha, beta;
 };
 
-// Runs f(Typed<T>) for a's data type (f32, f64; others throw PrimError), then checks the launch.
-template <typename F>
-void run_typed(Handle& h, const PoolArgs& a, F&& f) {
+// Runs f(Typed<T>) for a's data type among `types` (others throw PrimError), then checks the
+// launch. The special-shape rows take f32 and f64 (run_typed without a list); the window row
+// (pool_cuda.cu) also bf16 and f16.
+template <typename... Ts, typename F>
+void run_typed(DTypes<Ts...> types, Handle& h, const PoolArgs& a, F&& f) {
   const char* op = a.forward() ? "pool_fwd" : "pool_bwd";
-  visit_dtype(kFloatTypes, a.xd.dtype, op, Device::kCUDA, [&](auto tag) {
+  visit_dtype(types, a.xd.dtype, op, Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
     f(Typed<T>{stream_of(h), static_cast<const T*>(a.x), static_cast<const T*>(a.y),
-               static_cast<const T*>(a.dy), static_cast<T*>(a.out), T(a.blend.alpha),
-               T(a.blend.beta)});
+               static_cast<const T*>(a.dy), static_cast<T*>(a.out), MathOf<T>(a.blend.alpha),
+               MathOf<T>(a.blend.beta)});
   });
   check_launch(op);
+}
+template <typename F>
+void run_typed(Handle& h, const PoolArgs& a, F&& f) {
+  run_typed(kFloatTypes, h, a, std::forward<F>(f));
+}
+
+// Why a special-shape row passes a call over: its kernels store f32 and f64 only.
+inline const char* half_data(const PoolArgs& a) {
+  return a.xd.dtype == DataType::kBFloat16 || a.xd.dtype == DataType::kFloat16 ? "bf16/f16 data"
+                                                                               : nullptr;
 }
 
 // One cell, in row-major order, of the scan for a window's argmax (at: -1 until a cell is

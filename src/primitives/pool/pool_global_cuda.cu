@@ -171,6 +171,7 @@ GlobalGeo geo_of(const TensorDesc& xd, const TensorDesc& yd) {
 bool run_fits(const TensorDesc& xd) { return int64_t(xd.h) * xd.w * 32 < (int64_t(1) << 31); }
 
 const char* unsupported(const PoolArgs& a) {
+  if (const char* why = half_data(a)) return why;
   const TensorDesc& xd = a.xd;
   if (!is_global(a.pd, xd, a.yd)) return "not one window per plane of contiguous cells";
   if (a.forward()) {

@@ -332,6 +332,7 @@ LaneGeo lane_geo(const TensorDesc& xd, const TensorDesc& yd, bool whole = false)
 constexpr int K = 3;
 
 const char* unsupported(const PoolArgs& a) {
+  if (const char* why = half_data(a)) return why;
   if (!lanes_fit<K>(a.pd, a.xd, a.yd))
     return "not max 3/1 windows with pad 1, rows under 2^31 elements";
   if (a.forward() ? a.xd.w > 32 : lane_cells(a) == 0) return "planes too wide";

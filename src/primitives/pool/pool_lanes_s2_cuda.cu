@@ -256,6 +256,7 @@ __global__ void __launch_bounds__(kBlock, 4)
 // padding), a plane's rows spanning less than 2^31 elements. pool.cpp has checked the shapes for
 // both directions: non-empty, pads below the kernel.
 const char* unsupported(const PoolArgs& a) {
+  if (const char* why = half_data(a)) return why;
   const PoolDesc& pd = a.pd;
   if (!a.is_max() || pd.kernel_h != 3 || pd.kernel_w != 3 || pd.stride_h != 2 || pd.stride_w != 2)
     return "not max 3/2 windows";

@@ -237,6 +237,7 @@ size_t tile_bytes(const PoolArgs& a, const PlanesGeo& g) {
 }
 
 const char* unsupported(const PoolArgs& a) {
+  if (const char* why = half_data(a)) return why;
   if (!a.forward() && !a.is_max()) return "average backward";
   const PlanesGeo g = plan(a.pd, a.xd, a.yd, !a.forward());
   if (g.cells == 0) return "planes not packed NCHW, or over 4096 cells";

@@ -291,6 +291,7 @@ const char* bwd_unsupported(const PoolArgs& a) {
 }
 
 const char* unsupported(const PoolArgs& a) {
+  if (const char* why = half_data(a)) return why;
   return a.forward() ? fwd_unsupported(a) : bwd_unsupported(a);
 }
 

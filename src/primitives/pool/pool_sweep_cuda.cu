@@ -323,6 +323,7 @@ void visit_flags(bool a, bool b, F&& f) {
 }
 
 const char* unsupported(const PoolArgs& a) {
+  if (const char* why = half_data(a)) return why;
   return visit_sweep(a.pd, [](auto, auto) {}) ? nullptr : "not square 2/2, 3/2 or 3/1 windows";
 }
 

@@ -16,6 +16,10 @@ enum class DataType { kFloat32, kFloat64, kBFloat16, kFloat16 };
 enum class Device { kCPU, kCUDA };
 
 size_t dtype_size(DataType t);
+// bf16 and f16: what mixed-precision training stores activations and their gradients in.
+inline bool half_size(DataType t) { return t == DataType::kBFloat16 || t == DataType::kFloat16; }
+// Converts n values on the host, rounding to nearest even (fp64 -> half without double rounding).
+void convert_values(DataType from, const void* x, DataType to, void* y, int64_t n);
 const char* dtype_name(DataType t);  // "f32", "f64", "bf16", "f16"
 const char* device_name(Device d);   // "cpu", "cuda"
 
