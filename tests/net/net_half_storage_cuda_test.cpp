@@ -83,9 +83,9 @@ TEST(NetHalfStorageCuda, FollowsTheF32StoredNet) {
         const prim::DataType t =
             std::string(type) == "BFLOAT16" ? prim::DataType::kBFloat16 : prim::DataType::kFloat16;
         // Gradients through BatchNorm's backward, which removes most of dz and so amplifies the
-        // rounding of what it keeps: measured at most 0.082 (bf16, the first convolution's
-        // weights) and under 0.06 (f16) on an H100.
-        const double tol = t == prim::DataType::kBFloat16 ? 0.15 : 0.06;
+        // rounding of what it keeps: measured at most 0.082 (bf16) and 0.066 (f16, in BF16
+        // math) on an H100, for the first convolution's weights.
+        const double tol = t == prim::DataType::kBFloat16 ? 0.15 : 0.12;
         for (const char* name : {"conv0", "pool0", "conv", "conv2", "sum", "pool"})
           EXPECT_EQ(half.blob_by_name(name)->storage(), t) << name;
         for (const char* name : {"data", "ip", "loss"})

@@ -198,8 +198,12 @@ TEST(HalfDataCuda, PoolingTakesTheWindowRow) {
     }
 }
 
-// Convolution stages half tensors through f32 copies: the half result is the f32 one rounded,
-// bit for bit, in every pass and with either side half.
+// Convolution on half data: rows that stage it through f32 copies, and the implicit GEMM's NHWC
+// path, which reads and writes it itself with the f32 path's arithmetic, give the f32 result
+// rounded, bit for bit, in every pass and with either side half. The 1x1 GEMMs on bf16 data in
+// BF16 math (f16 in FP16) run cuBLAS on the stored types in the backward passes (the forward
+// here has a bias, which that path leaves to the staged one), whose sums may round differently:
+// one unit of the half type there, and 1e-4 for the f32 filter gradient.
 TEST(HalfDataCuda, ConvolutionPassesMatchF32OnTheSameValues) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle h(Device::kCUDA);
@@ -226,6 +230,8 @@ TEST(HalfDataCuda, ConvolutionPassesMatchF32OnTheSameValues) {
         ep.bias = bias.get();
         ep.relu = true;
         const Blend blend{1, 0.5};
+        const bool own_math = (t == DataType::kBFloat16 && math == MathMode::kBF16);
+        const bool exact = !(ksize == 1 && own_math);  // backward passes
         conv_fwd(h, cd, ConvAlgo::kAuto, x32, x.f32.get(), wd, w.get(), y32, y.f32.get(), blend,
                  ep);
         conv_fwd(h, cd, ConvAlgo::kAuto, xh, x.half.get(), wd, w.get(), yh, y.half.get(), blend,
@@ -233,19 +239,24 @@ TEST(HalfDataCuda, ConvolutionPassesMatchF32OnTheSameValues) {
         expect_rounded(h, y, "conv_fwd", true);
         conv_bwd_data(h, cd, ConvAlgo::kAuto, wd, w.get(), y32, dy.f32.get(), x32, dx.f32.get());
         conv_bwd_data(h, cd, ConvAlgo::kAuto, wd, w.get(), yh, dy.half.get(), xh, dx.half.get());
-        expect_rounded(h, dx, "conv_bwd_data", true);
+        expect_rounded(h, dx, "conv_bwd_data", exact);
         DeviceBuffer dw32 = to_gpu(std::vector<float>(size_t(wd.count()), 0.5f)),
                      dwh = to_gpu(std::vector<float>(size_t(wd.count()), 0.5f));
         conv_bwd_filter(h, cd, ConvAlgo::kAuto, x32, x.f32.get(), y32, dy.f32.get(), wd, dw32.get(),
                         Blend{1, 1});
         conv_bwd_filter(h, cd, ConvAlgo::kAuto, xh, x.half.get(), yh, dy.half.get(), wd, dwh.get(),
                         Blend{1, 1});
-        EXPECT_EQ(from_gpu<float>(h, dw32, size_t(wd.count())),
-                  from_gpu<float>(h, dwh, size_t(wd.count())));
+        if (exact)
+          EXPECT_EQ(from_gpu<float>(h, dw32, size_t(wd.count())),
+                    from_gpu<float>(h, dwh, size_t(wd.count())));
+        else
+          EXPECT_TRUE(test::all_close(from_gpu<float>(h, dwh, size_t(wd.count())),
+                                      from_gpu<float>(h, dw32, size_t(wd.count())),
+                                      {1e-4, 1e-4, true}));
         // An f32 input into a half output (the first convolution of a half-size region).
         conv_fwd(h, cd, ConvAlgo::kAuto, x32, x.f32.get(), wd, w.get(), y32, y.f32.get());
         conv_fwd(h, cd, ConvAlgo::kAuto, x32, x.f32.get(), wd, w.get(), yh, y.half.get());
-        expect_rounded(h, y, "conv_fwd f32 -> half", true);
+        expect_rounded(h, y, "conv_fwd f32 -> half", true);  // staged, or the NHWC path
         // The bias gradient of half dy, into f32.
         DeviceBuffer db32 = to_gpu(std::vector<float>(K, 0.0f)),
                      dbh = to_gpu(std::vector<float>(K, 0.0f));

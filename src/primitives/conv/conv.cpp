@@ -197,12 +197,13 @@ void require_pointers(Pass p, std::initializer_list<const void*> ptrs) {
     if (!q) fail(std::string(pass_name(p)) + ": null data pointer");
 }
 
-// Half-size tensors. The rows compute on f32 tensors; a pass whose x or y (dx, dy) is stored in
-// bf16 or f16 runs on packed f32 copies of those at the tail of the workspace, after the most
-// the row may take: half inputs are converted in, the row runs on the copies, and a half output
-// is converted back (its old values converted in first where the blend reads them). The row is
-// the one the f32 problem would get. Cost: a read of 2 and a write of 4 bytes per staged input
-// element, and the same the other way for the output.
+// Half-size tensors. A pass whose x or y (dx, dy) is stored in bf16 or f16 runs the row the f32
+// problem would get; a row that takes half data for the pass (ConvImpl::takes_half: the implicit
+// GEMM's NHWC path) runs on it directly. Any other row, and every row under timed choice, runs
+// on packed f32 copies at the tail of the workspace, after the most the row may take: half inputs
+// converted in, the row run on the copies, a half output converted back (its old values converted
+// in first where the blend reads them). Cost of the copies: a read of 2 and a write of 4 bytes
+// per staged input element, and the same the other way for the output.
 bool any_half(const ConvProblem& pr) { return half_size(pr.xd.dtype) || half_size(pr.yd.dtype); }
 
 TensorDesc packed_f32(const TensorDesc& d) {
@@ -252,6 +253,11 @@ void run_pass(Handle& h, Pass p, ConvAlgo algo, const ConvProblem& pr, const voi
          dtype_name(half_size(pr.xd.dtype) ? pr.xd.dtype : pr.yd.dtype) +
          " is not supported on cpu");
   as_f32(pr, [&](const ConvProblem& pr32) {
+    if (algo != ConvAlgo::kFind && !(algo == ConvAlgo::kAuto && h.conv_autotune())) {
+      const ConvImpl& row = resolve(h, p, algo, pr32, nullptr, nullptr, nullptr);  // reads no data
+      if (row.takes_half && row.takes_half(pr, p, ep))
+        return run(h, p, row, pr, x, w, dy, out, blend, ep);
+    }
     const size_t row_bytes = round256(workspace_of(h, algo, pr32));
     char* base =
         static_cast<char*>(h.workspace(row_bytes + staged_bytes(pr.xd) + staged_bytes(pr.yd)));

@@ -104,17 +104,20 @@ __global__ void sum_partials_kernel(int b, int64_t count, const T* __restrict__ 
 
 // The implicit GEMM's NHWC path (conv_igemm_nhwc_cuda.cu): forward or stride-1 backward data in
 // TF32/BF16/FP16 math through NHWC copies in the math format, when the inner channels per group
-// fill 16-byte pieces. `act` is x (forward) or dy, `out` is y or dx; bias and ReLU apply to the
-// forward only; `wgmma` runs the GEMM on Hopper's warpgroup MMA (compute capability 9.0, a build
-// with sm_90a code).
+// fill 16-byte pieces. `act` is x (forward) or dy, `out` is y or dx, each stored as its
+// descriptor says (f32, bf16, f16); bias and ReLU apply to the forward only; `wgmma` runs the
+// GEMM on Hopper's warpgroup MMA (compute capability 9.0, a build with sm_90a code).
 size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass);
-void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const float* act,
-                    const float* w, float* out, Blend blend, const float* bias, bool relu,
-                    bool wgmma);
-// Its backward filter (conv_igemm_wgrad_cuda.cu): through NHWC copies of x and dy,
-// the depth split over blocks into partial filters summed in order; `wgmma` as above (BF16/FP16).
+// Whether the path takes a problem's half-size tensors as they are: any input; an output in f32
+// or in the math's own 16-bit type (bf16 in BF16 math, f16 in FP16).
+bool igemm_nhwc_takes_half(const ConvProblem& p, ConvPass pass);
+void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const void* act, const float* w,
+                    void* out, Blend blend, const float* bias, bool relu, bool wgmma);
+// Its backward filter (conv_igemm_wgrad_cuda.cu): through NHWC copies of x and dy (each f32,
+// bf16 or f16), the depth split over blocks into partial filters summed in order into the f32
+// dw; `wgmma` as above (BF16/FP16).
 size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p);
-void igemm_wgrad_run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw,
+void igemm_wgrad_run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
                      Blend blend, bool wgmma);
 
 }  // namespace crema::prim::cuda

@@ -4,7 +4,8 @@
 //   forward        y_g[n]  = W_g x_g[n]           (Kg x HW, depth Cg), then the epilogue;
 //   backward data  dx_g[n] = W_g^T dy_g[n]        (Cg x HW, depth Kg);
 //   backward filt. dW_g    = sum_n dy_g[n] x_g[n]^T (Kg x Cg, depth HW per image).
-// The GEMMs honour the math mode (tensor cores for TF32/BF16/FP16 on fp32 data).
+// The GEMMs honour the math mode (tensor cores for TF32/BF16/FP16 on fp32 data). bf16 (f16)
+// tensors in BF16 (FP16) math go to cuBLAS as they are stored (Conv1x1Half).
 // A strided 1x1 (no padding) is the stride-1 convolution of the subsampled input
 // x[:, :, ::sh, ::sw]: forward and backward filter gather that into the workspace first (one
 // pass reading what the stride keeps), backward data computes its gradient there and spreads it
@@ -17,6 +18,8 @@
 #include "primitives/common/fast_div.h"
 #include "primitives/conv/conv_cuda.cuh"
 #include "primitives/conv/conv_impl.h"
+#include "primitives/tensor_copy.h"
+#include "primitives/view.h"
 
 namespace crema::prim::cuda {
 namespace {
@@ -154,6 +157,159 @@ class Conv1x1 {
 
 bool strided(const ConvProblem& p) { return p.cd.stride_h != 1 || p.cd.stride_w != 1; }
 
+// ---- Half-size data in its own math (bf16 storage with BF16 math, f16 with FP16) -------------
+// The GEMMs read and write x and y (dx, dy) as stored, through cuBLAS's Ex form with fp32
+// accumulation; the filter is rounded once into the workspace. No f32 copy of an activation.
+
+// The half type a problem's math rounds to, or f32.
+DataType math_type(const ConvProblem& p) {
+  return p.cd.math == MathMode::kBF16   ? DataType::kBFloat16
+         : p.cd.math == MathMode::kFP16 ? DataType::kFloat16
+                                        : DataType::kFloat32;
+}
+
+// Not a forward with a bias: cuBLAS rounds its result to the stored type, and the bias added
+// after would round it a second time (the staged path adds it in fp32).
+bool takes_half(const ConvProblem& p, ConvPass pass, const ConvEpilogue& ep) {
+  const DataType t = math_type(p);
+  return !strided(p) && half_size(t) && p.xd.dtype == t && p.yd.dtype == t &&
+         !(pass == ConvPass::kFwd && ep.bias);
+}
+
+cudaDataType cuda_type(DataType t) {
+  return t == DataType::kBFloat16 ? CUDA_R_16BF : t == DataType::kFloat16 ? CUDA_R_16F : CUDA_R_32F;
+}
+
+// The element `elems` past p, for a tensor of type t.
+const void* at(const void* p, int64_t elems, DataType t) {
+  return static_cast<const char*>(p) + elems * int64_t(dtype_size(t));
+}
+void* at(void* p, int64_t elems, DataType t) {
+  return static_cast<char*>(p) + elems * int64_t(dtype_size(t));
+}
+
+struct HalfMat {
+  const void* p;
+  int ld;
+  int64_t stride;
+  bool trans = false;
+};
+
+// Row-major C (m x n, type ct) = alpha * A B + beta * C, batched; A and B of type ab.
+void gemm_half(Handle& h, DataType ab, int m, int n, int k, float alpha, HalfMat a, HalfMat b,
+               float beta, void* c, DataType ct, int ldc, int64_t stride_c, int batch) {
+  cublasHandle_t bh = blas_of(h);
+  check_cublas(cublasSetPointerMode(bh, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
+  check_cublas(cublasSetMathMode(bh, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  check_cublas(cublasGemmStridedBatchedEx(bh, b.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                          a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b.p,
+                                          cuda_type(ab), b.ld, b.stride, a.p, cuda_type(ab), a.ld,
+                                          a.stride, &beta, c, cuda_type(ct), ldc, stride_c, batch,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "cublas half gemm strided batched");
+}
+
+// y = relu(y) on half y: exact, as rounding keeps signs.
+template <typename T>
+__global__ void half_relu_kernel(StridedIndex ix, T* y) {
+  CREMA_CUDA_LOOP(i, ix.count) {
+    int k;
+    const int64_t off = ix.offset(i, &k);
+    if (!(load_as_float(y[off]) > 0.f)) y[off] = store_from_float<T>(0.f);
+  }
+}
+
+class Conv1x1Half {
+ public:
+  Conv1x1Half(Handle& h, const ConvProblem& p)
+      : h_(h),
+        p_(p),
+        t_(p.xd.dtype),
+        groups_(p.cd.groups),
+        kg_(p.wd.k / groups_),
+        cg_(p.wd.c),
+        hw_(int64_t(p.xd.h) * p.xd.w) {}
+
+  void fwd(const void* x, const float* w, void* y, Blend blend, const ConvEpilogue& ep) {
+    const void* wh = rounded_filter(w);
+    for (int gi = 0; gi < groups_; ++gi)
+      gemm_half(h_, t_, kg_, int(hw_), cg_, float(blend.alpha),
+                {at(wh, gi * kg_ * cg_, t_), cg_, 0},
+                {at(x, gi * cg_ * hw_, t_), int(hw_), p_.xd.stride_n}, float(blend.beta),
+                at(y, gi * kg_ * hw_, t_), t_, int(hw_), p_.yd.stride_n, p_.xd.n);
+    if (!ep.relu) return;  // no bias here (takes_half)
+    const StridedIndex ix(p_.yd);
+    visit_dtype(DTypes<bf16_t, f16_t>{}, t_, "conv_fwd", Device::kCUDA, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      half_relu_kernel<T><<<grid_for(ix.count), kBlock, 0, stream_of(h_)>>>(ix, static_cast<T*>(y));
+    });
+    check_launch("half_relu_kernel");
+  }
+
+  void bwd_data(const float* w, const void* dy, void* dx, Blend blend) {
+    const void* wh = rounded_filter(w);
+    for (int gi = 0; gi < groups_; ++gi)
+      gemm_half(h_, t_, cg_, int(hw_), kg_, float(blend.alpha),
+                {at(wh, gi * kg_ * cg_, t_), cg_, 0, true},
+                {at(dy, gi * kg_ * hw_, t_), int(hw_), p_.yd.stride_n}, float(blend.beta),
+                at(dx, gi * cg_ * hw_, t_), t_, int(hw_), p_.xd.stride_n, p_.xd.n);
+  }
+
+  // Conv1x1::bwd_filter's two forms, on half x and dy into the f32 dw: f32 partial filters, or
+  // half copies gathered side by side.
+  void bwd_filter(const void* x, const void* dy, float* dw, Blend blend) {
+    const TensorDesc &xd = p_.xd, &yd = p_.yd;
+    float beta = float(blend.beta);  // applies once, to the first chunk's contribution
+    const Conv1x1FilterPlan plan =
+        plan_filter(xd.c, p_.wd.k, cg_, hw_, xd.n, sizeof(float), h_.workspace_budget());
+    void* ws = h_.workspace(sizeof(float) * plan.elems);
+    const int64_t count = p_.wd.count();
+    cudaStream_t st = stream_of(h_);
+    for (int n0 = 0; n0 < xd.n; n0 += plan.chunk, beta = 1.f) {
+      const int b = std::min(plan.chunk, xd.n - n0);
+      if (plan.partials) {
+        float* part = static_cast<float*>(ws);
+        for (int gi = 0; gi < groups_; ++gi)
+          gemm_half(h_, t_, kg_, cg_, int(hw_), 1.f,
+                    {at(dy, n0 * yd.stride_n + gi * kg_ * hw_, t_), int(hw_), yd.stride_n},
+                    {at(x, n0 * xd.stride_n + gi * cg_ * hw_, t_), int(hw_), xd.stride_n, true},
+                    0.f, part + gi * kg_ * cg_, DataType::kFloat32, cg_, count, b);
+        sum_partials_kernel<<<grid_for(count), kBlock, 0, st>>>(b, count, part, dw,
+                                                                float(blend.alpha), beta);
+        check_launch("sum_partials_kernel");
+      } else {
+        const int64_t ld = int64_t(b) * hw_;
+        uint16_t* xs = static_cast<uint16_t*>(ws);  // half values, moved as bits
+        uint16_t* dys = xs + int64_t(xd.c) * ld;
+        launch_gather_planes(st, b, xd.c, hw_,
+                             static_cast<const uint16_t*>(at(x, n0 * xd.stride_n, t_)), xd.stride_n,
+                             xs);
+        launch_gather_planes(st, b, p_.wd.k, hw_,
+                             static_cast<const uint16_t*>(at(dy, n0 * yd.stride_n, t_)),
+                             yd.stride_n, dys);
+        gemm_half(h_, t_, kg_, cg_, int(ld), float(blend.alpha), {dys, int(ld), kg_ * ld},
+                  {xs, int(ld), cg_ * ld, true}, beta, dw, DataType::kFloat32, cg_,
+                  int64_t(kg_) * cg_, groups_);
+      }
+    }
+  }
+
+ private:
+  // The filter rounded to t_ at the workspace's start (fwd and bwd_data take nothing else).
+  const void* rounded_filter(const float* w) {
+    const int64_t n = p_.wd.count();
+    void* wh = h_.workspace(size_t(n) * dtype_size(t_));
+    tensor_copy(h_, ViewDesc::packed(DataType::kFloat32, {n}), w, ViewDesc::packed(t_, {n}), wh);
+    return wh;
+  }
+
+  Handle& h_;
+  const ConvProblem& p_;
+  DataType t_;
+  int groups_, kg_, cg_;
+  int64_t hw_;
+};
+
 // The stride-1 problem on the subsampled input: x packed N x C x P x Q.
 struct Subsampled {
   ConvDesc cd;
@@ -202,6 +358,8 @@ size_t filter_elems(Handle& h, const ConvProblem& p) {
 
 void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
          const ConvEpilogue& ep) {
+  if (half_size(p.xd.dtype))  // takes_half said so
+    return Conv1x1Half(h, p).fwd(x, static_cast<const float*>(w), y, blend, ep);
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* wt = static_cast<const T*>(w);
@@ -216,6 +374,8 @@ void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y,
 
 void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, void* dx,
               Blend blend) {
+  if (half_size(p.xd.dtype))
+    return Conv1x1Half(h, p).bwd_data(static_cast<const float*>(w), dy, dx, blend);
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_data", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* wt = static_cast<const T*>(w);
@@ -230,6 +390,8 @@ void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, vo
 
 void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
                 Blend blend) {
+  if (half_size(p.xd.dtype))
+    return Conv1x1Half(h, p).bwd_filter(x, dy, static_cast<float*>(dw), blend);
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_filter", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* dyt = static_cast<const T*>(dy);
@@ -245,9 +407,10 @@ void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, 
 }
 
 // The backward filter's partials or gathered copies, after the subsampled input of a strided
-// layer (which forward and backward data need too).
+// layer (which forward and backward data need too); in half math, at least the rounded filter.
 size_t workspace(Handle& h, const ConvProblem& p) {
-  return (subsampled_elems(p) + filter_elems(h, p)) * dtype_size(p.xd.dtype);
+  const size_t filter = half_size(math_type(p)) ? size_t(p.wd.count()) * 2 : 0;
+  return std::max((subsampled_elems(p) + filter_elems(h, p)) * dtype_size(p.xd.dtype), filter);
 }
 
 // The table's 1x1 rule, with a stride (no padding) allowed.
@@ -262,6 +425,6 @@ const char* unsupported(const ConvProblem& p) {
 }  // namespace
 
 const ConvImpl kConvGemm1x1{ConvAlgo::kGemm1x1, Device::kCUDA, unsupported, workspace, fwd,
-                            bwd_data,           bwd_filter};
+                            bwd_data,           bwd_filter,    takes_half};
 
 }  // namespace crema::prim::cuda

@@ -129,18 +129,20 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint3
 #endif
 }
 
-// dst[n][h][w][c] = round(src[n][c][h][w]) for any source strides: 32 x 32 tiles of (c, h*w)
-// through shared memory, so both the reads (along w) and the writes (along c) coalesce.
-template <MathMode M>
+// dst[n][h][w][c] = round(src[n][c][h][w]) for any source strides, the source stored as S (f32,
+// bf16, f16): 32 x 32 tiles of (c, h*w) through shared memory, so both the reads (along w) and
+// the writes (along c) coalesce.
+template <MathMode M, typename S>
 __global__ void to_nhwc_kernel(int c, int h, int w, int64_t sn, int64_t sc, int64_t sh, int64_t sw,
-                               const float* __restrict__ src, Bits<M>* dst) {
+                               const S* __restrict__ src, Bits<M>* dst) {
   __shared__ float tile[32][33];
   const int hw = h * w, n = blockIdx.z;
   const int c0 = blockIdx.y * 32, p0 = blockIdx.x * 32;
-  const float* s = src + n * sn;
+  const S* s = src + n * sn;
   for (int j = threadIdx.y; j < 32; j += 8) {
     const int cc = c0 + j, p = p0 + threadIdx.x;
-    if (cc < c && p < hw) tile[j][threadIdx.x] = s[cc * sc + (p / w) * sh + (p % w) * sw];
+    if (cc < c && p < hw)
+      tile[j][threadIdx.x] = load_as_float(s[cc * sc + (p / w) * sh + (p % w) * sw]);
   }
   __syncthreads();
   for (int j = threadIdx.y; j < 32; j += 8) {
@@ -149,12 +151,17 @@ __global__ void to_nhwc_kernel(int c, int h, int w, int64_t sn, int64_t sc, int6
   }
 }
 
-// Rounds tensor d at src into an NHWC copy at dst (d.n below 65536: one grid layer an image).
+// Rounds tensor d at src (of d's storage type: f32, bf16 or f16) into an NHWC copy at dst (d.n
+// below 65536: one grid layer an image).
 template <MathMode M>
-void to_nhwc(cudaStream_t st, const TensorDesc& d, const float* src, Bits<M>* dst) {
+void to_nhwc(cudaStream_t st, const TensorDesc& d, const void* src, Bits<M>* dst) {
   const dim3 grid((d.h * d.w + 31) / 32, (d.c + 31) / 32, d.n);
-  to_nhwc_kernel<M><<<grid, dim3(32, 8), 0, st>>>(d.c, d.h, d.w, d.stride_n, d.stride_c, d.stride_h,
-                                                  d.stride_w, src, dst);
+  visit_dtype(DTypes<float, bf16_t, f16_t>{}, d.dtype, "to_nhwc", Device::kCUDA, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    to_nhwc_kernel<M, S><<<grid, dim3(32, 8), 0, st>>>(d.c, d.h, d.w, d.stride_n, d.stride_c,
+                                                       d.stride_h, d.stride_w,
+                                                       static_cast<const S*>(src), dst);
+  });
   check_launch("to_nhwc_kernel");
 }
 

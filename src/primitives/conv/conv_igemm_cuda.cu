@@ -409,8 +409,7 @@ Tap* make_taps(Handle& h, const ConvProblem& pr, const Geo& g, bool fwd) {
 void fwd_as(Handle& h, const ConvProblem& pr, const void* x, const void* w, void* y, Blend blend,
             const ConvEpilogue& ep, bool wgmma) {
   if (igemm_nhwc_applies(pr, ConvPass::kFwd))
-    return igemm_nhwc_run(h, pr, ConvPass::kFwd, static_cast<const float*>(x),
-                          static_cast<const float*>(w), static_cast<float*>(y), blend,
+    return igemm_nhwc_run(h, pr, ConvPass::kFwd, x, static_cast<const float*>(w), y, blend,
                           static_cast<const float*>(ep.bias), ep.relu, wgmma);
   Geo g = geo_of(pr);
   g.gm = g.n * g.p * g.q, g.gn = g.kg, g.gk = g.cg * g.r * g.s;
@@ -425,9 +424,8 @@ void bwd_data_as(Handle& h, const ConvProblem& pr, const void* w, const void* dy
   if (pr.cd.stride_h != 1 || pr.cd.stride_w != 1)
     return kConvIm2colGemm.bwd_data(h, pr, w, dy, dx, blend);
   if (igemm_nhwc_applies(pr, ConvPass::kBwdData))
-    return igemm_nhwc_run(h, pr, ConvPass::kBwdData, static_cast<const float*>(dy),
-                          static_cast<const float*>(w), static_cast<float*>(dx), blend, nullptr,
-                          false, wgmma);
+    return igemm_nhwc_run(h, pr, ConvPass::kBwdData, dy, static_cast<const float*>(w), dx, blend,
+                          nullptr, false, wgmma);
   Geo g = geo_of(pr);
   g.gm = g.n * g.h * g.w, g.gn = g.cg, g.gk = g.kg * g.r * g.s;
   const Tap* taps = make_taps(h, pr, g, false);
@@ -439,8 +437,7 @@ void bwd_data_as(Handle& h, const ConvProblem& pr, const void* w, const void* dy
 void bwd_filter_as(Handle& h, const ConvProblem& pr, const void* x, const void* dy, void* dw,
                    Blend blend, bool wgmma) {
   if (igemm_nhwc_applies(pr, ConvPass::kBwdFilter))
-    return igemm_wgrad_run(h, pr, static_cast<const float*>(x), static_cast<const float*>(dy),
-                           static_cast<float*>(dw), blend, wgmma);
+    return igemm_wgrad_run(h, pr, x, dy, static_cast<float*>(dw), blend, wgmma);
   Geo g = geo_of(pr);
   g.gm = g.kg, g.gn = g.cg * g.r * g.s, g.gk = g.n * g.p * g.q;
   plan_splits(h, pr, g);
@@ -527,6 +524,13 @@ const char* unsupported_sm90(const ConvProblem& p) {
 #endif
 }
 
+// Half-size x and y (dx, dy) go straight through the NHWC path: its copies read them as they are
+// and its epilogue writes them.
+bool takes_half(const ConvProblem& p, ConvPass pass, const ConvEpilogue&) {
+  if (pass == ConvPass::kBwdData && (p.cd.stride_h != 1 || p.cd.stride_w != 1)) return false;
+  return igemm_nhwc_applies(p, pass) && igemm_nhwc_takes_half(p, pass);
+}
+
 }  // namespace
 
 namespace igemm {
@@ -549,14 +553,21 @@ DeviceFacts current_device() {
 }
 }  // namespace igemm
 
-const ConvImpl kConvImplicitGemm{
-    ConvAlgo::kImplicitGemm, Device::kCUDA, unsupported, workspace, fwd, bwd_data, bwd_filter};
+const ConvImpl kConvImplicitGemm{ConvAlgo::kImplicitGemm,
+                                 Device::kCUDA,
+                                 unsupported,
+                                 workspace,
+                                 fwd,
+                                 bwd_data,
+                                 bwd_filter,
+                                 takes_half};
 const ConvImpl kConvImplicitGemmSm90{ConvAlgo::kImplicitGemmSm90,
                                      Device::kCUDA,
                                      unsupported_sm90,
                                      workspace,
                                      fwd_sm90,
                                      bwd_data_sm90,
-                                     bwd_filter_sm90};
+                                     bwd_filter_sm90,
+                                     takes_half};
 
 }  // namespace crema::prim::cuda

@@ -41,13 +41,20 @@ struct alignas(16) Piece {
   int off, h, w, pad;
 };
 
-// The output and what the epilogue applies: out = alpha * acc + beta * out (+ bias, ReLU).
+// The output (stored as `type`: f32, or the math's 16-bit type) and what the epilogue applies:
+// out = alpha * acc + beta * out (+ bias, ReLU), in fp32, rounded once to the output's type.
 struct NhwcOut {
-  float* out;
+  void* out;
+  DataType type;
   float alpha, beta;
   const float* bias;
   bool relu;
 };
+
+// The 16-bit storage type of BF16 / FP16 math: what the kernels also write (their template
+// parameter O, float otherwise).
+template <MathMode M>
+using HalfOut = std::conditional_t<M == MathMode::kFP16, f16_t, bf16_t>;
 
 // Element offset of 16-byte piece `c` of shared row `row`: pieces swizzled by row pair.
 template <MathMode M>
@@ -102,23 +109,25 @@ struct NhwcStager {
   }
 };
 
-// The output row of GEMM row m (m < gm).
-__device__ __forceinline__ float* nhwc_out_row(const NhwcGeo& g, float* out, int m) {
+// The element offset of the output row of GEMM row m (m < gm): int, as every offset (the row's
+// support rule keeps tensors below 2^31 elements).
+__device__ __forceinline__ int nhwc_out_row(const NhwcGeo& g, int m) {
   const int plane = g.rows_h * g.rows_w;
   const int n = m / plane, yx = m % plane, y = yx / g.rows_w, x = yx % g.rows_w;
-  return out + (n * g.on + y * g.oh + x * g.ow);
+  return n * g.on + y * g.oh + x * g.ow;
 }
 
-// Stores column col (< gn) of group grp into its output row.
-__device__ __forceinline__ void nhwc_store(const NhwcGeo& g, const NhwcOut& o, float* orow, int grp,
+// Stores column col (< gn) of group grp into its output row, an output stored as O.
+template <typename O>
+__device__ __forceinline__ void nhwc_store(const NhwcGeo& g, const NhwcOut& o, int orow, int grp,
                                            int col, float acc) {
   const int ch = grp * g.gn + col;
-  float* p = orow + ch * g.oc;
+  O* p = static_cast<O*>(o.out) + (orow + ch * g.oc);
   float v = o.alpha * acc;
-  if (o.beta != 0.f) v += o.beta * *p;
+  if (o.beta != 0.f) v += o.beta * load_as_float(*p);
   if (o.bias) v += o.bias[ch];
   if (o.relu) v = v > 0.f ? v : 0.f;
-  *p = v;
+  *p = store_from_float<O>(v);
 }
 
 // The wgmma kernel's launch (conv_igemm_wgmma_sm90a.cu, built where the CUDA architectures

@@ -15,7 +15,9 @@
 // columns (64 where a group has no more) by 64 bytes of depth, staged as conv_igemm_nhwc.cuh
 // says; 4 warps of 64 x 64 (64 x 32) load their fragments with ldmatrix (which moves 32-bit TF32
 // values as pairs of 16-bit halves, landing them where mma's TF32 fragments expect them). fp32
-// accumulation; the epilogue blends into the fp32 output with any strides.
+// accumulation; the epilogue blends into the output with any strides. The activation may be
+// stored in f32, bf16 or f16 (the copy reads it as it is), and so may the output (the epilogue
+// rounds once): the path reads and writes half-size tensors without f32 copies.
 #include "primitives/conv/conv_cuda.cuh"
 #include "primitives/conv/conv_igemm.cuh"
 #include "primitives/conv/conv_igemm_nhwc.cuh"
@@ -28,7 +30,7 @@ using namespace igemm;
 
 constexpr int kTileM = kNhwcTileM;
 
-template <MathMode M, int TN>
+template <MathMode M, int TN, typename O>
 __global__ void __launch_bounds__(kNhwcThreads)
     igemm_nhwc_kernel(NhwcGeo g, const Bits<M>* __restrict__ a_src,
                       const Bits<M>* __restrict__ b_src, const Piece* __restrict__ pieces,
@@ -84,13 +86,13 @@ __global__ void __launch_bounds__(kNhwcThreads)
     for (int hi = 0; hi < 2; ++hi) {
       const int m = m0 + wm + mi * 16 + gid + hi * 8;
       if (m >= g.gm) continue;
-      float* orow = nhwc_out_row(g, o.out, m);
+      const int orow = nhwc_out_row(g, m);
 #pragma unroll
       for (int ni = 0; ni < kNI; ++ni)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int col = n0 + wn + ni * 8 + 2 * tig + e;
-          if (col < g.gn) nhwc_store(g, o, orow, grp, col, acc[mi][ni][hi * 2 + e]);
+          if (col < g.gn) nhwc_store<O>(g, o, orow, grp, col, acc[mi][ni][hi * 2 + e]);
         }
     }
 }
@@ -151,18 +153,29 @@ Layout layout_of(const ConvProblem& p, bool fwd) {
   return l;
 }
 
-template <MathMode M, int TN>
-void launch(cudaStream_t st, const NhwcGeo& g, const Bits<M>* act, const Bits<M>* w,
-            const Piece* pieces, const NhwcOut& o, int groups) {
-  allow_shared_memory<igemm_nhwc_kernel<M, TN>>(nhwc_smem_bytes(TN),
-                                                "igemm_nhwc_kernel shared memory");
+template <MathMode M, int TN, typename O>
+void launch_out(cudaStream_t st, const NhwcGeo& g, const Bits<M>* act, const Bits<M>* w,
+                const Piece* pieces, const NhwcOut& o, int groups) {
+  allow_shared_memory<igemm_nhwc_kernel<M, TN, O>>(nhwc_smem_bytes(TN),
+                                                   "igemm_nhwc_kernel shared memory");
   const dim3 grid((g.gm + kTileM - 1) / kTileM, (g.gn + TN - 1) / TN, groups);
-  igemm_nhwc_kernel<M, TN><<<grid, kNhwcThreads, nhwc_smem_bytes(TN), st>>>(g, act, w, pieces, o);
+  igemm_nhwc_kernel<M, TN, O>
+      <<<grid, kNhwcThreads, nhwc_smem_bytes(TN), st>>>(g, act, w, pieces, o);
   check_launch("igemm_nhwc_kernel");
 }
 
+// An f32 output, or one in the math's 16-bit type (igemm_nhwc_takes_half keeps others away).
+template <MathMode M, int TN>
+void launch(cudaStream_t st, const NhwcGeo& g, const Bits<M>* act, const Bits<M>* w,
+            const Piece* pieces, const NhwcOut& o, int groups) {
+  if constexpr (M != MathMode::kTF32)
+    if (o.type != DataType::kFloat32)
+      return launch_out<M, TN, HalfOut<M>>(st, g, act, w, pieces, o, groups);
+  launch_out<M, TN, float>(st, g, act, w, pieces, o, groups);
+}
+
 template <MathMode M>
-void run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const float* w, float* out,
+void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float* w, void* out,
          Blend blend, const float* bias, bool relu, bool wgmma) {
   const ConvDesc& cd = p.cd;
   const TensorDesc& src = fwd ? p.xd : p.yd;
@@ -200,7 +213,7 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const float* act, const floa
   // A group of <= 64 columns (VGG-16's conv1_2, ResNet-50's res2 layers) would leave half of a
   // 128-column tile idle.
   const int tn = g.gn <= 64 ? 64 : 128;
-  const NhwcOut o{out, float(blend.alpha), float(blend.beta), bias, relu};
+  const NhwcOut o{out, dst.dtype, float(blend.alpha), float(blend.beta), bias, relu};
 #ifdef CREMA_WITH_SM90A
   if (wgmma) return nhwc_wgmma_launch(M, tn, st, g, act_bits, w_bits, pieces, o, groups);
 #else
@@ -231,13 +244,20 @@ bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass) {
   }
 }
 
+bool igemm_nhwc_takes_half(const ConvProblem& p, ConvPass pass) {
+  if (pass == ConvPass::kBwdFilter) return true;  // dw is f32; the copies read any input
+  const DataType out = pass == ConvPass::kFwd ? p.yd.dtype : p.xd.dtype;
+  return out == DataType::kFloat32 ||
+         (p.cd.math == MathMode::kBF16 && out == DataType::kBFloat16) ||
+         (p.cd.math == MathMode::kFP16 && out == DataType::kFloat16);
+}
+
 size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass) {
   return layout_of(p, pass == ConvPass::kFwd).total;
 }
 
-void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const float* act,
-                    const float* w, float* out, Blend blend, const float* bias, bool relu,
-                    bool wgmma) {
+void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const void* act, const float* w,
+                    void* out, Blend blend, const float* bias, bool relu, bool wgmma) {
   const bool fwd = pass == ConvPass::kFwd;
   switch (p.cd.math) {
     case MathMode::kTF32:

@@ -17,7 +17,7 @@
 namespace crema::prim::cuda::igemm {
 namespace {
 
-template <MathMode M, int TN>
+template <MathMode M, int TN, typename O>
 __global__ void __launch_bounds__(kNhwcThreads)
     nhwc_wgmma_kernel(NhwcGeo g, const Bits<M>* __restrict__ a_src,
                       const Bits<M>* __restrict__ b_src, const Piece* __restrict__ pieces,
@@ -62,26 +62,35 @@ __global__ void __launch_bounds__(kNhwcThreads)
     for (int hi = 0; hi < 2; ++hi) {
       const int m = m0 + h * 64 + warp * 16 + gid + hi * 8;
       if (m >= g.gm) continue;
-      float* orow = nhwc_out_row(g, o.out, m);
+      const int orow = nhwc_out_row(g, m);
 #pragma unroll
       for (int i = 0; i < TN / 8; ++i)
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const int col = n0 + 8 * i + 2 * tig + e;
-          if (col < g.gn) nhwc_store(g, o, orow, grp, col, acc[h][4 * i + 2 * hi + e]);
+          if (col < g.gn) nhwc_store<O>(g, o, orow, grp, col, acc[h][4 * i + 2 * hi + e]);
         }
     }
+}
+
+template <MathMode M, int TN, typename O>
+void launch_out(cudaStream_t st, const NhwcGeo& g, const void* act, const void* w,
+                const Piece* pieces, const NhwcOut& o, int groups) {
+  const int smem = nhwc_smem_bytes(TN) + kWgmmaAlign;
+  allow_shared_memory<nhwc_wgmma_kernel<M, TN, O>>(smem, "nhwc_wgmma_kernel shared memory");
+  const dim3 grid((g.gm + kNhwcTileM - 1) / kNhwcTileM, (g.gn + TN - 1) / TN, groups);
+  nhwc_wgmma_kernel<M, TN, O><<<grid, kNhwcThreads, smem, st>>>(
+      g, static_cast<const Bits<M>*>(act), static_cast<const Bits<M>*>(w), pieces, o);
+  check_launch("nhwc_wgmma_kernel");
 }
 
 template <MathMode M, int TN>
 void launch(cudaStream_t st, const NhwcGeo& g, const void* act, const void* w, const Piece* pieces,
             const NhwcOut& o, int groups) {
-  const int smem = nhwc_smem_bytes(TN) + kWgmmaAlign;
-  allow_shared_memory<nhwc_wgmma_kernel<M, TN>>(smem, "nhwc_wgmma_kernel shared memory");
-  const dim3 grid((g.gm + kNhwcTileM - 1) / kNhwcTileM, (g.gn + TN - 1) / TN, groups);
-  nhwc_wgmma_kernel<M, TN><<<grid, kNhwcThreads, smem, st>>>(
-      g, static_cast<const Bits<M>*>(act), static_cast<const Bits<M>*>(w), pieces, o);
-  check_launch("nhwc_wgmma_kernel");
+  if constexpr (M != MathMode::kTF32)
+    if (o.type != DataType::kFloat32)
+      return launch_out<M, TN, HalfOut<M>>(st, g, act, w, pieces, o, groups);
+  launch_out<M, TN, float>(st, g, act, w, pieces, o, groups);
 }
 
 template <MathMode M>

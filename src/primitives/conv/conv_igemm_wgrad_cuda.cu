@@ -227,7 +227,7 @@ void launch(cudaStream_t st, const WgradGeo& g, const Bits<M>* dy, const Bits<M>
 }
 
 template <MathMode M>
-void run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw, Blend blend,
+void run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw, Blend blend,
          bool wgmma) {
   const WgradGeo g = geo_of(h, p);
   const Carving l = carving_of(p, g);
@@ -263,7 +263,7 @@ size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p) {
   return carving_of(p, geo_of(h, p)).total;
 }
 
-void igemm_wgrad_run(Handle& h, const ConvProblem& p, const float* x, const float* dy, float* dw,
+void igemm_wgrad_run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
                      Blend blend, bool wgmma) {
   switch (p.cd.math) {
     case MathMode::kTF32:

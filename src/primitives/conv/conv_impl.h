@@ -31,6 +31,10 @@ struct ConvImpl {
                    Blend blend);
   void (*bwd_filter)(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
                      Blend blend);
+  // Whether the row reads and writes bf16 / f16 x and y (dx, dy) itself in a pass (with this
+  // epilogue, forward), for the problem of those types; nullptr: never. conv.cpp stages half
+  // tensors through f32 copies for the others.
+  bool (*takes_half)(const ConvProblem& p, ConvPass pass, const ConvEpilogue& ep) = nullptr;
 };
 
 // Support rules shared by rows of both devices.
