@@ -87,12 +87,12 @@ void apply_precision_flag(const std::string& precision, NetParameter* net) {
     net->clear_default_forward_math();
     net->clear_default_backward_math();
   } else if (precision == "bf16" || precision == "fp16") {
-    // Math only: activations stay f32, the faster storage while convolutions stage half-size
-    // tensors through f32 copies (net_storage.cpp); the files' types ask for half storage.
+    // Half-size storage where the layers allow (net_storage.cpp) and tensor-core math.
     clear_layers(true);
-    net->clear_default_forward_type();
-    net->clear_default_backward_type();
-    set_defaults(precision == "bf16" ? BFLOAT16 : FLOAT16);
+    const Type t = precision == "bf16" ? BFLOAT16 : FLOAT16;
+    set_defaults(t);
+    net->set_default_forward_type(t);
+    net->set_default_backward_type(t);
     // float16's range ends at 65504 and its smallest subnormal is 6e-8: gradients need the
     // adaptive loss scale unless the file chose its own scaling.
     if (precision == "fp16" && !net->has_global_grad_scale() &&

@@ -31,9 +31,9 @@ bool layer_wants_half_storage(const LayerParameter& layer);
 
 // `--precision=fp32|tf32|bf16|fp16` over a net's own fields: fp32 makes every layer's math
 // strict, tf32 clears every precision field (the device default), bf16 and fp16 set the net's
-// default math to BFLOAT16 / FLOAT16 and drop the layers' own math and every storage type
-// (activations stay f32); fp16 also turns on adaptive loss scaling where the net sets no scaling
-// of its own. Throws crema::Error for any other value.
+// default types and math to BFLOAT16 / FLOAT16 and drop the layers' own (half-size activations
+// where the layers allow, storage_plan.h); fp16 also turns on adaptive loss scaling where the
+// net sets no scaling of its own. Throws crema::Error for any other value.
 void apply_precision_flag(const std::string& precision, NetParameter* net);
 // The same over every net a solver builds: net files are read and inlined (net -> net_param,
 // train_net -> train_net_param, test_net -> test_net_param, in the order the solver uses them).

@@ -94,8 +94,9 @@ TEST(Precision, FlagOverridesTheFile) {
   apply_precision_flag("bf16", &bf16);
   EXPECT_EQ(layer_forward_math(resolved(bf16, 0), Device::kCUDA), MathMode::kBF16);
   EXPECT_EQ(layer_backward_math(resolved(bf16, 0), Device::kCUDA), MathMode::kBF16);
-  // Math only: the storage types go, so activations stay f32.
-  EXPECT_FALSE(bf16.has_default_forward_type());
+  // Half-size storage: the net's types, and no layer keeps its own.
+  EXPECT_EQ(bf16.default_forward_type(), BFLOAT16);
+  EXPECT_EQ(bf16.default_backward_type(), BFLOAT16);
   EXPECT_FALSE(bf16.layer(0).has_forward_type());
 
   NetParameter fp16 = parse_net(text);

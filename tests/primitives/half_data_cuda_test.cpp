@@ -166,7 +166,9 @@ TEST(HalfDataCuda, EltwiseSumMaxAndFusedRelu) {
     }
 }
 
-TEST(HalfDataCuda, PoolingTakesTheWindowRow) {
+// Half data takes the sweep row (square 2/2, 3/2, 3/1 windows) or the window row; every CUDA row
+// gives the CPU's f32 result bit for bit.
+TEST(HalfDataCuda, Pooling) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle h(Device::kCUDA);
   struct Case {
@@ -187,12 +189,10 @@ TEST(HalfDataCuda, PoolingTakesTheWindowRow) {
           dy(t, values(t, N * C * P * Q, 22)), dx(t, values(t, N * C * H * W, 23));
       const TensorDesc x32 = desc(DataType::kFloat32, N, C, H, W), xh = desc(t, N, C, H, W);
       const TensorDesc y32 = desc(DataType::kFloat32, N, C, P, Q), yh = desc(t, N, C, P, Q);
-      PoolDesc window = pd;
-      window.algo = PoolAlgo::kWindow;  // the row half data takes under kAuto
-      pool_fwd(h, window, x32, x.f32.get(), y32, y.f32.get());
+      pool_fwd(h, pd, x32, x.f32.get(), y32, y.f32.get());
       pool_fwd(h, pd, xh, x.half.get(), yh, y.half.get());
       expect_rounded(h, y, "pool_fwd", c.mode == PoolMode::kMax);
-      pool_bwd(h, window, y32, y.f32.get(), dy.f32.get(), x32, x.f32.get(), dx.f32.get());
+      pool_bwd(h, pd, y32, y.f32.get(), dy.f32.get(), x32, x.f32.get(), dx.f32.get());
       pool_bwd(h, pd, yh, y.half.get(), dy.half.get(), xh, x.half.get(), dx.half.get());
       expect_rounded(h, dx, "pool_bwd");
     }

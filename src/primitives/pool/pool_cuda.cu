@@ -17,7 +17,7 @@
 // overlap in cache) and writes y; max backward reads x and y, writes the argmax (4 bytes per
 // output), then reads argmax and dy per covering window and writes dx; average backward reads dy
 // per covering window and writes dx. This row also takes bf16 and f16 data (computed in fp32),
-// which the special-shape rows refuse.
+// as does the sweep row; the other special-shape rows refuse it.
 #include <climits>
 #include <cstdint>
 #include <limits>

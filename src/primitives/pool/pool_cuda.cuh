@@ -30,8 +30,8 @@ struct Typed {
 };
 
 // Runs f(Typed<T>) for a's data type among `types` (others throw PrimError), then checks the
-// launch. The special-shape rows take f32 and f64 (run_typed without a list); the window row
-// (pool_cuda.cu) also bf16 and f16.
+// launch. The special-shape rows take f32 and f64 (run_typed without a list); the window and
+// sweep rows also bf16 and f16.
 template <typename... Ts, typename F>
 void run_typed(DTypes<Ts...> types, Handle& h, const PoolArgs& a, F&& f) {
   const char* op = a.forward() ? "pool_fwd" : "pool_bwd";

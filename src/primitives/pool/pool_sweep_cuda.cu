@@ -4,7 +4,7 @@
 // only the min(S, K) rows the next window row adds, instead of K x K cells per output. Planes
 // with few columns are cut into bands of rows so that enough threads run. The backward (max and
 // average) is a single pass with no workspace and no atomics. Results equal the CPU's bit for
-// bit.
+// bit. bf16 and f16 data are read into fp32 (the ring holds fp32) and rounded once when stored.
 // The sweeps are bound by L2 traffic (ncu on caffenet:pool1's backward: L2 86%, DRAM 56%): a
 // warp's column loads are strided by S, so each moves twice the sectors it uses. The rows before
 // it in the table take most of the reference nets' pools (docs/primitives.md); the sweep keeps
@@ -74,34 +74,35 @@ __device__ __forceinline__ SweepItem sweep_item(const SweepGeo& g, const SweepDi
                    n * g.yn + c * g.yc};
 }
 
-// Input row `row`, columns c0 .. c0 + N - 1, into dst; cells outside the input read `fill`.
-template <int N, typename T>
-__device__ __forceinline__ void load_row(const SweepGeo& g, const T* xp, int row, int c0, T fill,
-                                         T (&dst)[N]) {
+// Input row `row`, columns c0 .. c0 + N - 1, into dst (in T's math type M); cells outside the
+// input read `fill`.
+template <int N, typename T, typename M>
+__device__ __forceinline__ void load_row(const SweepGeo& g, const T* xp, int row, int c0, M fill,
+                                         M (&dst)[N]) {
   const bool in_row = row >= 0 && row < g.H;
   const T* r = xp + row * g.xh;
 #pragma unroll
   for (int t = 0; t < N; ++t) {
     const int col = c0 + t;
-    dst[t] = in_row && col >= 0 && col < g.W ? r[col * g.xw] : fill;
+    dst[t] = in_row && col >= 0 && col < g.W ? M(load_as_float(r[col * g.xw])) : fill;
   }
 }
 
 // The K input rows of one window row, columns c0 .. c0 + N - 1. Window row p + 1 starts S rows
 // further down: it keeps K - S of these rows and adds R = min(S, K), which fetch() loads into
 // `next` a step ahead (so two steps' loads are in flight) and advance() moves in.
-template <int K, int S, int N, typename T>
+template <int K, int S, int N, typename T, typename M = MathOf<T>>
 struct RowRing {
   static constexpr int R = S < K ? S : K;
-  T rows[K][N];
-  T next[R][N];
+  M rows[K][N];
+  M next[R][N];
 
-  __device__ __forceinline__ void load(const SweepGeo& g, const T* xp, int row0, int c0, T fill) {
+  __device__ __forceinline__ void load(const SweepGeo& g, const T* xp, int row0, int c0, M fill) {
 #pragma unroll
     for (int d = 0; d < K; ++d) load_row(g, xp, row0 + d, c0, fill, rows[d]);
   }
   // Loads the rows window row starting at input row `row0` adds.
-  __device__ __forceinline__ void fetch(const SweepGeo& g, const T* xp, int row0, int c0, T fill) {
+  __device__ __forceinline__ void fetch(const SweepGeo& g, const T* xp, int row0, int c0, M fill) {
 #pragma unroll
     for (int d = 0; d < R; ++d) load_row(g, xp, row0 + K - R + d, c0, fill, next[d]);
   }
@@ -120,11 +121,11 @@ struct RowRing {
 // prefetch was most of their loads (cifar10_quick:pool2 0.0068 -> 0.0059 ms without it). A test
 // of the band in the loop instead cost the large layers 5-17% (googlenet:pool1 0.214 -> 0.250
 // ms, 52 registers instead of 47).
-template <typename T, int K, int S, bool kNarrow, bool kOneRow>
+template <typename T, int K, int S, bool kNarrow, bool kOneRow, typename M = MathOf<T>>
 __global__ void fwd_sweep_kernel(SweepGeo g, SweepDivs d, PoolMode mode, const T* __restrict__ x,
-                                 T* y, T alpha, T beta) {
+                                 T* y, M alpha, M beta) {
   const bool is_max = mode == PoolMode::kMax;
-  const T fill = is_max ? std::numeric_limits<T>::lowest() : T(0);
+  const M fill = is_max ? std::numeric_limits<M>::lowest() : M(0);
   CREMA_CUDA_LOOP(idx, g.threads) {
     const SweepItem it = sweep_item<kNarrow>(g, d, idx);
     const T* xp = x + it.xo;
@@ -134,19 +135,19 @@ __global__ void fwd_sweep_kernel(SweepGeo g, SweepDivs d, PoolMode mode, const T
     ring.load(g, xp, it.r0 * S - g.ph, c0, fill);
     for (int p = it.r0; p < it.r1; ++p) {
       if constexpr (!kOneRow) ring.fetch(g, xp, (p + 1) * S - g.ph, c0, fill);
-      T v = fill;
+      M v = fill;
 #pragma unroll
       for (int d = 0; d < K; ++d)
 #pragma unroll
         for (int t = 0; t < K; ++t) {
-          const T u = ring.rows[d][t];
+          const M u = ring.rows[d][t];
           v = is_max ? (u > v ? u : v) : v + u;
         }
       const pool_ops::Span a = span_of(p, g.H, K, g.ph, S);
       if (a.lo >= a.hi || b.lo >= b.hi)
-        v = T(0);
+        v = M(0);
       else if (!is_max)
-        v = v / T(pool_ops::divisor_of(mode, a, b));
+        v = v / M(pool_ops::divisor_of(mode, a, b));
       blend_store(y + it.yo + p * g.yh + q * g.yw, v, alpha, beta);
       if constexpr (!kOneRow) ring.advance();
     }
@@ -169,13 +170,13 @@ __global__ void fwd_sweep_kernel(SweepGeo g, SweepDivs d, PoolMode mode, const T
 // alpha * dy / divisor to each of its cells in the block, the CPU's value in the CPU's order.
 // Before, it took pool_cuda.cu's gather (each input placing itself and its covering windows by
 // divisions): 1.38x cuDNN's time on cifar10_quick:pool2.
-template <typename T, int K, int S, bool kNarrow, bool kMax>
-__global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 3 : 1)
+template <typename T, int K, int S, bool kNarrow, bool kMax, typename F = MathOf<T>>
+__global__ void __launch_bounds__(kBlock, sizeof(F) == 4 ? 3 : 1)
     bwd_sweep_kernel(SweepGeo g, SweepDivs d, PoolMode mode, const T* __restrict__ x,
-                     const T* __restrict__ y, const T* __restrict__ dy, T* dx, T alpha, T beta) {
+                     const T* __restrict__ y, const T* __restrict__ dy, T* dx, F alpha, F beta) {
   constexpr int M = (K - 1) / S + 1;  // windows per axis reaching one block
   constexpr int N = (M - 1) * S + K;  // columns those M windows span
-  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const F nan = std::numeric_limits<F>::quiet_NaN();
   CREMA_CUDA_LOOP(idx, g.threads) {
     const SweepItem it = sweep_item<kNarrow>(g, d, idx);
     const T* xp = x + it.xo;
@@ -183,19 +184,19 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 3 : 1)
     const int b = it.col, q0 = b - M + 1, c0 = q0 * S - g.pw, bc = b * S - g.pw;
     // Window row p's y (max; NaN where there is no window: it matches no cell) and its gradient
     // per cell: alpha * dy (max), alpha * dy / divisor (average).
-    auto outputs = [&](int p, T(&ym)[M], T(&gm)[M]) {
+    auto outputs = [&](int p, F(&ym)[M], F(&gm)[M]) {
 #pragma unroll
       for (int w = 0; w < M; ++w) {
         const int q = q0 + w;
         const bool ok = p < g.P && q >= 0 && q < g.Q;
         const int64_t o = it.yo + p * g.yh + q * g.yw;
         if constexpr (kMax) {
-          ym[w] = ok ? y[o] : nan;
-          gm[w] = ok ? alpha * dy[o] : T(0);
+          ym[w] = ok ? F(load_as_float(y[o])) : nan;
+          gm[w] = ok ? alpha * F(load_as_float(dy[o])) : F(0);
         } else {
           const int div =
               pool_ops::divisor_of(mode, span_of(p, g.H, K, g.ph, S), span_of(q, g.W, K, g.pw, S));
-          gm[w] = ok ? alpha * dy[o] / T(div) : T(0);
+          gm[w] = ok ? alpha * F(load_as_float(dy[o])) / F(div) : F(0);
         }
       }
     };
@@ -207,16 +208,16 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 3 : 1)
     };
     // Accumulators of block rows p .. p + M - 1, primed with beta * dx for the rows this band
     // writes.
-    T acc[M][S][S];
-    auto prime = [&](int r, T(&blk)[S][S]) {
+    F acc[M][S][S];
+    auto prime = [&](int r, F(&blk)[S][S]) {
 #pragma unroll
       for (int i = 0; i < S; ++i)
 #pragma unroll
         for (int j = 0; j < S; ++j) {
           int64_t off;
-          blk[i][j] = beta != T(0) && r >= it.r0 && r < it.r1 && cell(r, i, j, &off)
-                          ? beta * dp[off]
-                          : T(0);
+          blk[i][j] = beta != F(0) && r >= it.r0 && r < it.r1 && cell(r, i, j, &off)
+                          ? beta * F(load_as_float(dp[off]))
+                          : F(0);
         }
     };
     const int p_first = max(it.r0 - M + 1, 0);
@@ -224,7 +225,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 3 : 1)
     for (int m = 0; m < M; ++m) prime(p_first + m, acc[m]);
     RowRing<K, S, N, T> ring;
     if constexpr (kMax) ring.load(g, xp, p_first * S - g.ph, c0, nan);
-    T ym[M], gm[M], ym_next[M], gm_next[M];
+    F ym[M], gm[M], ym_next[M], gm_next[M];
     outputs(p_first, ym, gm);
     for (int p = p_first; p < it.r1; ++p) {
       if constexpr (kMax) ring.fetch(g, xp, (p + 1) * S - g.ph, c0, nan);
@@ -249,7 +250,7 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 ? 3 : 1)
 #pragma unroll
           for (int j = 0; j < S; ++j) {
             int64_t off;
-            if (cell(p, i, j, &off)) dp[off] = acc[0][i][j];
+            if (cell(p, i, j, &off)) dp[off] = store_from_float<T>(acc[0][i][j]);
           }
       }
 #pragma unroll
@@ -323,7 +324,6 @@ void visit_flags(bool a, bool b, F&& f) {
 }
 
 const char* unsupported(const PoolArgs& a) {
-  if (const char* why = half_data(a)) return why;
   return visit_sweep(a.pd, [](auto, auto) {}) ? nullptr : "not square 2/2, 3/2 or 3/1 windows";
 }
 
@@ -359,7 +359,7 @@ void bwd(const PoolArgs& a, const Typed<T>& t) {
 }
 
 void run(Handle& h, const PoolArgs& a) {
-  run_typed(h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : bwd(a, t); });
+  run_typed(kAllTypes, h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : bwd(a, t); });
 }
 
 }  // namespace
