@@ -485,6 +485,16 @@ void Net<Dtype>::backward_range(Handle& h, int start, int end) {
 }
 
 template <typename Dtype>
+std::string Net<Dtype>::learnable_param_label(int id) const {
+  for (size_t k = 0; k < params_.size(); ++k) {
+    if (param_owners_[k] >= 0 || id-- > 0) continue;
+    const auto [layer, blob] = param_layer_indices_[k];
+    return "layer " + layer_names_[size_t(layer)] + ", blob " + std::to_string(blob);
+  }
+  return "parameter " + std::to_string(id);
+}
+
+template <typename Dtype>
 void Net<Dtype>::reshape() {
   for (int i = 0; i < num_layers(); ++i) {
     try {

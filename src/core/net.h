@@ -136,6 +136,8 @@ class Net {
   const std::vector<TensorPtr>& params() const { return params_; }
   const std::vector<Tensor<Dtype>*>& learnable_params() const { return learnable_params_; }
   const std::vector<float>& params_lr() const { return params_lr_; }
+  // "layer ip, blob 0": where learnable parameter id (an index into learnable_params) is defined.
+  std::string learnable_param_label(int id) const;
   const std::vector<float>& params_weight_decay() const { return params_decay_; }
   // Bytes of activations (tops) and of parameters.
   size_t activation_bytes() const;

@@ -514,6 +514,15 @@ void Solver<Dtype>::apply_update() {
     d.count = p.count();
     d.rate = double(rate * net_->params_lr()[id]);
     d.decay = double(Dtype(param_.weight_decay()) * net_->params_weight_decay()[id]);
+    // A finite rate (checked with the policy) times a huge lr_mult, or weight_decay times
+    // decay_mult, can still overflow: the spec that did it is the layer's.
+    if (!std::isfinite(d.rate))
+      fail("Iteration ", iter_, ": ", net_->learnable_param_label(id), ": the learning rate ", rate,
+           " times lr_mult ", net_->params_lr()[id], " overflows");
+    if (!std::isfinite(d.decay))
+      fail("Iteration ", iter_, ": ", net_->learnable_param_label(id), ": weight_decay ",
+           param_.weight_decay(), " times decay_mult ", net_->params_weight_decay()[id],
+           " overflows");
     d.regularization = d.decay == 0 ? prim::Regularization::kNone : decay_kind;
     describe_update(d);
     u.w = p.mutable_data();

@@ -194,6 +194,35 @@ TEST(SolverErrors, OverflowingLearningRateNamesTheIteration) {
             "1e+30, power 0)");
 }
 
+// A learning rate that is finite until a layer's lr_mult multiplies it names that layer's blob.
+TEST(SolverErrors, OverflowingLrMultNamesTheLayer) {
+  Handle h;
+  for (const char* spec : {"param { lr_mult: 1e38 }", "param { decay_mult: 1e38 }"}) {
+    std::string net = test::tiny_net_text(4);
+    const std::string ip = "layer { name: \"ip\" type: \"InnerProduct\"";
+    ASSERT_NE(net.find(ip), std::string::npos);
+    net.replace(net.find(ip), ip.size(), ip + " " + spec);
+    SolverParameter p;
+    read_text_proto_string("net_param { " + net +
+                               " } random_seed: 7 base_lr: 1e10 weight_decay: 1e10 "
+                               "lr_policy: \"fixed\"",
+                           "overflow", &p);
+    auto s = create_solver<float>(p, Device::kCPU, h);
+    test::set_batch(s->net(), 4);
+    std::string what;
+    try {
+      s->step(1);
+    } catch (const Error& e) {
+      what = e.what();
+    }
+    const bool rate = std::string(spec).find("lr_mult") != std::string::npos;
+    EXPECT_EQ(what, rate ? "Iteration 0: layer ip, blob 0: the learning rate 1e+10 times lr_mult "
+                           "1e+38 overflows"
+                         : "Iteration 0: layer ip, blob 0: weight_decay 1e+10 times decay_mult "
+                           "1e+38 overflows");
+  }
+}
+
 TEST(SolverErrors, NetsFromFilesAndGenericTestNets) {
   const std::string dir = test::fresh_dir("solver_net_file");
   const std::string path = dir + "/net.prototxt";
