@@ -199,11 +199,11 @@ void require_pointers(Pass p, std::initializer_list<const void*> ptrs) {
 
 // Half-size tensors. A pass whose x or y (dx, dy) is stored in bf16 or f16 runs the row the f32
 // problem would get; a row that takes half data for the pass (ConvImpl::takes_half: the implicit
-// GEMM's NHWC path) runs on it directly. Any other row, and every row under timed choice, runs
-// on packed f32 copies at the tail of the workspace, after the most the row may take: half inputs
-// converted in, the row run on the copies, a half output converted back (its old values converted
-// in first where the blend reads them). Cost of the copies: a read of 2 and a write of 4 bytes
-// per staged input element, and the same the other way for the output.
+// GEMM's NHWC path, gemm_1x1 in the data's own math) runs on it directly. Any other row, and every
+// row under timed choice, runs on packed f32 copies at the tail of the workspace, after the most
+// the row may take: half inputs converted in, the row run on the copies, a half output converted
+// back (its old values converted in first where the blend reads them). Cost of the copies: a read
+// of 2 and a write of 4 bytes per staged input element, and the same the other way for the output.
 bool any_half(const ConvProblem& pr) { return half_size(pr.xd.dtype) || half_size(pr.yd.dtype); }
 
 TensorDesc packed_f32(const TensorDesc& d) {
@@ -222,8 +222,6 @@ ViewDesc view_of(const TensorDesc& d) {
   }
   return v;
 }
-
-size_t round256(size_t b) { return (b + 255) / 256 * 256; }
 
 size_t staged_bytes(const TensorDesc& d) {
   return half_size(d.dtype) ? round256(size_t(d.count()) * sizeof(float)) : 0;
@@ -269,8 +267,7 @@ void run_pass(Handle& h, Pass p, ConvAlgo algo, const ConvProblem& pr, const voi
     // The sides the pass reads and the one it writes, each the caller's or its f32 copy.
     const TensorDesc& out_d = p == Pass::kFwd ? pr.yd : pr.xd;  // bwd filter: dw, never half
     void* out32 = p == Pass::kBwdFilter ? nullptr : p == Pass::kFwd ? y32 : x32;
-    if (x32 && p == Pass::kBwdFilter) to_f32(pr.xd, x, x32);
-    if (x32 && p == Pass::kFwd) to_f32(pr.xd, x, x32);
+    if (x32 && p != Pass::kBwdData) to_f32(pr.xd, x, x32);
     if (y32 && p != Pass::kFwd) to_f32(pr.yd, dy, y32);
     if (out32 && blend.beta != 0) to_f32(out_d, out, out32);
     const void* xr = x32 && p != Pass::kBwdData ? x32 : x;

@@ -161,23 +161,12 @@ bool strided(const ConvProblem& p) { return p.cd.stride_h != 1 || p.cd.stride_w 
 // The GEMMs read and write x and y (dx, dy) as stored, through cuBLAS's Ex form with fp32
 // accumulation; the filter is rounded once into the workspace. No f32 copy of an activation.
 
-// The half type a problem's math rounds to, or f32.
-DataType math_type(const ConvProblem& p) {
-  return p.cd.math == MathMode::kBF16   ? DataType::kBFloat16
-         : p.cd.math == MathMode::kFP16 ? DataType::kFloat16
-                                        : DataType::kFloat32;
-}
-
 // Not a forward with a bias: cuBLAS rounds its result to the stored type, and the bias added
 // after would round it a second time (the staged path adds it in fp32).
 bool takes_half(const ConvProblem& p, ConvPass pass, const ConvEpilogue& ep) {
-  const DataType t = math_type(p);
+  const DataType t = math_storage_type(p.cd.math);
   return !strided(p) && half_size(t) && p.xd.dtype == t && p.yd.dtype == t &&
          !(pass == ConvPass::kFwd && ep.bias);
-}
-
-cudaDataType cuda_type(DataType t) {
-  return t == DataType::kBFloat16 ? CUDA_R_16BF : t == DataType::kFloat16 ? CUDA_R_16F : CUDA_R_32F;
 }
 
 // The element `elems` past p, for a tensor of type t.
@@ -201,12 +190,11 @@ void gemm_half(Handle& h, DataType ab, int m, int n, int k, float alpha, HalfMat
   cublasHandle_t bh = blas_of(h);
   check_cublas(cublasSetPointerMode(bh, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
   check_cublas(cublasSetMathMode(bh, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-  check_cublas(cublasGemmStridedBatchedEx(bh, b.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                          a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b.p,
-                                          cuda_type(ab), b.ld, b.stride, a.p, cuda_type(ab), a.ld,
-                                          a.stride, &beta, c, cuda_type(ct), ldc, stride_c, batch,
-                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-               "cublas half gemm strided batched");
+  check_cublas(
+      gemm_batched_ex(bh, CUBLAS_COMPUTE_32F, b.trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+                      a.trans ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b.p, ab, b.ld, b.stride,
+                      a.p, ab, a.ld, a.stride, &beta, c, ct, ldc, stride_c, batch),
+      "cublas half gemm strided batched");
 }
 
 // y = relu(y) on half y: exact, as rounding keeps signs.
@@ -409,7 +397,7 @@ void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, 
 // The backward filter's partials or gathered copies, after the subsampled input of a strided
 // layer (which forward and backward data need too); in half math, at least the rounded filter.
 size_t workspace(Handle& h, const ConvProblem& p) {
-  const size_t filter = half_size(math_type(p)) ? size_t(p.wd.count()) * 2 : 0;
+  const size_t filter = half_size(math_storage_type(p.cd.math)) ? size_t(p.wd.count()) * 2 : 0;
   return std::max((subsampled_elems(p) + filter_elems(h, p)) * dtype_size(p.xd.dtype), filter);
 }
 

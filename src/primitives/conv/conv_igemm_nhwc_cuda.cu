@@ -137,7 +137,6 @@ __global__ void pieces_kernel(NhwcGeo g, int per_piece, int count, Piece* pieces
 struct Layout {
   size_t src, filter, pieces, total;
 };
-size_t round256(size_t b) { return (b + 255) / 256 * 256; }
 
 Layout layout_of(const ConvProblem& p, bool fwd) {
   const TensorDesc& s = fwd ? p.xd : p.yd;
@@ -247,9 +246,7 @@ bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass) {
 bool igemm_nhwc_takes_half(const ConvProblem& p, ConvPass pass) {
   if (pass == ConvPass::kBwdFilter) return true;  // dw is f32; the copies read any input
   const DataType out = pass == ConvPass::kFwd ? p.yd.dtype : p.xd.dtype;
-  return out == DataType::kFloat32 ||
-         (p.cd.math == MathMode::kBF16 && out == DataType::kBFloat16) ||
-         (p.cd.math == MathMode::kFP16 && out == DataType::kFloat16);
+  return out == DataType::kFloat32 || out == math_storage_type(p.cd.math);
 }
 
 size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass) {

@@ -168,8 +168,6 @@ __global__ void finish_kernel(int splits, int k, int cg, int rs, const float* __
   }
 }
 
-size_t round256(size_t b) { return (b + 255) / 256 * 256; }
-
 WgradGeo geo_of(Handle& h, const ConvProblem& p) {
   const ConvDesc& cd = p.cd;
   WgradGeo g{};

@@ -49,6 +49,15 @@ inline int64_t tensor_span(const TensorDesc& d) {
   return int64_t(d.n - 1) * d.stride_n + int64_t(d.c - 1) * d.stride_c +
          int64_t(d.h - 1) * d.stride_h + int64_t(d.w - 1) * d.stride_w + 1;
 }
+// Workspace pieces start on 256-byte boundaries.
+inline size_t round256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+// The 16-bit storage type a math mode rounds to (bf16 for BF16, f16 for FP16), else f32: the
+// half data a row can hand its tensor cores as stored.
+inline DataType math_storage_type(MathMode m) {
+  return m == MathMode::kBF16   ? DataType::kBFloat16
+         : m == MathMode::kFP16 ? DataType::kFloat16
+                                : DataType::kFloat32;
+}
 const char* conv_unsupported_gemm(const ConvProblem& p);     // im2col + GEMM
 const char* conv_unsupported_gemm1x1(const ConvProblem& p);  // 1x1 GEMM on the input in place
 

@@ -54,7 +54,24 @@ inline cublasComputeType_t fp32_compute_type(MathMode m) {
   return CUBLAS_COMPUTE_32F;
 }
 
-// fp32 data: cuBLAS's Ex form, whose compute type carries the math mode (tensor cores for
+inline cudaDataType cuda_data_type(DataType t) {
+  return t == DataType::kBFloat16 ? CUDA_R_16BF : t == DataType::kFloat16 ? CUDA_R_16F : CUDA_R_32F;
+}
+
+// cuBLAS's Ex form on operands stored as the given types (f32, bf16, f16; A and B of one
+// type), with fp32 alpha and beta.
+inline cublasStatus_t gemm_batched_ex(cublasHandle_t b, cublasComputeType_t compute,
+                                      cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                      int k, const float* alpha, const void* a, DataType at,
+                                      int lda, long long sa, const void* bb, DataType bt, int ldb,
+                                      long long sb, const float* beta, void* c, DataType ct,
+                                      int ldc, long long sc, int batch) {
+  return cublasGemmStridedBatchedEx(b, ta, tb, m, n, k, alpha, a, cuda_data_type(at), lda, sa, bb,
+                                    cuda_data_type(bt), ldb, sb, beta, c, cuda_data_type(ct), ldc,
+                                    sc, batch, compute, CUBLAS_GEMM_DEFAULT);
+}
+
+// fp32 data: the Ex form, whose compute type carries the math mode (tensor cores for
 // TF32/BF16/FP16). fp64: strict DGEMM whatever the mode (a permission, see conv.h's
 // ConvDesc::math).
 inline cublasStatus_t gemm_batched(cublasHandle_t b, MathMode math, cublasOperation_t ta,
@@ -62,9 +79,9 @@ inline cublasStatus_t gemm_batched(cublasHandle_t b, MathMode math, cublasOperat
                                    const float* a, int lda, long long sa, const float* bb, int ldb,
                                    long long sb, const float* beta, float* c, int ldc, long long sc,
                                    int batch) {
-  return cublasGemmStridedBatchedEx(b, ta, tb, m, n, k, alpha, a, CUDA_R_32F, lda, sa, bb,
-                                    CUDA_R_32F, ldb, sb, beta, c, CUDA_R_32F, ldc, sc, batch,
-                                    fp32_compute_type(math), CUBLAS_GEMM_DEFAULT);
+  constexpr DataType f32 = DataType::kFloat32;
+  return gemm_batched_ex(b, fp32_compute_type(math), ta, tb, m, n, k, alpha, a, f32, lda, sa, bb,
+                         f32, ldb, sb, beta, c, f32, ldc, sc, batch);
 }
 inline cublasStatus_t gemm_batched(cublasHandle_t b, MathMode, cublasOperation_t ta,
                                    cublasOperation_t tb, int m, int n, int k, const double* alpha,
