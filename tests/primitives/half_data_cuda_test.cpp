@@ -269,42 +269,54 @@ TEST(HalfDataCuda, ConvolutionPassesMatchF32OnTheSameValues) {
 
 // BatchNorm in training, fused with a scale, shift and ReLU: statistics in double from the same
 // values; the stored x_hat is rounded before the epilogue, so results follow f32 to within a few
-// units of the half type.
+// units of the half type. The planes cover each pack width the kernels pick (16-byte packs where
+// the plane is a multiple of 8 values, 8-byte ones at 196, single values at 35), and an offset of
+// one value makes every pointer unaligned.
 TEST(HalfDataCuda, BatchNormFusedTraining) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle h(Device::kCUDA);
-  for (DataType t : kHalves) {
-    const int N = 4, C = 6, H = 5, W = 7, n = N * C * H * W;
-    Twin x(t, values(t, n, 40)), y(t, values(t, n, 41)), xhat(t, values(t, n, 42)),
-        dy(t, values(t, n, 43)), dx(t, values(t, n, 44));
-    const DeviceBuffer gamma = to_gpu(values(t, C, 45)), beta = to_gpu(values(t, C, 46));
-    DeviceBuffer mean32(Device::kCUDA, C * 4), meanh(Device::kCUDA, C * 4),
-        var32(Device::kCUDA, C * 4), varh(Device::kCUDA, C * 4), is32(Device::kCUDA, C * 4),
-        ish(Device::kCUDA, C * 4);
-    BatchNormEpilogue ep{gamma.get(), beta.get(), true, 0.0};
-    const TensorDesc d32 = desc(DataType::kFloat32, N, C, H, W), dh = desc(t, N, C, H, W);
-    BatchNormDesc bd;
-    batchnorm_fwd_training_fused(h, bd, ep, d32, x.f32.get(), d32, y.f32.get(), xhat.f32.get(),
-                                 mean32.get(), var32.get(), is32.get());
-    batchnorm_fwd_training_fused(h, bd, ep, dh, x.half.get(), dh, y.half.get(), xhat.half.get(),
-                                 meanh.get(), varh.get(), ish.get());
-    EXPECT_EQ(from_gpu<float>(h, mean32, C), from_gpu<float>(h, meanh, C));
-    EXPECT_EQ(from_gpu<float>(h, var32, C), from_gpu<float>(h, varh, C));
-    expect_rounded(h, xhat, "x_hat");
-    const auto [yh, y32] = y.results(h);
-    EXPECT_TRUE(test::all_close(yh, y32, {2e-2, 2e-2, true})) << dtype_name(t);
-    DeviceBuffer dg32 = to_gpu(std::vector<float>(C, 0.0f)),
-                 dgh = to_gpu(std::vector<float>(C, 0.0f));
-    batchnorm_bwd_training_fused(h, bd, ep, d32, xhat.f32.get(), dy.f32.get(), is32.get(),
-                                 dg32.get(), nullptr, d32, dx.f32.get());
-    batchnorm_bwd_training_fused(h, bd, ep, dh, xhat.half.get(), dy.half.get(), ish.get(),
-                                 dgh.get(), nullptr, dh, dx.half.get());
-    const auto [dxh, dx32] = dx.results(h);
-    EXPECT_TRUE(test::all_close(dxh, dx32, {5e-2, 5e-2, true})) << dtype_name(t);
-    EXPECT_TRUE(test::all_close(from_gpu<float>(h, dgh, C), from_gpu<float>(h, dg32, C),
-                                {5e-2, 5e-2, true}))
-        << dtype_name(t);
-  }
+  struct Shape {
+    int N, C, H, W, offset;
+  };
+  for (DataType t : kHalves)
+    for (const Shape& s : {Shape{4, 6, 5, 7, 0}, Shape{3, 5, 8, 8, 0}, Shape{2, 4, 14, 14, 0},
+                           Shape{3, 5, 8, 8, 1}}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " plane " + std::to_string(s.H) + "x" +
+                   std::to_string(s.W) + " offset " + std::to_string(s.offset));
+      const int C = s.C, n = s.N * C * s.H * s.W + s.offset, o = s.offset;
+      Twin x(t, values(t, n, 40)), y(t, values(t, n, 41)), xhat(t, values(t, n, 42)),
+          dy(t, values(t, n, 43)), dx(t, values(t, n, 44));
+      // The tensors from value `offset` on, in each storage.
+      auto f32 = [o](const Twin& b) { return static_cast<float*>(b.f32.get()) + o; };
+      auto half = [o](const Twin& b) { return static_cast<uint16_t*>(b.half.get()) + o; };
+      const DeviceBuffer gamma = to_gpu(values(t, C, 45)), beta = to_gpu(values(t, C, 46));
+      DeviceBuffer mean32(Device::kCUDA, C * 4), meanh(Device::kCUDA, C * 4),
+          var32(Device::kCUDA, C * 4), varh(Device::kCUDA, C * 4), is32(Device::kCUDA, C * 4),
+          ish(Device::kCUDA, C * 4);
+      BatchNormEpilogue ep{gamma.get(), beta.get(), true, 0.0};
+      const TensorDesc d32 = desc(DataType::kFloat32, s.N, C, s.H, s.W),
+                       dh = desc(t, s.N, C, s.H, s.W);
+      BatchNormDesc bd;
+      batchnorm_fwd_training_fused(h, bd, ep, d32, f32(x), d32, f32(y), f32(xhat), mean32.get(),
+                                   var32.get(), is32.get());
+      batchnorm_fwd_training_fused(h, bd, ep, dh, half(x), dh, half(y), half(xhat), meanh.get(),
+                                   varh.get(), ish.get());
+      EXPECT_EQ(from_gpu<float>(h, mean32, C), from_gpu<float>(h, meanh, C));
+      EXPECT_EQ(from_gpu<float>(h, var32, C), from_gpu<float>(h, varh, C));
+      expect_rounded(h, xhat, "x_hat");
+      const auto [yh, y32] = y.results(h);
+      EXPECT_TRUE(test::all_close(yh, y32, {2e-2, 2e-2, true}));
+      DeviceBuffer dg32 = to_gpu(std::vector<float>(C, 0.0f)),
+                   dgh = to_gpu(std::vector<float>(C, 0.0f));
+      batchnorm_bwd_training_fused(h, bd, ep, d32, f32(xhat), f32(dy), is32.get(), dg32.get(),
+                                   nullptr, d32, f32(dx));
+      batchnorm_bwd_training_fused(h, bd, ep, dh, half(xhat), half(dy), ish.get(), dgh.get(),
+                                   nullptr, dh, half(dx));
+      const auto [dxh, dx32] = dx.results(h);
+      EXPECT_TRUE(test::all_close(dxh, dx32, {5e-2, 5e-2, true}));
+      EXPECT_TRUE(test::all_close(from_gpu<float>(h, dgh, C), from_gpu<float>(h, dg32, C),
+                                  {5e-2, 5e-2, true}));
+    }
 }
 
 }  // namespace

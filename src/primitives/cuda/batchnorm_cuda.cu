@@ -8,6 +8,7 @@
 // stored in bf16 or f16 are computed in fp32 (M) with fp32 statistics and parameters; a stored
 // x_hat is rounded before the epilogue uses it, so backward's ReLU mask is forward's.
 #include <cmath>
+#include <initializer_list>
 
 #include "primitives/batchnorm.h"
 #include "primitives/common/batchnorm_ops.h"
@@ -24,6 +25,16 @@ struct Shape {
   double m() const { return double(N) * double(hw); }
 };
 
+// Every functor below moves its tensors in packs (cuda_pack.cuh): up to 16 bytes a load, as
+// wide as the pointers' alignment and the channel's length allow. The widest pack all of ptrs
+// (null: any) are aligned to:
+template <typename T>
+int widest_pack(std::initializer_list<const void*> ptrs) {
+  for (const void* p : ptrs)
+    if (p && !aligned(p, sizeof(Vec<T>))) return 1;
+  return kVecWidth<T>;
+}
+
 // One pass over x for both statistics: sums of d = x - x_c0 and of d^2, in double, shifted by
 // the channel's first value x_c0 (a sample of it, so |mean - x_c0| is a few deviations at
 // most and the variance sum / m - mean_d^2 keeps its digits; two passes read x once more).
@@ -32,14 +43,23 @@ __device__ __forceinline__ double ld(T v) {
   return double(load_as_float(v));
 }
 
-template <typename T>
+template <typename T, typename M = MathOf<T>>
 struct ShiftedTerms {
+  static constexpr int kPacks = kVecWidth<T>;
   const T* x;
   int64_t inner;
-  __device__ void operator()(int64_t j, int64_t c, double (&v)[2]) const {
-    const double d = ld(x[j]) - ld(x[c * inner]);
-    v[0] += d;
-    v[1] += d * d;
+  __host__ int pack_width() const { return widest_pack<T>({x}); }
+  template <int W>
+  __device__ void pack(int64_t j, int64_t c, double (&v)[2]) const {
+    M xs[W];
+    load_pack<W>(x + j, xs);
+    const double x0 = ld(x[c * inner]);
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      const double d = double(xs[e]) - x0;
+      v[0] += d;
+      v[1] += d * d;
+    }
   }
 };
 
@@ -62,21 +82,28 @@ struct StatsFin {
   }
 };
 
-// x_hat = (x - shift[c]) * scale[c], the normalization of both forward modes, kept where x_hat
-// is not null; returns the epilogue of x_hat.
+// x_hat = (x - shift[c]) * scale[c], the normalization of both forward modes, kept (rounded to
+// T) where x_hat is not null; gives the epilogue of x_hat.
 template <typename T, typename M = MathOf<T>>
 struct Normalize {
+  static constexpr int kPacks = kVecWidth<T>;
   const T* x;
   const M *shift, *scale;
   bn_ops::Epilogue<M> ep;
   T* x_hat;
-  __device__ M operator()(int64_t i, int64_t c) const {
-    M v = (M(load_as_float(x[i])) - shift[c]) * scale[c];
+  __host__ int pack_width() const { return widest_pack<T>({x, x_hat}); }
+  template <int W>
+  __device__ void pack(int64_t i, const int64_t (&c)[W], M (&v)[W]) const {
+    load_pack<W>(x + i, v);
+#pragma unroll
+    for (int e = 0; e < W; ++e) v[e] = (v[e] - shift[c[e]]) * scale[c[e]];
     if (x_hat) {
-      x_hat[i] = store_from_float<T>(v);
-      v = M(load_as_float(x_hat[i]));
+      store_pack<W>(x_hat + i, v);
+#pragma unroll
+      for (int e = 0; e < W; ++e) v[e] = round_to<T>(v[e]);
     }
-    return ep.fwd(v, c);
+#pragma unroll
+    for (int e = 0; e < W; ++e) v[e] = ep.fwd(v[e], c[e]);
   }
 };
 
@@ -91,21 +118,36 @@ __global__ void inference_params_kernel(int64_t C, const M* mean, const M* var, 
 
 template <typename T, typename M = MathOf<T>>
 struct DyScale {
+  static constexpr int kPacks = kVecWidth<T>;
   const T* dy;
   const M* scale;
-  __device__ M operator()(int64_t i, int64_t c) const { return M(load_as_float(dy[i])) * scale[c]; }
+  __host__ int pack_width() const { return widest_pack<T>({dy}); }
+  template <int W>
+  __device__ void pack(int64_t i, const int64_t (&c)[W], M (&v)[W]) const {
+    load_pack<W>(dy + i, v);
+#pragma unroll
+    for (int e = 0; e < W; ++e) v[e] *= scale[c[e]];
+  }
 };
 
 // y is x_hat; dz is the epilogue's gradient (dy in the plain form).
 template <typename T, typename M = MathOf<T>>
 struct DzTerms {
+  static constexpr int kPacks = kVecWidth<T>;
   const T *y, *dy;
   bn_ops::Epilogue<M> ep;
-  __device__ void operator()(int64_t j, int64_t c, double (&v)[2]) const {
-    const M yj = M(load_as_float(y[j]));
-    const double dz = double(ep.grad(yj, M(load_as_float(dy[j])), c));
-    v[0] += dz;
-    v[1] += dz * double(yj);
+  __host__ int pack_width() const { return widest_pack<T>({y, dy}); }
+  template <int W>
+  __device__ void pack(int64_t j, int64_t c, double (&v)[2]) const {
+    M ys[W], gs[W];
+    load_pack<W>(y + j, ys);
+    load_pack<W>(dy + j, gs);
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      const double dz = double(ep.grad(ys[e], gs[e], c));
+      v[0] += dz;
+      v[1] += dz * double(ys[e]);
+    }
   }
 };
 
@@ -123,13 +165,20 @@ struct DzMeansFin {
 
 template <typename T, typename M = MathOf<T>>
 struct TrainingGrad {
+  static constexpr int kPacks = kVecWidth<T>;
   const T *y, *dy;
   const M *inv_std, *mean_dz, *mean_dz_y;
   bn_ops::Epilogue<M> ep;
-  __device__ M operator()(int64_t i, int64_t c) const {
-    const M yi = M(load_as_float(y[i]));
-    return ep.gain(c) * inv_std[c] *
-           (ep.grad(yi, M(load_as_float(dy[i])), c) - mean_dz[c] - yi * mean_dz_y[c]);
+  __host__ int pack_width() const { return widest_pack<T>({y, dy}); }
+  template <int W>
+  __device__ void pack(int64_t i, const int64_t (&c)[W], M (&v)[W]) const {
+    M ys[W];
+    load_pack<W>(y + i, ys);
+    load_pack<W>(dy + i, v);
+#pragma unroll
+    for (int e = 0; e < W; ++e)
+      v[e] = ep.gain(c[e]) * inv_std[c[e]] *
+             (ep.grad(ys[e], v[e], c[e]) - mean_dz[c[e]] - ys[e] * mean_dz_y[c[e]]);
   }
 };
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "primitives/common/fast_div.h"
+#include "primitives/cuda/cuda_pack.cuh"
 #include "primitives/cuda/cuda_util.cuh"
 
 namespace crema::prim::cuda {
@@ -37,7 +38,10 @@ __device__ __forceinline__ void block_sum(double (&v)[N]) {
 
 // ---- per-channel sums over a packed (outer, C, inner) layout ---------------------------------
 // term(offset, c, v) adds channel c's terms of the element at offset into v[0..N); fin(c, v)
-// receives the channel's totals. Stage 1 splits each channel's outer * inner elements into
+// receives the channel's totals. A term may offer packs instead (cuda_pack.cuh's OffersPacks:
+// kPacks, the widest pack it takes, a host pack_width() that its pointers' alignment allows, and
+// pack<W>(offset, c, v) over W elements of one channel); the block path then reads packs as wide
+// as inner allows. Stage 1 splits each channel's outer * inner elements into
 // `parts` contiguous pieces, one block each (grid C x parts), and writes one partial per piece;
 // stage 2 adds a channel's partials in order. Where inner is short and there are many channels,
 // threads take channels instead (adjacent threads read adjacent channels), each walking a slice
@@ -97,25 +101,39 @@ inline ChanPlan plan_channels(int64_t outer, int64_t C, int64_t inner) {
   return p;
 }
 
+// Adds the terms of W elements of channel c from offset on (a pack where W > 1) into v.
+template <int W, typename Term, int N>
+__device__ __forceinline__ void add_terms(const Term& term, int64_t off, int64_t c,
+                                          double (&v)[N]) {
+  if constexpr (OffersPacks<Term>::value) {
+    term.template pack<W>(off, c, v);
+  } else {
+    static_assert(W == 1, "a term without packs takes one element");
+    term(off, c, v);
+  }
+}
+
 // With one part per channel the block hands its channel's totals to fin itself: one launch.
-template <int N, typename Term, typename Fin>
+// Packs of W elements (W divides inner, so a pack never leaves its row).
+template <int N, int W, typename Term, typename Fin>
 __global__ void chan_partial_kernel(Term term, Fin fin, int64_t C, int64_t inner, int64_t m,
                                     int parts, double* partial) {
   const int64_t c = blockIdx.x;
   const int p = blockIdx.y;
-  const int64_t per = (m + parts - 1) / parts;
+  const int64_t per = ((m + parts - 1) / parts + W - 1) / W * W;
   const int64_t begin = p * per, end = begin + per < m ? begin + per : m;
   double v[N];
   for (int k = 0; k < N; ++k) v[k] = 0.0;
-  // Walk j = begin + tid, step blockDim, keeping (o, i) = divmod(j, inner) incrementally.
+  // Walk j = begin + W tid, step W blockDim, keeping (o, i) = divmod(j, inner) incrementally.
   // Unrolled, a thread has four loads in flight before their adds: one at a time left the
   // sums latency-bound (a 411 MB channel sum of ResNet-50's res2 at 2 TB/s on an H200).
-  int64_t j = begin + threadIdx.x;
+  const int64_t step = int64_t(W) * blockDim.x;
+  int64_t j = begin + int64_t(W) * threadIdx.x;
   int64_t o = j / inner, i = j - o * inner;
-  const int64_t step_o = blockDim.x / inner, step_i = blockDim.x - step_o * inner;
+  const int64_t step_o = step / inner, step_i = step - step_o * inner;
 #pragma unroll 4
-  for (; j < end; j += blockDim.x) {
-    term((o * C + c) * inner + i, c, v);
+  for (; j < end; j += step) {
+    add_terms<W>(term, (o * C + c) * inner + i, c, v);
     o += step_o;
     i += step_i;
     if (i >= inner) {
@@ -150,7 +168,7 @@ __global__ void chan_thread_kernel(Term term, Fin fin, int64_t outer, int64_t C,
     double v[N];
     for (int k = 0; k < N; ++k) v[k] = 0.0;
     for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i) term((o * C + c) * inner + i, c, v);
+      for (int64_t i = 0; i < inner; ++i) add_terms<1>(term, (o * C + c) * inner + i, c, v);
     fin(c, v);
   }
 }
@@ -167,7 +185,7 @@ __global__ void chan_thread_partial_kernel(Term term, int64_t outer, int64_t C, 
     double v[N];
     for (int k = 0; k < N; ++k) v[k] = 0.0;
     for (int64_t o = o0; o < o1; ++o)
-      for (int64_t i = 0; i < inner; ++i) term((o * C + c) * inner + i, c, v);
+      for (int64_t i = 0; i < inner; ++i) add_terms<1>(term, (o * C + c) * inner + i, c, v);
     for (int k = 0; k < N; ++k) partial[(k * C + c) * parts + p] = v[k];
   }
 }
@@ -188,7 +206,7 @@ __global__ void __launch_bounds__(32 * kColumnWarps)
   if (c < C) {
     // Unrolled, a thread has four row loads in flight before their adds.
 #pragma unroll 4
-    for (int64_t o = o0 + warp; o < o1; o += kColumnWarps) term(o * C + c, c, v);
+    for (int64_t o = o0 + warp; o < o1; o += kColumnWarps) add_terms<1>(term, o * C + c, c, v);
   }
   __shared__ double part[N][kColumnWarps][32];
   for (int k = 0; k < N; ++k) part[k][warp][lane] = v[k];
@@ -246,8 +264,25 @@ void channel_sums(Handle& h, const ChanPlan& plan, double* scratch, Term term, F
     return;
   }
   const dim3 grid(unsigned(plan.C), unsigned(plan.parts));
-  chan_partial_kernel<N>
-      <<<grid, kBlock, 0, s>>>(term, fin, plan.C, plan.inner, m, plan.parts, scratch);
+  int width = 1;  // the widest pack the term's pointers allow that divides inner
+  if constexpr (OffersPacks<Term>::value) width = term.pack_width();
+  while (plan.inner % width) width /= 2;
+  auto launch = [&](auto w) {
+    constexpr int W = decltype(w)::value;
+    chan_partial_kernel<N, W>
+        <<<grid, kBlock, 0, s>>>(term, fin, plan.C, plan.inner, m, plan.parts, scratch);
+  };
+  if constexpr (OffersPacks<Term>::value) {
+    constexpr int kMost = Term::kPacks;
+    if (width >= kMost)
+      launch(std::integral_constant<int, kMost>{});
+    else if (kMost >= 4 && width >= kMost / 2)
+      launch(std::integral_constant<int, kMost / 2>{});
+    else
+      launch(std::integral_constant<int, 1>{});
+  } else {
+    launch(std::integral_constant<int, 1>{});
+  }
   check_launch(name);
   if (plan.parts == 1) return;
   chan_finish_kernel<N><<<grid_for(plan.C), kBlock, 0, s>>>(fin, plan.C, plan.parts, scratch);
@@ -298,24 +333,53 @@ void global_sums(Handle& h, int64_t n, double* scratch, Term term, Fin fin, cons
 
 // ---- per-channel element-wise maps over a packed (outer, C, inner) layout --------------------
 // out[i] = alpha * f(i, c) + beta * out[i] with c = (i / inner) % C; 32-bit index math where the
-// count allows (i + grid stride stays below 2^32), 64-bit beyond.
+// count allows (i + grid stride stays below 2^32), 64-bit beyond. A functor that offers packs
+// (pack<W>(i, c, v): v[e] for element i + e of channel c[e]) is read and written W elements at a
+// time where its pointers, out and the count allow.
+
+template <int W, typename F, typename M>
+__device__ __forceinline__ void map_pack(const F& f, int64_t i, const int64_t (&c)[W], M (&v)[W]) {
+  if constexpr (OffersPacks<F>::value) {
+    f.template pack<W>(i, c, v);
+  } else {
+    static_assert(W == 1, "a functor without packs maps one element");
+    v[0] = M(f(i, c[0]));
+  }
+}
 
 template <typename T, typename F, typename M = MathOf<T>>
 __global__ void chan_map_kernel(F f, uint64_t n, uint64_t C, uint64_t inner, T* out, M alpha,
                                 M beta) {
   for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += uint64_t(blockDim.x) * gridDim.x)
-    blend_store(out + i, M(f(int64_t(i), int64_t((i / inner) % C))), alpha, beta);
+       i += uint64_t(blockDim.x) * gridDim.x) {
+    const int64_t c[1] = {int64_t((i / inner) % C)};
+    M v[1];
+    map_pack<1>(f, int64_t(i), c, v);
+    blend_store_pack<1>(out + i, v, alpha, beta);
+  }
 }
 
 // Below 2^31 elements the channel comes from two multiply-high divisions (fast_div.h): the two
-// integer divisions of the general kernel cost about as much as its memory traffic.
-template <typename T, typename F, typename M = MathOf<T>>
-__global__ void chan_map_kernel32(F f, uint32_t n, FastDiv C, FastDiv inner, T* out, M alpha,
+// integer divisions of the general kernel cost about as much as its memory traffic. Pack p holds
+// elements W p .. W p + W - 1, whose channels step on at each row end.
+template <int W, typename T, typename F, typename M = MathOf<T>>
+__global__ void chan_map_kernel32(F f, uint32_t packs, FastDiv C, FastDiv inner, T* out, M alpha,
                                   M beta) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
-    const uint32_t q = inner.div(i);
-    blend_store(out + i, M(f(int64_t(i), int64_t(q - C.div(q) * C.d))), alpha, beta);
+  for (uint32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < packs; p += blockDim.x * gridDim.x) {
+    const uint32_t i = p * W, q = inner.div(i);
+    uint32_t r = i - q * inner.d, ch = q - C.div(q) * C.d;
+    int64_t c[W];
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      c[e] = ch;
+      if (++r == inner.d) {
+        r = 0;
+        if (++ch == C.d) ch = 0;
+      }
+    }
+    M v[W];
+    map_pack<W>(f, int64_t(i), c, v);
+    blend_store_pack<W>(out + i, v, alpha, beta);
   }
 }
 
@@ -325,12 +389,29 @@ void chan_map(Handle& h, int64_t outer, int64_t C, int64_t inner, F f, T* out, B
   using M = MathOf<T>;
   const int64_t n = outer * C * inner;
   if (n == 0) return;
-  if (n < (int64_t(1) << 31))
-    chan_map_kernel32<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
-        f, uint32_t(n), FastDiv(uint32_t(C)), FastDiv(uint32_t(inner)), out, M(b.alpha), M(b.beta));
-  else
-    chan_map_kernel<T><<<grid_for(n), kBlock, 0, stream_of(h)>>>(
-        f, uint64_t(n), uint64_t(C), uint64_t(inner), out, M(b.alpha), M(b.beta));
+  cudaStream_t s = stream_of(h);
+  if (n >= (int64_t(1) << 31)) {
+    chan_map_kernel<T><<<grid_for(n), kBlock, 0, s>>>(f, uint64_t(n), uint64_t(C), uint64_t(inner),
+                                                      out, M(b.alpha), M(b.beta));
+    check_launch(name);
+    return;
+  }
+  auto launch = [&](auto w) {
+    constexpr int W = decltype(w)::value;
+    const int64_t packs = n / W;
+    chan_map_kernel32<W, T>
+        <<<grid_for(packs), kBlock, 0, s>>>(f, uint32_t(packs), FastDiv(uint32_t(C)),
+                                            FastDiv(uint32_t(inner)), out, M(b.alpha), M(b.beta));
+  };
+  if constexpr (OffersPacks<F>::value) {
+    constexpr int kW = F::kPacks;
+    if (n % kW == 0 && f.pack_width() >= kW && aligned(out, kW * sizeof(T)))
+      launch(std::integral_constant<int, kW>{});
+    else
+      launch(std::integral_constant<int, 1>{});
+  } else {
+    launch(std::integral_constant<int, 1>{});
+  }
   check_launch(name);
 }
 

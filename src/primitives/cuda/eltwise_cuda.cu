@@ -14,6 +14,7 @@
 
 #include "primitives/common/activation_ops.h"
 #include "primitives/common/dtype_visit.h"
+#include "primitives/cuda/cuda_pack.cuh"
 #include "primitives/cuda/cuda_util.cuh"
 #include "primitives/eltwise.h"
 
@@ -94,17 +95,10 @@ __global__ void bwd_sum_kernel(int64_t n, double c, const T* y, const T* dy, boo
   store(dx + i, c * relu_grad(relu ? y[i] : T{}, dy[i], relu, slope), alpha, beta);
 }
 
-// 16 bytes of T: one vector load or store.
-template <typename T>
-struct alignas(16) Vec {
-  static constexpr int kWidth = 16 / int(sizeof(T));
-  T v[kWidth];
-};
-
 template <typename T, int K>
 __global__ void sum_fwd_vec_kernel(Inputs<T> in, int64_t nv, T* y, bool relu, double slope,
                                    double alpha, double beta) {
-  constexpr int W = Vec<T>::kWidth;
+  constexpr int W = kVecWidth<T>;
   CREMA_CUDA_LOOP(j, nv) {
     double acc[W];
 #pragma unroll
@@ -134,7 +128,7 @@ struct Outputs {
 template <typename T, int K>
 __global__ void sum_bwd_vec_kernel(Outputs<T> out, int64_t nv, const T* y, const T* dy, bool relu,
                                    double slope, double alpha, double beta) {
-  constexpr int W = Vec<T>::kWidth;
+  constexpr int W = kVecWidth<T>;
   CREMA_CUDA_LOOP(j, nv) {
     const Vec<T> g = reinterpret_cast<const Vec<T>*>(dy)[j];
     Vec<T> yv{};
@@ -232,7 +226,7 @@ template <typename T>
 void fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y, int32_t* argmax,
          Blend b) {
   const Inputs<T> in = pack<T>(h, ed, x);
-  constexpr int W = Vec<T>::kWidth;
+  constexpr int W = kVecWidth<T>;
   bool vec = ed.op == EltwiseOp::kSum && ed.num_inputs <= 4 && ed.n % W == 0 && vec_aligned<T>(y);
   for (int k = 0; k < ed.num_inputs && vec; ++k) vec = vec_aligned<T>(x[k]);
   if (vec) {
@@ -253,7 +247,7 @@ void fwd(Handle& h, const EltwiseDesc& ed, const void* const* x, void* y, int32_
 template <typename T>
 bool sum_bwd_vec(Handle& h, const EltwiseDesc& ed, const void* y, const void* dy, void* const* dx,
                  Blend b) {
-  constexpr int W = Vec<T>::kWidth;
+  constexpr int W = kVecWidth<T>;
   if (ed.num_inputs > 4 || ed.n % W != 0 || !vec_aligned<T>(dy) || (ed.relu && !vec_aligned<T>(y)))
     return false;
   Outputs<T> out{};
