@@ -64,15 +64,20 @@ __device__ __forceinline__ int nhwc_swizzled(int row, int c) {
 
 // One thread's share of staging a k-tile: piece tid % 4 of activation rows tid / 4 + 32 i (i < 4)
 // and of filter rows tid / 4 + 32 i (i < TN / 32), zero-filled at padding and past the edges.
+// The k-tiles are issued in order from 0; each call loads the next tile's piece descriptor, so
+// that its latency passes while the tiles in flight are multiplied (read where it is used, it
+// held up every k-tile's copies and the multiplies queued behind them).
 template <MathMode M, int TN>
 struct NhwcStager {
   using T = Bits<M>;
   static constexpr int kBRows = TN / 32;
-  int piece, row0;
+  int piece, row0, tiles;
   int a_off[4], a_h[4], a_w[4], b_off[kBRows];
+  Piece pc;  // the piece descriptor of the next k-tile to issue
 
-  __device__ NhwcStager(const NhwcGeo& g, int m0, int n0, int grp, int tid)
-      : piece(tid & 3), row0(tid >> 2) {
+  __device__ NhwcStager(const NhwcGeo& g, const Piece* pieces, int m0, int n0, int grp, int tid)
+      : piece(tid & 3), row0(tid >> 2), tiles((g.gk + nhwc_tile_k<M>() - 1) / nhwc_tile_k<M>()) {
+    pc = pieces[piece];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int row = row0 + 32 * i;
@@ -90,10 +95,10 @@ struct NhwcStager {
     }
   }
 
-  // Starts the copies of k-tile kt into as (activation rows) and bs (filter rows).
+  // Starts the copies of k-tile kt (the one after the last issued) into as (activation rows) and
+  // bs (filter rows).
   __device__ void issue(const NhwcGeo& g, const T* a_src, const T* b_src, const Piece* pieces,
-                        int kt, T* as, T* bs) const {
-    const Piece pc = pieces[kt * 4 + piece];
+                        int kt, T* as, T* bs) {
     const int k = kt * nhwc_tile_k<M>() + piece * kPiece<M>;
     const bool kin = k < g.gk;
 #pragma unroll
@@ -106,6 +111,7 @@ struct NhwcStager {
         copy16(bs + at, bv ? b_src + b_off[i] + k : b_src, bv);
       }
     }
+    if (kt + 1 < tiles) pc = pieces[(kt + 1) * 4 + piece];
   }
 };
 

@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(kNhwcThreads)
   T* const smem = reinterpret_cast<T*>(smem_raw);
   const int tid = threadIdx.x;
   const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * TN, grp = blockIdx.z;
-  const NhwcStager<M, TN> stager(g, m0, n0, grp, tid);
+  NhwcStager<M, TN> stager(g, pieces, m0, n0, grp, tid);
   auto issue = [&](int kt, int st) {
     T* as = smem + st * (kTileM + TN) * kK;
     stager.issue(g, a_src, b_src, pieces, kt, as, as + kTileM * kK);

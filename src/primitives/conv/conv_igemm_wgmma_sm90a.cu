@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(kNhwcThreads)
                                        ~uintptr_t(kWgmmaAlign - 1));
   const int tid = threadIdx.x;
   const int m0 = blockIdx.x * kNhwcTileM, n0 = blockIdx.y * TN, grp = blockIdx.z;
-  const NhwcStager<M, TN> stager(g, m0, n0, grp, tid);
+  NhwcStager<M, TN> stager(g, pieces, m0, n0, grp, tid);
   auto issue = [&](int kt, int st) {
     T* as = smem + st * kStage;
     stager.issue(g, a_src, b_src, pieces, kt, as, as + kNhwcTileM * kK);
