@@ -481,17 +481,35 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
               pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemmSm90);
   ds.cd.math = MathMode::kFP32;
   EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
-  // 1x1 without padding, strided or not: the 1x1 GEMM row; strided onto output planes of fewer
-  // than 64 values, im2col.
-  for (int stride : {1, 2}) {
-    ds = descs_of({"h_1x1", 2, 32, 20, 20, 64, 1, 1, 0, 0, stride, stride}, DataType::kFloat32);
-    ds.cd.math = MathMode::kBF16;
-    for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
-      EXPECT_EQ(pick(pass), ConvAlgo::kGemm1x1) << "stride " << stride;
-  }
+  // 1x1 without padding: the 1x1 GEMM row on planes of 100 values and more. In BF16 on the
+  // Hopper row, strided ones go to it forward and backward filter, as do planes under 100
+  // values and backward filter up to 14x14; strided backward data onto planes of fewer than 64
+  // values goes to im2col.
+  ds = descs_of({"h_1x1", 2, 32, 20, 20, 64, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
+    EXPECT_EQ(pick(pass), ConvAlgo::kGemm1x1);
+  const bool hopper = conv_supports(gpu, ConvAlgo::kImplicitGemmSm90, ds.cd, ds.xd, ds.wd, ds.yd);
+  const ConvAlgo nhwc_1x1 = hopper ? ConvAlgo::kImplicitGemmSm90 : ConvAlgo::kGemm1x1;
+  ds = descs_of({"h_1x1_s2", 2, 32, 20, 20, 64, 1, 1, 0, 0, 2, 2}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  EXPECT_EQ(pick(ConvPass::kFwd), nhwc_1x1);
+  EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kGemm1x1);
+  EXPECT_EQ(pick(ConvPass::kBwdFilter), nhwc_1x1);
   ds = descs_of({"h_1x1_small", 2, 32, 14, 14, 64, 1, 1, 0, 0, 2, 2}, DataType::kFloat32);
   ds.cd.math = MathMode::kBF16;
-  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
+  EXPECT_EQ(pick(ConvPass::kFwd), hopper ? nhwc_1x1 : ConvAlgo::kIm2colGemm);
+  EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kIm2colGemm);
+  ds = descs_of({"h_1x1_7x7", 2, 64, 7, 7, 32, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
+    EXPECT_EQ(pick(pass), nhwc_1x1);
+  ds = descs_of({"h_1x1_14x14", 2, 64, 14, 14, 32, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kGemm1x1);
+  EXPECT_EQ(pick(ConvPass::kBwdFilter), nhwc_1x1);
+  ds.cd.math = MathMode::kTF32;
+  EXPECT_EQ(pick(ConvPass::kBwdFilter), ConvAlgo::kGemm1x1);
   ds = descs_of({"c3", 2, 3, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16}) {
     ds.cd.math = math;

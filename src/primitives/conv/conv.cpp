@@ -351,24 +351,35 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   // and reads R*S copies of it; unless the pass has fewer than 16 output channels per group, a
   // sliver of the path's 128-column tiles (LeNet's conv1 backward data: 1). A 1x1 without
   // padding is a GEMM on the input (strided: on the subsampled input) in the table's first row,
-  // but for a strided one with output planes under 64 values: that row's GEMMs run per image,
-  // and im2col's over a chunk of images is wider (ResNet-50's res5a_branch1, 7x7 planes, BF16 on
-  // an H200: 1.21 against 0.88 ms forward + backward; res4a_branch1, 14x14: 0.88 against 1.36).
-  // TF32 backward filter goes to the path only for grouped layers, where im2col runs a GEMM per
-  // group: on ungrouped ones cuBLAS's TF32 GEMM over the patch matrix is faster (ResNet-50's 3x3
-  // layers: 1.3-2x). On compute capability 9.0 the Hopper row (wgmma).
+  // whose GEMMs run per image. In BF16/FP16 math the NHWC path's one GEMM over every image's
+  // rows takes a 1x1 where those are narrow or need a gathered copy: a strided one (forward and
+  // backward filter), output planes under 100 values, and backward filter on planes up to 14x14
+  // (ResNet-50 BF16 on an H100: res3a_branch2a, 56x56 to 28x28, 0.53 -> 0.23 ms forward; the
+  // 7x7 res5 layers 2.2-3.3x faster forward and backward data; res4b_branch2a's backward filter
+  // 0.18 -> 0.13 ms; at 14x14 and above the per-image GEMMs win forward and backward data).
+  // Other strided 1x1s with output planes under 64 values go to im2col, whose GEMMs over a chunk
+  // of images are wider (ResNet-50's res5a_branch1 backward data). TF32 backward filter goes to
+  // the path only for grouped layers, where im2col runs a GEMM per group: on ungrouped ones
+  // cuBLAS's TF32 GEMM over the patch matrix is faster (ResNet-50's 3x3 layers: 1.3-2x). On
+  // compute capability 9.0 the Hopper row (wgmma), where those 1x1 rules were measured.
 #ifdef CREMA_WITH_CUDA
   const bool strided = cd.stride_h != 1 || cd.stride_w != 1;
-  if (h.device() == Device::kCUDA && wd.r * wd.s == 1 && strided && int64_t(yd.h) * yd.w < 64 &&
-      !cuda::kConvIm2colGemm.unsupported(pr))
-    return ConvAlgo::kIm2colGemm;
+  const int64_t plane = int64_t(yd.h) * yd.w;
+  const bool half_math = cd.math == MathMode::kBF16 || cd.math == MathMode::kFP16;
+  const bool one_by_one_nhwc =
+      half_math && (strided || plane < 100 || (pass == ConvPass::kBwdFilter && plane <= 196)) &&
+      !cuda::kConvImplicitGemmSm90.unsupported(pr);
   const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
   const bool ungrouped_tf32_filter =
       pass == ConvPass::kBwdFilter && cd.math == MathMode::kTF32 && cd.groups == 1;
-  if (h.device() == Device::kCUDA && wd.r * wd.s > 1 && columns >= 16 && !ungrouped_tf32_filter &&
-      cuda::igemm_nhwc_applies(pr, pass) && !cuda::kConvImplicitGemm.unsupported(pr))
+  if (h.device() == Device::kCUDA && (wd.r * wd.s > 1 || one_by_one_nhwc) && columns >= 16 &&
+      !ungrouped_tf32_filter && cuda::igemm_nhwc_applies(pr, pass) &&
+      !cuda::kConvImplicitGemm.unsupported(pr))
     return cuda::kConvImplicitGemmSm90.unsupported(pr) ? ConvAlgo::kImplicitGemm
                                                        : ConvAlgo::kImplicitGemmSm90;
+  if (h.device() == Device::kCUDA && wd.r * wd.s == 1 && strided && plane < 64 &&
+      !cuda::kConvIm2colGemm.unsupported(pr))
+    return ConvAlgo::kIm2colGemm;
 #endif
   for (const ConvImpl* row : kTable) {
     if (row->device != h.device()) continue;
