@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "core/net.h"
 #include "cuda_test_util.h"
@@ -99,7 +100,16 @@ TEST(NetHalfStorageCuda, FollowsTheF32StoredNet) {
           const float loss = f32.forward(h);
           half.blob_by_name("data")->copy_from(*f32.blob_by_name("data"));
           const float loss_half = half.forward_range(h, 1, half.num_layers() - 1);
-          EXPECT_NEAR(loss_half, loss, 2e-2 * std::fabs(loss));
+          const std::vector<float> logits_half = half.blob_by_name("ip")->data_vector(),
+                                   logits = f32.blob_by_name("ip")->data_vector();
+          EXPECT_LT(relative_error(logits_half, logits), 3e-2);
+          // The loss, -l_label + log sum exp l averaged over the batch, moves by at most twice
+          // the largest change of a logit (a relative bound fails where the net is sure of the
+          // label and the loss is a difference of nearly equal terms).
+          double logit_change = 0;
+          for (size_t i = 0; i < logits.size(); ++i)
+            logit_change = std::max(logit_change, std::fabs(double(logits_half[i]) - logits[i]));
+          EXPECT_LE(std::fabs(double(loss_half) - loss), 2 * logit_change + 1e-5);
           EXPECT_LT(relative_error(half.blob_by_name("sum")->data_vector(),
                                    f32.blob_by_name("sum")->data_vector()),
                     3e-2);
