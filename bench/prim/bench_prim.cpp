@@ -24,9 +24,9 @@
 // set to CUDNN_FMA_MATH. --math=tf32 compares the convolutions with TF32 tensor cores allowed on
 // both sides (crema's ConvDesc::math kTF32, cuDNN's CUDNN_TENSOR_OP_MATH, any of its
 // algorithms); run it without NVIDIA_TF32_OVERRIDE=0, which would forbid TF32 to both.
-// --math=bf16|fp16 gives crema fp32 tensors with that math (it rounds them itself) and cuDNN
-// the same data already rounded to 16-bit tensors, fp32 accumulation (as PyTorch's autocast
-// runs it), so cuDNN reads and writes half the bytes crema does. --filter
+// --math=bf16|fp16 gives both libraries the same data rounded to 16-bit activation tensors,
+// fp32 accumulation (as PyTorch's autocast runs it, and as crema's layers store activations
+// under --precision=bf16|fp16); crema's filter and filter gradient stay fp32. --filter
 // keeps the rows whose "op layer pass" contains the substring (e.g. "conv caffenet:conv2", "bwd
 // filter", "pool"); --batch replaces every net's batch size;
 // --crema-algo picks crema's convolution algorithm: auto (the heuristic the layers use), find,

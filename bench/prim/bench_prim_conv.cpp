@@ -3,8 +3,10 @@
 // named layers of problems.h plus more layers of the same nets, at training batch sizes.
 // cuDNN runs its fastest algorithm by cudnnFind*AlgorithmEx with a large workspace, in strict
 // fp32 (CUDNN_FMA_MATH: no TF32 tensor cores) as crema's ConvDesc::math kFP32; with --math=tf32
-// in CUDNN_TENSOR_OP_MATH against crema's kTF32; with --math=bf16|fp16 on 16-bit copies of the
-// same inputs (fp32 accumulation) against crema's kBF16 / kFP16 on the fp32 inputs.
+// in CUDNN_TENSOR_OP_MATH against crema's kTF32; with --math=bf16|fp16 both read and write the
+// activations (x, y, dy, dx) in that 16-bit type, as crema's layers store them in training, with
+// fp32 accumulation. crema's filter and filter gradient stay fp32 (its master weights); cuDNN's
+// are 16-bit copies.
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -42,6 +44,10 @@ const std::vector<ConvProblem>& extra_conv_problems() {
       {"resnet50:res4b_branch2b", 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1},
       {"resnet50:res5b_branch2b", 1, 512, 7, 7, 512, 3, 3, 1, 1, 1, 1},
       {"resnet50:res5a_branch2c", 1, 512, 7, 7, 2048, 1, 1, 0, 0, 1, 1},
+      {"resnet50:res4a_branch1", 1, 512, 28, 28, 1024, 1, 1, 0, 0, 2, 2},
+      {"resnet50:res4b_branch2a", 1, 1024, 14, 14, 256, 1, 1, 0, 0, 1, 1},
+      {"resnet50:res4b_branch2c", 1, 256, 14, 14, 1024, 1, 1, 0, 0, 1, 1},
+      {"resnet50:res5b_branch2a", 1, 2048, 7, 7, 512, 1, 1, 0, 0, 1, 1},
   };
   return list;
 }
@@ -104,7 +110,8 @@ std::string with_ws(const std::string& name, size_t bytes) {
   return name + buf;
 }
 
-// One problem's shared state: descriptors of both libraries and the input buffers.
+// One problem's shared state: descriptors of both libraries and the input buffers (crema's x
+// and dy in its activation type, w fp32).
 struct ConvCase {
   std::string layer;
   prim::ConvDesc cd;
@@ -121,8 +128,8 @@ struct ConvCase {
   const prim::DeviceBuffer& dnn_x;
   const prim::DeviceBuffer& dnn_w;
   const prim::DeviceBuffer& dnn_dy;
-  prim::DataType dnn_type;
-  void* ws;  // cuDNN workspace
+  prim::DataType dnn_type;  // cuDNN's tensors and crema's activations
+  void* ws;                 // cuDNN workspace
   size_t ws_bytes;
   double flops;
 };
@@ -131,8 +138,8 @@ enum Pass { kFwd = 0, kBwdData = 1, kBwdFilter = 2 };
 const char* const kPassName[] = {"fwd", "bwd data", "bwd filter"};
 
 // Runs crema's pass with a concrete (or kFind) algorithm on inputs a, b into out.
-void crema_pass(Context& c, const ConvCase& k, Pass p, ConvAlgo algo, const float* a,
-                const float* b, float* out) {
+void crema_pass(Context& c, const ConvCase& k, Pass p, ConvAlgo algo, const void* a, const void* b,
+                void* out) {
   switch (p) {
     case kFwd:
       prim::conv_fwd(c.h, k.cd, algo, k.xd, a, k.wd, b, k.yd, out);
@@ -206,8 +213,8 @@ std::vector<std::pair<int, size_t>> cudnn_find(Context& c, const ConvCase& k, Pa
 // crema's algorithm for the pass as --crema-algo asks: the heuristic the layers use (auto),
 // the timed choice of find (read back from the Handle's cache, which holds only this pass's
 // entry), or a named algorithm. find writes into out.
-ConvAlgo crema_choice(Context& c, const ConvCase& k, Pass p, const float* a, const float* b,
-                      float* out, std::string& label) {
+ConvAlgo crema_choice(Context& c, const ConvCase& k, Pass p, const void* a, const void* b,
+                      void* out, std::string& label) {
   const ConvAlgo heur = prim::conv_heuristic(c.h, k.cd, k.xd, k.wd, k.yd, prim::ConvPass(p));
   ConvAlgo algo = heur;
   if (c.opt.crema_algo == "find") {
@@ -257,31 +264,38 @@ cudnnDataType_t cudnn_type(prim::DataType t) {
                                          : CUDNN_DATA_FLOAT;
 }
 
+// count values of type t at p, widened to fp32 on the host.
+std::vector<float> host_f32(Context& c, const void* p, int64_t count, prim::DataType t) {
+  if (t == kF32) return to_host(c.stream, p, count);
+  const prim::DeviceBuffer wide = convert(c, p, count, t, kF32);
+  return to_host(c.stream, wide.get(), count);
+}
+
+// An output buffer of count values of type t (fp32 ones start as NaN).
+prim::DeviceBuffer out_buffer(int64_t count, prim::DataType t) {
+  return t == kF32 ? nan_buffer(count)
+                   : prim::DeviceBuffer(prim::Device::kCUDA, size_t(count) * prim::dtype_size(t));
+}
+
 void bench_pass(Context& c, const ConvCase& k, Pass p) {
   // Inputs (a, b) and output of each pass: fwd (x, w) -> y, bwd data (w, dy) -> dx,
-  // bwd filter (x, dy) -> dw.
-  const prim::DeviceBuffer& in_a = p == kBwdData ? k.w : k.x;
-  const prim::DeviceBuffer& in_b = p == kFwd ? k.w : k.dy;
+  // bwd filter (x, dy) -> dw. crema's activations are cuDNN's; its filter and dw are fp32.
   const int64_t out_count = p == kFwd ? k.yd.count() : p == kBwdData ? k.xd.count() : k.wd.count();
   const prim::DeviceBuffer& dnn_a = p == kBwdData ? k.dnn_w : k.dnn_x;
   const prim::DeviceBuffer& dnn_b = p == kFwd ? k.dnn_w : k.dnn_dy;
-  prim::DeviceBuffer out_crema = nan_buffer(out_count);
-  prim::DeviceBuffer out_dnn =
-      k.dnn_type == kF32 ? nan_buffer(out_count)
-                         : prim::DeviceBuffer(prim::Device::kCUDA,
-                                              size_t(out_count) * prim::dtype_size(k.dnn_type));
-  const float* a = f32(in_a);
-  const float* b = f32(in_b);
-  auto dnn_result = [&] {
-    if (k.dnn_type == kF32) return to_host(c.stream, out_dnn.get(), out_count);
-    const prim::DeviceBuffer wide = convert(c, out_dnn.get(), out_count, k.dnn_type, kF32);
-    return to_host(c.stream, wide.get(), out_count);
-  };
+  const prim::DeviceBuffer& in_a = p == kBwdData ? k.w : dnn_a;
+  const prim::DeviceBuffer& in_b = p == kFwd ? k.w : dnn_b;
+  const prim::DataType crema_out_type = p == kBwdFilter ? kF32 : k.dnn_type;
+  prim::DeviceBuffer out_crema = out_buffer(out_count, crema_out_type);
+  prim::DeviceBuffer out_dnn = out_buffer(out_count, k.dnn_type);
+  const void* a = in_a.get();
+  const void* b = in_b.get();
+  auto dnn_result = [&] { return host_f32(c, out_dnn.get(), out_count, k.dnn_type); };
 
   Row row{"conv", k.layer, kPassName[p]};
-  const ConvAlgo algo = crema_choice(c, k, p, a, b, f32(out_crema), row.crema_algo);
-  crema_pass(c, k, p, algo, a, b, f32(out_crema));
-  const std::vector<float> crema_out = to_host(c.stream, out_crema.get(), out_count);
+  const ConvAlgo algo = crema_choice(c, k, p, a, b, out_crema.get(), row.crema_algo);
+  crema_pass(c, k, p, algo, a, b, out_crema.get());
+  const std::vector<float> crema_out = host_f32(c, out_crema.get(), out_count, crema_out_type);
   // The baseline is cuDNN's fastest algorithm whose result agrees with crema's (crema's own
   // tests hold it to the CPU implementation): cuDNN 9's winograd_nonfused, for one, is off by
   // 2-6% on CaffeNet's grouped 5x5 conv2 in fp32 and would otherwise win on a wrong answer.
@@ -309,10 +323,9 @@ void bench_pass(Context& c, const ConvCase& k, Pass p) {
     throw std::runtime_error("outputs differ from every cuDNN algorithm: " + rejected);
   if (!rejected.empty()) row.cudnn_algo += " (faster but rejected: " + rejected + ")";
 
-  const size_t fb = sizeof(float);
   Rotation rot({{in_a.get(), in_a.bytes()},
                 {in_b.get(), in_b.bytes()},
-                {out_crema.get(), size_t(out_count) * fb},
+                {out_crema.get(), out_crema.bytes()},
                 {out_dnn.get(), out_dnn.bytes()},
                 {dnn_a.get(), dnn_a.bytes()},
                 {dnn_b.get(), dnn_b.bytes()}},
@@ -355,11 +368,11 @@ void bench_problem(Context& c, const ConvProblem& p0) {
             : c.opt.math == "fp16" ? prim::MathMode::kFP16
                                    : prim::MathMode::kFP32;
   const prim::DataType dt = dnn_type(c.opt.math);
-  const prim::TensorDesc xd = prim::TensorDesc::nchw(kF32, n, p0.c, p0.h, p0.w);
+  const prim::TensorDesc xd = prim::TensorDesc::nchw(dt, n, p0.c, p0.h, p0.w);
   const prim::FilterDesc wd{kF32, p0.k, p0.c / p0.groups, p0.r, p0.s};
   const int P = prim::conv_out_dim(p0.h, p0.r, p0.pad_h, p0.stride_h, p0.dilation_h);
   const int Q = prim::conv_out_dim(p0.w, p0.s, p0.pad_w, p0.stride_w, p0.dilation_w);
-  const prim::TensorDesc yd = prim::TensorDesc::nchw(kF32, n, p0.k, P, Q);
+  const prim::TensorDesc yd = prim::TensorDesc::nchw(dt, n, p0.k, P, Q);
   prim::conv_check(cd, xd, wd, yd);
 
   const TensorD xD(n, p0.c, p0.h, p0.w, cudnn_type(dt)), yD(n, p0.k, P, Q, cudnn_type(dt));
