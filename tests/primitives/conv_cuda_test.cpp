@@ -430,8 +430,9 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
 // stride-1 backward data and backward filter take the NHWC path, in tiles of 128 or (where a
 // group has no more) 64 output channels. Several row and column tiles, more k-tiles than
 // pipeline stages, a partial last k-tile, groups, stride and dilation, a backward-filter depth
-// split over many blocks with a short last split; exact on integers, within the rounding bound
-// on real values.
+// split over many blocks with a short last split; ungrouped layers with fewer input channels
+// than a piece (1, 3, 5), whose copies are padded with zeros to one, forward and backward filter;
+// exact on integers, within the rounding bound on real values.
 TEST(ConvCuda, ImplicitGemmNhwcPath) {
   CREMA_SKIP_WITHOUT_GPU();
   const std::vector<ConvProblem> problems = {
@@ -443,6 +444,10 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
       {"i16_long_depth", 4, 16, 30, 30, 136, 3, 3, 1, 1, 1, 1},
       {"i16_wide_input", 2, 80, 9, 9, 72, 3, 3, 1, 1, 1, 1},
       {"i16_1x1_stride2", 2, 64, 15, 13, 136, 1, 1, 0, 0, 2, 2},
+      {"i16_rgb_11x11_stride4", 2, 3, 39, 35, 96, 11, 11, 2, 2, 4, 4},
+      {"i16_rgb_7x7_stride2", 3, 3, 23, 20, 64, 7, 7, 3, 3, 2, 2},
+      {"i16_gray_5x5", 2, 1, 16, 16, 24, 5, 5, 0, 0, 1, 1},
+      {"i16_five_3x3", 2, 5, 12, 9, 16, 3, 3, 1, 1, 1, 1},
   };
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     for (const ConvProblem& pb : problems)
@@ -510,11 +515,22 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   EXPECT_EQ(pick(ConvPass::kBwdFilter), nhwc_1x1);
   ds.cd.math = MathMode::kTF32;
   EXPECT_EQ(pick(ConvPass::kBwdFilter), ConvAlgo::kGemm1x1);
-  ds = descs_of({"c3", 2, 3, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
-  for (MathMode math : {MathMode::kTF32, MathMode::kBF16}) {
-    ds.cd.math = math;
-    EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);      // 3 input channels
-    EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kIm2colGemm);  // 3 output channels
+  // 3 input channels, which the NHWC path pads to a piece: there in BF16 with 2^18 output
+  // points or more, forward and backward filter; else, and for backward data (3 output
+  // columns), im2col.
+  for (int n : {2, 8}) {
+    ds = descs_of({"c3", n, 3, 226, 226, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
+    for (MathMode math : {MathMode::kTF32, MathMode::kBF16}) {
+      ds.cd.math = math;
+      const bool padded = math == MathMode::kBF16 && n == 8;
+      const ConvAlgo tensor_cores =
+          conv_supports(gpu, ConvAlgo::kImplicitGemmSm90, ds.cd, ds.xd, ds.wd, ds.yd)
+              ? ConvAlgo::kImplicitGemmSm90
+              : ConvAlgo::kImplicitGemm;
+      EXPECT_EQ(pick(ConvPass::kFwd), padded ? tensor_cores : ConvAlgo::kIm2colGemm) << n;
+      EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kIm2colGemm) << n;
+      EXPECT_EQ(pick(ConvPass::kBwdFilter), padded ? tensor_cores : ConvAlgo::kIm2colGemm) << n;
+    }
   }
 }
 

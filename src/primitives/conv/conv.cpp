@@ -347,21 +347,25 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   if (h.device() != Device::kCPU && cd.groups > 1 && wd.c == 1) return ConvAlgo::kDirect;
   const ConvProblem pr{cd, xd, wd, yd};
   // In tensor-core math, a filter wider than 1x1 whose channels fill 16-byte pieces goes to the
-  // implicit GEMM's NHWC path, which reads each input once per channel tile where im2col writes
-  // and reads R*S copies of it; unless the pass has fewer than 16 output channels per group, a
-  // sliver of the path's 128-column tiles (LeNet's conv1 backward data: 1). A 1x1 without
-  // padding is a GEMM on the input (strided: on the subsampled input) in the table's first row,
-  // whose GEMMs run per image. In BF16/FP16 math the NHWC path's one GEMM over every image's
-  // rows takes a 1x1 where those are narrow or need a gathered copy: a strided one (forward and
-  // backward filter), output planes under 100 values, and backward filter on planes up to 14x14
-  // (ResNet-50 BF16 on an H100: res3a_branch2a, 56x56 to 28x28, 0.53 -> 0.23 ms forward; the
-  // 7x7 res5 layers 2.2-3.3x faster forward and backward data; res4b_branch2a's backward filter
-  // 0.18 -> 0.13 ms; at 14x14 and above the per-image GEMMs win forward and backward data).
-  // Other strided 1x1s with output planes under 64 values go to im2col, whose GEMMs over a chunk
-  // of images are wider (ResNet-50's res5a_branch1 backward data). TF32 backward filter goes to
-  // the path only for grouped layers, where im2col runs a GEMM per group: on ungrouped ones
-  // cuBLAS's TF32 GEMM over the patch matrix is faster (ResNet-50's 3x3 layers: 1.3-2x). On
-  // compute capability 9.0 the Hopper row (wgmma), where those 1x1 rules were measured.
+  // implicit GEMM's NHWC path, which reads each input once per channel tile where im2col writes and
+  // reads R*S copies of it; unless the pass has fewer than 16 output channels per group, a sliver
+  // of the path's 128-column tiles (LeNet's conv1 backward data: 1). A 1x1 without padding is a
+  // GEMM on the input (strided: on the subsampled input) in the table's first row, whose GEMMs run
+  // per image. In BF16/FP16 math the NHWC path's one GEMM over every image's rows takes a 1x1 where
+  // those are narrow or need a gathered copy: a strided one (forward and backward filter), output
+  // planes under 100 values, and backward filter on planes up to 14x14 (ResNet-50 BF16 on an H100:
+  // res3a_branch2a, 56x56 to 28x28, 0.53 -> 0.23 ms forward; the 7x7 res5 layers 2.2-3.3x faster
+  // forward and backward data; res4b_branch2a's backward filter 0.18 -> 0.13 ms; at 14x14 and above
+  // the per-image GEMMs win forward and backward data). Other strided 1x1s with output planes under
+  // 64 values go to im2col, whose GEMMs over a chunk of images are wider (ResNet-50's res5a_branch1
+  // backward data). TF32 backward filter goes to the path only for grouped layers, where im2col
+  // runs a GEMM per group: on ungrouped ones cuBLAS's TF32 GEMM over the patch matrix is faster
+  // (ResNet-50's 3x3 layers: 1.3-2x). An ungrouped layer with fewer input channels than a piece (an
+  // image's colours), which the path pads to one with zeros, goes there in BF16/FP16 math with at
+  // least 2^18 output points (CaffeNet's conv1 forward 2.29 -> 1.49 ms, backward filter 2.62
+  // -> 1.76; ResNet-50's 1.37 -> 1.12 and 1.81 -> 1.06): LeNet's and CIFAR-10's conv1 and TF32's
+  // padding to 4 run faster on im2col. On compute capability 9.0 the Hopper row (wgmma), where
+  // those rules were measured.
 #ifdef CREMA_WITH_CUDA
   const bool strided = cd.stride_h != 1 || cd.stride_w != 1;
   const int64_t plane = int64_t(yd.h) * yd.w;
@@ -372,9 +376,11 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
   const bool ungrouped_tf32_filter =
       pass == ConvPass::kBwdFilter && cd.math == MathMode::kTF32 && cd.groups == 1;
+  const bool padded_inputs = cd.groups == 1 && wd.c < (cd.math == MathMode::kTF32 ? 4 : 8);
+  const bool worth_padding = half_math && int64_t(yd.n) * plane >= (int64_t(1) << 18);
   if (h.device() == Device::kCUDA && (wd.r * wd.s > 1 || one_by_one_nhwc) && columns >= 16 &&
-      !ungrouped_tf32_filter && cuda::igemm_nhwc_applies(pr, pass) &&
-      !cuda::kConvImplicitGemm.unsupported(pr))
+      !ungrouped_tf32_filter && (!padded_inputs || worth_padding) &&
+      cuda::igemm_nhwc_applies(pr, pass) && !cuda::kConvImplicitGemm.unsupported(pr))
     return cuda::kConvImplicitGemmSm90.unsupported(pr) ? ConvAlgo::kImplicitGemm
                                                        : ConvAlgo::kImplicitGemmSm90;
   if (h.device() == Device::kCUDA && wd.r * wd.s == 1 && strided && plane < 64 &&

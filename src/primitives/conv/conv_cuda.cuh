@@ -104,9 +104,10 @@ __global__ void sum_partials_kernel(int b, int64_t count, const T* __restrict__ 
 
 // The implicit GEMM's NHWC path (conv_igemm_nhwc_cuda.cu): forward or stride-1 backward data in
 // TF32/BF16/FP16 math through NHWC copies in the math format, when the inner channels per group
-// fill 16-byte pieces. `act` is x (forward) or dy, `out` is y or dx, each stored as its
-// descriptor says (f32, bf16, f16); bias and ReLU apply to the forward only; `wgmma` runs the
-// GEMM on Hopper's warpgroup MMA (compute capability 9.0, a build with sm_90a code).
+// fill 16-byte pieces (forward: or are padded to one, igemm_nhwc_applies). `act` is x (forward) or
+// dy, `out` is y or dx, each stored as its descriptor says (f32, bf16, f16); bias and ReLU apply to
+// the forward only; `wgmma` runs the GEMM on Hopper's warpgroup MMA (compute capability 9.0, a
+// build with sm_90a code).
 size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass);
 // Whether the path takes a problem's half-size tensors as they are: any input; an output in f32
 // or in the math's own 16-bit type (bf16 in BF16 math, f16 in FP16).

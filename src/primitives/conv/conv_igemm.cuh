@@ -130,14 +130,15 @@ __device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint3
 }
 
 // dst[n][h][w][c] = round(src[n][c][h][w]) for any source strides, the source stored as S (f32,
-// bf16, f16): 64 x 64 tiles of (c, h*w) through shared memory, so both the reads (along h*w) and
-// the writes (along c) coalesce, each thread with 16 loads in flight (a 32 x 32 tile, 4 a thread,
-// moved ResNet-50's res3 input at 0.9 TB/s). An image whose planes are packed reads at p itself,
-// without the division of p by w that any other strides need.
+// bf16, f16), dst_c >= c channels a row (zeros past c): 64 x 64 tiles of (c, h*w) through shared
+// memory, so both the reads (along h*w) and the writes (along c) coalesce, each thread with 16
+// loads in flight (a 32 x 32 tile, 4 a thread, moved ResNet-50's res3 input at 0.9 TB/s). An
+// image whose planes are packed reads at p itself, without the division of p by w that any other
+// strides need.
 constexpr int kNhwcTile = 64;
 template <MathMode M, typename S>
 __global__ void __launch_bounds__(256)
-    to_nhwc_kernel(int c, int h, int w, int64_t sn, int64_t sc, int64_t sh, int64_t sw,
+    to_nhwc_kernel(int c, int dst_c, int h, int w, int64_t sn, int64_t sc, int64_t sh, int64_t sw,
                    bool packed_planes, const S* __restrict__ src, Bits<M>* __restrict__ dst) {
   using T = Bits<M>;
   // Rows padded by 4 bytes: the writes' column reads (lane = channel) hit distinct banks.
@@ -151,35 +152,46 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int cc = c0 + j, p = p0 + threadIdx.x + 32 * half;
-      if (cc < c && p < hw) {
+      if (cc < dst_c && p < hw) {
         const int64_t at = packed_planes ? p : (p / w) * sh + (p % w) * sw;
-        tile[j][threadIdx.x + 32 * half] = to_bits<M>(load_as_float(s[cc * sc + at]));
+        tile[j][threadIdx.x + 32 * half] =
+            to_bits<M>(cc < c ? load_as_float(s[cc * sc + at]) : 0.f);
       }
     }
   __syncthreads();
-  T* d = dst + int64_t(n) * hw * c;
+  T* d = dst + int64_t(n) * hw * dst_c;
 #pragma unroll
   for (int j = threadIdx.y; j < kNhwcTile; j += 8)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int p = p0 + j, cc = c0 + threadIdx.x + 32 * half;
-      if (cc < c && p < hw) d[int64_t(p) * c + cc] = tile[threadIdx.x + 32 * half][j];
+      if (cc < dst_c && p < hw) d[int64_t(p) * dst_c + cc] = tile[threadIdx.x + 32 * half][j];
     }
 }
 
-// Rounds tensor d at src (of d's storage type: f32, bf16 or f16) into an NHWC copy at dst (d.n
-// below 65536: one grid layer an image).
+// Rounds tensor d at src (of d's storage type: f32, bf16 or f16) into an NHWC copy at dst of
+// dst_c >= d.c channels a row (d.n below 65536: one grid layer an image).
 template <MathMode M>
-void to_nhwc(cudaStream_t st, const TensorDesc& d, const void* src, Bits<M>* dst) {
-  const dim3 grid((d.h * d.w + kNhwcTile - 1) / kNhwcTile, (d.c + kNhwcTile - 1) / kNhwcTile, d.n);
+void to_nhwc(cudaStream_t st, const TensorDesc& d, const void* src, Bits<M>* dst, int dst_c) {
+  const dim3 grid((d.h * d.w + kNhwcTile - 1) / kNhwcTile, (dst_c + kNhwcTile - 1) / kNhwcTile,
+                  d.n);
   const bool packed_planes = d.stride_w == 1 && d.stride_h == d.w;
   visit_dtype(DTypes<float, bf16_t, f16_t>{}, d.dtype, "to_nhwc", Device::kCUDA, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    to_nhwc_kernel<M, S><<<grid, dim3(32, 8), 0, st>>>(d.c, d.h, d.w, d.stride_n, d.stride_c,
+    to_nhwc_kernel<M, S><<<grid, dim3(32, 8), 0, st>>>(d.c, dst_c, d.h, d.w, d.stride_n, d.stride_c,
                                                        d.stride_h, d.stride_w, packed_planes,
                                                        static_cast<const S*>(src), dst);
   });
   check_launch("to_nhwc_kernel");
+}
+
+// The input channels a group of the NHWC path's copies holds: the layer's, or one 16-byte piece
+// of them (8 BF16/FP16 or 4 TF32 values) where an ungrouped layer has fewer (an image's three
+// colours), the rest zeros. The GEMM then runs 8/3 (BF16) of the multiplies it needs, on tensor
+// cores, where im2col + GEMM rounds a patch matrix through memory.
+inline int nhwc_input_channels(int cg, int groups, MathMode m) {
+  const int piece = m == MathMode::kTF32 ? 4 : 8;
+  return groups == 1 && cg < piece ? piece : cg;
 }
 
 // What the support rules and the split plans need of the current device, read once per device

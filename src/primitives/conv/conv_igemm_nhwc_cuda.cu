@@ -1,8 +1,9 @@
 // The implicit GEMM's NHWC path, for forward and stride-1 backward data in TF32, BF16 or FP16
 // math when the GEMM's inner channels (Cg forward, Kg backward data) fill 16-byte pieces (4
-// TF32 or 8 BF16/FP16 values). The gathered activation (x, or dy) is first rounded into an NHWC
-// copy in the math format and the filter into [rows][R][S][inner] order, so that the GEMM's
-// inner index (r, s, channel) runs along memory in 16-byte pieces:
+// TF32 or 8 BF16/FP16 values), or forward of an ungrouped layer has fewer (the copies padded to
+// one piece with zeros: nhwc_input_channels). The gathered activation (x, or dy) is first rounded
+// into an NHWC copy in the math format and the filter into [rows][R][S][inner] order, so that the
+// GEMM's inner index (r, s, channel) runs along memory in 16-byte pieces:
 //   forward        Y[m = (n,p,q)][k] = sum_{(r,s,c)} Xnhwc[n][p*sh-ph+r*dh][q*sw-pw+s*dw][c]
 //                                                    Wt[k][r][s][c]
 //   backward data  dX[m = (n,h,w)][c] = sum_{(r,s,k)} dYnhwc[n][h+ph-r*dh][w+pw-s*dw][k]
@@ -97,17 +98,21 @@ __global__ void __launch_bounds__(kNhwcThreads)
     }
 }
 
-// Filter rows for the GEMM: forward Wt[k][r][s][c] = W[k][c][r][s]; backward data
-// Wt[g*Cg + c][r][s][k] = W[g*Kg + k][c][r][s].
+// Filter rows for the GEMM: forward Wt[k][r][s][c] = W[k][c][r][s] over cp >= cg channels
+// (zeros past cg); backward data Wt[g*Cg + c][r][s][k] = W[g*Kg + k][c][r][s].
 template <MathMode M>
-__global__ void filter_rows_kernel(bool fwd, int k, int cg, int kg, int rs,
+__global__ void filter_rows_kernel(bool fwd, int k, int cg, int cp, int kg, int rs,
                                    const float* __restrict__ w, Bits<M>* dst) {
-  const int64_t count = int64_t(k) * cg * rs;
+  const int64_t count = int64_t(k) * (fwd ? cp : cg) * rs;
   CREMA_CUDA_LOOP(i, count) {
     int64_t src;
-    if (fwd) {  // i = ((k * rs) + t) * cg + c
-      const int c = int(i % cg), t = int(i / cg % rs);
-      const int64_t kk = i / (int64_t(cg) * rs);
+    if (fwd) {  // i = ((k * rs) + t) * cp + c
+      const int c = int(i % cp), t = int(i / cp % rs);
+      const int64_t kk = i / (int64_t(cp) * rs);
+      if (c >= cg) {
+        dst[i] = to_bits<M>(0.f);
+        continue;
+      }
       src = (kk * cg + c) * rs + t;
     } else {  // i = ((g*Cg + c) * rs + t) * kg + kk
       const int kk = int(i % kg), t = int(i / kg % rs);
@@ -138,16 +143,26 @@ struct Layout {
   size_t src, filter, pieces, total;
 };
 
+// Forward's channels of a group, as the copies hold them (nhwc_input_channels).
+int fwd_channels(const ConvProblem& p) {
+  return nhwc_input_channels(p.wd.c, p.cd.groups, p.cd.math);
+}
+// Values of the filter rows (forward's over its padded channels).
+int64_t filter_rows_count(const ConvProblem& p, bool fwd) {
+  return fwd ? int64_t(p.wd.k) * fwd_channels(p) * p.wd.r * p.wd.s : p.wd.count();
+}
+
 Layout layout_of(const ConvProblem& p, bool fwd) {
   const TensorDesc& s = fwd ? p.xd : p.yd;
-  const int cin = fwd ? p.wd.c : p.wd.k / p.cd.groups;
+  const int cin = fwd ? fwd_channels(p) : p.wd.k / p.cd.groups;
+  const int src_c = fwd ? cin * p.cd.groups : s.c;
   const int64_t gk = int64_t(cin) * p.wd.r * p.wd.s;
   const size_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
   const int64_t per_tile = kNhwcRowBytes / int64_t(elem);
   Layout l{};
   l.src = 0;
-  l.filter = round256(size_t(s.n) * s.c * s.h * s.w * elem);
-  l.pieces = l.filter + round256(size_t(p.wd.count()) * elem);
+  l.filter = round256(size_t(s.n) * src_c * s.h * s.w * elem);
+  l.pieces = l.filter + round256(size_t(filter_rows_count(p, fwd)) * elem);
   l.total = l.pieces + round256(size_t((gk + per_tile - 1) / per_tile * 4) * sizeof(Piece));
   return l;
 }
@@ -180,12 +195,13 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float
   const TensorDesc& src = fwd ? p.xd : p.yd;
   const TensorDesc& dst = fwd ? p.yd : p.xd;
   const int groups = cd.groups, kg = p.wd.k / groups, cg = p.wd.c, rs = p.wd.r * p.wd.s;
+  const int cp = fwd_channels(p);
   NhwcGeo g{};
-  g.cin = fwd ? cg : kg;
+  g.cin = fwd ? cp : kg;
   g.gn = fwd ? kg : cg;
   g.gk = g.cin * rs;
   g.gm = dst.n * dst.h * dst.w;
-  g.src_c = src.c, g.src_h = src.h, g.src_w = src.w;
+  g.src_c = fwd ? cp * groups : src.c, g.src_h = src.h, g.src_w = src.w;
   g.rows_h = dst.h, g.rows_w = dst.w;
   g.sy = fwd ? cd.stride_h : 1, g.sx = fwd ? cd.stride_w : 1;
   g.oy = fwd ? -cd.pad_h : cd.pad_h, g.ox = fwd ? -cd.pad_w : cd.pad_w;
@@ -201,9 +217,9 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float
   Piece* pieces = reinterpret_cast<Piece*>(ws + l.pieces);
   cudaStream_t st = stream_of(h);
 
-  to_nhwc<M>(st, src, act, act_bits);
-  filter_rows_kernel<M>
-      <<<grid_for(p.wd.count()), kBlock, 0, st>>>(fwd, p.wd.k, cg, kg, rs, w, w_bits);
+  to_nhwc<M>(st, src, act, act_bits, g.src_c);
+  filter_rows_kernel<M><<<grid_for(filter_rows_count(p, fwd)), kBlock, 0, st>>>(fwd, p.wd.k, cg, cp,
+                                                                                kg, rs, w, w_bits);
   check_launch("filter_rows_kernel");
   const int count = (g.gk + nhwc_tile_k<M>() - 1) / nhwc_tile_k<M>() * 4;
   pieces_kernel<<<(count + 127) / 128, 128, 0, st>>>(g, kPiece<M>, count, pieces);
@@ -233,13 +249,15 @@ bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass) {
                                                                          : 0;
   const int cg = p.wd.c, kg = p.wd.k / p.cd.groups;
   if (!piece || p.xd.n >= 65536) return false;
+  // Input channels that fill pieces, or fewer than one, padded (nhwc_input_channels).
+  const bool inputs = nhwc_input_channels(cg, p.cd.groups, math) % piece == 0;
   switch (pass) {
     case ConvPass::kFwd:
-      return cg % piece == 0;
+      return inputs;
     case ConvPass::kBwdData:
       return p.cd.stride_h == 1 && p.cd.stride_w == 1 && kg % piece == 0;
     default:
-      return cg % piece == 0 && kg % piece == 0;
+      return inputs && kg % piece == 0;
   }
 }
 

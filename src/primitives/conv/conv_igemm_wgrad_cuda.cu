@@ -1,5 +1,6 @@
 // The implicit GEMM's backward filter through NHWC copies, in TF32, BF16 or FP16 math when the
-// channels per group of both x and dy fill 16-byte pieces (4 TF32 or 8 BF16/FP16 values). x and
+// channels per group of both x and dy fill 16-byte pieces (4 TF32 or 8 BF16/FP16 values), x's
+// of an ungrouped layer perhaps padded to one piece (nhwc_input_channels). x and
 // dy are first rounded into NHWC copies in the math format; then, per group,
 //   dW[k][(r,s,c)] = sum_{m = (n,p,q)} dYnhwc[m][k] * Xnhwc[n][p*sh-ph+r*dh][q*sw-pw+s*dw][c]
 // a GEMM of Kg rows by R*S*Cg columns over the N*P*Q depth. Both operands arrive with their depth
@@ -154,16 +155,18 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// dw[k][c][r][s] = alpha * sum_split part[split][k][(r,s,c)] + beta * dw, splits in order.
-__global__ void finish_kernel(int splits, int k, int cg, int rs, const float* __restrict__ part,
-                              float* dw, float alpha, float beta) {
-  const int64_t count = int64_t(k) * cg * rs, gk = int64_t(cg) * rs;
+// dw[k][c][r][s] = alpha * sum_split part[split][k][(r,s,c)] + beta * dw, splits in order; the
+// partial filters hold cp >= cg channels a tap (the copies' padded ones past cg).
+__global__ void finish_kernel(int splits, int k, int cg, int cp, int rs,
+                              const float* __restrict__ part, float* dw, float alpha, float beta) {
+  const int64_t count = int64_t(k) * cg * rs, per_k = int64_t(cg) * rs;
+  const int64_t split = int64_t(k) * cp * rs;
   CREMA_CUDA_LOOP(i, count) {
-    const int64_t kk = i / gk;
-    const int c = int(i % gk / rs), t = int(i % rs);
-    const float* p = part + kk * gk + int64_t(t) * cg + c;
+    const int64_t kk = i / per_k;
+    const int c = int(i % per_k / rs), t = int(i % rs);
+    const float* p = part + kk * cp * rs + int64_t(t) * cp + c;
     float sum = p[0];
-    for (int sp = 1; sp < splits; ++sp) sum += p[sp * count];
+    for (int sp = 1; sp < splits; ++sp) sum += p[sp * split];
     dw[i] = beta == 0.f ? alpha * sum : alpha * sum + beta * dw[i];
   }
 }
@@ -172,11 +175,11 @@ WgradGeo geo_of(Handle& h, const ConvProblem& p) {
   const ConvDesc& cd = p.cd;
   WgradGeo g{};
   g.kg = p.wd.k / cd.groups;
-  g.cg = p.wd.c;
+  g.cg = nhwc_input_channels(p.wd.c, cd.groups, cd.math);
   g.gk = g.cg * p.wd.r * p.wd.s;
   g.depth = p.yd.n * p.yd.h * p.yd.w;
   g.k = p.yd.c;
-  g.c = p.xd.c, g.h = p.xd.h, g.w = p.xd.w;
+  g.c = g.cg * cd.groups, g.h = p.xd.h, g.w = p.xd.w;
   g.s = p.wd.s;
   g.sh = cd.stride_h, g.sw = cd.stride_w, g.ph = cd.pad_h, g.pw = cd.pad_w;
   g.dh = cd.dilation_h, g.dw = cd.dilation_w;
@@ -189,7 +192,7 @@ WgradGeo geo_of(Handle& h, const ConvProblem& p) {
   const int depth =
       p.cd.math == MathMode::kTF32 ? depth_of<MathMode::kTF32>() : depth_of<MathMode::kBF16>();
   const int k_tiles = (g.depth + depth - 1) / depth;
-  const int64_t filter_bytes = p.wd.count() * int64_t(sizeof(float));
+  const int64_t filter_bytes = int64_t(p.wd.k) * g.gk * int64_t(sizeof(float));
   int64_t splits = std::max<int64_t>(1, 4 * int64_t(std::max(1, current_device().sms)) / blocks);
   splits = std::min<int64_t>(splits, std::max(1, k_tiles / 4));
   splits = std::min<int64_t>(splits, std::max<int64_t>(1, h.workspace_budget() / filter_bytes));
@@ -206,9 +209,9 @@ struct Carving {
 Carving carving_of(const ConvProblem& p, const WgradGeo& g) {
   const size_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
   Carving l{};
-  l.dy = round256(size_t(p.xd.n) * p.xd.c * p.xd.h * p.xd.w * elem);
+  l.dy = round256(size_t(p.xd.n) * g.c * p.xd.h * p.xd.w * elem);
   l.part = l.dy + round256(size_t(p.yd.n) * p.yd.c * p.yd.h * p.yd.w * elem);
-  l.total = l.part + size_t(g.splits) * size_t(p.wd.count()) * sizeof(float);
+  l.total = l.part + size_t(g.splits) * size_t(p.wd.k) * size_t(g.gk) * sizeof(float);
   return l;
 }
 
@@ -234,8 +237,8 @@ void run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* 
   auto* dy_bits = reinterpret_cast<Bits<M>*>(ws + l.dy);
   auto* part = reinterpret_cast<float*>(ws + l.part);
   cudaStream_t st = stream_of(h);
-  to_nhwc<M>(st, p.xd, x, x_bits);
-  to_nhwc<M>(st, p.yd, dy, dy_bits);
+  to_nhwc<M>(st, p.xd, x, x_bits, g.c);
+  to_nhwc<M>(st, p.yd, dy, dy_bits, p.yd.c);
   // A group of <= 64 output channels (VGG-16's conv1_2, ResNet-50's res2 layers) would leave
   // half of a 128-row tile idle.
   const int tm = M != MathMode::kTF32 && g.kg <= 64 ? 64 : 128;
@@ -250,8 +253,9 @@ void run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* 
     launch<M, 64>(st, g, dy_bits, x_bits, part, p.cd.groups);
   else
     launch<M, 128>(st, g, dy_bits, x_bits, part, p.cd.groups);
-  finish_kernel<<<grid_for(p.wd.count()), kBlock, 0, st>>>(
-      g.splits, p.wd.k, g.cg, p.wd.r * p.wd.s, part, dw, float(blend.alpha), float(blend.beta));
+  finish_kernel<<<grid_for(p.wd.count()), kBlock, 0, st>>>(g.splits, p.wd.k, p.wd.c, g.cg,
+                                                           p.wd.r * p.wd.s, part, dw,
+                                                           float(blend.alpha), float(blend.beta));
   check_launch("igemm wgrad finish_kernel");
 }
 

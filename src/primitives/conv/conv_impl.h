@@ -70,7 +70,8 @@ extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvImplicitG
     kConvImplicitGemmSm90;
 // Whether the implicit GEMM runs a pass through its NHWC path: TF32/BF16/FP16 math, the channels
 // per group the pass reads along memory filling 16-byte pieces (inner channels for forward and
-// stride-1 backward data, both channel counts for backward filter).
+// stride-1 backward data, both channel counts for backward filter; input channels of an
+// ungrouped layer may also be fewer than a piece, padded to one in the copies).
 bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass);
 }  // namespace cuda
 
