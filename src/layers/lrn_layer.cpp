@@ -36,7 +36,7 @@ void LrnLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
 
 template <typename Dtype>
 void LrnLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
-  prim::lrn_fwd(h, lrn_, desc_, bottom[0]->data(), desc_, top[0]->mutable_data(),
+  prim::lrn_fwd(h, lrn_, desc_, bottom[0]->raw_data(), desc_, top[0]->mutable_raw_data(),
                 prim::Blend{1, 0});
 }
 
@@ -44,8 +44,8 @@ template <typename Dtype>
 void LrnLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                const std::vector<bool>& propagate_down, const Tensors& bottom) {
   if (!propagate_down[0]) return;
-  prim::lrn_bwd(h, lrn_, desc_, top[0]->data(), top[0]->diff(), desc_, bottom[0]->data(),
-                bottom[0]->mutable_diff(), prim::Blend{1, 0});
+  prim::lrn_bwd(h, lrn_, desc_, top[0]->raw_data(), top[0]->raw_diff(), desc_,
+                bottom[0]->raw_data(), bottom[0]->mutable_raw_diff(), prim::Blend{1, 0});
 }
 
 template class LrnLayer<float>;

@@ -15,6 +15,7 @@
 #include "primitives/batchnorm.h"
 #include "primitives/conv.h"
 #include "primitives/eltwise.h"
+#include "primitives/lrn.h"
 #include "primitives/pool.h"
 #include "primitives/scale_bias.h"
 
@@ -103,6 +104,44 @@ TEST(HalfDataCuda, Activations) {
       act_bwd(h, ad, d32, yb.f32.get(), dy.f32.get(), d32, x.f32.get(), dx.f32.get());
       act_bwd(h, ad, dh, yb.half.get(), dy.half.get(), dh, x.half.get(), dx.half.get());
       expect_rounded(h, dx, "act_bwd");
+    }
+}
+
+// LRN on each of its CUDA rows: the window's register ring (local_size 5), the generic slide
+// (local_size 9) and within a channel. The half run widens the same values into the same fp32
+// sums, so it rounds the f32 result.
+TEST(HalfDataCuda, Lrn) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle h(Device::kCUDA);
+  struct Case {
+    LrnMode mode;
+    int local_size;
+    LrnAlgo algo;
+  };
+  for (DataType t : kHalves)
+    for (const Case& c : {Case{LrnMode::kAcrossChannels, 5, LrnAlgo::kAcrossRing},
+                          Case{LrnMode::kAcrossChannels, 9, LrnAlgo::kAcross},
+                          Case{LrnMode::kWithinChannel, 3, LrnAlgo::kWithin}}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " " + lrn_algo_name(c.algo));
+      LrnDesc ld;
+      ld.mode = c.mode;
+      ld.local_size = c.local_size;
+      ld.alpha = 0.5;
+      ld.algo = c.algo;
+      const int N = 2, C = 11, H = 5, W = 6, n = N * C * H * W;
+      Twin x(t, values(t, n, 50)), y(t, values(t, n, 51)), dy(t, values(t, n, 52)),
+          dx(t, values(t, n, 53));
+      const TensorDesc d32 = desc(DataType::kFloat32, N, C, H, W), dh = desc(t, N, C, H, W);
+      const Blend blend{0.5, 2.0};  // reads the old output
+      lrn_fwd(h, ld, d32, x.f32.get(), d32, y.f32.get(), blend);
+      lrn_fwd(h, ld, dh, x.half.get(), dh, y.half.get(), blend);
+      expect_rounded(h, y, "lrn_fwd");
+      // Backward from the forward's output (blend {1, 0}) rounded to t, on both sides.
+      lrn_fwd(h, ld, d32, x.f32.get(), d32, y.f32.get());
+      const Twin yb(t, y.results(h).second);
+      lrn_bwd(h, ld, d32, yb.f32.get(), dy.f32.get(), d32, x.f32.get(), dx.f32.get());
+      lrn_bwd(h, ld, dh, yb.half.get(), dy.half.get(), dh, x.half.get(), dx.half.get());
+      expect_rounded(h, dx, "lrn_bwd");
     }
 }
 

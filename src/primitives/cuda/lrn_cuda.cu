@@ -20,6 +20,8 @@
 //   (cache), backward stores R in the workspace and slides twice (about 28 bytes per element).
 // Within a channel ("within"): one thread per pixel sums its clipped n x n window directly (the
 // reads overlap in cache); backward is two kernels, R first, then its window sums.
+// Tensors stored in bf16 or f16 are computed in fp32 (their math type), each value widened as it
+// is loaded and the result rounded once as it is stored: half the bytes above; R stays fp32.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -47,13 +49,23 @@ __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(
 // flight instead of one.
 constexpr int kAhead = 4;
 
+// The value at p (stored as S: f32, f64, bf16 or f16) in the math type T, through the read-only
+// cache.
+template <typename T, typename S>
+__device__ __forceinline__ T ld(const S* p) {
+  if constexpr (std::is_same_v<S, T>)
+    return __ldg(p);
+  else
+    return T(load_as_float(S{__ldg(reinterpret_cast<const uint16_t*>(p))}));
+}
+
 // Channel c of a column (stride hw), 0 outside [0, C). The backward passes a 32-bit hw (an
 // image spans less than 2^31 elements, the ring kernels' launch condition: one 32-bit product
 // per offset). The forward keeps 64-bit offsets: 32-bit ones measured 5% slower on
 // caffenet:norm1 (0.2846 against 0.2697 ms) though 4-5% faster on GoogLeNet's two layers.
-template <typename T, typename I>
-__device__ __forceinline__ T channel(const T* col, I hw, int C, int c) {
-  return unsigned(c) < unsigned(C) ? __ldg(col + c * hw) : T(0);
+template <typename T, typename S, typename I>
+__device__ __forceinline__ T channel(const S* col, I hw, int C, int c) {
+  return unsigned(c) < unsigned(C) ? ld<T>(col + c * hw) : T(0);
 }
 
 // Moves every ring value down one slot; the last slot is refilled by the caller.
@@ -77,20 +89,20 @@ __device__ __forceinline__ ColumnChunk column_chunk(const Geo& g, int chunk, int
 }
 
 // Forward for r = kR. win[t] holds channel c - r + t: the window of c, then kAhead more.
-template <int kR, typename T, typename NegPow>
+template <int kR, typename S, typename NegPow, typename T = MathOf<S>>
 __global__ void across_fwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow neg_pow, T k, T a,
-                                       const T* __restrict__ x, T* __restrict__ y, T alpha,
+                                       const S* __restrict__ x, S* __restrict__ y, T alpha,
                                        T beta) {
   constexpr int kN = 2 * kR + 2 + kAhead;
   CREMA_CUDA_LOOP(idx, work) {
     const ColumnChunk cc = column_chunk(g, chunk, idx);
     const int64_t hw = g.hw;
-    const T* xc = x + cc.base;
-    T* yc = y + cc.base;
+    const S* xc = x + cc.base;
+    S* yc = y + cc.base;
     T win[kN];
     T acc = T(0);
 #pragma unroll
-    for (int t = 0; t < kN; ++t) win[t] = channel(xc, hw, g.C, cc.c0 - kR + t);
+    for (int t = 0; t < kN; ++t) win[t] = channel<T>(xc, hw, g.C, cc.c0 - kR + t);
       // The window sum of c0, in increasing channel order (zeros outside add nothing).
 #pragma unroll
     for (int t = 0; t <= 2 * kR; ++t) acc += mul_rn(win[t], win[t]);
@@ -99,7 +111,7 @@ __global__ void across_fwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow ne
       acc += mul_rn(win[2 * kR + 1], win[2 * kR + 1]);
       acc -= mul_rn(win[0], win[0]);
       shift(win);
-      win[kN - 1] = channel(xc, hw, g.C, c + 1 - kR + kN - 1);
+      win[kN - 1] = channel<T>(xc, hw, g.C, c + 1 - kR + kN - 1);
     }
   }
 }
@@ -120,23 +132,23 @@ __global__ void across_fwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow ne
 // by eight at three blocks per SM measured no better. f32 with local_size 5 (CaffeNet's and
 // GoogLeNet's) is bounded to four blocks per SM (64 registers; no spill, except 8 bytes for the
 // exponent 1); f64 and wider windows would spill under that bound.
-template <int kR, typename T, typename NegPow>
+template <int kR, typename S, typename NegPow, typename T = MathOf<S>>
 __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 && kR == 2 ? 4 : 1)
     across_bwd_ring_kernel(Geo g, int chunk, int64_t work, NegPow neg_pow, T k, T a, T cc2,
-                           const T* dy, const T* __restrict__ x, T* dx, T alpha, T beta) {
+                           const S* dy, const S* __restrict__ x, S* dx, T alpha, T beta) {
   constexpr int kNX = 2 * kR + 2 + kAhead, kND = kR + 1 + kAhead, kNP = kR + 1, kNR = 2 * kR + 2;
   CREMA_CUDA_LOOP(idx, work) {
     const ColumnChunk cc = column_chunk(g, chunk, idx);
     const int hw = int(g.hw);
-    const T* xc = x + cc.base;
-    const T* gc = dy + cc.base;  // may be dx itself: every dy is read before its dx is written
-    T* oc = dx + cc.base;
+    const S* xc = x + cc.base;
+    const S* gc = dy + cc.base;  // may be dx itself: every dy is read before its dx is written
+    S* oc = dx + cc.base;
     const int j0 = cc.c0 - kR;
     T xw[kNX], dw[kND], pw[kNP], rw[kNR];
 #pragma unroll
-    for (int t = 0; t < kNX; ++t) xw[t] = channel(xc, hw, g.C, j0 - kR + t);
+    for (int t = 0; t < kNX; ++t) xw[t] = channel<T>(xc, hw, g.C, j0 - kR + t);
 #pragma unroll
-    for (int t = 0; t < kND; ++t) dw[t] = t >= kR ? channel(gc, hw, g.C, j0 - kR + t) : T(0);
+    for (int t = 0; t < kND; ++t) dw[t] = t >= kR ? channel<T>(gc, hw, g.C, j0 - kR + t) : T(0);
 #pragma unroll
     for (int t = 0; t < kNP; ++t) pw[t] = T(0);
 #pragma unroll
@@ -160,31 +172,34 @@ __global__ void __launch_bounds__(kBlock, sizeof(T) == 4 && kR == 2 ? 4 : 1)
       shift(dw);
       shift(pw);
       shift(rw);
-      xw[kNX - 1] = channel(xc, hw, g.C, j + 1 - kR + kNX - 1);
-      dw[kND - 1] = channel(gc, hw, g.C, j + 1 - kR + kND - 1);
+      xw[kNX - 1] = channel<T>(xc, hw, g.C, j + 1 - kR + kNX - 1);
+      dw[kND - 1] = channel<T>(gc, hw, g.C, j + 1 - kR + kND - 1);
     }
   }
 }
 
 // Generic forward (any local_size): the leaving channel is re-read (from cache).
-template <typename T, typename NegPow>
-__global__ void across_fwd_kernel(Geo g, NegPow neg_pow, T k, T a, const T* __restrict__ x, T* y,
+template <typename S, typename NegPow, typename T = MathOf<S>>
+__global__ void across_fwd_kernel(Geo g, NegPow neg_pow, T k, T a, const S* __restrict__ x, S* y,
                                   T alpha, T beta) {
   CREMA_CUDA_LOOP(col, g.columns) {
     const int64_t n = col / g.hw, pos = col - n * g.hw;
-    const T* xc = x + n * g.C * g.hw + pos;
-    T* yc = y + n * g.C * g.hw + pos;
+    const S* xc = x + n * g.C * g.hw + pos;
+    S* yc = y + n * g.C * g.hw + pos;
     T acc = T(0);
-    for (int c = 0; c <= min(g.r, g.C - 1); ++c) acc += xc[c * g.hw] * xc[c * g.hw];
+    for (int c = 0; c <= min(g.r, g.C - 1); ++c) {
+      const T v = ld<T>(xc + c * g.hw);
+      acc += v * v;
+    }
     for (int c = 0; c < g.C; ++c) {
-      const T v = xc[c * g.hw];
+      const T v = ld<T>(xc + c * g.hw);
       blend_store(yc + c * g.hw, v * neg_pow(lrn_ops::scale_of(k, a, acc)), alpha, beta);
       if (c + g.r + 1 < g.C) {
-        const T e = xc[(c + g.r + 1) * g.hw];
+        const T e = ld<T>(xc + (c + g.r + 1) * g.hw);
         acc += e * e;
       }
       if (c - g.r >= 0) {
-        const T l = xc[(c - g.r) * g.hw];
+        const T l = ld<T>(xc + (c - g.r) * g.hw);
         acc -= l * l;
       }
     }
@@ -193,52 +208,48 @@ __global__ void across_fwd_kernel(Geo g, NegPow neg_pow, T k, T a, const T* __re
 
 // Generic backward (any local_size): R = dy * y / scale goes to the workspace, a second slide
 // sums it.
-template <typename T, typename NegPow>
-__global__ void across_bwd_kernel(Geo g, NegPow neg_pow, T k, T a, T cc, const T* __restrict__ y,
-                                  const T* dy, const T* __restrict__ x, T* dx, T* R, T alpha,
+template <typename S, typename NegPow, typename T = MathOf<S>>
+__global__ void across_bwd_kernel(Geo g, NegPow neg_pow, T k, T a, T cc, const S* __restrict__ y,
+                                  const S* dy, const S* __restrict__ x, S* dx, T* R, T alpha,
                                   T beta) {
   CREMA_CUDA_LOOP(col, g.columns) {
     const int64_t n = col / g.hw, pos = col - n * g.hw;
     const int64_t base = n * g.C * g.hw + pos;
-    const T* xc = x + base;
-    const T* yc = y + base;
-    const T* gc = dy + base;  // may be dx itself: each element is read before it is written
+    const S* xc = x + base;
+    const S* yc = y + base;
+    const S* gc = dy + base;  // may be dx itself: each element is read before it is written
     T* rc = R + base;
-    T* oc = dx + base;
+    S* oc = dx + base;
     const int first = min(g.r, g.C - 1);
+    auto xsq = [&](int c) {
+      const T v = ld<T>(xc + c * g.hw);
+      return v * v;
+    };
     // Pass 1: R_c = dy_c * y_c / scale_c.
     T acc = T(0);
-    for (int c = 0; c <= first; ++c) acc += xc[c * g.hw] * xc[c * g.hw];
+    for (int c = 0; c <= first; ++c) acc += xsq(c);
     for (int c = 0; c < g.C; ++c) {
-      rc[c * g.hw] = gc[c * g.hw] * yc[c * g.hw] / lrn_ops::scale_of(k, a, acc);
-      if (c + g.r + 1 < g.C) {
-        const T e = xc[(c + g.r + 1) * g.hw];
-        acc += e * e;
-      }
-      if (c - g.r >= 0) {
-        const T l = xc[(c - g.r) * g.hw];
-        acc -= l * l;
-      }
+      rc[c * g.hw] = ld<T>(gc + c * g.hw) * ld<T>(yc + c * g.hw) / lrn_ops::scale_of(k, a, acc);
+      if (c + g.r + 1 < g.C) acc += xsq(c + g.r + 1);
+      if (c - g.r >= 0) acc -= xsq(c - g.r);
     }
     // Pass 2: the same slide over x^2 recovers each scale; a second one over R gives the sum.
     acc = T(0);
     T sr = T(0);
     for (int c = 0; c <= first; ++c) {
-      acc += xc[c * g.hw] * xc[c * g.hw];
+      acc += xsq(c);
       sr += rc[c * g.hw];
     }
     for (int c = 0; c < g.C; ++c) {
-      const T xv = xc[c * g.hw];
-      const T v = gc[c * g.hw] * neg_pow(lrn_ops::scale_of(k, a, acc)) - cc * xv * sr;
+      const T xv = ld<T>(xc + c * g.hw);
+      const T v = ld<T>(gc + c * g.hw) * neg_pow(lrn_ops::scale_of(k, a, acc)) - cc * xv * sr;
       blend_store(oc + c * g.hw, v, alpha, beta);
       if (c + g.r + 1 < g.C) {
-        const T e = xc[(c + g.r + 1) * g.hw];
-        acc += e * e;
+        acc += xsq(c + g.r + 1);
         sr += rc[(c + g.r + 1) * g.hw];
       }
       if (c - g.r >= 0) {
-        const T l = xc[(c - g.r) * g.hw];
-        acc -= l * l;
+        acc -= xsq(c - g.r);
         sr -= rc[(c - g.r) * g.hw];
       }
     }
@@ -246,52 +257,52 @@ __global__ void across_bwd_kernel(Geo g, NegPow neg_pow, T k, T a, T cc, const T
 }
 
 // Sum of f(in) over pixel (i, j)'s window of radius r, clipped to the H x W plane.
-template <bool kSquare, typename T>
-__device__ __forceinline__ T window_sum(const T* plane, int H, int W, int r, int i, int j) {
+template <bool kSquare, typename T, typename In>
+__device__ __forceinline__ T window_sum(const In* plane, int H, int W, int r, int i, int j) {
   const int i0 = max(i - r, 0), i1 = min(i + r, H - 1);
   const int j0 = max(j - r, 0), j1 = min(j + r, W - 1);
   T s = T(0);
   for (int ii = i0; ii <= i1; ++ii)
     for (int jj = j0; jj <= j1; ++jj) {
-      const T v = plane[int64_t(ii) * W + jj];
+      const T v = ld<T>(plane + int64_t(ii) * W + jj);
       s += kSquare ? v * v : v;
     }
   return s;
 }
 
-template <typename T, typename NegPow>
+template <typename S, typename NegPow, typename T = MathOf<S>>
 __global__ void within_fwd_kernel(Geo g, int64_t total, NegPow neg_pow, T k, T a,
-                                  const T* __restrict__ x, T* y, T alpha, T beta) {
+                                  const S* __restrict__ x, S* y, T alpha, T beta) {
   CREMA_CUDA_LOOP(idx, total) {
     const int64_t plane = idx / g.hw;
     const int e = int(idx - plane * g.hw), i = e / g.W, j = e - i * g.W;
-    const T s = k + a * window_sum<true>(x + plane * g.hw, g.H, g.W, g.r, i, j);
-    blend_store(y + idx, x[idx] * neg_pow(s), alpha, beta);
+    const T s = k + a * window_sum<true, T>(x + plane * g.hw, g.H, g.W, g.r, i, j);
+    blend_store(y + idx, ld<T>(x + idx) * neg_pow(s), alpha, beta);
   }
 }
 
-template <typename T>
-__global__ void within_r_kernel(Geo g, int64_t total, T k, T a, const T* __restrict__ y,
-                                const T* __restrict__ dy, const T* __restrict__ x, T* R) {
+template <typename S, typename T = MathOf<S>>
+__global__ void within_r_kernel(Geo g, int64_t total, T k, T a, const S* __restrict__ y,
+                                const S* __restrict__ dy, const S* __restrict__ x, T* R) {
   CREMA_CUDA_LOOP(idx, total) {
     const int64_t plane = idx / g.hw;
     const int e = int(idx - plane * g.hw), i = e / g.W, j = e - i * g.W;
-    const T s = k + a * window_sum<true>(x + plane * g.hw, g.H, g.W, g.r, i, j);
-    R[idx] = dy[idx] * y[idx] / s;
+    const T s = k + a * window_sum<true, T>(x + plane * g.hw, g.H, g.W, g.r, i, j);
+    R[idx] = ld<T>(dy + idx) * ld<T>(y + idx) / s;
   }
 }
 
 // dy may be dx: each thread reads its own dy element only, before writing it.
-template <typename T, typename NegPow>
-__global__ void within_dx_kernel(Geo g, int64_t total, NegPow neg_pow, T k, T a, T cc, const T* dy,
-                                 const T* __restrict__ x, const T* __restrict__ R, T* dx, T alpha,
+template <typename S, typename NegPow, typename T = MathOf<S>>
+__global__ void within_dx_kernel(Geo g, int64_t total, NegPow neg_pow, T k, T a, T cc, const S* dy,
+                                 const S* __restrict__ x, const T* __restrict__ R, S* dx, T alpha,
                                  T beta) {
   CREMA_CUDA_LOOP(idx, total) {
     const int64_t plane = idx / g.hw;
     const int e = int(idx - plane * g.hw), i = e / g.W, j = e - i * g.W;
-    const T s = k + a * window_sum<true>(x + plane * g.hw, g.H, g.W, g.r, i, j);
-    const T sr = window_sum<false>(R + plane * g.hw, g.H, g.W, g.r, i, j);
-    blend_store(dx + idx, dy[idx] * neg_pow(s) - cc * x[idx] * sr, alpha, beta);
+    const T s = k + a * window_sum<true, T>(x + plane * g.hw, g.H, g.W, g.r, i, j);
+    const T sr = window_sum<false, T>(R + plane * g.hw, g.H, g.W, g.r, i, j);
+    blend_store(dx + idx, ld<T>(dy + idx) * neg_pow(s) - cc * ld<T>(x + idx) * sr, alpha, beta);
   }
 }
 
@@ -349,14 +360,16 @@ const char* ring_unsupported(const LrnArgs& a) {
   return r > 3 ? "local_size above 7" : nullptr;
 }
 
-// A call with its data as T, the blend, k, and the window's coefficients a = alpha / N and
-// c = 2 alpha beta / N (N: the window's cells, local_size across channels, its square within).
-template <typename T>
+// A call with its data stored as S, and in S's math type T the blend, k, and the window's
+// coefficients a = alpha / N and c = 2 alpha beta / N (N: the window's cells, local_size across
+// channels, its square within).
+template <typename S, typename T = MathOf<S>>
 struct Typed {
-  const T* x;
-  const T* y;
-  const T* dy;
-  T* out;
+  using Math = T;
+  const S* x;
+  const S* y;
+  const S* dy;
+  S* out;
   T alpha, beta, k, a, c;
 };
 
@@ -366,12 +379,13 @@ void typed(const LrnArgs& a, F&& f) {
   const char* op = a.forward ? "lrn_fwd" : "lrn_bwd";
   const LrnDesc& ld = a.ld;
   const double cells = a.across() ? ld.local_size : double(ld.local_size) * ld.local_size;
-  visit_dtype(kFloatTypes, a.xd.dtype, op, Device::kCUDA, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const Typed<T> t{static_cast<const T*>(a.x),
-                     static_cast<const T*>(a.y),
-                     static_cast<const T*>(a.dy),
-                     static_cast<T*>(a.out),
+  visit_dtype(kAllTypes, a.xd.dtype, op, Device::kCUDA, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using T = MathOf<S>;
+    const Typed<S> t{static_cast<const S*>(a.x),
+                     static_cast<const S*>(a.y),
+                     static_cast<const S*>(a.dy),
+                     static_cast<S*>(a.out),
                      T(a.blend.alpha),
                      T(a.blend.beta),
                      T(ld.k),
@@ -406,7 +420,7 @@ void run_across(Handle& h, const LrnArgs& a) {
   const Geo g = geo_of(a.ld, a.xd);
   cudaStream_t s = stream_of(h);
   typed(a, [&](const auto& t, auto neg_pow) {
-    using T = std::remove_const_t<std::remove_pointer_t<decltype(t.x)>>;
+    using T = typename std::decay_t<decltype(t)>::Math;
     if (a.forward) {
       across_fwd_kernel<<<grid_for(g.columns), kBlock, 0, s>>>(g, neg_pow, t.k, t.a, t.x, t.out,
                                                                t.alpha, t.beta);
@@ -423,7 +437,7 @@ void run_within(Handle& h, const LrnArgs& a) {
   const int64_t total = a.xd.count();
   cudaStream_t s = stream_of(h);
   typed(a, [&](const auto& t, auto neg_pow) {
-    using T = std::remove_const_t<std::remove_pointer_t<decltype(t.x)>>;
+    using T = typename std::decay_t<decltype(t)>::Math;
     if (a.forward) {
       within_fwd_kernel<<<grid_for(total), kBlock, 0, s>>>(g, total, neg_pow, t.k, t.a, t.x, t.out,
                                                            t.alpha, t.beta);
