@@ -376,7 +376,7 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
   const bool ungrouped_tf32_filter =
       pass == ConvPass::kBwdFilter && cd.math == MathMode::kTF32 && cd.groups == 1;
-  const bool padded_inputs = cd.groups == 1 && wd.c < (cd.math == MathMode::kTF32 ? 4 : 8);
+  const bool padded_inputs = cuda::nhwc_input_channels(wd.c, cd.groups, cd.math) != wd.c;
   const bool worth_padding = half_math && int64_t(yd.n) * plane >= (int64_t(1) << 18);
   if (h.device() == Device::kCUDA && (wd.r * wd.s > 1 || one_by_one_nhwc) && columns >= 16 &&
       !ungrouped_tf32_filter && (!padded_inputs || worth_padding) &&

@@ -185,15 +185,6 @@ void to_nhwc(cudaStream_t st, const TensorDesc& d, const void* src, Bits<M>* dst
   check_launch("to_nhwc_kernel");
 }
 
-// The input channels a group of the NHWC path's copies holds: the layer's, or one 16-byte piece
-// of them (8 BF16/FP16 or 4 TF32 values) where an ungrouped layer has fewer (an image's three
-// colours), the rest zeros. The GEMM then runs 8/3 (BF16) of the multiplies it needs, on tensor
-// cores, where im2col + GEMM rounds a patch matrix through memory.
-inline int nhwc_input_channels(int cg, int groups, MathMode m) {
-  const int piece = m == MathMode::kTF32 ? 4 : 8;
-  return groups == 1 && cg < piece ? piece : cg;
-}
-
 // What the support rules and the split plans need of the current device, read once per device
 // (conv_igemm_cuda.cu): the rules run at every convolution call. Zeros when there is no device.
 struct DeviceFacts {

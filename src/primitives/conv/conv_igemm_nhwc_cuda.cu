@@ -244,9 +244,7 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float
 
 bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass) {
   const MathMode math = p.cd.math;
-  const int piece = math == MathMode::kTF32                              ? 4
-                    : math == MathMode::kBF16 || math == MathMode::kFP16 ? 8
-                                                                         : 0;
+  const int piece = nhwc_piece_values(math);
   const int cg = p.wd.c, kg = p.wd.k / p.cd.groups;
   if (!piece || p.xd.n >= 65536) return false;
   // Input channels that fill pieces, or fewer than one, padded (nhwc_input_channels).

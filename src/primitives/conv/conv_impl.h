@@ -68,6 +68,19 @@ extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect;
 namespace cuda {
 extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvImplicitGemm,
     kConvImplicitGemmSm90;
+// Values in one 16-byte piece of the NHWC path's copies under a math mode (4 TF32, 8 BF16/FP16),
+// 0 where the path does not run (strict fp32).
+inline int nhwc_piece_values(MathMode m) {
+  return m == MathMode::kTF32 ? 4 : m == MathMode::kBF16 || m == MathMode::kFP16 ? 8 : 0;
+}
+// The input channels a group of the NHWC path's copies holds: the layer's, or one piece of them
+// where an ungrouped layer has fewer (an image's three colours), the rest zeros. The GEMM then
+// runs 8/3 (BF16) of the multiplies it needs, on tensor cores, where im2col + GEMM rounds a patch
+// matrix through memory.
+inline int nhwc_input_channels(int cg, int groups, MathMode m) {
+  const int piece = nhwc_piece_values(m);
+  return groups == 1 && cg < piece ? piece : cg;
+}
 // Whether the implicit GEMM runs a pass through its NHWC path: TF32/BF16/FP16 math, the channels
 // per group the pass reads along memory filling 16-byte pieces (inner channels for forward and
 // stride-1 backward data, both channel counts for backward filter; input channels of an

@@ -31,7 +31,7 @@ struct Shape {
 template <typename T>
 int widest_pack(std::initializer_list<const void*> ptrs) {
   for (const void* p : ptrs)
-    if (p && !aligned(p, sizeof(Vec<T>))) return 1;
+    if (p && !vec_aligned<T>(p)) return 1;
   return kVecWidth<T>;
 }
 

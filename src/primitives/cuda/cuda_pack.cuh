@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "primitives/common/dtype_visit.h"
+#include "primitives/cuda/cuda_util.cuh"
 
 namespace crema::prim::cuda {
 
@@ -22,6 +23,11 @@ template <typename T>
 constexpr int kVecWidth = int(16 / sizeof(T));
 template <typename T>
 using Vec = Pack<kVecWidth<T>, T>;
+// Whether p may be read or written as Vec<T>.
+template <typename T>
+inline bool vec_aligned(const void* p) {
+  return aligned(p, sizeof(Vec<T>));
+}
 
 // p[0..W) as the math type M; p aligned to the pack.
 template <int W, typename T, typename M>

@@ -148,11 +148,6 @@ __global__ void sum_bwd_vec_kernel(Outputs<T> out, int64_t nv, const T* y, const
   }
 }
 
-template <typename T>
-bool vec_aligned(const void* p) {
-  return aligned(p, sizeof(Vec<T>));
-}
-
 // Calls f with std::integral_constant<int, k> for k in 1..4.
 template <typename F>
 void with_k(int k, F&& f) {
