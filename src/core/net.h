@@ -92,6 +92,10 @@ class Net {
   // layers fuse as they can without one (BatchNorm with stored statistics takes its Scale and
   // ReLU).
   void share_inference_memory();
+  // Gives every activation that the two above placed in the arena its own memory again (zeroed):
+  // a caller that reads any blob after a forward or backward (the Python module's net.blobs)
+  // needs every value kept, as in Caffe.
+  void own_activation_memory();
 
   // Loads weights by layer name from a trained net (.caffemodel); layers absent from the source
   // keep their initialization. A blob count or shape mismatch, or a value that is not finite,
@@ -184,6 +188,8 @@ class Net {
   std::vector<int> param_owners_;  // -1 for an owner, else the index of the owner in params_
   std::vector<std::pair<int, int>> param_layer_indices_;  // (layer, blob index)
   std::map<std::string, int> param_name_index_;
+  // The blobs whose data (false) or diff (true) share_memory placed in its arena.
+  std::vector<std::pair<size_t, bool>> arena_placed_;
 };
 
 }  // namespace crema

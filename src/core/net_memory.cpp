@@ -150,10 +150,12 @@ void Net<Dtype>::share_memory(bool backward) {
     if (const auto& s = data_slice[data_root[k]]) {
       blobs_[k]->share_data_buffer(s);
       planned.insert(s.get());
+      arena_placed_.emplace_back(k, false);
     }
     if (const auto& s = diff_slice[diff_root[k]]) {
       blobs_[k]->share_diff_buffer(s);
       planned.insert(s.get());
+      arena_placed_.emplace_back(k, true);
     }
   }
   // Every reshape re-shares the views; a tensor that takes a planned slice there without its
@@ -171,6 +173,23 @@ void Net<Dtype>::share_memory(bool backward) {
             << " bytes; at most " << peak_live_bytes(lives) << " live at once)";
 }
 
+template <typename Dtype>
+void Net<Dtype>::own_activation_memory() {
+  if (arena_placed_.empty()) return;
+  // A tensor without a buffer allocates its own, zeroed, at first use; the reshape re-shares
+  // the views (Split's tops, Flatten's) with their own bottoms' new memory.
+  for (const auto& [blob, gradient] : arena_placed_) {
+    if (gradient)
+      blobs_[blob]->share_diff_buffer(nullptr);
+    else
+      blobs_[blob]->share_data_buffer(nullptr);
+  }
+  arena_placed_.clear();
+  reshape();
+}
+
+template void Net<float>::own_activation_memory();
+template void Net<double>::own_activation_memory();
 template void Net<float>::share_activation_memory();
 template void Net<double>::share_activation_memory();
 template void Net<float>::share_inference_memory();

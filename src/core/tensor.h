@@ -90,6 +90,10 @@ class Tensor {
   // The buffers behind data and diff, null before first use: which tensors share memory.
   const prim::DeviceBuffer* data_buffer() const { return data_.get(); }
   const prim::DeviceBuffer* diff_buffer() const { return diff_.get(); }
+  // The same buffers, shared: a view of the memory handed out (the Python module's numpy
+  // arrays) keeps it alive past a reshape that gives the tensor a new buffer.
+  std::shared_ptr<prim::DeviceBuffer> shared_data_buffer() const { return data_; }
+  std::shared_ptr<prim::DeviceBuffer> shared_diff_buffer() const { return diff_; }
 
   // Copy other's data (or diff) into this tensor, converting between storage types; shapes must
   // match unless reshape is set.

@@ -1,0 +1,16 @@
+"""crema: Caffe-compatible training and inference, with pycaffe's names.
+
+    import crema as caffe
+    net = caffe.Net("deploy.prototxt", "weights.caffemodel", caffe.TEST)
+    net.blobs["data"].data[...] = image
+    probabilities = net.forward()["prob"]
+"""
+from ._crema import (TEST, TRAIN, Blob, Error, Layer, image_io_available, layer_type_list,
+                     set_device, set_mode_cpu, set_mode_gpu, set_random_seed, solver_types)
+from .pycaffe import (AdaDeltaSolver, AdaGradSolver, AdamSolver, NesterovSolver, Net,
+                      RMSPropSolver, SGDSolver, Solver, get_solver)
+
+__all__ = ["TEST", "TRAIN", "Blob", "Error", "Layer", "Net", "Solver", "SGDSolver",
+           "NesterovSolver", "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver", "AdamSolver",
+           "get_solver", "set_mode_cpu", "set_mode_gpu", "set_device", "set_random_seed",
+           "layer_type_list", "solver_types", "image_io_available"]
