@@ -9,9 +9,11 @@ from ._crema import (TEST, TRAIN, Blob, Error, Layer, image_io_available, layer_
                      set_device, set_mode_cpu, set_mode_gpu, set_random_seed, solver_types)
 from .pycaffe import (AdaDeltaSolver, AdaGradSolver, AdamSolver, NesterovSolver, Net,
                       RMSPropSolver, SGDSolver, Solver, get_solver)
-from . import io
+from . import draw, io
+from .net_spec import NetSpec, layers, params, to_proto
 
 __all__ = ["TEST", "TRAIN", "Blob", "Error", "Layer", "Net", "Solver", "SGDSolver",
            "NesterovSolver", "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver", "AdamSolver",
            "get_solver", "set_mode_cpu", "set_mode_gpu", "set_device", "set_random_seed",
-           "layer_type_list", "solver_types", "image_io_available", "io"]
+           "layer_type_list", "solver_types", "image_io_available", "draw", "io", "NetSpec", "layers",
+           "params", "to_proto"]
