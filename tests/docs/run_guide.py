@@ -9,7 +9,8 @@ scratch folder. State carries from block to block and page to page, as it does f
 
 A block's info string says when it runs: `sh` always; `sh gpu` only with --gpu (it needs a GPU);
 `sh setup` never (it installs packages or builds: the README's scripts, which CI runs itself);
-`sh matplotlib` where the python3 on PATH has matplotlib (scripts/setup_debian.sh installs it).
+`sh matplotlib` where the python3 on PATH has matplotlib (scripts/setup_debian.sh installs it);
+`sh python` where the build has crema's Python module (build/python/crema).
 Any other attribute is an error, so a typo cannot turn a block off. With --gpu, a failing block
 that needs no GPU is reported and the run goes on (the GPU machine's build may lack OpenCV,
 Graphviz or MPI; the CPU run holds those blocks); a failing gpu block fails the run, and where
@@ -26,11 +27,11 @@ import sys
 import tempfile
 import time
 
-COPIED = ["models", "data", "tools", "scripts", "docs"]
+COPIED = ["models", "data", "tools", "scripts", "docs", "examples"]
 # What a reader's clone does not hold: the outputs of earlier runs (.gitignore).
 UNCOPIED = ["*_lmdb", "snapshots", "fashion_mnist", "synthetic_imagenet", "*.caffemodel",
             "*.solverstate"]
-KNOWN_ATTRIBUTES = {"gpu", "setup", "matplotlib"}
+KNOWN_ATTRIBUTES = {"gpu", "setup", "matplotlib", "python"}
 
 
 SKIPPED = 77  # ctest's SKIP_RETURN_CODE for this test
@@ -109,6 +110,7 @@ def main():
     ran = skipped = 0
     has_matplotlib = subprocess.run(["python3", "-c", "import matplotlib"],
                                     stderr=subprocess.DEVNULL).returncode == 0
+    has_python_module = os.path.isdir(os.path.join(args.build, "python", "crema"))
     try:
         for page in pages:
             for line, attributes, text in blocks(os.path.join(guide, page)):
@@ -117,7 +119,8 @@ def main():
                 if unknown:
                     sys.exit(f"run_guide: error: {where}: unknown attribute {sorted(unknown)}")
                 if ("setup" in attributes or ("gpu" in attributes and not args.gpu) or
-                        ("matplotlib" in attributes and not has_matplotlib)):
+                        ("matplotlib" in attributes and not has_matplotlib) or
+                        ("python" in attributes and not has_python_module)):
                     skipped += 1
                     continue
                 began = time.monotonic()
@@ -137,8 +140,9 @@ def main():
                 ran += 1
         if ran == 0:
             sys.exit("run_guide: error: no block ran")
-        print(f"run_guide: {ran} blocks ran, {skipped} skipped (setup, gpu, or matplotlib "
-              f"{'present' if has_matplotlib else 'missing'})")
+        print(f"run_guide: {ran} blocks ran, {skipped} skipped (setup, gpu, matplotlib "
+              f"{'present' if has_matplotlib else 'missing'}, Python module "
+              f"{'present' if has_python_module else 'missing'})")
     finally:
         if args.keep:
             print(f"run_guide: scratch folder kept: {root}")
