@@ -29,6 +29,9 @@
 #include "primitives/handle.h"
 #include "solver/data_parallel.h"
 #include "solver/solver.h"
+#ifdef CREMA_WITH_PYTHON
+#include "embed.h"
+#endif
 
 DEFINE_string(solver, "", "train: the solver definition (prototxt)");
 DEFINE_string(model, "", "test, time: the network definition (prototxt)");
@@ -478,6 +481,10 @@ int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
   if (FLAGS_verbose) setenv("CREMA_VERBOSE", "1", 1);  // read by the primitives library
+#ifdef CREMA_WITH_PYTHON
+  // Nets with "Python" layers (python_param) start an interpreter at their first one.
+  crema::python::enable_embedded_python_layers();
+#endif
   if (argc < 2 || (argc > 2 && std::string(argv[1]) != "classify")) {
     gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/crema");
     return 1;

@@ -11,8 +11,8 @@ import numpy as np
 from . import _crema
 from ._crema import Net, Solver
 
-__all__ = ["Net", "Solver", "SGDSolver", "NesterovSolver", "AdaGradSolver", "RMSPropSolver",
-           "AdaDeltaSolver", "AdamSolver", "get_solver"]
+__all__ = ["Layer", "Net", "Solver", "SGDSolver", "NesterovSolver", "AdaGradSolver",
+           "RMSPropSolver", "AdaDeltaSolver", "AdamSolver", "get_solver"]
 
 
 def _blobs(self):
@@ -145,6 +145,29 @@ Net.forward = _forward
 Net.backward = _backward
 Net.forward_all = _forward_all
 Net.set_input_arrays = _set_input_arrays
+
+
+class Layer:
+    """The base of layers written in Python: a net's layer of type "Python" with
+    python_param { module: "M" layer: "C" param_str: "..." } is an object of class C of module M
+    (found on sys.path), made with no arguments; param_str and phase are set, then setup runs.
+    bottom and top are lists of Blob; backward's propagate_down says which bottoms need a
+    gradient. setup and reshape run when the net is built, reshape again before every forward."""
+
+    param_str = ""
+    phase = _crema.TRAIN
+
+    def setup(self, bottom, top):
+        pass
+
+    def reshape(self, bottom, top):
+        pass
+
+    def forward(self, bottom, top):
+        raise NotImplementedError("%s has no forward" % type(self).__name__)
+
+    def backward(self, top, propagate_down, bottom):
+        pass
 
 
 def SGDSolver(filename):

@@ -8,6 +8,7 @@
 #include "core/rng.h"
 #include "layers/layer_registry.h"
 #include "primitives/types.h"
+#include "python_layer.h"
 
 namespace crema::python {
 
@@ -40,23 +41,22 @@ void start_logging() {
 }
 
 }  // namespace
-}  // namespace crema::python
 
-PYBIND11_MODULE(_crema, m) {
-  namespace py = pybind11;
-  using namespace crema::python;
+void define_module(py::module_& m) {
   m.doc() = "crema's compiled core; import crema (the package) instead";
   start_logging();
 
-  // crema's one-line errors, a RuntimeError as pycaffe's were.
-  static py::exception<crema::Error> error(m, "Error", PyExc_RuntimeError);
+  // crema's one-line errors, a RuntimeError as pycaffe's were. The type stays referenced for the
+  // life of the process: no Python object is released at exit, when the interpreter may be gone.
+  static py::handle error_type;
+  error_type = py::exception<crema::Error>(m, "Error", PyExc_RuntimeError).release();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const crema::Error& e) {
-      PyErr_SetString(error.ptr(), e.what());
+      PyErr_SetString(error_type.ptr(), e.what());
     } catch (const crema::prim::PrimError& e) {
-      PyErr_SetString(error.ptr(), e.what());
+      PyErr_SetString(error_type.ptr(), e.what());
     }
   });
 
@@ -75,4 +75,11 @@ PYBIND11_MODULE(_crema, m) {
   bind_net(m);
   bind_solver(m);
   bind_io(m);
+}
+
+}  // namespace crema::python
+
+PYBIND11_MODULE(_crema, m) {
+  crema::python::define_module(m);
+  crema::python::register_python_layer();
 }

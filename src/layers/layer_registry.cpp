@@ -3,7 +3,10 @@
 #include "layers/layer_registry.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 #include "core/layer_place.h"
@@ -128,12 +131,35 @@ constexpr Entry<Dtype> kTable[] = {
     {"Tile", &make<TileLayer, Dtype>},
 };
 
+std::mutex& external_types_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, ExternalLayerMaker>& external_types() {
+  static std::map<std::string, ExternalLayerMaker> types;
+  return types;
+}
+
 }  // namespace
+
+void register_layer_type(const std::string& type, ExternalLayerMaker make) {
+  std::lock_guard<std::mutex> lock(external_types_mutex());
+  external_types()[type] = std::move(make);
+}
 
 template <typename Dtype>
 std::unique_ptr<Layer<Dtype>> create_layer(const LayerParameter& param, Device device) {
   for (const Entry<Dtype>& e : kTable<Dtype>)
     if (param.type() == e.type) return e.factory(param, device);
+  if constexpr (std::is_same_v<Dtype, float>) {
+    ExternalLayerMaker make;
+    {
+      std::lock_guard<std::mutex> lock(external_types_mutex());
+      const auto it = external_types().find(param.type());
+      if (it != external_types().end()) make = it->second;
+    }
+    if (make) return make(param, device);
+  }
   std::ostringstream known;
   const std::vector<std::string> types = layer_types();
   for (size_t i = 0; i < types.size(); ++i) known << (i ? ", " : "") << types[i];

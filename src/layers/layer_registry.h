@@ -3,6 +3,7 @@
 // the LayerFactory (core/net.h) of every Net built without an explicit one.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,5 +18,12 @@ std::unique_ptr<Layer<Dtype>> create_layer(const LayerParameter& param, Device d
 
 // Every registered type name, sorted.
 std::vector<std::string> layer_types();
+
+// A layer type implemented outside the library (the Python module's "Python" layers, which
+// need an interpreter), for float nets. Whoever provides it registers it explicitly, before
+// building nets that use it; create_layer<float> then makes it like a type of the table.
+using ExternalLayerMaker =
+    std::function<std::unique_ptr<Layer<float>>(const LayerParameter& param, Device device)>;
+void register_layer_type(const std::string& type, ExternalLayerMaker make);
 
 }  // namespace crema
