@@ -332,9 +332,9 @@ TEST(ConvCuda, WorkspaceSizeCoversTheChunk) {
 
 // NHWC views through `nhwc_algo` (kAuto sends them to the direct kernels), and a channel slice
 // of a wider output through each of `slice_algos`, which leaves the other channels untouched.
-void check_views(ConvAlgo nhwc_algo, const std::vector<ConvAlgo>& slice_algos, MathMode math) {
-  SCOPED_TRACE(math_name(math));
-  const ConvProblem pb{"strided", 2, 4, 7, 6, 5, 3, 3, 1, 1, 1, 1};
+void check_views(ConvAlgo nhwc_algo, const std::vector<ConvAlgo>& slice_algos, MathMode math,
+                 const ConvProblem& pb = {"strided", 2, 4, 7, 6, 5, 3, 3, 1, 1, 1, 1}) {
+  SCOPED_TRACE(::testing::Message() << math_name(math) << " " << pb.name);
   Descs ds = descs_of(pb, DataType::kFloat32);
   ds.cd.math = math;
   const Data<float> d = make_data<float>(ds, 99, true);
@@ -412,8 +412,12 @@ TEST(ConvCuda, ImplicitGemmViews) {
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16})
     for (ConvAlgo row : kImplicitRows) {
       probe.cd.math = math;
-      if (conv_supports(gpu, row, probe.cd, probe.xd, probe.wd, probe.yd))
+      if (conv_supports(gpu, row, probe.cd, probe.xd, probe.wd, probe.yd)) {
         check_views(row, {row}, math);
+        // Channels in whole k-tiles (the Hopper row's TMA kernel), an odd output plane: slices
+        // that start mid-pack, runs of rows that cross images.
+        check_views(row, {row}, math, {"tma_views", 2, 64, 7, 5, 65, 3, 3, 1, 1, 1, 1});
+      }
     }
 }
 
@@ -432,7 +436,12 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
 // pipeline stages, a partial last k-tile, groups, stride and dilation, a backward-filter depth
 // split over many blocks with a short last split; ungrouped layers with fewer input channels
 // than a piece (1, 3, 5), whose copies are padded with zeros to one, forward and backward filter;
-// exact on integers, within the rounding bound on real values.
+// exact on integers, within the rounding bound on real values. On compute capability 9.0 the
+// Hopper row's TMA kernel takes those with whole 128-byte k-tiles of inner channels (or an
+// ungrouped layer's channels padded by at most a third): row tiles that start mid-row and cross
+// images, zero padding at every edge and past the last image, grouped filter tiles that run into
+// the next group, traversal strides, dilated taps, asymmetric and zero padding, backward data's
+// flipped taps.
 TEST(ConvCuda, ImplicitGemmNhwcPath) {
   CREMA_SKIP_WITHOUT_GPU();
   const std::vector<ConvProblem> problems = {
@@ -448,6 +457,10 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
       {"i16_rgb_7x7_stride2", 3, 3, 23, 20, 64, 7, 7, 3, 3, 2, 2},
       {"i16_gray_5x5", 2, 1, 16, 16, 24, 5, 5, 0, 0, 1, 1},
       {"i16_five_3x3", 2, 5, 12, 9, 16, 3, 3, 1, 1, 1, 1},
+      {"tma_grouped_strided_dilated", 3, 128, 13, 11, 200, 3, 3, 2, 1, 2, 1, 2, 1, 2},
+      {"tma_no_pad", 2, 64, 10, 9, 64, 3, 3, 0, 0, 1, 1},
+      {"tma_5x5_padded_channels", 3, 96, 9, 12, 72, 5, 5, 1, 2, 1, 1},
+      {"tma_deep", 2, 128, 7, 7, 192, 3, 3, 1, 1, 1, 1},
   };
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     for (const ConvProblem& pb : problems)

@@ -18,6 +18,7 @@ constexpr int kNhwcThreads = 128;
 constexpr int kNhwcTileM = 128;    // rows; the columns are TN = 128, or 64 when a group has <= 64
 constexpr int kNhwcRowBytes = 64;  // depth of a k-tile
 constexpr int kNhwcStages = 4;
+constexpr int kNhwcTmaRowBytes = 128;  // depth of the TMA kernel's k-tile (its swizzle span)
 constexpr int nhwc_smem_bytes(int tn) { return kNhwcStages * (kNhwcTileM + tn) * kNhwcRowBytes; }
 template <MathMode M>
 __host__ __device__ constexpr int nhwc_tile_k() {
@@ -140,5 +141,20 @@ __device__ __forceinline__ void nhwc_store(const NhwcGeo& g, const NhwcOut& o, i
 // include 90): the same GEMM as the mma.sync kernel, on compute capability 9.0 only.
 void nhwc_wgmma_launch(MathMode math, int tn, cudaStream_t st, const NhwcGeo& g, const void* act,
                        const void* w, const Piece* pieces, const NhwcOut& o, int groups);
+
+// The taps as the TMA kernel (conv_igemm_tma_sm90a.cu) reads them: tap (r, s) at (r * dy, s * dx)
+// from a row's base point (p * sy + oy, q * sx + ox), steps never negative (backward data reads
+// its filter rows flipped instead); each tap's inner channels padded with zeros to `padded`, a
+// whole number of 128-byte k-tiles, in the filter rows (`rows` of them, taps * padded values
+// each). padded 0: the kernel does not run the problem.
+struct NhwcTaps {
+  int padded, taps, rows;
+  int oy, ox, dy, dx;
+};
+
+// The TMA kernel's launch (built where the CUDA architectures include 90): the same GEMM as the
+// others, its activation rows gathered by the tensor memory accelerator; compute capability 9.0.
+void nhwc_tma_launch(MathMode math, int tn, cudaStream_t st, const NhwcGeo& g, const NhwcTaps& k,
+                     const void* act, const void* w, const NhwcOut& o, int groups);
 
 }  // namespace crema::prim::cuda::igemm

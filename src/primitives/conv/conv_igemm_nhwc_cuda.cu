@@ -11,14 +11,18 @@
 // The copies cost a read of 4 and a write of 2 (TF32: 4) bytes per element, against the R*S (and
 // channel-tile) reuse of every element inside the GEMM.
 //
-// This file makes the copies and runs the GEMM on mma.sync (sm_80 and later), or hands it to the
-// wgmma kernel (conv_igemm_wgmma_sm90a.cu) for the Hopper row. Block tile 128 rows by 128
-// columns (64 where a group has no more) by 64 bytes of depth, staged as conv_igemm_nhwc.cuh
-// says; 4 warps of 64 x 64 (64 x 32) load their fragments with ldmatrix (which moves 32-bit TF32
-// values as pairs of 16-bit halves, landing them where mma's TF32 fragments expect them). fp32
-// accumulation; the epilogue blends into the output with any strides. The activation may be
-// stored in f32, bf16 or f16 (the copy reads it as it is), and so may the output (the epilogue
-// rounds once): the path reads and writes half-size tensors without f32 copies.
+// This file makes the copies and runs the GEMM on mma.sync (sm_80 and later), or hands it to a
+// wgmma kernel for the Hopper row: the TMA-fed one (conv_igemm_tma_sm90a.cu) where tma_taps
+// allows, which needs its own filter rows (each tap's channels padded to whole 128-byte k-tiles,
+// backward data's taps flipped), else the cp.async one (conv_igemm_wgmma_sm90a.cu). Block tile 128
+// rows by 128 columns (64 where a group has no more) by 64 bytes of depth, staged as
+// conv_igemm_nhwc.cuh says; 4 warps of 64 x 64 (64 x 32) load their fragments with ldmatrix (which
+// moves 32-bit TF32 values as pairs of 16-bit halves, landing them where mma's TF32 fragments
+// expect them). fp32 accumulation; the epilogue blends into the output with any strides. The
+// activation may be stored in f32, bf16 or f16 (the copy reads it as it is), and so may the output
+// (the epilogue rounds once): the path reads and writes half-size tensors without f32 copies.
+#include <algorithm>
+
 #include "primitives/conv/conv_cuda.cuh"
 #include "primitives/conv/conv_igemm.cuh"
 #include "primitives/conv/conv_igemm_nhwc.cuh"
@@ -98,29 +102,25 @@ __global__ void __launch_bounds__(kNhwcThreads)
     }
 }
 
-// Filter rows for the GEMM: forward Wt[k][r][s][c] = W[k][c][r][s] over cp >= cg channels
-// (zeros past cg); backward data Wt[g*Cg + c][r][s][k] = W[g*Kg + k][c][r][s].
+// Filter rows for the GEMM, `inner` values a tap (zeros past the channels it sums over):
+// forward Wt[k][t][c] = W[k][c][t]; backward data Wt[g*Cg + c][t][k] = W[g*Kg + k][c][t]; taps
+// t = r * S + s, or read flipped (rs - 1 - t) for the TMA kernel's backward data.
 template <MathMode M>
-__global__ void filter_rows_kernel(bool fwd, int k, int cg, int cp, int kg, int rs,
+__global__ void filter_rows_kernel(bool fwd, bool flip, int rows, int cg, int kg, int inner, int rs,
                                    const float* __restrict__ w, Bits<M>* dst) {
-  const int64_t count = int64_t(k) * (fwd ? cp : cg) * rs;
+  const int64_t count = int64_t(rows) * rs * inner;
   CREMA_CUDA_LOOP(i, count) {
+    const int j = int(i % inner), t = int(i / inner % rs);
+    const int64_t row = i / (int64_t(inner) * rs);
+    const int tt = flip ? rs - 1 - t : t;
     int64_t src;
-    if (fwd) {  // i = ((k * rs) + t) * cp + c
-      const int c = int(i % cp), t = int(i / cp % rs);
-      const int64_t kk = i / (int64_t(cp) * rs);
-      if (c >= cg) {
-        dst[i] = to_bits<M>(0.f);
-        continue;
-      }
-      src = (kk * cg + c) * rs + t;
-    } else {  // i = ((g*Cg + c) * rs + t) * kg + kk
-      const int kk = int(i % kg), t = int(i / kg % rs);
-      const int64_t row = i / (int64_t(kg) * rs);
+    if (fwd) {  // row = k, j = c
+      src = j < cg ? (row * cg + j) * rs + tt : -1;
+    } else {  // row = g * Cg + c, j = k
       const int64_t grp = row / cg, c = row % cg;
-      src = ((grp * kg + kk) * cg + c) * rs + t;
+      src = j < kg ? ((grp * kg + j) * cg + c) * rs + tt : -1;
     }
-    dst[i] = to_bits<M>(w[src]);
+    dst[i] = to_bits<M>(src >= 0 ? w[src] : 0.f);
   }
 }
 
@@ -138,19 +138,52 @@ __global__ void pieces_kernel(NhwcGeo g, int per_piece, int count, Piece* pieces
   pieces[j] = pc;
 }
 
-// Workspace carving: the NHWC copy, the filter rows, the pieces; each 256-byte aligned.
-struct Layout {
-  size_t src, filter, pieces, total;
-};
-
 // Forward's channels of a group, as the copies hold them (nhwc_input_channels).
 int fwd_channels(const ConvProblem& p) {
   return nhwc_input_channels(p.wd.c, p.cd.groups, p.cd.math);
 }
-// Values of the filter rows (forward's over its padded channels).
-int64_t filter_rows_count(const ConvProblem& p, bool fwd) {
-  return fwd ? int64_t(p.wd.k) * fwd_channels(p) * p.wd.r * p.wd.s : p.wd.count();
+
+// How the TMA kernel would read the pass's taps (NhwcTaps; padded 0 where it cannot or should
+// not): padding past a group's channels would sum the next group's, so only ungrouped layers pad,
+// and by at most a third (a quarter of every k-tile's multiplies wasted; below that the
+// cp.async kernel's pieces of 16 bytes waste less); im2col mode's limits: traversal strides up
+// to 8, corners of the base points' plane within [-128, 127], tap offsets below 128.
+NhwcTaps tma_taps(const ConvProblem& p, bool fwd) {
+  const ConvDesc& cd = p.cd;
+  const int per_tile = kNhwcTmaRowBytes / (cd.math == MathMode::kTF32 ? 4 : 2);
+  const int cin = fwd ? fwd_channels(p) : p.wd.k / cd.groups;
+  const int padded = (cin + per_tile - 1) / per_tile * per_tile;
+  if ((cd.groups > 1 && cin != padded) || cin * 4 < padded * 3) return {};
+  const TensorDesc& src = fwd ? p.xd : p.yd;
+  const TensorDesc& dst = fwd ? p.yd : p.xd;
+  const int reach_h = (p.wd.r - 1) * cd.dilation_h, reach_w = (p.wd.s - 1) * cd.dilation_w;
+  const int sy = fwd ? cd.stride_h : 1, sx = fwd ? cd.stride_w : 1;
+  const int oy = fwd ? -cd.pad_h : cd.pad_h - reach_h, ox = fwd ? -cd.pad_w : cd.pad_w - reach_w;
+  const int last_h = (dst.h - 1) * sy + oy - (src.h - 1),
+            last_w = (dst.w - 1) * sx + ox - (src.w - 1);
+  auto corner = [](int v) { return v >= -128 && v <= 127; };
+  if (sy > 8 || sx > 8 || reach_h > 127 || reach_w > 127 || !corner(oy) || !corner(ox) ||
+      !corner(last_h) || !corner(last_w))
+    return {};
+  return {padded,        p.wd.r * p.wd.s, fwd ? p.wd.k : p.wd.c * cd.groups, oy, ox,
+          cd.dilation_h, cd.dilation_w};
 }
+
+// Values a tap of the filter rows holds: the GEMM's inner channels, or the TMA kernel's padding.
+int filter_inner(const ConvProblem& p, bool fwd, bool tma) {
+  if (tma) return tma_taps(p, fwd).padded;
+  return fwd ? fwd_channels(p) : p.wd.k / p.cd.groups;
+}
+// Values of the filter rows.
+int64_t filter_rows_count(const ConvProblem& p, bool fwd, int inner) {
+  return int64_t(fwd ? p.wd.k : p.wd.c * p.cd.groups) * p.wd.r * p.wd.s * inner;
+}
+
+// Workspace carving: the NHWC copy, the filter rows (for either kernel), the pieces; each
+// 256-byte aligned.
+struct Layout {
+  size_t src, filter, pieces, total;
+};
 
 Layout layout_of(const ConvProblem& p, bool fwd) {
   const TensorDesc& s = fwd ? p.xd : p.yd;
@@ -159,10 +192,11 @@ Layout layout_of(const ConvProblem& p, bool fwd) {
   const int64_t gk = int64_t(cin) * p.wd.r * p.wd.s;
   const size_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
   const int64_t per_tile = kNhwcRowBytes / int64_t(elem);
+  const int inner = std::max(filter_inner(p, fwd, false), filter_inner(p, fwd, true));
   Layout l{};
   l.src = 0;
   l.filter = round256(size_t(s.n) * src_c * s.h * s.w * elem);
-  l.pieces = l.filter + round256(size_t(filter_rows_count(p, fwd)) * elem);
+  l.pieces = l.filter + round256(size_t(filter_rows_count(p, fwd, inner)) * elem);
   l.total = l.pieces + round256(size_t((gk + per_tile - 1) / per_tile * 4) * sizeof(Piece));
   return l;
 }
@@ -218,17 +252,24 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float
   cudaStream_t st = stream_of(h);
 
   to_nhwc<M>(st, src, act, act_bits, g.src_c);
-  filter_rows_kernel<M><<<grid_for(filter_rows_count(p, fwd)), kBlock, 0, st>>>(fwd, p.wd.k, cg, cp,
-                                                                                kg, rs, w, w_bits);
+  const NhwcTaps tma = wgmma ? tma_taps(p, fwd) : NhwcTaps{};
+  const int inner = filter_inner(p, fwd, tma.padded > 0);
+  const int rows = fwd ? p.wd.k : cg * groups;
+  const int64_t rows_count = filter_rows_count(p, fwd, inner);
+  filter_rows_kernel<M><<<grid_for(rows_count), kBlock, 0, st>>>(fwd, !fwd && tma.padded, rows, cg,
+                                                                 kg, inner, rs, w, w_bits);
   check_launch("filter_rows_kernel");
-  const int count = (g.gk + nhwc_tile_k<M>() - 1) / nhwc_tile_k<M>() * 4;
-  pieces_kernel<<<(count + 127) / 128, 128, 0, st>>>(g, kPiece<M>, count, pieces);
-  check_launch("pieces_kernel");
 
   // A group of <= 64 columns (VGG-16's conv1_2, ResNet-50's res2 layers) would leave half of a
   // 128-column tile idle.
   const int tn = g.gn <= 64 ? 64 : 128;
   const NhwcOut o{out, dst.dtype, float(blend.alpha), float(blend.beta), bias, relu};
+#ifdef CREMA_WITH_SM90A
+  if (tma.padded) return nhwc_tma_launch(M, tn, st, g, tma, act_bits, w_bits, o, groups);
+#endif
+  const int count = (g.gk + nhwc_tile_k<M>() - 1) / nhwc_tile_k<M>() * 4;
+  pieces_kernel<<<(count + 127) / 128, 128, 0, st>>>(g, kPiece<M>, count, pieces);
+  check_launch("pieces_kernel");
 #ifdef CREMA_WITH_SM90A
   if (wgmma) return nhwc_wgmma_launch(M, tn, st, g, act_bits, w_bits, pieces, o, groups);
 #else
