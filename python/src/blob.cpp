@@ -110,8 +110,9 @@ void bind_blob(py::module_& m) {
             }
             t.reshape(shape);
           },
-          "reshape(*sizes): gives the blob a new shape (arrays taken before keep the old "
-          "memory); net.reshape() then fits the layers after it");
+          "reshape(*sizes): gives the blob a new shape; net.reshape() then fits the layers "
+          "after it. Take the arrays again: those taken before keep their shape, and the old "
+          "memory where the blob grew");
 }
 
 }  // namespace crema::python

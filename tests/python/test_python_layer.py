@@ -103,6 +103,21 @@ def test_forward_and_backward_through_a_python_layer(layers_module):
     assert net.forward(x=np.ones((4, 3)))["y"].shape == (4, 3)
 
 
+def test_python_layer_on_a_gpu(layers_module):
+    """On a machine with a GPU: the layer works on host copies, synchronized both ways."""
+    try:
+        caffe.set_mode_gpu()
+    except caffe.Error:
+        pytest.skip("no GPU")
+    try:
+        net = caffe.Net(net_file(layers_module, SCALE_NET), caffe.TEST)
+        x = np.arange(6, dtype=np.float32).reshape(2, 3)
+        np.testing.assert_array_equal(net.forward(x=x)["y"], 3 * x)
+        np.testing.assert_array_equal(net.backward(y=np.ones((2, 3)))["x"], 3)
+    finally:
+        caffe.set_mode_cpu()
+
+
 def test_solver_trains_through_a_python_loss(layers_module):
     text = REGRESSION_NET.replace(
         'layer { name: "loss" type: "EuclideanLoss" bottom: "fc" bottom: "y" top: "loss" }',

@@ -1,6 +1,12 @@
 """The solvers with pycaffe's names: every type fits a linear regression fed from Python through
-its Input layers; step, iter, net, test_nets, snapshot, restore and solve; bad solver files."""
+its Input layers; step, iter, net, test_nets, snapshot, restore and solve; Ctrl-C; bad solver
+files."""
 import os
+import re
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -154,3 +160,24 @@ def test_gpu_training_matches_cpu(tmp_path, regression_net_file):
         np.testing.assert_allclose(weights[0], weights[1], rtol=2e-2, atol=1e-3)
     finally:
         caffe.set_mode_cpu()
+
+
+def test_ctrl_c_stops_step_with_keyboard_interrupt(tmp_path, regression_net_file):
+    script = tmp_path / "long_step.py"
+    script.write_text(
+        "import crema\n"
+        "solver = crema.SGDSolver(%r)\n"
+        "print('stepping', flush=True)\n"
+        "try:\n"
+        "    solver.step(10 ** 9)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted after', solver.iter, flush=True)\n"
+        % solver_file(tmp_path, regression_net_file, max_iter=10 ** 9))
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "stepping"
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=60)
+    assert child.returncode == 0
+    iterations = int(re.search(r"interrupted after (\d+)", out).group(1))
+    assert 0 < iterations < 10 ** 9
