@@ -1,6 +1,7 @@
 """The Python examples (examples/python) run as a user runs them, on a LeNet trained briefly on
 Fashion-MNIST here: classify.py names most test images, net_surgery.py's convolutional net agrees
-with the original, finetune_lenet.py's pretrained net beats the one from scratch."""
+with the original, finetune_lenet.py's pretrained net beats the one from scratch; and
+crema.Classifier, pycaffe's class for what classify.py does, names most test images."""
 import os
 import re
 import subprocess
@@ -83,3 +84,23 @@ def test_finetuning_beats_scratch(trained, tmp_path):
     scratch = float(re.search(r"scratch accuracy: ([0-9.]+)", out).group(1))
     assert pretrained > 0.6 and pretrained > scratch, out
     assert os.path.exists(str(tmp_path / "ft/lenet_finetuned.caffemodel"))
+
+
+def test_classifier_predicts_most_images(trained):
+    images, labels = fashion_test_images(20)
+    inputs = [im[:, :, None].astype(np.float32) / 255 for im in images]
+    classifier = caffe.Classifier(DEPLOY, trained["weights"], image_dims=(32, 32))
+    assert classifier.transformer.inputs["data"] == (64, 1, 28, 28)
+    centre = classifier.predict(inputs, oversample=False)
+    assert centre.shape == (20, 10)
+    np.testing.assert_allclose(centre.sum(axis=1), 1, rtol=1e-5)
+    assert (centre.argmax(axis=1) == labels).mean() >= 0.6
+    ten_crops = classifier.predict(inputs)
+    assert ten_crops.shape == (20, 10)
+    assert (ten_crops.argmax(axis=1) == labels).mean() >= 0.6
+    # Without resizing, the centre crop is the image: the plain net's answer.
+    plain = caffe.Classifier(DEPLOY, trained["weights"])
+    net = caffe.Net(DEPLOY, trained["weights"], caffe.TEST)
+    expected = net.forward_all(data=np.stack([im.transpose(2, 0, 1) for im in inputs]))["prob"]
+    np.testing.assert_allclose(plain.predict(inputs, oversample=False), expected, rtol=1e-5,
+                               atol=1e-6)
