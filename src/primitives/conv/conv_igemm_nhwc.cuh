@@ -137,6 +137,31 @@ __device__ __forceinline__ void nhwc_store(const NhwcGeo& g, const NhwcOut& o, i
   *p = store_from_float<O>(v);
 }
 
+// Stores a 128 x TN tile held as two halves of m64nTN wgmma fragments (conv_igemm_wgmma.cuh:
+// warp w of the warpgroup holds rows 16 w + gid (+ 8) of a half, columns 8 i + 2 tig (+ 1)),
+// each thread its own values, rows m0 + 128 on, columns n0 + TN on of group grp.
+template <typename O, int TN>
+__device__ __forceinline__ void nhwc_store_fragments(const NhwcGeo& g, const NhwcOut& o,
+                                                     const float (&acc)[2][TN / 2], int m0, int n0,
+                                                     int grp, int tid) {
+  const int warp = (tid >> 5) & 3, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int hi = 0; hi < 2; ++hi) {
+      const int m = m0 + h * 64 + warp * 16 + gid + hi * 8;
+      if (m >= g.gm) continue;
+      const int orow = nhwc_out_row(g, m);
+#pragma unroll
+      for (int i = 0; i < TN / 8; ++i)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = n0 + 8 * i + 2 * tig + e;
+          if (col < g.gn) nhwc_store<O>(g, o, orow, grp, col, acc[h][4 * i + 2 * hi + e]);
+        }
+    }
+}
+
 // The wgmma kernel's launch (conv_igemm_wgmma_sm90a.cu, built where the CUDA architectures
 // include 90): the same GEMM as the mma.sync kernel, on compute capability 9.0 only.
 void nhwc_wgmma_launch(MathMode math, int tn, cudaStream_t st, const NhwcGeo& g, const void* act,

@@ -212,24 +212,8 @@ __global__ void __launch_bounds__(kTmaThreads)
   } while (++kt < t.tiles);
   wgmma_wait<0>();
 
-  // Fragment of half h: warp w holds rows 16 w + gid (+ 8), columns 8 i + 2 tig (+ 1).
-  const int warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
   if (g.oc == 1) {  // channels side by side (NHWC): each thread's column pairs are adjacent
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-#pragma unroll
-      for (int hi = 0; hi < 2; ++hi) {
-        const int m = m0 + h * 64 + warp * 16 + gid + hi * 8;
-        if (m >= g.gm) continue;
-        const int orow = nhwc_out_row(g, m);
-#pragma unroll
-        for (int i = 0; i < TN / 8; ++i)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int col = n0 + 8 * i + 2 * tig + e;
-            if (col < g.gn) nhwc_store<O>(g, o, orow, grp, col, acc[h][4 * i + 2 * hi + e]);
-          }
-      }
+    nhwc_store_fragments<O, TN>(g, o, acc, m0, n0, grp, tid);
     return;
   }
   // Channels planes apart (NCHW): from the fragments, a warp's stores hit 16 bytes of each of 4
@@ -240,6 +224,7 @@ __global__ void __launch_bounds__(kTmaThreads)
   // in 16-byte packs where every lane's run is adjacent in memory and aligned, else lane l rows
   // l + 16 k one value at a time (32 adjacent bytes a store for 16-bit outputs).
   constexpr int kLd = kNhwcTileM + 4, kRun = 8, kPack = 16 / int(sizeof(O));
+  const int warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;  // as the fragments
   static_assert(TN * kLd * 4 <= kStages * kStage, "the staged tile fits the stages");
   float* const tile = reinterpret_cast<float*>(smem);
   asm volatile("bar.sync 1, %0;" ::"n"(kTmaMathThreads) : "memory");  // every multiply is done

@@ -54,23 +54,7 @@ __global__ void __launch_bounds__(kNhwcThreads)
                             descriptor<64>(bs + step * 32, 16, 512));
   });
 
-  // Fragment of half h: warp w holds rows 16 w + gid (+ 8), columns 8 i + 2 tig (+ 1).
-  const int warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
-#pragma unroll
-  for (int h = 0; h < 2; ++h)
-#pragma unroll
-    for (int hi = 0; hi < 2; ++hi) {
-      const int m = m0 + h * 64 + warp * 16 + gid + hi * 8;
-      if (m >= g.gm) continue;
-      const int orow = nhwc_out_row(g, m);
-#pragma unroll
-      for (int i = 0; i < TN / 8; ++i)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int col = n0 + 8 * i + 2 * tig + e;
-          if (col < g.gn) nhwc_store<O>(g, o, orow, grp, col, acc[h][4 * i + 2 * hi + e]);
-        }
-    }
+  nhwc_store_fragments<O, TN>(g, o, acc, m0, n0, grp, tid);
 }
 
 template <MathMode M, int TN, typename O>
