@@ -441,7 +441,7 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
 // ungrouped layer's channels padded by at most a third): row tiles that start mid-row and cross
 // images, zero padding at every edge and past the last image, grouped filter tiles that run into
 // the next group, traversal strides, dilated taps, asymmetric and zero padding, backward data's
-// flipped taps.
+// flipped taps (dilated too).
 TEST(ConvCuda, ImplicitGemmNhwcPath) {
   CREMA_SKIP_WITHOUT_GPU();
   const std::vector<ConvProblem> problems = {
@@ -461,6 +461,7 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
       {"tma_no_pad", 2, 64, 10, 9, 64, 3, 3, 0, 0, 1, 1},
       {"tma_5x5_padded_channels", 3, 96, 9, 12, 72, 5, 5, 1, 2, 1, 1},
       {"tma_deep", 2, 128, 7, 7, 192, 3, 3, 1, 1, 1, 1},
+      {"tma_dilated", 2, 64, 11, 10, 64, 3, 3, 2, 2, 1, 1, 2, 2},
   };
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     for (const ConvProblem& pb : problems)
