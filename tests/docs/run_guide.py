@@ -9,7 +9,8 @@ scratch folder. State carries from block to block and page to page, as it does f
 
 A block's info string says when it runs: `sh` always; `sh gpu` only with --gpu (it needs a GPU);
 `sh setup` never (it installs packages or builds: the README's scripts, which CI runs itself);
-`sh matplotlib` where the python3 on PATH has matplotlib (scripts/setup_debian.sh installs it);
+`sh matplotlib` where the Python running this script has matplotlib (scripts/setup_debian.sh
+installs it);
 `sh python` where the build has crema's Python module (build/python/crema).
 Any other attribute is an error, so a typo cannot turn a block off. With --gpu, a failing block
 that needs no GPU is reported and the run goes on (the GPU machine's build may lack OpenCV,
@@ -107,8 +108,16 @@ def main():
 
     root = tempfile.mkdtemp(prefix="crema-guide-")
     scratch_copy(source, args.build, root)
+    # The blocks' python3 is the interpreter running this script: CMake picks the one crema's
+    # Python module is built for, which need not be the first python3 on PATH.
+    python_dir = tempfile.mkdtemp(prefix="crema-guide-python-")
+    wrapper = os.path.join(python_dir, "python3")
+    with open(wrapper, "w") as f:
+        f.write(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    os.chmod(wrapper, 0o755)
+    env = dict(os.environ, PATH=python_dir + os.pathsep + os.environ.get("PATH", ""))
     ran = skipped = 0
-    has_matplotlib = subprocess.run(["python3", "-c", "import matplotlib"],
+    has_matplotlib = subprocess.run([sys.executable, "-c", "import matplotlib"],
                                     stderr=subprocess.DEVNULL).returncode == 0
     has_python_module = os.path.isdir(os.path.join(args.build, "python", "crema"))
     try:
@@ -125,7 +134,8 @@ def main():
                     continue
                 began = time.monotonic()
                 done = subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=root,
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True)
                 seconds = time.monotonic() - began
                 print(f"{where}: exit {done.returncode}, {seconds:.1f} s", flush=True)
                 if done.returncode != 0 and args.gpu and "gpu" not in attributes:
@@ -148,6 +158,7 @@ def main():
             print(f"run_guide: scratch folder kept: {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(python_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
