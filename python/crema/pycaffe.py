@@ -63,6 +63,13 @@ def _fill(self, arrays, which, allowed, what):
         target[...] = value
 
 
+def _require_blobs(net, names, what):
+    known = set(net._blob_names)
+    for name in names:
+        if name not in known:
+            raise KeyError("%s: net %s has no blob named %r" % (what, net.name, name))
+
+
 def _forward(self, blobs=None, start=None, end=None, **kwargs):
     """Runs the layers from start to end (layer names; default all) after copying the keyword
     arrays into the input blobs of their names. Returns the outputs (the end layer's tops when end
@@ -71,10 +78,7 @@ def _forward(self, blobs=None, start=None, end=None, **kwargs):
     start_index = 0 if start is None else _layer_index(self, start, "forward")
     end_index = len(self.layers) - 1 if end is None else _layer_index(self, end, "forward")
     outputs = list(self._layer_tops[end_index]) if end is not None else list(self.outputs)
-    known = set(self._blob_names)
-    for name in blobs:
-        if name not in known:
-            raise KeyError("forward: net %s has no blob named %r" % (self.name, name))
+    _require_blobs(self, blobs, "forward")
     _fill(self, kwargs, "data", self.inputs, "forward")
     self._forward(start_index, end_index)
     all_blobs = self.blobs
@@ -89,10 +93,7 @@ def _backward(self, diffs=None, start=None, end=None, **kwargs):
     start_index = len(self.layers) - 1 if start is None else _layer_index(self, start, "backward")
     end_index = 0 if end is None else _layer_index(self, end, "backward")
     outputs = list(self.inputs) if end is None else list(self._layer_bottoms[end_index])
-    known = set(self._blob_names)
-    for name in diffs:
-        if name not in known:
-            raise KeyError("backward: net %s has no blob named %r" % (self.name, name))
+    _require_blobs(self, diffs, "backward")
     _fill(self, kwargs, "diff", self.outputs, "backward")
     self._backward(start_index, end_index)
     all_blobs = self.blobs
@@ -170,29 +171,21 @@ class Layer:
         pass
 
 
-def SGDSolver(filename):
-    """Stochastic gradient descent with momentum, whatever the file's type says."""
-    return _crema._make_solver(filename, "SGD")
+def _solver_maker(type_name):
+    """pycaffe's <type>Solver(filename): the solver of that type, whatever the file's type says."""
+    def make(filename):
+        return _crema._make_solver(filename, type_name)
+    make.__name__ = make.__qualname__ = type_name + "Solver"
+    make.__doc__ = "The %s solver of a solver prototxt, whatever its type field says." % type_name
+    return make
 
 
-def NesterovSolver(filename):
-    return _crema._make_solver(filename, "Nesterov")
-
-
-def AdaGradSolver(filename):
-    return _crema._make_solver(filename, "AdaGrad")
-
-
-def RMSPropSolver(filename):
-    return _crema._make_solver(filename, "RMSProp")
-
-
-def AdaDeltaSolver(filename):
-    return _crema._make_solver(filename, "AdaDelta")
-
-
-def AdamSolver(filename):
-    return _crema._make_solver(filename, "Adam")
+SGDSolver = _solver_maker("SGD")
+NesterovSolver = _solver_maker("Nesterov")
+AdaGradSolver = _solver_maker("AdaGrad")
+RMSPropSolver = _solver_maker("RMSProp")
+AdaDeltaSolver = _solver_maker("AdaDelta")
+AdamSolver = _solver_maker("Adam")
 
 
 def get_solver(filename):

@@ -81,6 +81,16 @@ std::vector<std::string> input_names(const Net<float>& net) {
   return names;
 }
 
+// Each layer's bottom (tops false) or top names, in layer order.
+std::vector<std::vector<std::string>> layer_blob_names(const Net<float>& net, bool tops) {
+  std::vector<std::vector<std::string>> names;
+  for (const auto& l : net.layers()) {
+    const auto& blobs = tops ? l->param().top() : l->param().bottom();
+    names.emplace_back(blobs.begin(), blobs.end());
+  }
+  return names;
+}
+
 // Net.set_input_arrays for a MemoryData layer (the first layer, as in pycaffe, unless named).
 void set_input_arrays(NetRef& r, const py::array_t<float, py::array::c_style>& data,
                       const py::array_t<float, py::array::c_style>& labels, int layer_index) {
@@ -135,21 +145,9 @@ void bind_net(py::module_& m) {
       .def_property_readonly("_inputs", [](const NetRef& r) { return input_names(*r.net); })
       .def_property_readonly("_outputs", [](const NetRef& r) { return r.net->output_blob_names(); })
       .def_property_readonly("_layer_bottoms",
-                             [](const NetRef& r) {
-                               std::vector<std::vector<std::string>> names;
-                               for (const auto& l : r.net->layers())
-                                 names.emplace_back(l->param().bottom().begin(),
-                                                    l->param().bottom().end());
-                               return names;
-                             })
+                             [](const NetRef& r) { return layer_blob_names(*r.net, false); })
       .def_property_readonly("_layer_tops",
-                             [](const NetRef& r) {
-                               std::vector<std::vector<std::string>> names;
-                               for (const auto& l : r.net->layers())
-                                 names.emplace_back(l->param().top().begin(),
-                                                    l->param().top().end());
-                               return names;
-                             })
+                             [](const NetRef& r) { return layer_blob_names(*r.net, true); })
       .def("_forward", &forward, py::arg("start"), py::arg("end"))
       .def("_backward", &backward, py::arg("start"), py::arg("end"))
       .def(
