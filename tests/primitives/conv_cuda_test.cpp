@@ -441,7 +441,9 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
 // ungrouped layer's channels padded by at most a third): row tiles that start mid-row and cross
 // images, zero padding at every edge and past the last image, grouped filter tiles that run into
 // the next group, traversal strides, dilated taps, asymmetric and zero padding, backward data's
-// flipped taps (dilated too).
+// flipped taps (dilated too); and backward filter's: a depth split with a short last split, a
+// depth that ends mid-k-tile, fewer k-tiles than stages, a last column tile of one box, a
+// group's channels padded with the next group's (columns computed and dropped).
 TEST(ConvCuda, ImplicitGemmNhwcPath) {
   CREMA_SKIP_WITHOUT_GPU();
   const std::vector<ConvProblem> problems = {
@@ -462,6 +464,8 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
       {"tma_5x5_padded_channels", 3, 96, 9, 12, 72, 5, 5, 1, 2, 1, 1},
       {"tma_deep", 2, 128, 7, 7, 192, 3, 3, 1, 1, 1, 1},
       {"tma_dilated", 2, 64, 11, 10, 64, 3, 3, 2, 2, 1, 1, 2, 2},
+      {"tma_long_depth", 4, 64, 30, 30, 72, 3, 3, 1, 1, 1, 1},
+      {"tma_grouped_padded", 2, 96, 9, 8, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2},
   };
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     for (const ConvProblem& pb : problems)

@@ -192,6 +192,25 @@ struct DeviceFacts {
 };
 DeviceFacts current_device();
 
+// The TMA kernels' channels a tap: `channels` padded with zeros to whole 128-byte k-tiles of
+// `per_tile` values, or 0 where that would waste more than a quarter of every k-tile's
+// multiplies (below that the cp.async kernels' 16-byte pieces waste less).
+inline int tma_padded_channels(int channels, int per_tile) {
+  const int padded = (channels + per_tile - 1) / per_tile * per_tile;
+  return channels * 4 >= padded * 3 ? padded : 0;
+}
+
+// Whether TMA's im2col mode can walk base points (y * sy + oy, x * sx + ox) of a rows_h x
+// rows_w plane over an h x w source, each pixel read up to (reach_h, reach_w) past its base:
+// traversal strides up to 8, the plane's corners relative to the source's first and last
+// points within [-128, 127], tap offsets below 128.
+inline bool tma_im2col_fits(int h, int w, int rows_h, int rows_w, int sy, int sx, int oy, int ox,
+                            int reach_h, int reach_w) {
+  auto corner = [](int v) { return v >= -128 && v <= 127; };
+  return sy <= 8 && sx <= 8 && reach_h <= 127 && reach_w <= 127 && corner(oy) && corner(ox) &&
+         corner((rows_h - 1) * sy + oy - (h - 1)) && corner((rows_w - 1) * sx + ox - (w - 1));
+}
+
 // Lets Kernel use `bytes` of dynamic shared memory (past the default 48 KiB), once per device.
 template <auto Kernel>
 void allow_shared_memory(int bytes, const char* name) {

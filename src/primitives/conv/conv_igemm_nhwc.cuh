@@ -11,6 +11,7 @@
 #pragma once
 
 #include "primitives/conv/conv_igemm.cuh"
+#include "primitives/cuda/cuda_pack.cuh"
 
 namespace crema::prim::cuda::igemm {
 
@@ -124,17 +125,35 @@ __device__ __forceinline__ int nhwc_out_row(const NhwcGeo& g, int m) {
   return n * g.on + y * g.oh + x * g.ow;
 }
 
+// Stores W output values from v, adjacent in memory from element `at` of a channel with this
+// bias (read only where the output has one): out = relu(alpha v + beta out + bias), in fp32,
+// rounded once to O.
+template <int W, typename O>
+__device__ __forceinline__ void store_rows(const NhwcOut& o, int at, float bias, const float* v) {
+  O* const p = static_cast<O*>(o.out) + at;
+  float x[W];
+#pragma unroll
+  for (int e = 0; e < W; ++e) x[e] = o.alpha * v[e];
+  if (o.beta != 0.f) {
+    float old[W];
+    load_pack<W>(p, old);
+#pragma unroll
+    for (int e = 0; e < W; ++e) x[e] += o.beta * old[e];
+  }
+#pragma unroll
+  for (int e = 0; e < W; ++e) {
+    if (o.bias) x[e] += bias;
+    if (o.relu) x[e] = x[e] > 0.f ? x[e] : 0.f;
+  }
+  store_pack<W>(p, x);
+}
+
 // Stores column col (< gn) of group grp into its output row, an output stored as O.
 template <typename O>
 __device__ __forceinline__ void nhwc_store(const NhwcGeo& g, const NhwcOut& o, int orow, int grp,
                                            int col, float acc) {
   const int ch = grp * g.gn + col;
-  O* p = static_cast<O*>(o.out) + (orow + ch * g.oc);
-  float v = o.alpha * acc;
-  if (o.beta != 0.f) v += o.beta * load_as_float(*p);
-  if (o.bias) v += o.bias[ch];
-  if (o.relu) v = v > 0.f ? v : 0.f;
-  *p = store_from_float<O>(v);
+  store_rows<1, O>(o, orow + ch * g.oc, o.bias ? o.bias[ch] : 0.f, &acc);
 }
 
 // Stores a 128 x TN tile held as two halves of m64nTN wgmma fragments (conv_igemm_wgmma.cuh:

@@ -144,34 +144,27 @@ int fwd_channels(const ConvProblem& p) {
 }
 
 // How the TMA kernel would read the pass's taps (NhwcTaps; padded 0 where it cannot or should
-// not): padding past a group's channels would sum the next group's, so only ungrouped layers pad,
-// and by at most a third (a quarter of every k-tile's multiplies wasted; below that the
-// cp.async kernel's pieces of 16 bytes waste less); im2col mode's limits: traversal strides up
-// to 8, corners of the base points' plane within [-128, 127], tap offsets below 128.
+// not): padding past a group's channels would sum the next group's, so only ungrouped layers
+// pad (tma_padded_channels), and im2col mode must reach every tap (tma_im2col_fits).
 NhwcTaps tma_taps(const ConvProblem& p, bool fwd) {
   const ConvDesc& cd = p.cd;
   const int per_tile = kNhwcTmaRowBytes / (cd.math == MathMode::kTF32 ? 4 : 2);
   const int cin = fwd ? fwd_channels(p) : p.wd.k / cd.groups;
-  const int padded = (cin + per_tile - 1) / per_tile * per_tile;
-  if ((cd.groups > 1 && cin != padded) || cin * 4 < padded * 3) return {};
+  const int padded = tma_padded_channels(cin, per_tile);
+  if (!padded || (cd.groups > 1 && cin != padded)) return {};
   const TensorDesc& src = fwd ? p.xd : p.yd;
   const TensorDesc& dst = fwd ? p.yd : p.xd;
   const int reach_h = (p.wd.r - 1) * cd.dilation_h, reach_w = (p.wd.s - 1) * cd.dilation_w;
   const int sy = fwd ? cd.stride_h : 1, sx = fwd ? cd.stride_w : 1;
   const int oy = fwd ? -cd.pad_h : cd.pad_h - reach_h, ox = fwd ? -cd.pad_w : cd.pad_w - reach_w;
-  const int last_h = (dst.h - 1) * sy + oy - (src.h - 1),
-            last_w = (dst.w - 1) * sx + ox - (src.w - 1);
-  auto corner = [](int v) { return v >= -128 && v <= 127; };
-  if (sy > 8 || sx > 8 || reach_h > 127 || reach_w > 127 || !corner(oy) || !corner(ox) ||
-      !corner(last_h) || !corner(last_w))
-    return {};
+  if (!tma_im2col_fits(src.h, src.w, dst.h, dst.w, sy, sx, oy, ox, reach_h, reach_w)) return {};
   return {padded,        p.wd.r * p.wd.s, fwd ? p.wd.k : p.wd.c * cd.groups, oy, ox,
           cd.dilation_h, cd.dilation_w};
 }
 
 // Values a tap of the filter rows holds: the GEMM's inner channels, or the TMA kernel's padding.
-int filter_inner(const ConvProblem& p, bool fwd, bool tma) {
-  if (tma) return tma_taps(p, fwd).padded;
+int filter_inner(const ConvProblem& p, bool fwd, const NhwcTaps& tma) {
+  if (tma.padded) return tma.padded;
   return fwd ? fwd_channels(p) : p.wd.k / p.cd.groups;
 }
 // Values of the filter rows.
@@ -192,7 +185,7 @@ Layout layout_of(const ConvProblem& p, bool fwd) {
   const int64_t gk = int64_t(cin) * p.wd.r * p.wd.s;
   const size_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
   const int64_t per_tile = kNhwcRowBytes / int64_t(elem);
-  const int inner = std::max(filter_inner(p, fwd, false), filter_inner(p, fwd, true));
+  const int inner = std::max(filter_inner(p, fwd, {}), filter_inner(p, fwd, tma_taps(p, fwd)));
   Layout l{};
   l.src = 0;
   l.filter = round256(size_t(s.n) * src_c * s.h * s.w * elem);
@@ -253,7 +246,7 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float
 
   to_nhwc<M>(st, src, act, act_bits, g.src_c);
   const NhwcTaps tma = wgmma ? tma_taps(p, fwd) : NhwcTaps{};
-  const int inner = filter_inner(p, fwd, tma.padded > 0);
+  const int inner = filter_inner(p, fwd, tma);
   const int rows = fwd ? p.wd.k : cg * groups;
   const int64_t rows_count = filter_rows_count(p, fwd, inner);
   filter_rows_kernel<M><<<grid_for(rows_count), kBlock, 0, st>>>(fwd, !fwd && tma.padded, rows, cg,

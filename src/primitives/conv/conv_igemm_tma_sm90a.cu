@@ -19,14 +19,9 @@
 // multiplying warp once the wgmma that read the stage have completed).
 //
 // Built only for sm_90a (CMake compiles the *_sm90a.cu files for that target alone).
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
-#include <string>
-
 #include "primitives/conv/conv_igemm_nhwc.cuh"
 #include "primitives/conv/conv_igemm_wgmma.cuh"
-#include "primitives/cuda/cuda_pack.cuh"
+#include "primitives/conv/conv_tma.cuh"
 
 namespace crema::prim::cuda::igemm {
 namespace {
@@ -42,87 +37,6 @@ template <int TN>
 constexpr int kTmaStage = kTmaA + TN* kTmaRowBytes;
 template <int TN>
 constexpr int kTmaSmem = kTmaStages<TN>* kTmaStage<TN> + 2 * kTmaStages<TN> * 8 + kWgmmaAlign;
-
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return uint32_t(__cvta_generic_to_shared(p));
-}
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-__device__ __forceinline__ void barrier_init(uint64_t* bar, int arrivals) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(bar)), "r"(arrivals));
-}
-// The producer's arrival on a full barrier, announcing the bytes its copies will bring.
-__device__ __forceinline__ void barrier_expect(uint64_t* bar, int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(shared_address(bar)),
-               "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void barrier_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(shared_address(bar)) : "memory");
-}
-// Waits until the barrier's phase of this parity has completed.
-__device__ __forceinline__ void barrier_wait(uint64_t* bar, int parity) {
-  asm volatile(
-      "{\n.reg .pred done;\nWAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT;\n}\n" ::"r"(shared_address(bar)),
-      "r"(parity)
-      : "memory");
-}
-// 128 pixels x 128 bytes of channels of the NHWC source: the pixel walk starts at base point
-// (w, h) of image n, each pixel read at the tap's offset (ow, oh) from its base point.
-__device__ __forceinline__ void load_im2col(void* dst, const CUtensorMap* map, uint64_t* bar, int c,
-                                            int w, int h, int n, uint16_t ow, uint16_t oh) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};" ::"r"(shared_address(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c), "r"(w), "r"(h), "r"(n),
-      "r"(shared_address(bar)), "h"(ow), "h"(oh)
-      : "memory");
-}
-__device__ __forceinline__ void load_tile(void* dst, const CUtensorMap* map, uint64_t* bar, int x,
-                                          int y) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];" ::"r"(shared_address(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(shared_address(bar))
-      : "memory");
-}
-#endif
-
-// Where a block's k-tiles come from: k-tile kt is channel block kt % cblocks of filter tap
-// kt / cblocks (tap = r * taps_w + s, read at (s * dx, r * dy) from each row's base point); GEMM
-// row m = (n, p, q) has base point (p * sy + oy, q * sx + ox) of image n.
-struct TmaGeo {
-  int tiles, cblocks, taps_w;
-  int cin;            // source channels of a group (group g's start at g * cin)
-  int b_cols;         // filter-row values per tap: channels padded to whole k-tiles
-  int gn;             // filter rows per group
-  int rows_w, plane;  // the output plane: q's extent, p's * q's
-  int sy, sx, oy, ox, dy, dx;
-};
-
-// Stores W rows of one output column from v, adjacent in memory from element `at`:
-// out = relu(alpha v + beta out + bias), in fp32, rounded once to O.
-template <int W, typename O>
-__device__ __forceinline__ void store_rows(const NhwcOut& o, int at, float bias, const float* v) {
-  O* const p = static_cast<O*>(o.out) + at;
-  float x[W];
-#pragma unroll
-  for (int e = 0; e < W; ++e) x[e] = o.alpha * v[e];
-  if (o.beta != 0.f) {
-    float old[W];
-    load_pack<W>(p, old);
-#pragma unroll
-    for (int e = 0; e < W; ++e) x[e] += o.beta * old[e];
-  }
-#pragma unroll
-  for (int e = 0; e < W; ++e) {
-    x[e] += bias;
-    if (o.relu) x[e] = x[e] > 0.f ? x[e] : 0.f;
-  }
-  store_pack<W>(p, x);
-}
 
 // The output rows (nhwc_out_row) of GEMM rows m, m + step, ..., kCount of them, -1 past the
 // GEMM's edge: one division, then steps along the plane.
@@ -144,7 +58,8 @@ __device__ __forceinline__ void output_rows(const NhwcGeo& g, int m, int step,
 template <MathMode M, int TN, typename O>
 __global__ void __launch_bounds__(kTmaThreads)
     tma_wgmma_kernel(const __grid_constant__ CUtensorMap a_map,
-                     const __grid_constant__ CUtensorMap b_map, TmaGeo t, NhwcGeo g, NhwcOut o) {
+                     const __grid_constant__ CUtensorMap b_map, NhwcTaps walk, NhwcGeo g,
+                     NhwcOut o) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kStages = kTmaStages<TN>, kStage = kTmaStage<TN>;
   constexpr int kK = kTmaRowBytes / int(sizeof(Bits<M>));
@@ -160,27 +75,29 @@ __global__ void __launch_bounds__(kTmaThreads)
       barrier_init(full + s, 1);
       barrier_init(empty + s, kTmaMathThreads / 32);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    barrier_init_fence();
   }
   __syncthreads();
 
+  const int cblocks = walk.padded / kK, tiles = walk.taps * cblocks;
   if (tid >= kTmaMathThreads) {  // the loading warp: one thread issues every copy
     if (tid != kTmaMathThreads) return;
-    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&a_map)) : "memory");
-    asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(&b_map)) : "memory");
-    const int n = m0 / t.plane, pq = m0 - n * t.plane, p = pq / t.rows_w, q = pq - p * t.rows_w;
-    const int h = p * t.sy + t.oy, w = q * t.sx + t.ox;
+    prefetch_map(&a_map);
+    prefetch_map(&b_map);
+    const int plane = g.rows_h * g.rows_w;
+    const int n = m0 / plane, pq = m0 - n * plane, p = pq / g.rows_w, q = pq - p * g.rows_w;
+    const int h = p * g.sy + walk.oy, w = q * g.sx + walk.ox;
     int tap = 0, cb = 0;
-    for (int kt = 0; kt < t.tiles; ++kt) {
+    for (int kt = 0; kt < tiles; ++kt) {
       const int s = kt % kStages;
       if (kt >= kStages) barrier_wait(empty + s, (kt / kStages - 1) & 1);
       unsigned char* const as = smem + s * kStage;
       barrier_expect(full + s, kStage);
-      const int r = tap / t.taps_w, sc = tap - r * t.taps_w;
-      load_im2col(as, &a_map, full + s, grp * t.cin + cb * kK, w, h, n, uint16_t(sc * t.dx),
-                  uint16_t(r * t.dy));
-      load_tile(as + kTmaA, &b_map, full + s, tap * t.b_cols + cb * kK, grp * t.gn + n0);
-      if (++cb == t.cblocks) cb = 0, ++tap;
+      const int r = tap / g.s, sc = tap - r * g.s;
+      load_im2col(as, &a_map, full + s, grp * g.cin + cb * kK, w, h, n, uint16_t(sc * walk.dx),
+                  uint16_t(r * walk.dy));
+      load_tile(as + kTmaA, &b_map, full + s, tap * walk.padded + cb * kK, grp * g.gn + n0);
+      if (++cb == cblocks) cb = 0, ++tap;
     }
     return;
   }
@@ -209,7 +126,7 @@ __global__ void __launch_bounds__(kTmaThreads)
     wgmma_commit();
     wgmma_wait<1>();  // k-tile kt - 1's multiplies are done: its stage may be refilled
     if (kt > 0 && (tid & 31) == 0) barrier_arrive(empty + (kt - 1) % kStages);
-  } while (++kt < t.tiles);
+  } while (++kt < tiles);
   wgmma_wait<0>();
 
   if (g.oc == 1) {  // channels side by side (NHWC): each thread's column pairs are adjacent
@@ -276,114 +193,47 @@ __global__ void __launch_bounds__(kTmaThreads)
 #endif
 }
 
-// The driver's tensor-map encoders, found through the runtime (nothing links libcuda).
-template <typename F>
-F driver_function(const char* name) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  check_cuda(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found), name);
-  if (!fn || found != cudaDriverEntryPointSuccess)
-    throw PrimError(std::string(name) + ": not offered by this CUDA driver");
-  return reinterpret_cast<F>(fn);
-}
-
-void check_encode(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS)
-    throw PrimError(std::string(what) + ": CUDA driver error " + std::to_string(int(r)));
-}
-
-template <MathMode M>
-constexpr CUtensorMapDataType kMapType = M == MathMode::kTF32   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                         : M == MathMode::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                                : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-
-template <MathMode M>
-CUtensorMap activation_map(const NhwcGeo& g, const TmaGeo& t, const void* act) {
-  static const auto encode =
-      driver_function<PFN_cuTensorMapEncodeIm2col_v12000>("cuTensorMapEncodeIm2col");
-  constexpr cuuint64_t e = sizeof(Bits<M>);
-  const cuuint64_t dims[4] = {cuuint64_t(g.src_c), cuuint64_t(g.src_w), cuuint64_t(g.src_h),
-                              cuuint64_t(g.gm) / (cuuint64_t(g.rows_h) * g.rows_w)};
-  const cuuint64_t strides[3] = {dims[0] * e, dims[0] * dims[1] * e,
-                                 dims[0] * dims[1] * dims[2] * e};
-  // The base points' plane, as corners relative to the source's first and last points.
-  const int lower[2] = {t.ox, t.oy};
-  const int upper[2] = {(g.rows_w - 1) * t.sx + t.ox - (g.src_w - 1),
-                        (g.rows_h - 1) * t.sy + t.oy - (g.src_h - 1)};
-  const cuuint32_t steps[4] = {1, cuuint32_t(t.sx), cuuint32_t(t.sy), 1};
-  CUtensorMap map;
-  check_encode(encode(&map, kMapType<M>, 4, const_cast<void*>(act), dims, strides, lower, upper,
-                      kTmaRowBytes / e, kNhwcTileM, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-               "cuTensorMapEncodeIm2col (convolution activations)");
-  return map;
-}
-
-template <MathMode M>
-CUtensorMap filter_map(const TmaGeo& t, int taps, int rows, int tn, const void* w) {
-  static const auto encode =
-      driver_function<PFN_cuTensorMapEncodeTiled_v12000>("cuTensorMapEncodeTiled");
-  constexpr cuuint64_t e = sizeof(Bits<M>);
-  const cuuint64_t dims[2] = {cuuint64_t(taps) * t.b_cols, cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {dims[0] * e};
-  const cuuint32_t box[2] = {kTmaRowBytes / e, cuuint32_t(tn)}, steps[2] = {1, 1};
-  CUtensorMap map;
-  check_encode(encode(&map, kMapType<M>, 2, const_cast<void*>(w), dims, strides, box, steps,
-                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-               "cuTensorMapEncodeTiled (convolution filter)");
-  return map;
-}
-
 template <MathMode M, int TN, typename O>
-void launch_out(cudaStream_t st, const NhwcGeo& g, const TmaGeo& t, int taps, int rows,
-                const void* act, const void* w, const NhwcOut& o, int groups) {
+void launch_out(cudaStream_t st, const NhwcGeo& g, const NhwcTaps& walk, const void* act,
+                const void* w, const NhwcOut& o, int groups) {
   constexpr int smem = kTmaSmem<TN>;
   allow_shared_memory<tma_wgmma_kernel<M, TN, O>>(smem, "tma_wgmma_kernel shared memory");
-  const CUtensorMap a = activation_map<M>(g, t, act), b = filter_map<M>(t, taps, rows, TN, w);
+  const CUtensorMap a = im2col_map<M>(act, g.src_c, g.src_w, g.src_h, g.gm / (g.rows_h * g.rows_w),
+                                      g.rows_h, g.rows_w, g.sy, g.sx, walk.oy, walk.ox, kNhwcTileM);
+  const CUtensorMap b = tiled_map<M>(w, int64_t(walk.taps) * walk.padded, walk.rows, TN,
+                                     "cuTensorMapEncodeTiled (convolution filter)");
   const dim3 grid((g.gm + kNhwcTileM - 1) / kNhwcTileM, (g.gn + TN - 1) / TN, groups);
-  tma_wgmma_kernel<M, TN, O><<<grid, kTmaThreads, smem, st>>>(a, b, t, g, o);
+  tma_wgmma_kernel<M, TN, O><<<grid, kTmaThreads, smem, st>>>(a, b, walk, g, o);
   check_launch("tma_wgmma_kernel");
 }
 
 template <MathMode M, int TN>
-void launch(cudaStream_t st, const NhwcGeo& g, const TmaGeo& t, int taps, int rows, const void* act,
-            const void* w, const NhwcOut& o, int groups) {
+void launch(cudaStream_t st, const NhwcGeo& g, const NhwcTaps& walk, const void* act, const void* w,
+            const NhwcOut& o, int groups) {
   if constexpr (M != MathMode::kTF32)
     if (o.type != DataType::kFloat32)
-      return launch_out<M, TN, HalfOut<M>>(st, g, t, taps, rows, act, w, o, groups);
-  launch_out<M, TN, float>(st, g, t, taps, rows, act, w, o, groups);
+      return launch_out<M, TN, HalfOut<M>>(st, g, walk, act, w, o, groups);
+  launch_out<M, TN, float>(st, g, walk, act, w, o, groups);
 }
 
 template <MathMode M>
-void launch_as(int tn, cudaStream_t st, const NhwcGeo& g, const TmaGeo& t, int taps, int rows,
-               const void* act, const void* w, const NhwcOut& o, int groups) {
-  if (tn == 64) return launch<M, 64>(st, g, t, taps, rows, act, w, o, groups);
-  launch<M, 128>(st, g, t, taps, rows, act, w, o, groups);
+void launch_as(int tn, cudaStream_t st, const NhwcGeo& g, const NhwcTaps& walk, const void* act,
+               const void* w, const NhwcOut& o, int groups) {
+  if (tn == 64) return launch<M, 64>(st, g, walk, act, w, o, groups);
+  launch<M, 128>(st, g, walk, act, w, o, groups);
 }
 
 }  // namespace
 
-void nhwc_tma_launch(MathMode math, int tn, cudaStream_t st, const NhwcGeo& g, const NhwcTaps& k,
+void nhwc_tma_launch(MathMode math, int tn, cudaStream_t st, const NhwcGeo& g, const NhwcTaps& walk,
                      const void* act, const void* w, const NhwcOut& o, int groups) {
-  TmaGeo t{};
-  const int per_tile = kTmaRowBytes / (math == MathMode::kTF32 ? 4 : 2);
-  t.cblocks = k.padded / per_tile;
-  t.taps_w = g.s;
-  t.tiles = k.taps * t.cblocks;
-  t.cin = g.cin;
-  t.b_cols = k.padded;
-  t.gn = g.gn;
-  t.rows_w = g.rows_w, t.plane = g.rows_h * g.rows_w;
-  t.sy = g.sy, t.sx = g.sx, t.oy = k.oy, t.ox = k.ox, t.dy = k.dy, t.dx = k.dx;
   switch (math) {
     case MathMode::kTF32:
-      return launch_as<MathMode::kTF32>(tn, st, g, t, k.taps, k.rows, act, w, o, groups);
+      return launch_as<MathMode::kTF32>(tn, st, g, walk, act, w, o, groups);
     case MathMode::kBF16:
-      return launch_as<MathMode::kBF16>(tn, st, g, t, k.taps, k.rows, act, w, o, groups);
+      return launch_as<MathMode::kBF16>(tn, st, g, walk, act, w, o, groups);
     default:
-      return launch_as<MathMode::kFP16>(tn, st, g, t, k.taps, k.rows, act, w, o, groups);
+      return launch_as<MathMode::kFP16>(tn, st, g, walk, act, w, o, groups);
   }
 }
 

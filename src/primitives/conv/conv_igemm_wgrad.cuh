@@ -26,6 +26,7 @@ __host__ __device__ constexpr int depth_of() {
 
 struct WgradGeo {
   int kg, gk, depth;  // GEMM rows (output channels of a group), columns (r,s,c), depth N*P*Q
+  int cpad;           // the TMA kernel's channels a tap in the columns (cg padded), else 0
   int k;              // output channels: dy's NHWC row length
   int cg, c, h, w;    // x: channels of a group, all channels, plane
   int s;              // filter width
@@ -89,9 +90,17 @@ struct WgradStager {
   }
 };
 
+// Depth of the TMA kernel's k-tile: 64 pixels.
+constexpr int kWgradTmaDepth = 64;
+
 // The wgmma kernel's launch (conv_igemm_wgrad_wgmma_sm90a.cu, BF16/FP16): partial filters of
 // the depth splits into `part`, as the mma.sync kernel writes them; compute capability 9.0 only.
 void wgrad_wgmma_launch(MathMode math, int tm, cudaStream_t st, const WgradGeo& g, const void* dy,
                         const void* x, float* part, int groups);
+
+// The TMA kernel's launch (conv_igemm_wgrad_tma_sm90a.cu, BF16/FP16; g.cpad > 0, g.gk its padded
+// columns): partial filters of the depth splits into `part`, cpad channels a tap.
+void wgrad_tma_launch(MathMode math, int tm, cudaStream_t st, const WgradGeo& g, const void* dy,
+                      const void* x, float* part, int groups);
 
 }  // namespace crema::prim::cuda::igemm

@@ -171,12 +171,29 @@ __global__ void finish_kernel(int splits, int k, int cg, int cp, int rs,
   }
 }
 
-WgradGeo geo_of(Handle& h, const ConvProblem& p) {
+// The TMA kernel's channels a tap (conv_igemm_wgrad_tma_sm90a.cu), or 0 where it does not run
+// the problem: BF16/FP16 math (wgmma reads no TF32 operand MN-major), the copy's channels of a
+// group padded to whole 64-channel boxes wasting at most a quarter (tma_padded_channels), and
+// every tap within im2col mode's reach of the output plane (tma_im2col_fits).
+int tma_channels(const ConvProblem& p) {
+  const ConvDesc& cd = p.cd;
+  if (cd.math == MathMode::kTF32) return 0;
+  const int reach_h = (p.wd.r - 1) * cd.dilation_h, reach_w = (p.wd.s - 1) * cd.dilation_w;
+  if (!tma_im2col_fits(p.xd.h, p.xd.w, p.yd.h, p.yd.w, cd.stride_h, cd.stride_w, -cd.pad_h,
+                       -cd.pad_w, reach_h, reach_w))
+    return 0;
+  return tma_padded_channels(nhwc_input_channels(p.wd.c, cd.groups, cd.math), 64);
+}
+
+// The GEMM of the kernel that runs: the TMA one when `tma` (its padded columns, 64-pixel
+// k-tiles, two blocks an SM), else the cp.async ones.
+WgradGeo geo_of(Handle& h, const ConvProblem& p, bool tma) {
   const ConvDesc& cd = p.cd;
   WgradGeo g{};
   g.kg = p.wd.k / cd.groups;
   g.cg = nhwc_input_channels(p.wd.c, cd.groups, cd.math);
-  g.gk = g.cg * p.wd.r * p.wd.s;
+  g.cpad = tma ? tma_channels(p) : 0;
+  g.gk = (tma ? g.cpad : g.cg) * p.wd.r * p.wd.s;
   g.depth = p.yd.n * p.yd.h * p.yd.w;
   g.k = p.yd.c;
   g.c = g.cg * cd.groups, g.h = p.xd.h, g.w = p.xd.w;
@@ -185,15 +202,19 @@ WgradGeo geo_of(Handle& h, const ConvProblem& p) {
   g.dh = cd.dilation_h, g.dw = cd.dilation_w;
   g.pq = FastDiv(uint32_t(p.yd.h * p.yd.w));
   g.q = FastDiv(uint32_t(p.yd.w));
-  // Splits: about four blocks an SM, at least 4 k-tiles a split, the partial filters within the
-  // workspace budget, and the grid's z within 65535.
+  // Splits: about four blocks an SM (two for the TMA kernel, whose blocks hold 96 KiB of
+  // stages), at least 4 k-tiles a split, the partial filters within the workspace budget, and
+  // the grid's z within 65535.
   const int64_t blocks =
       int64_t((g.kg + kTile - 1) / kTile) * ((g.gk + kTile - 1) / kTile) * cd.groups;
-  const int depth =
-      p.cd.math == MathMode::kTF32 ? depth_of<MathMode::kTF32>() : depth_of<MathMode::kBF16>();
+  const int depth = tma                            ? kWgradTmaDepth
+                    : p.cd.math == MathMode::kTF32 ? depth_of<MathMode::kTF32>()
+                                                   : depth_of<MathMode::kBF16>();
   const int k_tiles = (g.depth + depth - 1) / depth;
   const int64_t filter_bytes = int64_t(p.wd.k) * g.gk * int64_t(sizeof(float));
-  int64_t splits = std::max<int64_t>(1, 4 * int64_t(std::max(1, current_device().sms)) / blocks);
+  const int per_sm = tma ? 2 : 4;
+  int64_t splits =
+      std::max<int64_t>(1, per_sm * int64_t(std::max(1, current_device().sms)) / blocks);
   splits = std::min<int64_t>(splits, std::max(1, k_tiles / 4));
   splits = std::min<int64_t>(splits, std::max<int64_t>(1, h.workspace_budget() / filter_bytes));
   splits = std::min<int64_t>(splits, 65535 / cd.groups);
@@ -230,7 +251,13 @@ void launch(cudaStream_t st, const WgradGeo& g, const Bits<M>* dy, const Bits<M>
 template <MathMode M>
 void run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw, Blend blend,
          bool wgmma) {
-  const WgradGeo g = geo_of(h, p);
+#ifdef CREMA_WITH_SM90A
+  const bool tma = wgmma && tma_channels(p) > 0;
+#else
+  (void)wgmma;  // the Hopper row refuses every problem in such a build
+  const bool tma = false;
+#endif
+  const WgradGeo g = geo_of(h, p, tma);
   const Carving l = carving_of(p, g);
   char* ws = static_cast<char*>(h.workspace(l.total));
   auto* x_bits = reinterpret_cast<Bits<M>*>(ws);
@@ -243,17 +270,18 @@ void run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* 
   // half of a 128-row tile idle.
   const int tm = M != MathMode::kTF32 && g.kg <= 64 ? 64 : 128;
 #ifdef CREMA_WITH_SM90A
-  if (wgmma && M != MathMode::kTF32)
+  if (tma)
+    wgrad_tma_launch(M, tm, st, g, dy_bits, x_bits, part, p.cd.groups);
+  else if (wgmma && M != MathMode::kTF32)
     wgrad_wgmma_launch(M, tm, st, g, dy_bits, x_bits, part, p.cd.groups);
   else
-#else
-  (void)wgmma;  // the Hopper row refuses every problem in such a build
 #endif
       if (tm == 64)
     launch<M, 64>(st, g, dy_bits, x_bits, part, p.cd.groups);
   else
     launch<M, 128>(st, g, dy_bits, x_bits, part, p.cd.groups);
-  finish_kernel<<<grid_for(p.wd.count()), kBlock, 0, st>>>(g.splits, p.wd.k, p.wd.c, g.cg,
+  const int cp = tma ? g.cpad : g.cg;
+  finish_kernel<<<grid_for(p.wd.count()), kBlock, 0, st>>>(g.splits, p.wd.k, p.wd.c, cp,
                                                            p.wd.r * p.wd.s, part, dw,
                                                            float(blend.alpha), float(blend.beta));
   check_launch("igemm wgrad finish_kernel");
@@ -262,7 +290,8 @@ void run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* 
 }  // namespace
 
 size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p) {
-  return carving_of(p, geo_of(h, p)).total;
+  const size_t cp_async = carving_of(p, geo_of(h, p, false)).total;
+  return tma_channels(p) ? std::max(cp_async, carving_of(p, geo_of(h, p, true)).total) : cp_async;
 }
 
 void igemm_wgrad_run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
