@@ -93,14 +93,10 @@ struct WgradStager {
 // Depth of the TMA kernel's k-tile: 64 pixels.
 constexpr int kWgradTmaDepth = 64;
 
-// The wgmma kernel's launch (conv_igemm_wgrad_wgmma_sm90a.cu, BF16/FP16): partial filters of
-// the depth splits into `part`, as the mma.sync kernel writes them; compute capability 9.0 only.
+// The wgmma kernels' launch (conv_igemm_wgrad_wgmma_sm90a.cu, BF16/FP16; compute capability 9.0
+// only): partial filters of the depth splits into `part`, as the mma.sync kernel writes them; by
+// the TMA kernel where g.cpad > 0 (g.gk its padded columns, cpad channels a tap).
 void wgrad_wgmma_launch(MathMode math, int tm, cudaStream_t st, const WgradGeo& g, const void* dy,
                         const void* x, float* part, int groups);
-
-// The TMA kernel's launch (conv_igemm_wgrad_tma_sm90a.cu, BF16/FP16; g.cpad > 0, g.gk its padded
-// columns): partial filters of the depth splits into `part`, cpad channels a tap.
-void wgrad_tma_launch(MathMode math, int tm, cudaStream_t st, const WgradGeo& g, const void* dy,
-                      const void* x, float* part, int groups);
 
 }  // namespace crema::prim::cuda::igemm

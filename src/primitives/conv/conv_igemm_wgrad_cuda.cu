@@ -270,9 +270,7 @@ void run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* 
   // half of a 128-row tile idle.
   const int tm = M != MathMode::kTF32 && g.kg <= 64 ? 64 : 128;
 #ifdef CREMA_WITH_SM90A
-  if (tma)
-    wgrad_tma_launch(M, tm, st, g, dy_bits, x_bits, part, p.cd.groups);
-  else if (wgmma && M != MathMode::kTF32)
+  if (wgmma && M != MathMode::kTF32)
     wgrad_wgmma_launch(M, tm, st, g, dy_bits, x_bits, part, p.cd.groups);
   else
 #endif
