@@ -5,7 +5,7 @@ set -eu
 packages="build-essential cmake pkg-config protobuf-compiler libprotobuf-dev libgoogle-glog-dev
 libgflags-dev liblmdb-dev libleveldb-dev libopenblas-dev libopencv-dev libgtest-dev zlib1g-dev
 libopenmpi-dev openmpi-bin graphviz python3-matplotlib dataset-fashion-mnist python3-dev
-pybind11-dev python3-numpy python3-pytest python3-protobuf"
+pybind11-dev python3-numpy python3-pytest python3-protobuf libonnx-dev python3-onnx"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -1,4 +1,5 @@
-// The crema command-line tool, as Caffe's `caffe`: train, test, time, device_query.
+// The crema command-line tool, as Caffe's `caffe`: train, test, time, device_query; and draw,
+// classify and export (to ONNX).
 // Every user mistake ends in one "crema: error: ..." line and exit status 1.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -29,15 +30,18 @@
 #include "primitives/handle.h"
 #include "solver/data_parallel.h"
 #include "solver/solver.h"
+#ifdef CREMA_WITH_ONNX
+#include "export/onnx_export.h"
+#endif
 #ifdef CREMA_WITH_PYTHON
 #include "embed.h"
 #endif
 
 DEFINE_string(solver, "", "train: the solver definition (prototxt)");
-DEFINE_string(model, "", "test, time: the network definition (prototxt)");
+DEFINE_string(model, "", "test, time, export: the network definition (prototxt)");
 DEFINE_string(weights, "",
-              "train, test: trained weights (.caffemodel) to start from; several may be given, "
-              "separated by commas, and are copied by layer name");
+              "train, test, export: trained weights (.caffemodel); train and test take several, "
+              "separated by commas, copied by layer name");
 DEFINE_string(snapshot, "", "train: a .solverstate to resume from");
 DEFINE_bool(overwrite_snapshots, false,
             "train: start even where snapshots of the solver's snapshot_prefix already exist "
@@ -81,6 +85,10 @@ DEFINE_string(mean_value, "",
 DEFINE_double(scale, 1.0,
               "classify: the factor applied after the mean, as transform_param's scale");
 DEFINE_int32(top, 5, "classify: how many classes to print per image");
+DEFINE_string(onnx, "", "export: the ONNX model to write (.onnx)");
+DEFINE_int32(batch, 0, "export: the batch size of the model's inputs (default: the prototxt's)");
+DEFINE_bool(dynamic_batch, false,
+            "export: make the batch axis of the model's inputs and outputs symbolic (N)");
 DEFINE_string(sigint_effect, "stop", "train: what SIGINT does: snapshot, stop or none");
 DEFINE_string(sighup_effect, "snapshot", "train: what SIGHUP does: snapshot, stop or none");
 
@@ -438,6 +446,24 @@ int classify() {
   return 0;
 }
 
+// ---- export -------------------------------------------------------------------------------
+
+int export_model() {
+#ifdef CREMA_WITH_ONNX
+  CREMA_REQUIRE(FLAGS_weights.find(',') == std::string::npos,
+                "export takes one --weights file, got \"", FLAGS_weights, "\"");
+  OnnxExportRequest request{FLAGS_model, FLAGS_weights, FLAGS_onnx, {}};
+  request.options.dynamic_batch = FLAGS_dynamic_batch;
+  request.options.batch = FLAGS_batch;
+  const int nodes = export_onnx(request);
+  LOG(INFO) << "Exported " << FLAGS_model << " with " << FLAGS_weights << " to " << FLAGS_onnx
+            << " (ONNX opset 17, " << nodes << " nodes)";
+  return 0;
+#else
+  fail("this crema was built without ONNX export (Debian: libonnx-dev, then configure again)");
+#endif
+}
+
 // ---- device_query -------------------------------------------------------------------------
 
 int device_query() {
@@ -451,8 +477,9 @@ int device_query() {
 
 const std::map<std::string, std::function<int()>>& commands() {
   static const std::map<std::string, std::function<int()>> table = {
-      {"train", train}, {"test", test},         {"time", time},
-      {"draw", draw},   {"classify", classify}, {"device_query", device_query}};
+      {"train", train},        {"test", test},         {"time", time},
+      {"draw", draw},          {"classify", classify}, {"device_query", device_query},
+      {"export", export_model}};
   return table;
 }
 
@@ -476,7 +503,9 @@ int main(int argc, char** argv) {
       "  time            benchmark model execution time per layer (--model, --iterations)\n"
       "  draw            draw a net's graph with Graphviz (--model, --out, [--phase, --rankdir])\n"
       "  classify        top classes of images (--model, --weights, [--labels, --mean_file,\n"
-      "                  --mean_value, --scale, --top] image...)");
+      "                  --mean_value, --scale, --top] image...)\n"
+      "  export          write a deploy net and its weights as ONNX (--model, --weights, --onnx,\n"
+      "                  [--batch | --dynamic_batch])");
   gflags::SetVersionString("1.0");
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
@@ -495,7 +524,7 @@ int main(int argc, char** argv) {
   if (it == table.end()) {
     std::fprintf(stderr,
                  "crema: error: unknown command \"%s\" (train, test, time, draw, classify, "
-                 "device_query)\n",
+                 "export, device_query)\n",
                  argv[1]);
     return 1;
   }

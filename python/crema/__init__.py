@@ -5,8 +5,8 @@
     net.blobs["data"].data[...] = image
     probabilities = net.forward()["prob"]
 """
-from ._crema import (TEST, TRAIN, Blob, Error, image_io_available, layer_type_list, set_device,
-                     set_mode_cpu, set_mode_gpu, set_random_seed, solver_types)
+from ._crema import (TEST, TRAIN, Blob, Error, export_onnx, image_io_available, layer_type_list,
+                     set_device, set_mode_cpu, set_mode_gpu, set_random_seed, solver_types)
 from .pycaffe import (AdaDeltaSolver, AdaGradSolver, AdamSolver, Layer, NesterovSolver, Net,
                       RMSPropSolver, SGDSolver, Solver, get_solver)
 from . import draw, io
@@ -17,4 +17,4 @@ __all__ = ["TEST", "TRAIN", "Blob", "Classifier", "Error", "Layer", "Net", "Solv
            "NesterovSolver", "AdaGradSolver", "RMSPropSolver", "AdaDeltaSolver", "AdamSolver",
            "get_solver", "set_mode_cpu", "set_mode_gpu", "set_device", "set_random_seed",
            "layer_type_list", "solver_types", "image_io_available", "draw", "io", "NetSpec",
-           "layers", "params", "to_proto"]
+           "layers", "params", "to_proto", "export_onnx"]

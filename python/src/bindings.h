@@ -45,5 +45,6 @@ void bind_blob(py::module_& m);
 void bind_net(py::module_& m);
 void bind_solver(py::module_& m);
 void bind_io(py::module_& m);
+void bind_export(py::module_& m);
 
 }  // namespace crema::python

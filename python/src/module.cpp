@@ -75,6 +75,7 @@ void define_module(py::module_& m) {
   bind_net(m);
   bind_solver(m);
   bind_io(m);
+  bind_export(m);
 }
 
 }  // namespace crema::python
