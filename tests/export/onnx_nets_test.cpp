@@ -64,6 +64,26 @@ TEST(OnnxNets, ResNet50) {
   EXPECT_EQ(export_and_compare(model("resnet50/deploy.prototxt", 1), {}, kNetTolerance), "");
 }
 
+// The other reference nets: the export runs onnx's checker and shape inference, and every
+// value's inferred shape must be crema's (net_to_onnx throws otherwise); one node per layer
+// that computes.
+void expect_checked_export(const std::string& path, int conv_layers) {
+  Net<float> net(model(path, 1), TEST, Device::kCPU);
+  const onnx::ModelProto exported = net_to_onnx(net, {});
+  int convs = 0;
+  for (const auto& node : exported.graph().node()) convs += node.op_type() == "Conv";
+  EXPECT_EQ(convs, conv_layers) << path;
+  ASSERT_EQ(exported.graph().output_size(), 1);
+  EXPECT_EQ(exported.graph().output(0).name(), "prob");
+}
+
+TEST(OnnxNets, AlexNetPassesTheChecks) { expect_checked_export("alexnet/deploy.prototxt", 5); }
+
+TEST(OnnxNets, Vgg16PassesTheChecks) {
+  if (kAddressSanitizer) GTEST_SKIP() << "138 million weights copied twice under the sanitizers";
+  expect_checked_export("vgg16/deploy.prototxt", 13);
+}
+
 // The numerical comparison is what proves the conversions: each of these changes one detail of
 // an exported graph to what a careless converter would write, and the comparison must fail.
 const onnx::NodeProto* find_node(onnx::ModelProto* m, const std::string& op) {

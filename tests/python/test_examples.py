@@ -1,7 +1,8 @@
 """The Python examples (examples/python) run as a user runs them, on a LeNet trained briefly on
 Fashion-MNIST here: classify.py names most test images, net_surgery.py's convolutional net agrees
 with the original, finetune_lenet.py's pretrained net beats the one from scratch; and
-crema.Classifier, pycaffe's class for what classify.py does, names most test images."""
+crema.Classifier, pycaffe's class for what classify.py does, names most test images; export_onnx.py
+writes a model that passes onnx's checker."""
 import os
 import re
 import subprocess
@@ -104,3 +105,14 @@ def test_classifier_predicts_most_images(trained):
     expected = net.forward_all(data=np.stack([im.transpose(2, 0, 1) for im in inputs]))["prob"]
     np.testing.assert_allclose(plain.predict(inputs, oversample=False), expected, rtol=1e-5,
                                atol=1e-6)
+
+
+def test_export_onnx_writes_a_checked_model(trained, tmp_path):
+    pytest.importorskip("onnx")
+    out = run_example("export_onnx.py", "--model", DEPLOY, "--weights", trained["weights"],
+                      "--onnx", str(tmp_path / "lenet.onnx"), cwd=tmp_path)
+    assert "checker: passed (opset 17, 9 nodes)" in out, out
+    assert "input: data (N, 1, 28, 28)" in out, out
+    assert "output: prob (N, 10)" in out, out
+    for line in re.findall(r"max error ([0-9.e+-]+)", out):  # where onnxruntime is installed
+        assert float(line) < 1e-4, out

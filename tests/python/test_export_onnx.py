@@ -18,13 +18,14 @@ def _exported(tmp_path, small_net_file):
 def test_export_from_files_writes_a_checked_model(tmp_path, small_net_file):
     net, path = _exported(tmp_path, small_net_file)
     onnx = pytest.importorskip("onnx")
+    numpy_helper = pytest.importorskip("onnx.numpy_helper")
     model = onnx.load(str(path))
     onnx.checker.check_model(model, full_check=True)
     assert model.opset_import[0].version == 17
     assert [i.name for i in model.graph.input] == ["data"]
     assert [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim] == [3, 3, 4, 4]
     assert [o.name for o in model.graph.output] == ["prob"]
-    weights = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    weights = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     np.testing.assert_array_equal(weights["conv/weight"], net.params["conv"][0].data)
     np.testing.assert_array_equal(weights["ip/bias"], net.params["ip"][1].data)
     assert [n.op_type for n in model.graph.node] == ["Conv", "Relu", "Flatten", "Gemm", "Softmax"]
@@ -36,11 +37,12 @@ def test_export_from_a_net_in_memory(tmp_path, small_net_file):
     path = tmp_path / "surgery.onnx"
     caffe.export_onnx(net, path, dynamic_batch=True)
     onnx = pytest.importorskip("onnx")
+    numpy_helper = pytest.importorskip("onnx.numpy_helper")
     model = onnx.load(str(path))
     onnx.checker.check_model(model, full_check=True)
     assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "N"
     conv = [t for t in model.graph.initializer if t.name == "conv/weight"][0]
-    assert np.all(onnx.numpy_helper.to_array(conv) == 0.25)
+    assert np.all(numpy_helper.to_array(conv) == 0.25)
 
 
 def test_export_errors_raise(tmp_path, small_net_file):
