@@ -118,7 +118,9 @@ TEST(OnnxCli, WeightsMissingALayerAreAnError) {
 
 TEST(OnnxCli, UnsupportedLayerNamesItAndLeavesTheOldFile) {
   std::string text = read_file(kLeNet);
-  text += "\nlayer { name: 'normalize' type: 'MVN' bottom: 'prob' top: 'mvn' }\n";
+  text +=
+      "\nlayer { name: 'pyramid' type: 'SPP' bottom: 'pool2' top: 'spp' spp_param { "
+      "pyramid_height: 2 } }\n";
   const std::string model = temp("lenet_mvn.prototxt");
   std::ofstream(model) << text;
   const std::string out = temp("kept.onnx");
@@ -128,11 +130,28 @@ TEST(OnnxCli, UnsupportedLayerNamesItAndLeavesTheOldFile) {
   EXPECT_EQ(r.status, 1);
   // The error points into the prototxt: file:line of the layer.
   EXPECT_EQ(r.last_line.rfind("crema: error: " + model + ":", 0), 0u) << r.output;
-  EXPECT_NE(
-      r.last_line.find(": layer normalize (MVN): ONNX export does not support this layer type"),
-      std::string::npos)
+  EXPECT_NE(r.last_line.find(": layer pyramid (SPP): ONNX export does not support this layer type"),
+            std::string::npos)
       << r.output;
   EXPECT_EQ(read_file(out), "previous");
+}
+
+// A net's old input fields (input with input_shape or input_dim) are read as an Input layer.
+TEST(OnnxExport, LegacyInputFieldsBecomeGraphInputs) {
+  const char* conv =
+      " layer { name: 'conv' type: 'Convolution' bottom: 'data' top: 'y' "
+      "convolution_param { num_output: 2 kernel_size: 3 } }";
+  for (const std::string inputs : {"input: 'data' input_shape { dim: 2 dim: 3 dim: 5 dim: 7 }",
+                                   "input: 'data' input_dim: 2 input_dim: 3 input_dim: 5 "
+                                   "input_dim: 7"}) {
+    onnx::ModelProto model;
+    EXPECT_EQ(export_and_compare(parse_net(inputs + conv), {}, 1e-5, &model), "") << inputs;
+    ASSERT_EQ(model.graph().input_size(), 1);
+    EXPECT_EQ(model.graph().input(0).name(), "data");
+    const auto& shape = model.graph().input(0).type().tensor_type().shape();
+    ASSERT_EQ(shape.dim_size(), 4);
+    EXPECT_EQ(shape.dim(3).dim_value(), 7);
+  }
 }
 
 TEST(OnnxExport, UnsupportedLayersAreNamed) {
@@ -149,8 +168,9 @@ TEST(OnnxExport, UnsupportedLayersAreNamed) {
     }
     return "no error";
   };
-  EXPECT_EQ(error_of("layer { name: 'r' type: 'Reduction' bottom: 'data' top: 'y' }"),
-            "layer r (Reduction): ONNX export does not support this layer type");
+  EXPECT_EQ(error_of("layer { name: 's' type: 'SPP' bottom: 'data' top: 'y' spp_param { "
+                     "pyramid_height: 2 } }"),
+            "layer s (SPP): ONNX export does not support this layer type");
   EXPECT_EQ(error_of("layer { name: 'bn' type: 'BatchNorm' bottom: 'data' top: 'y' "
                      "batch_norm_param { use_global_stats: false } }")
                 .rfind("layer bn (BatchNorm): use_global_stats: false", 0),

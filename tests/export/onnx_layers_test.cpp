@@ -166,6 +166,31 @@ const LayerCase kCases[] = {
      "layer { name: 'c' type: 'Crop' bottom: 'data' bottom: 'data2' top: 'y' crop_param { "
      "axis: 2 offset: 1 offset: 3 } }",
      "dim: 2 dim: 6 dim: 9 dim: 11", "dim: 2 dim: 6 dim: 5 dim: 7"},
+    {"tile",
+     "layer { name: 't' type: 'Tile' bottom: 'data' top: 'y' tile_param { axis: 2 tiles: 3 } }"},
+    {"reduction_sum",
+     "layer { name: 'r' type: 'Reduction' bottom: 'data' top: 'y' reduction_param { "
+     "operation: SUM axis: 2 coeff: 0.5 } }"},
+    {"reduction_asum",
+     "layer { name: 'r' type: 'Reduction' bottom: 'data' top: 'y' reduction_param { "
+     "operation: ASUM axis: 1 } }"},
+    {"reduction_sumsq",
+     "layer { name: 'r' type: 'Reduction' bottom: 'data' top: 'y' reduction_param { "
+     "operation: SUMSQ axis: -1 } }"},
+    {"reduction_mean_all",
+     "layer { name: 'r' type: 'Reduction' bottom: 'data' top: 'y' "
+     "reduction_param { operation: MEAN } }"},
+    {"mvn", "layer { name: 'n' type: 'MVN' bottom: 'data' top: 'y' }"},
+    {"mvn_across_channels",
+     "layer { name: 'n' type: 'MVN' bottom: 'data' top: 'y' mvn_param { "
+     "across_channels: true eps: 0.001 } }"},
+    {"mvn_mean_only",
+     "layer { name: 'n' type: 'MVN' bottom: 'data' top: 'y' mvn_param { "
+     "normalize_variance: false } }"},
+    {"parameter",
+     "layer { name: 'w' type: 'Parameter' top: 'w' parameter_param { shape { dim: 6 } } } "
+     "layer { name: 'e' type: 'Bias' bottom: 'data' bottom: 'w' top: 'y' }"},
+    {"threshold", ACT("Threshold", "threshold_param { threshold: 0.2 }")},
     {"argmax",
      "layer { name: 'a' type: 'ArgMax' bottom: 'data' top: 'y' argmax_param { axis: 1 } }"},
 };

@@ -245,6 +245,65 @@ RefTensor argmax(const onnx::NodeProto& node, const RefTensor& x) {
   return y;
 }
 
+RefTensor tile(const RefTensor& x, const RefTensor& repeats) {
+  const size_t rank = x.dims.size();
+  RefTensor y{x.dims, {}};
+  for (size_t i = 0; i < rank; ++i) y.dims[i] *= int64_t(repeats.values.at(i));
+  y.values.resize(size_t(y.count()));
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t flat = 0; flat < y.count(); ++flat) {
+    int64_t src = 0;
+    for (size_t i = 0; i < rank; ++i) src = src * x.dims[i] + idx[i] % x.dims[i];
+    y.values[size_t(flat)] = x.values[size_t(src)];
+    for (size_t i = rank; i-- > 0;) {
+      if (++idx[i] < y.dims[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return y;
+}
+
+// ReduceSum (axes as input 1), ReduceMean, ReduceL1, ReduceSumSquare (axes as an attribute).
+RefTensor reduce(const onnx::NodeProto& node, const std::vector<RefTensor>& in) {
+  const RefTensor& x = in[0];
+  const size_t rank = x.dims.size();
+  std::vector<int64_t> axes;
+  if (node.op_type() == "ReduceSum") {
+    for (double a : in.at(1).values) axes.push_back(int64_t(a));
+  } else {
+    axes = attr_ints(node, "axes", {});
+  }
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int64_t a : axes) reduced[size_t(a < 0 ? a + int64_t(rank) : a)] = true;
+  const bool keep = attr_int(node, "keepdims", 1) != 0;
+  std::vector<int64_t> kept_dims;  // the output's dims with 1 at reduced axes
+  for (size_t i = 0; i < rank; ++i) kept_dims.push_back(reduced[i] ? 1 : x.dims[i]);
+  RefTensor y{kept_dims, {}};
+  y.values.assign(size_t(y.count()), 0.0);
+  std::vector<double> n(size_t(y.count()), 0.0);
+  std::vector<int64_t> idx(rank, 0);
+  const std::string& op = node.op_type();
+  for (int64_t flat = 0; flat < x.count(); ++flat) {
+    int64_t dst = 0;
+    for (size_t i = 0; i < rank; ++i) dst = dst * kept_dims[i] + (reduced[i] ? 0 : idx[i]);
+    const double v = x.values[size_t(flat)];
+    y.values[size_t(dst)] += op == "ReduceL1" ? std::abs(v) : op == "ReduceSumSquare" ? v * v : v;
+    n[size_t(dst)] += 1;
+    for (size_t i = rank; i-- > 0;) {
+      if (++idx[i] < x.dims[i]) break;
+      idx[i] = 0;
+    }
+  }
+  if (op == "ReduceMean")
+    for (size_t i = 0; i < y.values.size(); ++i) y.values[i] /= n[i];
+  if (!keep) {
+    y.dims.clear();
+    for (size_t i = 0; i < rank; ++i)
+      if (!reduced[i]) y.dims.push_back(x.dims[i]);
+  }
+  return y;
+}
+
 std::vector<RefTensor> run_node(const onnx::NodeProto& node, const std::vector<RefTensor>& in) {
   bool handled = false;
   std::vector<RefTensor> nn = run_nn_node(node, in, &handled);
@@ -271,6 +330,12 @@ std::vector<RefTensor> run_node(const onnx::NodeProto& node, const std::vector<R
   if (op == "Identity" || op == "Cast") return {x};
   if (op == "Add") return {binary(x, in[1], std::plus<double>())};
   if (op == "Mul") return {binary(x, in[1], std::multiplies<double>())};
+  if (op == "Sub") return {binary(x, in[1], std::minus<double>())};
+  if (op == "Div") return {binary(x, in[1], std::divides<double>())};
+  if (op == "Sqrt") return {unary(x, [](double v) { return std::sqrt(v); })};
+  if (op == "Tile") return {tile(x, in.at(1))};
+  if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceL1" || op == "ReduceSumSquare")
+    return {reduce(node, in)};
   if (op == "Pow") return {binary(x, in[1], [](double a, double b) { return std::pow(a, b); })};
   if (op == "Greater")
     return {binary(x, in[1], [](double a, double b) { return a > b ? 1.0 : 0.0; })};

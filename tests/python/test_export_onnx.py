@@ -53,8 +53,9 @@ def test_export_errors_raise(tmp_path, small_net_file):
     with pytest.raises(caffe.Error, match="onnx_file"):
         caffe.export_onnx(net)
     text = open(small_net_file).read() + (
-        'layer { name: "norm" type: "MVN" bottom: "prob" top: "norm" }\n')
+        'layer { name: "pyramid" type: "SPP" bottom: "conv" top: "spp" '
+        'spp_param { pyramid_height: 2 } }\n')
     mvn = tmp_path / "mvn.prototxt"
     mvn.write_text(text)
-    with pytest.raises(caffe.Error, match=r"layer norm \(MVN\): ONNX export does not support"):
+    with pytest.raises(caffe.Error, match=r"layer pyramid \(SPP\): ONNX export does not support"):
         caffe.export_onnx(caffe.Net(str(mvn), caffe.TEST), str(tmp_path / "x.onnx"))

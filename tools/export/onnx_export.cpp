@@ -36,12 +36,16 @@ const std::map<std::string, Converter>& converters() {
       {"Flatten", convert_flatten},
       {"InnerProduct", convert_inner_product},
       {"LRN", convert_lrn},
+      {"MVN", convert_mvn},
       {"PReLU", convert_prelu},
+      {"Parameter", convert_parameter},
       {"Pooling", convert_pooling},
+      {"Reduction", convert_reduction},
       {"Reshape", convert_reshape},
       {"Scale", convert_scale},
       {"Slice", convert_slice},
       {"Softmax", convert_softmax},
+      {"Tile", convert_tile},
   };
   return table;
 }

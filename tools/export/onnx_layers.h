@@ -72,6 +72,10 @@ void convert_reshape(OnnxLayerContext& c);
 void convert_softmax(OnnxLayerContext& c);
 void convert_crop(OnnxLayerContext& c);
 void convert_argmax(OnnxLayerContext& c);
+void convert_tile(OnnxLayerContext& c);
+void convert_reduction(OnnxLayerContext& c);
+void convert_parameter(OnnxLayerContext& c);
+void convert_mvn(OnnxLayerContext& c);
 
 // Whether convert_activation handles the type.
 bool is_onnx_activation(const std::string& type);

@@ -232,6 +232,36 @@ void convert_bias(OnnxLayerContext& c) {
   c.graph->add_node("Add", c.name(), {c.inputs[0], b}, {c.outputs[0]});
 }
 
+void convert_mvn(OnnxLayerContext& c) {
+  // y = (x - mean) / (sigma + eps), the statistics over the values of each channel of each image
+  // (axes 2 on), or of each image (axes 1 on) with across_channels.
+  const MVNParameter& p = c.param().mvn_param();
+  const int64_t rank = int64_t(c.bottoms[0]->shape().size());
+  std::vector<int64_t> axes;
+  for (int64_t a = p.across_channels() ? 1 : 2; a < rank; ++a) axes.push_back(a);
+  if (axes.empty()) c.error("needs an input with values to normalize after the channel axis");
+  OnnxGraph& g = *c.graph;
+  const std::string& n = c.name();
+  const auto mean_of = [&](const std::string& v, const std::string& what) {
+    onnx::NodeProto* node = nullptr;
+    const std::string m = g.add_op("ReduceMean", n + "/" + what, {v}, n + "/" + what, &node);
+    set_attr(node, "axes", axes);
+    set_attr(node, "keepdims", int64_t(1));
+    return m;
+  };
+  const std::string mean = mean_of(c.inputs[0], "mean");
+  if (!p.normalize_variance()) {
+    g.add_node("Sub", n, {c.inputs[0], mean}, {c.outputs[0]});
+    return;
+  }
+  const std::string centred = g.add_op("Sub", n + "/centre", {c.inputs[0], mean}, n + "/centred");
+  const std::string sq = g.add_op("Mul", n + "/square", {centred, centred}, n + "/square");
+  const std::string sigma = g.add_op("Sqrt", n + "/sigma", {mean_of(sq, "variance")}, n + "/sigma");
+  const std::string denominator =
+      g.add_op("Add", n + "/eps", {sigma, g.add_scalar(n + "/eps", p.eps())}, n + "/denominator");
+  g.add_node("Div", n, {centred, denominator}, {c.outputs[0]});
+}
+
 bool scale_folds_into_batch_norm(const OnnxLayerContext& bn, const OnnxLayerContext& scale) {
   const ScaleParameter& p = scale.param().scale_param();
   const std::vector<int64_t>& x = bn.tops[0]->shape();

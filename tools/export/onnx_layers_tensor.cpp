@@ -250,3 +250,58 @@ void convert_argmax(OnnxLayerContext& c) {
 }
 
 }  // namespace crema
+
+namespace crema {
+
+void convert_tile(OnnxLayerContext& c) {
+  const TileParameter& p = c.param().tile_param();
+  std::vector<int64_t> repeats(c.bottoms[0]->shape().size(), 1);
+  repeats[size_t(canonical_axis(c, p.axis()))] = p.tiles();
+  const std::string r =
+      c.graph->add_int64(c.name() + "/repeats", {int64_t(repeats.size())}, repeats);
+  c.graph->add_node("Tile", c.name(), {c.inputs[0], r}, {c.outputs[0]});
+}
+
+void convert_reduction(OnnxLayerContext& c) {
+  // Every axis from `axis` on reduced to one value, then scaled by coeff.
+  const ReductionParameter& p = c.param().reduction_param();
+  const int64_t rank = int64_t(c.bottoms[0]->shape().size());
+  std::vector<int64_t> axes;
+  for (int64_t a = canonical_axis(c, p.axis()); a < rank; ++a) axes.push_back(a);
+  OnnxGraph& g = *c.graph;
+  const bool scaled = p.coeff() != 1;
+  const std::string out = scaled ? g.unique_name(c.name() + "/reduced") : c.outputs[0];
+  onnx::NodeProto* node = nullptr;
+  switch (p.operation()) {
+    case ReductionParameter::SUM:
+      // ReduceSum takes its axes as an input since opset 13; the others, as an attribute.
+      node = g.add_node(
+          "ReduceSum", c.name(),
+          {c.inputs[0], g.add_int64(c.name() + "/axes", {int64_t(axes.size())}, axes)}, {out});
+      break;
+    case ReductionParameter::ASUM:
+      node = g.add_node("ReduceL1", c.name(), {c.inputs[0]}, {out});
+      break;
+    case ReductionParameter::SUMSQ:
+      node = g.add_node("ReduceSumSquare", c.name(), {c.inputs[0]}, {out});
+      break;
+    case ReductionParameter::MEAN:
+      node = g.add_node("ReduceMean", c.name(), {c.inputs[0]}, {out});
+      break;
+    default:
+      c.error("reduction operation ", int(p.operation()), " has no ONNX operator");
+  }
+  if (p.operation() != ReductionParameter::SUM) set_attr(node, "axes", axes);
+  set_attr(node, "keepdims", int64_t(0));
+  if (scaled)
+    g.add_node("Mul", c.name(), {out, g.add_scalar(c.name() + "/coeff", p.coeff())},
+               {c.outputs[0]});
+}
+
+void convert_parameter(OnnxLayerContext& c) {
+  // The learned tensor is a constant of the model.
+  const std::string w = c.graph->add_float(c.name() + "/weight", c.blob_shape(0), c.blob_values(0));
+  c.graph->add_node("Identity", c.name(), {w}, {c.outputs[0]});
+}
+
+}  // namespace crema
