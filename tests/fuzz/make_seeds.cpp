@@ -4,15 +4,23 @@
 // <out>/fuzz_net_binary/: each net as a binary NetParameter (the shape of a .caffemodel without
 // weights); <out>/fuzz_datum/: uint8 and float Datums; <out>/fuzz_blobproto/: a mean image in
 // the legacy 4-d form and in the N-d form; <out>/fuzz_lmdb/: an LMDB data file of those Datums;
-// <out>/fuzz_idx/: IDX images and labels.
+// <out>/fuzz_leveldb/: a LevelDB of them, packed (fuzz_util.h), as written (records in the log)
+// and once opened (records in a table); <out>/fuzz_idx/: IDX images and labels.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/errors.h"
 #include "core/proto_io.h"
 #include "crema.pb.h"
+#include "data/leveldb_db.h"
 #include "data/lmdb_db.h"
+#include "fuzz_util.h"
 
 namespace {
 
@@ -26,6 +34,20 @@ void write_bytes(const std::string& bytes, const std::filesystem::path& path) {
     crema::fail("cannot write ", path.string());
 }
 
+// A database folder's files packed as fuzz_leveldb reads them, but its lock and info logs.
+std::string packed(const std::filesystem::path& dir) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "LOCK" || name.rfind("LOG", 0) == 0) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    files.emplace_back(name, std::string(std::istreambuf_iterator<char>(in), {}));
+    if (!in) crema::fail("cannot read ", entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return crema::fuzz::pack_folder(files);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -35,8 +57,8 @@ int main(int argc, char** argv) {
   }
   try {
     const std::filesystem::path out = argv[1];
-    for (const char* dir :
-         {"fuzz_net_binary", "fuzz_datum", "fuzz_blobproto", "fuzz_lmdb", "fuzz_idx"})
+    for (const char* dir : {"fuzz_net_binary", "fuzz_datum", "fuzz_blobproto", "fuzz_lmdb",
+                            "fuzz_leveldb", "fuzz_idx"})
       std::filesystem::create_directories(out / dir);
     for (int i = 2; i < argc; ++i) {
       crema::NetParameter net;
@@ -79,6 +101,20 @@ int main(int argc, char** argv) {
     std::filesystem::copy_file(db / "data.mdb", out / "fuzz_lmdb" / "two_records.mdb",
                                std::filesystem::copy_options::overwrite_existing);
     std::filesystem::remove_all(db);
+    if (crema::leveldb_available()) {
+      const std::filesystem::path ldb = out / "leveldb_folder";
+      std::filesystem::remove_all(ldb);
+      {
+        const auto writer = crema::create_leveldb_writer(ldb.string());
+        writer->put("00000000", bytes.SerializeAsString());
+        writer->put("00000001", floats.SerializeAsString());
+        writer->commit();
+      }
+      write_bytes(packed(ldb), out / "fuzz_leveldb" / "two_records_logged.pack");
+      crema::open_leveldb_reader(ldb.string());  // recovery moves the log into a table
+      write_bytes(packed(ldb), out / "fuzz_leveldb" / "two_records_table.pack");
+      std::filesystem::remove_all(ldb);
+    }
     // IDX: 2 images of 3 x 3 bytes, and 2 labels (big-endian magic and sizes).
     write_bytes(
         std::string("\0\0\x08\x03\0\0\0\x02\0\0\0\x03\0\0\0\x03", 16) + std::string(18, '\x7f'),
