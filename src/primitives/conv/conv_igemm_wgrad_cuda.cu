@@ -171,7 +171,7 @@ __global__ void finish_kernel(int splits, int k, int cg, int cp, int rs,
   }
 }
 
-// The TMA kernel's channels a tap (conv_igemm_wgrad_tma_sm90a.cu), or 0 where it does not run
+// The TMA kernel's channels a tap (conv_igemm_wgrad_wgmma_sm90a.cu), or 0 where it does not run
 // the problem: BF16/FP16 math (wgmma reads no TF32 operand MN-major), the copy's channels of a
 // group padded to whole 64-channel boxes wasting at most a quarter (tma_padded_channels), and
 // every tap within im2col mode's reach of the output plane (tma_im2col_fits).
