@@ -90,6 +90,9 @@ def test_forward_start_end_and_blobs(small_net_file):
 
 
 def test_backward_gives_input_and_parameter_gradients(small_net_file):
+    # Seeded weights: the numeric derivative below steps 1e-2 along one input, which must cross
+    # no ReLU kink (with the fillers' random weights it did in one run of six).
+    caffe.set_random_seed(3)
     net = caffe.Net(small_net_file, caffe.TEST)
     x = random_input(net)
     net.forward(data=x)
