@@ -22,6 +22,12 @@ int64_t first_non_finite(const BlobProto& b) {
   return -1;
 }
 
+// An empty blob: one an HDF5 weights file lacks (hdf5_weights.h).
+bool is_absent(const BlobProto& b) {
+  return !b.has_shape() && !b.has_num() && !b.has_channels() && !b.has_height() && !b.has_width() &&
+         b.data_size() == 0 && b.double_data_size() == 0;
+}
+
 // Up to four names, then how many more.
 std::string some_names(const std::vector<std::string>& names) {
   std::string s;
@@ -63,10 +69,25 @@ WeightsCopy Net<Dtype>::copy_trained_layers_from(const NetParameter& trained) {
     }
     LOG(INFO) << "Copying source layer " << src.name();
     auto& blobs = layers_[size_t(target)]->blobs();
-    CREMA_REQUIRE(int(blobs.size()) == src.blobs_size(), "layer ", src.name(),
+    // Caffe's HDF5 weights hold a shared parameter once, under its owner: another layer's entry
+    // lacks it (an empty blob, or fewer blobs), which is fine where the net shares it too.
+    const auto shared = [&](int k) {
+      for (size_t id = 0; id < param_layer_indices_.size(); ++id)
+        if (param_layer_indices_[id] == std::pair<int, int>(target, k))
+          return param_owners_[id] != -1;
+      return false;
+    };
+    bool missing_shared = src.blobs_size() < int(blobs.size());
+    for (int k = src.blobs_size(); k < int(blobs.size()); ++k) missing_shared &= shared(k);
+    CREMA_REQUIRE(int(blobs.size()) == src.blobs_size() || missing_shared, "layer ", src.name(),
                   ": the weights hold ", src.blobs_size(), " blobs but the net's layer has ",
                   blobs.size());
     for (int k = 0; k < src.blobs_size(); ++k) {
+      if (is_absent(src.blobs(k))) {
+        CREMA_REQUIRE(shared(k), "layer ", src.name(), ": the weights lack blob ", k,
+                      ", which the net's layer does not share with another");
+        continue;
+      }
       if (const int64_t bad = first_non_finite(src.blobs(k)); bad >= 0)
         fail("layer ", src.name(), ", blob ", k, ": value ", bad,
              " is not finite; trained weights must be finite numbers");

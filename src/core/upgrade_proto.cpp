@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/errors.h"
+#include "core/hdf5_weights.h"
 #include "core/proto_io.h"
 #include "core/upgrade_v0.h"
 
@@ -420,6 +421,7 @@ NetParameter load_net_param_text(const std::string& path) {
 }
 
 NetParameter load_net_param_binary(const std::string& path) {
+  if (looks_like_hdf5(path)) return read_net_hdf5(path);
   NetParameter net;
   read_binary_proto(path, &net);
   upgrade_net(&net, path);

@@ -31,7 +31,8 @@ void upgrade_solver(SolverParameter* solver, const std::string& source_name = "s
 
 // Reads a text prototxt net and upgrades it.
 NetParameter load_net_param_text(const std::string& path);
-// Reads a binary net (.caffemodel) and upgrades it.
+// Reads a binary net (.caffemodel) and upgrades it. An HDF5 weights file (.caffemodel.h5, known
+// by its signature) is read as core/hdf5_weights.h says: its layers' names and blobs.
 NetParameter load_net_param_binary(const std::string& path);
 // Reads a text solver prototxt and upgrades it.
 SolverParameter load_solver_param(const std::string& path);

@@ -30,6 +30,8 @@
 #include "layers/euclidean_loss_layer.h"
 #include "layers/filter_layer.h"
 #include "layers/flatten_layer.h"
+#include "layers/hdf5_data_layer.h"
+#include "layers/hdf5_output_layer.h"
 #include "layers/hinge_loss_layer.h"
 #include "layers/im2col_layer.h"
 #include "layers/image_data_layer.h"
@@ -98,6 +100,8 @@ constexpr Entry<Dtype> kTable[] = {
     {"Exp", &make<ActivationLayer, Dtype>},
     {"Filter", &make<FilterLayer, Dtype>},
     {"Flatten", &make<FlattenLayer, Dtype>},
+    {"HDF5Data", &make<Hdf5DataLayer, Dtype>},
+    {"HDF5Output", &make<Hdf5OutputLayer, Dtype>},
     {"HingeLoss", &make<HingeLossLayer, Dtype>},
     {"Im2col", &make<Im2colLayer, Dtype>},
     {"ImageData", &make<ImageDataLayer, Dtype>},

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/hdf5_io.h"
 #include "core/replica.h"
 #include "core/rng.h"
 #include "core/upgrade_proto.h"
@@ -43,8 +44,8 @@ Solver<Dtype>::Solver(const SolverParameter& param, Device device, Handle& h, in
     : param_(param), device_(device), h_(h), source_name_(source_name) {
   const std::string who = source_name.empty() ? "solver" : "solver " + source_name;
   CREMA_REQUIRE(h.device() == device, who, ": the handle's device differs from the solver's");
-  CREMA_REQUIRE(param_.snapshot_format() == SolverParameter::BINARYPROTO, who,
-                ": HDF5 snapshots are not supported; use BINARYPROTO");
+  CREMA_REQUIRE(param_.snapshot_format() == SolverParameter::BINARYPROTO || hdf5::hdf5_available(),
+                who, ": snapshot_format HDF5: crema was built without HDF5");
   CREMA_REQUIRE(param_.average_loss() >= 1, who, ": average_loss must be >= 1, got ",
                 param_.average_loss());
   CREMA_REQUIRE(param_.iter_size() >= 1, who, ": iter_size must be >= 1, got ", param_.iter_size());

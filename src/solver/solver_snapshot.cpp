@@ -1,6 +1,8 @@
 // Solver snapshots and restore: "<prefix>_iter_N.caffemodel" (the net with its weights) and
 // "<prefix>_iter_N.solverstate" (iteration, multistep position, update history, and the name of
-// the weights file), both binary protos written atomically, as Caffe writes them.
+// the weights file), both binary protos written atomically, as Caffe writes them; with
+// snapshot_format HDF5, "<prefix>_iter_N.caffemodel.h5" and ".solverstate.h5" in Caffe's HDF5
+// layout (core/hdf5_weights.h).
 #include <glog/logging.h>
 #include <signal.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/hdf5_weights.h"
 #include "core/proto_io.h"
 #include "core/rng.h"
 #include "core/upgrade_proto.h"
@@ -39,7 +42,9 @@ void remove_stale_temporaries(const std::string& prefix) {
     const size_t tmp = name.rfind(".tmp.");
     if (name.rfind(stem, 0) != 0 || tmp == std::string::npos) continue;
     const std::string target = name.substr(0, tmp), pid = name.substr(tmp + 5);
-    if (!ends_with(target, ".caffemodel") && !ends_with(target, ".solverstate")) continue;
+    if (!ends_with(target, ".caffemodel") && !ends_with(target, ".solverstate") &&
+        !ends_with(target, ".caffemodel.h5") && !ends_with(target, ".solverstate.h5"))
+      continue;
     if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos)
       continue;
     if (::kill(pid_t(std::stol(pid)), 0) == 0 || errno != ESRCH) continue;
@@ -84,7 +89,8 @@ void Solver<Dtype>::check_snapshot_folder(bool fresh) const {
     const std::string digits = rest.substr(0, dot),
                       ext = dot == std::string::npos ? "" : rest.substr(dot);
     if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos &&
-        (ext == ".caffemodel" || ext == ".solverstate"))
+        (ext == ".caffemodel" || ext == ".solverstate" || ext == ".caffemodel.h5" ||
+         ext == ".solverstate.h5"))
       earlier.push_back(entry.path().string());
   }
   if (earlier.empty()) return;
@@ -103,16 +109,18 @@ std::string Solver<Dtype>::snapshot_filename(const char* extension) const {
 
 template <typename Dtype>
 std::string Solver<Dtype>::snapshot() {
-  CREMA_REQUIRE(param_.snapshot_format() == SolverParameter::BINARYPROTO,
-                "HDF5 snapshots are not supported; use BINARYPROTO");
+  const bool hdf5 = param_.snapshot_format() == SolverParameter::HDF5;
   remove_stale_temporaries(param_.snapshot_prefix());
   // Weights first, then the state that names them: a state file always has its weights.
-  const std::string model_file = snapshot_filename(".caffemodel");
-  LOG(INFO) << "Snapshotting to binary proto file " << model_file;
+  const std::string model_file = snapshot_filename(hdf5 ? ".caffemodel.h5" : ".caffemodel");
+  LOG(INFO) << "Snapshotting to " << (hdf5 ? "HDF5" : "binary proto") << " file " << model_file;
   NetParameter net_param;
   net_->to_proto(&net_param, param_.snapshot_diff());
   try {
-    write_binary_proto_atomic(net_param, model_file);
+    if (hdf5)
+      write_net_hdf5(net_param, model_file);
+    else
+      write_binary_proto_atomic(net_param, model_file);
   } catch (const Error& e) {
     fail("snapshot failed: ", e.what());
   }
@@ -136,10 +144,14 @@ std::string Solver<Dtype>::snapshot() {
   }
   state.set_random_counter(h_.counter());
   state.set_host_random(random_to_text(thread_rng()));
-  const std::string state_file = snapshot_filename(".solverstate");
-  LOG(INFO) << "Snapshotting solver state to binary proto file " << state_file;
+  const std::string state_file = snapshot_filename(hdf5 ? ".solverstate.h5" : ".solverstate");
+  LOG(INFO) << "Snapshotting solver state to " << (hdf5 ? "HDF5" : "binary proto") << " file "
+            << state_file;
   try {
-    write_binary_proto_atomic(state, state_file);
+    if (hdf5)
+      write_solver_state_hdf5(state, state_file);
+    else
+      write_binary_proto_atomic(state, state_file);
   } catch (const Error& e) {
     fail("snapshot failed: ", e.what());
   }
@@ -149,10 +161,17 @@ std::string Solver<Dtype>::snapshot() {
 template <typename Dtype>
 void Solver<Dtype>::restore(const std::string& state_file) {
   namespace fs = std::filesystem;
-  CREMA_REQUIRE(!ends_with(state_file, ".h5"), "cannot restore ", state_file,
-                ": HDF5 solver states are not supported; use BINARYPROTO snapshots");
+  // Caffe's two formats, told apart by the file's first bytes rather than its name.
   SolverState state;
-  read_binary_proto(state_file, &state);
+  if (looks_like_hdf5(state_file)) {
+    try {
+      state = read_solver_state_hdf5(state_file);
+    } catch (const Error& e) {
+      fail("cannot restore ", state_file, ": ", e.what());
+    }
+  } else {
+    read_binary_proto(state_file, &state);
+  }
   // Check everything before changing anything, so a bad state leaves the solver as it was.
   CREMA_REQUIRE(state.iter() >= 0 && state.current_step() >= 0, "cannot restore ", state_file,
                 ": its iteration (", state.iter(), ") and multistep position (",

@@ -8,10 +8,12 @@
 #include <map>
 #include <regex>
 
+#include "core/hdf5_io.h"
 #include "core/proto_io.h"
 #include "data/image_io.h"
 #include "data/lmdb_db.h"
 #include "gradient_checker.h"
+#include "hdf5_test_util.h"
 #include "layers/memory_data_layer.h"
 #include "test_util.h"
 
@@ -119,6 +121,21 @@ std::string tiny_image_dir() {
   return dir;
 }
 
+// A list naming one HDF5 file of four 1x2x2 rows and their labels (HDF5Data), written once per
+// test run.
+std::string tiny_hdf5_list() {
+  static const std::string list = [] {
+    const std::string d = ::testing::TempDir() + "/registry_walk_hdf5";
+    std::filesystem::create_directories(d);
+    std::vector<double> data(16);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = 1.0 + double(i);
+    write_h5(d + "/tiny.h5", {{"data", {4, 1, 2, 2}, data}, {"label", {4}, {0, 1, 0, 1}}});
+    std::ofstream(d + "/list.txt") << d << "/tiny.h5\n";
+    return d + "/list.txt";
+  }();
+  return list;
+}
+
 // A 3x3 identity infogain matrix (InfogainLoss), written once per test run.
 std::string infogain_identity_file() {
   static const std::string path = [] {
@@ -201,6 +218,21 @@ const std::map<std::string, Usage>& usages() {
       {"MultinomialLogisticLoss", {"", {{4, 3}}, true, 1, true, {}}},
       {"SPP", {"spp_param { pyramid_height: 2 }", {{1, 2, 4, 4}}, false, 1, true, {1, 10}}},
       {"SigmoidCrossEntropyLoss", {"", {{4, 1}}, true, 1, true, {}}},
+      {"HDF5Data",
+       {"top: 'data' top: 'label' hdf5_data_param { source: '" + tiny_hdf5_list() +
+            "' batch_size: 2 }",
+        {},
+        false,
+        2,
+        false,
+        {2, 1, 2, 2}}},
+      {"HDF5Output",
+       {"hdf5_output_param { file_name: '" + ::testing::TempDir() + "/registry_walk_out.h5' }",
+        {{4, 3}},
+        true,
+        0,
+        false,
+        {}}},
       {"ImageData",
        {"image_data_param { source: '" + tiny_image_dir() + "/list.txt' root_folder: '" +
             tiny_image_dir() + "/' batch_size: 2 }",
@@ -273,7 +305,9 @@ TEST(LayerRegistry, EveryTypeRuns) {
     ASSERT_NE(it, usages().end()) << "registered type " << type
                                   << " has no entry in this test's usage table";
     const Usage& u = it->second;
-    if (type == "ImageData" && !image_io_available()) continue;  // built without OpenCV
+    // Types this build cannot run: images without OpenCV, HDF5 without libhdf5.
+    if (type == "ImageData" && !image_io_available()) continue;
+    if (type.rfind("HDF5", 0) == 0 && !hdf5::hdf5_available()) continue;
     auto layer = make_layer<float>("type: '" + type + "' " + u.params);
     TensorSet<float> bottom, top;
     for (size_t i = 0; i < u.bottoms.size(); ++i) bottom.add(u.bottoms[i], 100 + i);

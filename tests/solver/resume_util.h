@@ -3,6 +3,7 @@
 // of its own -- trained straight for 20 iterations, and again from its snapshot at iteration 10.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -56,14 +57,19 @@ inline TrainedRun train_resume_solver(const SolverParameter& p, Device device,
   return run;
 }
 
-// Straight 20 iterations against 10 + resume + 10: the same weights and test scores, to the bit.
-inline void expect_bit_exact_resume(Device device) {
+// Straight 20 iterations against 10 + resume + 10: the same weights and test scores, to the bit,
+// with snapshots in either of Caffe's formats.
+inline void expect_bit_exact_resume(
+    Device device, SolverParameter::SnapshotFormat format = SolverParameter::BINARYPROTO) {
   TempDir dir;
   write_records(dir.file("records"));  // 64 records: 20 batches of 6 wrap around once
-  const SolverParameter p = resume_solver(dir.file("records"), dir.file("run"));
+  SolverParameter p = resume_solver(dir.file("records"), dir.file("run"));
+  p.set_snapshot_format(format);
   const TrainedRun straight = train_resume_solver(p, device);
-  const TrainedRun resumed =
-      train_resume_solver(p, device, dir.file("run") + "_iter_10.solverstate");
+  const std::string state =
+      dir.file("run") + "_iter_10.solverstate" + (format == SolverParameter::HDF5 ? ".h5" : "");
+  ASSERT_TRUE(std::filesystem::exists(state)) << state;
+  const TrainedRun resumed = train_resume_solver(p, device, state);
   EXPECT_EQ(resumed.weights, straight.weights);
   ASSERT_EQ(resumed.scores.size(), straight.scores.size());
   for (size_t i = 0; i < straight.scores.size(); ++i)
