@@ -34,6 +34,9 @@ class Hdf5OutputLayer : public Layer<Dtype> {
   int exact_num_top() const override { return 0; }
   bool allow_force_backward(int) const override { return false; }
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
+  const char* not_replayable() const override {
+    return "copies its bottoms to the host and writes them to a file";
+  }
 
   // Rows written so far.
   int64_t rows() const { return data_ ? data_->rows() : 0; }
