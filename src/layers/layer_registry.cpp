@@ -56,6 +56,7 @@
 #include "layers/split_layer.h"
 #include "layers/spp_layer.h"
 #include "layers/tile_layer.h"
+#include "layers/window_data_layer.h"
 
 namespace crema {
 namespace {
@@ -133,6 +134,7 @@ constexpr Entry<Dtype> kTable[] = {
     {"TanH", &make<ActivationLayer, Dtype>},
     {"Threshold", &make<ActivationLayer, Dtype>},
     {"Tile", &make<TileLayer, Dtype>},
+    {"WindowData", &make<WindowDataLayer, Dtype>},
 };
 
 std::mutex& external_types_mutex() {

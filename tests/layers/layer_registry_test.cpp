@@ -106,7 +106,8 @@ std::string tiny_lmdb() {
   return path;
 }
 
-// A list file naming one 2x2 colour image twice (ImageData), written once per test run.
+// A list file naming one 2x2 colour image twice (ImageData) and a window file of it
+// (WindowData), written once per test run.
 std::string tiny_image_dir() {
   static const std::string dir = [] {
     const std::string d = ::testing::TempDir() + "/registry_walk_images";
@@ -115,6 +116,9 @@ std::string tiny_image_dir() {
       const unsigned char pixels[12] = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120};
       write_image_file(d + "/img.png", pixels, 3, 2, 2);
       std::ofstream(d + "/list.txt") << "img.png 1\nimg.png 2\n";
+      // One foreground and one background window over the whole image (WindowData).
+      std::ofstream(d + "/windows.txt")
+          << "# 0\nimg.png\n3 2 2\n2\n1 0.9 0 0 1 1\n0 0.1 0 0 1 1\n";
     }
     return d;
   }();
@@ -241,6 +245,14 @@ const std::map<std::string, Usage>& usages() {
         2,
         false,
         {2, 3, 2, 2}}},
+      {"WindowData",
+       {"window_data_param { source: '" + tiny_image_dir() + "/windows.txt' root_folder: '" +
+            tiny_image_dir() + "/' batch_size: 2 crop_size: 2 fg_fraction: 0.5 }",
+        {},
+        false,
+        2,
+        false,
+        {2, 3, 2, 2}}},
       {"MemoryData",
        {"memory_data_param { batch_size: 2 channels: 1 height: 2 width: 2 }",
         {},
@@ -306,7 +318,7 @@ TEST(LayerRegistry, EveryTypeRuns) {
                                   << " has no entry in this test's usage table";
     const Usage& u = it->second;
     // Types this build cannot run: images without OpenCV, HDF5 without libhdf5.
-    if (type == "ImageData" && !image_io_available()) continue;
+    if ((type == "ImageData" || type == "WindowData") && !image_io_available()) continue;
     if (type.rfind("HDF5", 0) == 0 && !hdf5::hdf5_available()) continue;
     auto layer = make_layer<float>("type: '" + type + "' " + u.params);
     TensorSet<float> bottom, top;

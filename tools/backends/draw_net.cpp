@@ -97,7 +97,7 @@ const char* layer_color(const std::string& type) {
   if (type == "InnerProduct") return "#B2ABD2";
   if (type.size() >= 4 && type.compare(type.size() - 4, 4, "Loss") == 0) return "#F6E8A6";
   if (type == "Data" || type == "ImageData" || type == "Input" || type == "DummyData" ||
-      type == "MemoryData" || type == "HDF5Data")
+      type == "MemoryData" || type == "HDF5Data" || type == "WindowData")
     return "#C7E9C0";
   return "#E0E0E0";
 }
