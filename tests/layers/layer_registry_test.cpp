@@ -1,6 +1,7 @@
 // Registry tests: unknown types list the known ones, and a walk over every registered type that
 // sets it up, runs forward and (where it has one) backward from a minimal valid definition.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -117,8 +118,7 @@ std::string tiny_image_dir() {
       write_image_file(d + "/img.png", pixels, 3, 2, 2);
       std::ofstream(d + "/list.txt") << "img.png 1\nimg.png 2\n";
       // One foreground and one background window over the whole image (WindowData).
-      std::ofstream(d + "/windows.txt")
-          << "# 0\nimg.png\n3 2 2\n2\n1 0.9 0 0 1 1\n0 0.1 0 0 1 1\n";
+      std::ofstream(d + "/windows.txt") << "# 0\nimg.png\n3 2 2\n2\n1 0.9 0 0 1 1\n0 0.1 0 0 1 1\n";
     }
     return d;
   }();
@@ -129,7 +129,9 @@ std::string tiny_image_dir() {
 // test run.
 std::string tiny_hdf5_list() {
   static const std::string list = [] {
-    const std::string d = ::testing::TempDir() + "/registry_walk_hdf5";
+    // One folder per process: HDF5 locks its files, so test runs side by side must not share them.
+    const std::string d =
+        ::testing::TempDir() + "/registry_walk_hdf5_" + std::to_string(::getpid());
     std::filesystem::create_directories(d);
     std::vector<double> data(16);
     for (size_t i = 0; i < data.size(); ++i) data[i] = 1.0 + double(i);
@@ -231,7 +233,7 @@ const std::map<std::string, Usage>& usages() {
         false,
         {2, 1, 2, 2}}},
       {"HDF5Output",
-       {"hdf5_output_param { file_name: '" + ::testing::TempDir() + "/registry_walk_out.h5' }",
+       {"hdf5_output_param { file_name: '" + tiny_hdf5_list() + ".out.h5' }",
         {{4, 3}},
         true,
         0,
