@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -95,6 +96,24 @@ TEST_P(RecordDb, TrainingReadsTheSameBatches) {
 INSTANTIATE_TEST_SUITE_P(Backends, RecordDb,
                          ::testing::Values(RecordBackend::kLmdb, RecordBackend::kLevelDb),
                          [](const auto& info) { return record_backend_name(info.param); });
+
+// LevelDB aborts inside DB::Open where it names a file numbered 0 (a fuzzed folder holding
+// "000000.log"): such folders are refused before it is called.
+TEST(RecordDbLevelDb, FileNumberZeroIsAnErrorNotAnAbort) {
+  if (!leveldb_available()) GTEST_SKIP() << "built without LevelDB";
+  test::TempDir dir;
+  const std::string path = dir.file("db");
+  {
+    const auto writer = create_record_writer(path, RecordBackend::kLevelDb);
+    writer->put("a", "value");
+    writer->commit();
+  }
+  std::FILE* f = std::fopen((path + "/000000.log").c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  EXPECT_EQ(error_of([&] { open_record_reader(path, RecordBackend::kLevelDb); }),
+            path + ": corrupt LevelDB: file 000000.log has number 0");
+}
 
 TEST(RecordDbNames, BackendsByName) {
   EXPECT_EQ(parse_record_backend("LMDB"), RecordBackend::kLmdb);
