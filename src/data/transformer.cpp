@@ -11,10 +11,31 @@ namespace {
 
 std::string shape_str(int c, int h, int w) { return detail::make_message(c, "x", h, "x", w); }
 
+// The random stream of one example: SplitMix64 (Steele, Lea, Flood 2014) started from the layer's
+// key and the example's number. Cheap to start, so every example gets its own.
+class ExampleRandom {
+ public:
+  ExampleRandom(uint64_t key, uint64_t record)
+      : state_(key ^ mix(record + 0x632BE59BD9B4E019ull)) {}
+  // Uniform integer in [0, n), n > 0 (the high bits of a 64x64 product: no modulo bias worth
+  // the name at image sizes).
+  int uniform(int n) { return int((unsigned __int128)next() * uint64_t(n) >> 64); }
+
+ private:
+  static uint64_t mix(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  uint64_t next() { return mix(state_ += 0x9E3779B97F4A7C15ull); }
+  uint64_t state_;
+};
+
 }  // namespace
 
 DataTransformer::DataTransformer(const TransformationParameter& param, Phase phase, uint64_t seed)
     : param_(param), phase_(phase), rng_(seed) {
+  set_random(rng_);
   if (param_.has_mean_file() && param_.mean_value_size() > 0)
     fail("transform_param: give either mean_file or mean_value, not both");
   if (!param_.has_mean_file()) return;
@@ -71,22 +92,26 @@ std::vector<int> DataTransformer::output_shape(int channels, int height, int wid
   return {channels, height, width};
 }
 
-int DataTransformer::rand_int(int n) {
-  return int(std::uniform_int_distribution<int>(0, n - 1)(rng_));
+void DataTransformer::set_random(const std::mt19937_64& rng) {
+  rng_ = rng;
+  std::mt19937_64 first = rng;
+  stream_key_ = first();
 }
 
-void DataTransformer::transform(const float* in, int channels, int height, int width, float* out) {
+void DataTransformer::transform(const float* in, int channels, int height, int width, float* out,
+                                uint64_t record) const {
+  ExampleRandom random(stream_key_, record);
   const int crop = int(param_.crop_size());
   const bool train = phase_ == TRAIN;
   const int out_h = crop > 0 ? crop : height;
   const int out_w = crop > 0 ? crop : width;
   int y0 = 0, x0 = 0;
   if (crop > 0) {
-    y0 = train ? rand_int(height - crop + 1) : (height - crop) / 2;
-    x0 = train ? rand_int(width - crop + 1) : (width - crop) / 2;
+    y0 = train ? random.uniform(height - crop + 1) : (height - crop) / 2;
+    x0 = train ? random.uniform(width - crop + 1) : (width - crop) / 2;
   }
   // Caffe flips in both phases when mirror is set; only the crop offset depends on the phase.
-  const bool mirror = param_.mirror() && rand_int(2) == 1;
+  const bool mirror = param_.mirror() && random.uniform(2) == 1;
   const float scale = param_.scale();
 
   // Where the mean image's window starts: at the data's own pixel when it has the data's size,

@@ -12,8 +12,11 @@
 // mean image of another size is accepted when a crop is set and it is at least crop_size in both
 // dimensions: then its centered crop_size window is subtracted.
 //
-// The transformer owns its random generator, seeded explicitly, so a run with a fixed seed draws
-// the same crops and flips. It is used by one thread at a time.
+// Randomness is drawn per example: the crop and the flip of example number `record` come from a
+// small generator keyed by the transformer's seed and that number, never from a generator shared
+// in the order threads happen to run. So a run with a fixed seed draws the same crops and flips
+// whatever the number of decode workers, and a resumed run needs only the record count. After
+// construction transform() is const: any number of threads may call it at once.
 #pragma once
 
 #include <cstdint>
@@ -36,24 +39,24 @@ class DataTransformer {
   // mean file and both shapes on a mismatch.
   std::vector<int> output_shape(int channels, int height, int width) const;
 
-  // Transforms one C-H-W image `in` into `out`, which holds the output_shape's count of values.
-  // Call output_shape() once for the shape first: transform() trusts it.
-  void transform(const float* in, int channels, int height, int width, float* out);
+  // Transforms one C-H-W image `in`, example number `record` of its layer, into `out`, which
+  // holds the output_shape's count of values. Call output_shape() once for the shape first:
+  // transform() trusts it.
+  void transform(const float* in, int channels, int height, int width, float* out,
+                 uint64_t record) const;
 
   Phase phase() const { return phase_; }
-  // The random generator, for snapshots: a transformer given back an earlier state draws the
-  // same crops and flips again.
+  // The generator the per-example streams are keyed from (it never advances), for snapshots: a
+  // transformer given it back draws the same crops and flips for the same example numbers.
   const std::mt19937_64& random() const { return rng_; }
-  void set_random(const std::mt19937_64& rng) { rng_ = rng; }
+  void set_random(const std::mt19937_64& rng);
   const TransformationParameter& param() const { return param_; }
 
  private:
-  // Uniform integer in [0, n).
-  int rand_int(int n);
-
   TransformationParameter param_;
   Phase phase_;
   std::mt19937_64 rng_;
+  uint64_t stream_key_ = 0;  // rng_'s first draw, which keys the per-example streams
   std::vector<float> mean_;  // the mean image, empty without mean_file
   int mean_c_ = 0, mean_h_ = 0, mean_w_ = 0;
 };

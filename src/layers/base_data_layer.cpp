@@ -1,17 +1,20 @@
-// Prefetching data layers: shape checks, transform, prefetch thread, copy to the device.
+// Prefetching data layers: the engine's steps (read, decode, check, transform, upload) and the
+// copy to the device.
 #include "layers/base_data_layer.h"
 
 #include <type_traits>
 
 #include "core/errors.h"
 #include "core/rng.h"
-#include "data/prefetch.h"
+#include "data/batch_engine.h"
 #include "data/transformer.h"
 
 namespace crema {
 
 namespace {
 constexpr uint32_t kMaxPrefetch = 1024;
+// More workers than this is a typo, not a machine.
+constexpr uint32_t kMaxThreads = 1024;
 }  // namespace
 
 template <typename Dtype>
@@ -26,7 +29,7 @@ BasePrefetchingDataLayer<Dtype>::~BasePrefetchingDataLayer() {
 
 template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::stop_prefetch() {
-  prefetcher_.reset();
+  engine_.reset();
 }
 
 template <typename Dtype>
@@ -38,15 +41,20 @@ void BasePrefetchingDataLayer<Dtype>::init_transformer(const TransformationParam
 
 template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::start_prefetch(uint32_t batch_size, const char* batch_field,
-                                                     int channels, int height, int width,
-                                                     const Tensors& top) {
+                                                     uint32_t threads, int channels, int height,
+                                                     int width, const Tensors& top) {
   if (batch_size == 0) fail(batch_field, " must be positive");
   if (batch_size > uint32_t(INT32_MAX)) fail(batch_field, " is too large");
   const uint32_t depth = this->param_.data_param().prefetch();
   if (depth == 0 || depth > kMaxPrefetch)
     fail("data_param.prefetch must be between 1 and ", kMaxPrefetch, "; got ", depth);
+  if (threads > kMaxThreads)
+    fail("the layer's threads must be at most ", kMaxThreads,
+         " (0: from the machine's cores); got ", threads);
   batch_size_ = int(batch_size);
   if (this->phase() == TRAIN) replica_ = this_replica();
+  workers_ = threads > 0 ? int(threads) : default_decode_workers(replica_.count);
+  scratch_.resize(size_t(workers_));
   channels_ = channels;
   height_ = height;
   width_ = width;
@@ -60,21 +68,31 @@ void BasePrefetchingDataLayer<Dtype>::start_prefetch(uint32_t batch_size, const 
   }
   depth_ = depth;
   consumed_records_ = next_record_;
-  consumed_random_ = transformer_->random();
-  launch_prefetcher();
+  launch_engine();
 }
 
 template <typename Dtype>
-void BasePrefetchingDataLayer<Dtype>::launch_prefetcher() {
-  prefetcher_ = std::make_unique<Prefetcher>(
-      depth_, [this](HostBatch* batch, const Prefetcher& self) { fill(batch, self); });
+void BasePrefetchingDataLayer<Dtype>::launch_engine() {
+  BatchEngine::Hooks hooks;
+  if (upload_) {
+    // Buffers these threads allocate belong on the layer's GPU, not the thread's default one.
+    hooks.thread_start = [this] { prim::cuda_set_current_device(upload_->device_id()); };
+    hooks.finish = [this](HostBatch* batch) { upload(batch); };
+  }
+  hooks.begin_batch = [this](HostBatch* batch) { begin_batch(batch); };
+  hooks.read = [this](SourceRecord* record) { read_next(record); };
+  hooks.end_read = [this](HostBatch* batch) { batch->records_after = next_record_; };
+  hooks.process = [this](int worker, const SourceRecord& record, int slot, HostBatch* batch) {
+    process(worker, record, slot, batch);
+  };
+  engine_ = std::make_unique<BatchEngine>(depth_, batch_size_, workers_, std::move(hooks));
 }
 
 template <typename Dtype>
 bool BasePrefetchingDataLayer<Dtype>::reader_state(DataReaderState* state) const {
   const uint64_t count = uint64_t(replica_.count);
   state->set_records((consumed_records_ + count - 1) / count * count);
-  state->set_transform_random(random_to_text(consumed_random_));
+  state->set_transform_random(random_to_text(transformer_->random()));
   return true;
 }
 
@@ -82,7 +100,7 @@ template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::restore_reader_state(const DataReaderState& state) {
   try {
     const std::mt19937_64 random = random_from_text(state.transform_random(), "transform_random");
-    prefetcher_.reset();
+    engine_.reset();
     seek_source(state.records());
     next_record_ = state.records();
     if (replica_.rank == 0) transformer_->set_random(random);
@@ -90,38 +108,41 @@ void BasePrefetchingDataLayer<Dtype>::restore_reader_state(const DataReaderState
     this->error("cannot resume reading: ", e.what());
   }
   consumed_records_ = next_record_;
-  consumed_random_ = transformer_->random();
-  launch_prefetcher();
+  launch_engine();
 }
 
 template <typename Dtype>
-void BasePrefetchingDataLayer<Dtype>::fill(HostBatch* batch, const Prefetcher& prefetcher) {
-  if (upload_) {
-    // Buffers this thread allocates belong on the layer's GPU, not the thread's default one.
-    prim::cuda_set_current_device(upload_->device_id());
-    // The batch's buffers may still feed the copy of its previous use into the tops.
-    batch->consumed.synchronize();
-  }
+void BasePrefetchingDataLayer<Dtype>::begin_batch(HostBatch* batch) {
+  // The batch's buffers may still feed the copy of its previous use into the tops.
+  if (upload_) batch->consumed.synchronize();
   const size_t example = size_t(out_shape_[0]) * out_shape_[1] * out_shape_[2];
   batch->data.resize(example * batch_size_);
   batch->label.resize(batch_size_);
-  for (int i = 0; i < batch_size_; ++i) {
-    if (prefetcher.stopping()) return;
-    for (; next_record_ % uint64_t(replica_.count) != uint64_t(replica_.rank); ++next_record_)
-      skip_example();
-    const float label = read_example(&image_, &where_);
-    ++next_record_;
-    if (image_.channels != channels_ || image_.height != height_ || image_.width != width_)
-      fail(where_, ": shape ", image_.channels, "x", image_.height, "x", image_.width,
-           " differs from the first record's ", channels_, "x", height_, "x", width_, "; ",
-           shape_mismatch_hint());
-    transformer_->transform(image_.data.data(), channels_, height_, width_,
-                            batch->data.data() + example * i);
-    batch->label[i] = label;
-  }
-  batch->records_after = next_record_;
-  batch->transform_random_after = transformer_->random();
-  if (upload_) upload(batch);
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::read_next(SourceRecord* record) {
+  for (; next_record_ % uint64_t(replica_.count) != uint64_t(replica_.rank); ++next_record_)
+    skip_example();
+  record->number = next_record_;
+  read_record(record);
+  ++next_record_;
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::process(int worker, const SourceRecord& record, int slot,
+                                              HostBatch* batch) {
+  WorkerScratch& s = scratch_[size_t(worker)];
+  const float label = decode_record(record, &s.image, &s.where);
+  const ChwImage& image = s.image;
+  if (image.channels != channels_ || image.height != height_ || image.width != width_)
+    fail(s.where, ": shape ", image.channels, "x", image.height, "x", image.width,
+         " differs from the first record's ", channels_, "x", height_, "x", width_, "; ",
+         shape_mismatch_hint());
+  const size_t example = size_t(out_shape_[0]) * out_shape_[1] * out_shape_[2];
+  transformer_->transform(image.data.data(), channels_, height_, width_,
+                          batch->data.data() + example * size_t(slot), record.number);
+  batch->label[size_t(slot)] = label;
 }
 
 template <typename Dtype>
@@ -142,12 +163,11 @@ void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors& bottom,
   (void)bottom;
   HostBatch* batch = nullptr;
   try {
-    batch = prefetcher_->next();
+    batch = engine_->next();
   } catch (const Error& e) {
     this->error(e.what());
   }
   consumed_records_ = batch->records_after;
-  consumed_random_ = batch->transform_random_after;
   if (upload_) {
     batch->uploaded.wait(h);
     prim::memcpy_async(h, top[0]->mutable_data(), Device::kCUDA, batch->device_data.get(),
@@ -156,7 +176,7 @@ void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors& bottom,
       prim::memcpy_async(h, top[1]->mutable_data(), Device::kCUDA, batch->device_label.get(),
                          Device::kCUDA, top[1]->bytes());
     batch->consumed.record(h);
-    prefetcher_->release(batch);
+    engine_->release(batch);
     return;
   }
   // Copies the host floats to a top on the layer's device, converting first when Dtype is not
@@ -171,7 +191,7 @@ void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors& bottom,
   };
   copy(batch->data, top[0]);
   if (top.size() > 1) copy(batch->label, top[1]);
-  prefetcher_->release(batch);
+  engine_->release(batch);
 }
 
 template class BasePrefetchingDataLayer<float>;

@@ -1,13 +1,20 @@
 // Base of the prefetching data layers (Data, ImageData): what they share besides where examples
-// come from. A subclass reads one example at a time (read_example, on the prefetch thread); the
-// base checks that every example has the shape fixed at setup, transforms it with the
-// DataTransformer (transform_param: crop, mirror, mean, scale), fills data_param.prefetch
-// (default 4) host batches ahead of use, and forward() copies the next batch to the layer's
-// device. On a GPU the prefetch thread also uploads each batch from pinned memory on its own
-// stream, so the upload overlaps the previous iteration's kernels; forward() only queues a
-// device-to-device copy behind it, without blocking the host. An error met by the thread (a corrupt
-// record, an unreadable image) is thrown by the forward() that would have used the example, as a
-// layer error naming the example.
+// come from. The layer's BatchEngine (data/batch_engine.h) runs the source's reader on one thread
+// (read_record: the DB cursor, the image list, in order) and decodes the records on a pool of
+// workers (decode_record), which also check that every example has the shape fixed at setup and
+// transform it with the DataTransformer (transform_param: crop, mirror, mean, scale) into its
+// place in a host batch; data_param.prefetch (default 4) batches are in flight, and forward()
+// copies the next one in order to the layer's device. Crops and flips are drawn per example
+// number, so the batches are the same for any number of workers. On a GPU the batch is uploaded
+// from pinned memory on the layer's own upload stream as soon as it is complete, so the upload
+// overlaps the previous iteration's kernels; forward() only queues a device-to-device copy behind
+// it, without blocking the host. An error met by the reader or a worker (a corrupt record, an
+// unreadable image) is thrown by the forward() that would have used the example, as a layer error
+// naming the example.
+//
+// Workers: the layer's `threads` field (data_param, image_data_param), or when it is 0 (the
+// default) the machine's cores less one per training thread, shared by the replicas, at least 1
+// (data/batch_engine.h: default_decode_workers).
 //
 // In data-parallel training (core/replica.h) a TRAIN-phase layer keeps the records of its replica
 // only, as Caffe does: counting from the first record it reads, record i goes to replica
@@ -20,7 +27,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -30,9 +36,10 @@
 
 namespace crema {
 
+class BatchEngine;
 class DataTransformer;
-class Prefetcher;
 struct HostBatch;
+struct SourceRecord;
 
 // Caffe's old nets put the preprocessing fields (scale, mean_file, crop_size, mirror) in the data
 // layer's own parameter; they count where transform_param leaves them unset.
@@ -65,21 +72,30 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   int max_num_top() const override { return 2; }
 
   // The records passed by the batches handed out so far (rounded up to whole rounds of the
-  // replicas, so that each replica resumes at its next record) and the transformer's generator
-  // after them. Restoring stops the prefetch thread, moves the source there and starts it again;
-  // a replica other than the first keeps its own generator (the state is the first's).
+  // replicas, so that each replica resumes at its next record) and the transformer's generator.
+  // Restoring stops the engine, moves the source there and starts it again; a replica other than
+  // the first keeps its own generator (the state is the first's).
   bool reader_state(DataReaderState* state) const override;
   void restore_reader_state(const DataReaderState& state) override;
 
+  // The number of decode workers the layer runs.
+  int decode_workers() const { return workers_; }
+
  protected:
-  // Runs on the prefetch thread: reads the next example into *image (C-H-W floats) and returns
-  // its label; *where names the example in error messages. Throws crema::Error on bad data.
-  virtual float read_example(ChwImage* image, std::string* where) = 0;
-  // Runs on the prefetch thread: moves past the next example without reading it (another
+  // Runs on the reader thread, in order: copies the source's next example into *record (its
+  // bytes, or which entry it is: whatever decode_record needs) and moves past it. Throws
+  // crema::Error on bad data.
+  virtual void read_record(SourceRecord* record) = 0;
+  // Runs on the decode workers, several at once: decodes record into *image (C-H-W floats) and
+  // returns its label; *where names the example in error messages. Throws crema::Error on bad
+  // data. Touches nothing of the layer that the reader changes.
+  virtual float decode_record(const SourceRecord& record, ChwImage* image,
+                              std::string* where) const = 0;
+  // Runs on the reader thread: moves past the next example without reading it (another
   // replica's).
   virtual void skip_example() = 0;
-  // Runs with the prefetch thread stopped: puts the source where it stands after `records`
-  // records from the layer's start (read or skipped), in time bounded by the source's size.
+  // Runs with the engine stopped: puts the source where it stands after `records` records from
+  // the layer's start (read or skipped), in time bounded by the source's size.
   virtual void seek_source(uint64_t records) = 0;
   // The end of the error for an example whose shape differs from the first one's.
   virtual const char* shape_mismatch_hint() const {
@@ -89,38 +105,46 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   // Creates the transformer, seeded from the calling thread's generator (crema::thread_rng), so
   // seeded runs repeat their crops and flips. Throws crema::Error (e.g. an unreadable mean file).
   void init_transformer(const TransformationParameter& param);
-  // Validates batch_size (batch_field names it in errors) and data_param.prefetch, fixes the
-  // example shape c x h x w (checked against the transformer), shapes the tops and starts the
-  // prefetch thread. Throws crema::Error.
-  void start_prefetch(uint32_t batch_size, const char* batch_field, int channels, int height,
-                      int width, const Tensors& top);
-  // Stops and joins the prefetch thread. Subclass destructors call it first, since the thread
-  // calls read_example.
+  // Validates batch_size (batch_field names it in errors), the worker count `threads` (0: the
+  // default) and data_param.prefetch, fixes the example shape c x h x w (checked against the
+  // transformer), shapes the tops and starts the engine. Throws crema::Error.
+  void start_prefetch(uint32_t batch_size, const char* batch_field, uint32_t threads, int channels,
+                      int height, int width, const Tensors& top);
+  // Stops and joins the engine's threads. Subclass destructors call it first, since the threads
+  // call read_record and decode_record.
   void stop_prefetch();
 
   int batch_size() const { return batch_size_; }
 
  private:
-  void fill(HostBatch* batch, const Prefetcher& prefetcher);
+  // The engine's steps (data/batch_engine.h: BatchEngine::Hooks).
+  void begin_batch(HostBatch* batch);
+  void read_next(SourceRecord* record);
+  void process(int worker, const SourceRecord& record, int slot, HostBatch* batch);
   void upload(HostBatch* batch);
-  void launch_prefetcher();
+  void launch_engine();
+
+  // A decode worker's buffers, reused from example to example.
+  struct WorkerScratch {
+    ChwImage image;
+    std::string where;
+  };
 
   int batch_size_ = 0;
+  int workers_ = 0;
   uint32_t depth_ = 0;                         // batches prefetched
   uint64_t consumed_records_ = 0;              // after the batches forward handed out
-  std::mt19937_64 consumed_random_;            // the transformer's generator after them
   Replica replica_;                            // whose records this layer keeps
   uint64_t next_record_ = 0;                   // counted from the first record read
   int channels_ = 0, height_ = 0, width_ = 0;  // of every example
   std::vector<int> out_shape_;                 // of one transformed example
   std::unique_ptr<DataTransformer> transformer_;
   std::vector<Dtype> staging_;  // host conversion when Dtype is not float
-  ChwImage image_;              // prefetch thread's scratch
-  std::string where_;           // prefetch thread's scratch
-  // The prefetch thread's stream for uploads (GPU layers with float data only).
+  std::vector<WorkerScratch> scratch_;
+  // The stream for uploads (GPU layers with float data only).
   std::unique_ptr<Handle> upload_;
-  // Declared last so that it is destroyed (its thread joined) before what the thread uses.
-  std::unique_ptr<Prefetcher> prefetcher_;
+  // Declared last so that it is destroyed (its threads joined) before what the threads use.
+  std::unique_ptr<BatchEngine> engine_;
 };
 
 }  // namespace crema

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/rng.h"
+#include "data/batch_engine.h"
 #include "data/datum.h"
 #include "data/record_db.h"
 
@@ -48,31 +49,42 @@ void DataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
     this->init_transformer(tp);
     // The first record defines the example shape; the reader stays on it.
     ChwImage image;
-    decode_datum(reader_->value(), source, reader_->key(), &datum_);
-    datum_to_chw(datum_, record_name(source, reader_->key()), color_, &image);
+    Datum datum;
+    decode_datum(reader_->value(), source, reader_->key(), &datum);
+    datum_to_chw(datum, record_name(source, reader_->key()), color_, &image);
     // Caffe's rand_skip: start at a random record, so that parallel runs see different orders.
     if (p.rand_skip() > 0 && this->phase() == TRAIN) {
       start_skip_ = thread_rng()() % p.rand_skip();
       for (uint64_t i = 0; i < start_skip_; ++i) reader_->next();
     }
-    this->start_prefetch(p.batch_size(), "data_param.batch_size", image.channels, image.height,
-                         image.width, top);
+    this->start_prefetch(p.batch_size(), "data_param.batch_size", p.threads(), image.channels,
+                         image.height, image.width, top);
   } catch (const Error& e) {
     this->error(e.what());
   }
   LOG(INFO) << "layer " << this->name() << ": " << reader_->size() << " records in "
             << record_backend_name(backend) << " " << source
-            << ", output data size: " << top[0]->shape_string();
+            << ", output data size: " << top[0]->shape_string() << ", " << this->decode_workers()
+            << " decode worker(s)";
 }
 
 template <typename Dtype>
-float DataLayer<Dtype>::read_example(ChwImage* image, std::string* where) {
-  const std::string& source = reader_->path();
-  decode_datum(reader_->value(), source, reader_->key(), &datum_);
-  *where = record_name(source, reader_->key());
-  datum_to_chw(datum_, *where, color_, image);
+void DataLayer<Dtype>::read_record(SourceRecord* record) {
+  // Copied: the reader's views end when it moves on, and the workers decode later.
+  record->key.assign(reader_->key());
+  record->value.assign(reader_->value());
   reader_->next();
-  return float(datum_.label());
+}
+
+template <typename Dtype>
+float DataLayer<Dtype>::decode_record(const SourceRecord& record, ChwImage* image,
+                                      std::string* where) const {
+  const std::string& source = reader_->path();
+  *where = record_name(source, record.key);
+  Datum datum;
+  decode_datum(record.value, source, record.key, &datum);
+  datum_to_chw(datum, *where, color_, image);
+  return float(datum.label());
 }
 
 template <typename Dtype>

@@ -1,8 +1,9 @@
 // Data layer (Caffe's "Data"): examples from an LMDB or a LevelDB of Datum records
 // (data_param.backend; left out, what is at the source: Caffe's schema defaults to LEVELDB, yet
-// nets that leave it out usually point at an LMDB), read and decoded by the prefetch thread of
-// BasePrefetchingDataLayer (which transforms and batches them). Records are taken in key order and
-// wrap around to the first after the last.
+// nets that leave it out usually point at an LMDB), read in key order by the engine's reader and
+// decoded (raw pixels, float_data, or an encoded JPEG/PNG: data/image_io.h) by its workers
+// (BasePrefetchingDataLayer, which also transforms and batches them; data_param.threads sets the
+// number of workers). Records wrap around to the first after the last.
 //
 // Tops: top[0] data, batch_size x C x H' x W' (the first record's C x H x W, after the crop);
 // top[1] label, batch_size (optional). A bad record (corrupt bytes, a shape unlike the first
@@ -37,7 +38,9 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
   const char* type() const override { return "Data"; }
 
  protected:
-  float read_example(ChwImage* image, std::string* where) override;
+  void read_record(SourceRecord* record) override;
+  float decode_record(const SourceRecord& record, ChwImage* image,
+                      std::string* where) const override;
   void skip_example() override;
   void seek_source(uint64_t records) override;
 
@@ -45,7 +48,6 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
   ColorMode color_ = ColorMode::kNative;
   uint64_t start_skip_ = 0;  // rand_skip's draw
   std::unique_ptr<RecordReader> reader_;
-  Datum datum_;  // prefetch thread's scratch
 };
 
 }  // namespace crema

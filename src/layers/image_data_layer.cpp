@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "data/batch_engine.h"
+
 namespace crema {
 
 template <typename Dtype>
@@ -27,8 +29,6 @@ void ImageDataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& to
                 p.new_height(), " and ", p.new_width());
   if (p.new_height() > uint32_t(INT32_MAX) || p.new_width() > uint32_t(INT32_MAX))
     this->error("image_data_param: new_height and new_width are too large");
-  if (!image_io_available())
-    this->error(p.source(), ": cannot read images: crema was built without OpenCV");
   options_.color = p.is_color() ? ColorMode::kColor : ColorMode::kGray;
   options_.new_height = int(p.new_height());
   options_.new_width = int(p.new_width());
@@ -50,36 +50,42 @@ void ImageDataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& to
     ChwImage image;
     std::string where;
     read_entry(order_.empty() ? position_ : order_[position_], &image, &where);
-    this->start_prefetch(p.batch_size(), "image_data_param.batch_size", image.channels,
+    this->start_prefetch(p.batch_size(), "image_data_param.batch_size", p.threads(), image.channels,
                          image.height, image.width, top);
   } catch (const Error& e) {
     this->error(e.what());
   }
   LOG(INFO) << "layer " << this->name() << ": " << entries_.size() << " images in " << p.source()
-            << ", output data size: " << top[0]->shape_string();
+            << ", output data size: " << top[0]->shape_string() << ", " << this->decode_workers()
+            << " decode worker(s)";
 }
 
 template <typename Dtype>
-void ImageDataLayer<Dtype>::read_entry(size_t i, ChwImage* image, std::string* where) {
+void ImageDataLayer<Dtype>::read_entry(size_t i, ChwImage* image, std::string* where) const {
   const ImageDataParameter& p = this->param_.image_data_param();
   const ImageListEntry& e = entries_[i];
   const std::string path = p.root_folder() + e.path;
   *where = detail::make_message(p.source(), ":", e.line, ": image ", path);
+  Datum datum;
   try {
-    read_image_to_datum(path, e.label, options_, &datum_);
+    read_image_to_datum(path, e.label, options_, &datum);
   } catch (const Error& err) {
     fail(p.source(), ":", e.line, ": ", err.what());
   }
-  datum_to_chw(datum_, *where, ColorMode::kNative, image);
+  datum_to_chw(datum, *where, ColorMode::kNative, image);
 }
 
 template <typename Dtype>
-float ImageDataLayer<Dtype>::read_example(ChwImage* image, std::string* where) {
-  const size_t entry = order_.empty() ? position_ : order_[position_];
-  read_entry(entry, image, where);
-  const float label = float(entries_[entry].label);
+void ImageDataLayer<Dtype>::read_record(SourceRecord* record) {
+  record->entry = order_.empty() ? position_ : order_[position_];
   skip_example();
-  return label;
+}
+
+template <typename Dtype>
+float ImageDataLayer<Dtype>::decode_record(const SourceRecord& record, ChwImage* image,
+                                           std::string* where) const {
+  read_entry(record.entry, image, where);
+  return float(entries_[record.entry].label);
 }
 
 template <typename Dtype>

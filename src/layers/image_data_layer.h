@@ -1,10 +1,11 @@
 // ImageData layer (Caffe's "ImageData"): examples read from image files that a list file names,
 // one "<path> <label>" per line (data/image_list.h), each path prefixed with root_folder as
-// written (Caffe joins them without adding a '/'). Images are decoded with OpenCV as color (3
+// written (Caffe joins them without adding a '/'). Images are decoded (data/image_io.h) as color (3
 // channels, BGR) or, with is_color: false, gray, and resized to new_height x new_width when both
 // are set; they then go through the same transform and prefetch path as the Data layer
 // (BasePrefetchingDataLayer), so ImageData on a list and Data on the LMDB that convert_imageset
-// makes of it give the same batches.
+// makes of it give the same batches. The engine's reader walks the list; its workers
+// (image_data_param.threads of them) read and decode the files.
 //
 // Order: the list's order, wrapping around after the last entry; with shuffle, each pass over
 // the list (epoch e) takes it in the order of a shuffle drawn from a generator seeded with the
@@ -15,7 +16,8 @@
 //
 // Errors name the list file and line and the image path: a missing or undecodable image is thrown
 // by setup (the first image) or by the forward() that would have used it. Without every image
-// of the same size, set new_height and new_width. Builds without OpenCV fail at setup.
+// of the same size, set new_height and new_width. Builds without OpenCV read JPEG files only, and
+// do not resize (data/image_io.h).
 #pragma once
 
 #include <string>
@@ -43,7 +45,9 @@ class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
   const char* type() const override { return "ImageData"; }
 
  protected:
-  float read_example(ChwImage* image, std::string* where) override;
+  void read_record(SourceRecord* record) override;
+  float decode_record(const SourceRecord& record, ChwImage* image,
+                      std::string* where) const override;
   void skip_example() override;
   void seek_source(uint64_t records) override;
   const char* shape_mismatch_hint() const override {
@@ -51,8 +55,8 @@ class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
   }
 
  private:
-  // Reads entry i of the list into *image; *where names it.
-  void read_entry(size_t i, ChwImage* image, std::string* where);
+  // Reads entry i of the list into *image; *where names it. Safe on several threads at once.
+  void read_entry(size_t i, ChwImage* image, std::string* where) const;
   // Moves to place `position` of epoch `epoch`, drawing that epoch's order when shuffling.
   void go_to(uint64_t epoch, size_t position);
 
@@ -63,7 +67,6 @@ class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
   size_t start_position_ = 0;  // rand_skip's draw
   uint64_t shuffle_seed_ = 0;
   ImageReadOptions options_;
-  Datum datum_;  // scratch of the thread reading images
 };
 
 }  // namespace crema

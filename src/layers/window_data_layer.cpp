@@ -6,6 +6,7 @@
 #include "core/errors.h"
 #include "core/proto_io.h"
 #include "core/rng.h"
+#include "data/batch_engine.h"
 #include "data/image_io.h"
 
 namespace crema {
@@ -93,7 +94,8 @@ void WindowDataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& t
     seed_ = thread_rng()();
     // The window is warped, mirrored and normalized here: the base's transform does nothing.
     this->init_transformer(TransformationParameter());
-    this->start_prefetch(p.batch_size(), "window_data_param.batch_size", kChannels, crop_size_,
+    // window_data_param has no worker count field: the default (data/batch_engine.h).
+    this->start_prefetch(p.batch_size(), "window_data_param.batch_size", 0, kChannels, crop_size_,
                          crop_size_, top);
   } catch (const Error& e) {
     this->error(e.what());
@@ -105,8 +107,15 @@ void WindowDataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& t
 }
 
 template <typename Dtype>
-float WindowDataLayer<Dtype>::read_example(ChwImage* image, std::string* where) {
-  const uint64_t n = next_example_++;
+void WindowDataLayer<Dtype>::read_record(SourceRecord* record) {
+  (void)record;  // its number (the base's count, equal to next_example_) is all a window needs
+  ++next_example_;
+}
+
+template <typename Dtype>
+float WindowDataLayer<Dtype>::decode_record(const SourceRecord& record, ChwImage* image,
+                                            std::string* where) const {
+  const uint64_t n = record.number;
   Rng rng(seed_ + n * 0x9E3779B97F4A7C15ull);
   // Background windows first in each batch, then foreground ones.
   const bool foreground = int(n % uint64_t(batch_size_)) >= batch_size_ - foreground_per_batch_;
@@ -116,14 +125,15 @@ float WindowDataLayer<Dtype>::read_example(ChwImage* image, std::string* where) 
   const WindowImage& source = windows_.images[size_t(w.image)];
   *where =
       this->param_.window_data_param().source() + ":" + std::to_string(w.line) + ": " + source.path;
+  std::string read_bytes;
   if (cache_.empty()) {
     try {
-      bytes_ = read_file_bytes(source.path);
+      read_bytes = read_file_bytes(source.path);
     } catch (const Error& e) {
       fail(this->param_.window_data_param().source(), ":", w.line, ": ", e.what());
     }
   }
-  const std::string& bytes = cache_.empty() ? bytes_ : cache_[size_t(w.image)];
+  const std::string& bytes = cache_.empty() ? read_bytes : cache_[size_t(w.image)];
   image->channels = kChannels;
   image->height = image->width = crop_size_;
   image->data.resize(size_t(kChannels) * crop_size_ * crop_size_);

@@ -33,7 +33,7 @@ class WindowDataLayer : public BasePrefetchingDataLayer<Dtype> {
   using typename Layer<Dtype>::Tensors;
 
   WindowDataLayer(const LayerParameter& param, Device device);
-  // Stops and joins the prefetch thread.
+  // Stops and joins the engine's threads.
   ~WindowDataLayer() override;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
@@ -43,7 +43,9 @@ class WindowDataLayer : public BasePrefetchingDataLayer<Dtype> {
   const WindowFile& windows() const { return windows_; }
 
  protected:
-  float read_example(ChwImage* image, std::string* where) override;
+  void read_record(SourceRecord* record) override;
+  float decode_record(const SourceRecord& record, ChwImage* image,
+                      std::string* where) const override;
   void skip_example() override { ++next_example_; }
   void seek_source(uint64_t records) override { next_example_ = records; }
 
@@ -59,7 +61,6 @@ class WindowDataLayer : public BasePrefetchingDataLayer<Dtype> {
   float scale_ = 1;
   uint64_t seed_ = 0;
   uint64_t next_example_ = 0;
-  std::string bytes_;  // the prefetch thread's scratch
 };
 
 }  // namespace crema

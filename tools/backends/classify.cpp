@@ -77,7 +77,7 @@ std::vector<std::vector<std::pair<float, std::string>>> classify(const ClassifyR
       read_image_to_datum(path, 0, options, &datum);
       datum_to_chw(datum, path, ColorMode::kNative, &image);
       transformer.transform(image.data.data(), image.channels, image.height, image.width,
-                            pixels.data() + i * example);
+                            pixels.data() + i * example, first + i);
     }
     input->reshape({int64_t(n), channels, height, width});
     net.reshape();
