@@ -3,7 +3,8 @@
 # when everything is already there. Runs apt-get through sudo when not root.
 set -eu
 packages="build-essential cmake pkg-config protobuf-compiler libprotobuf-dev libgoogle-glog-dev
-libgflags-dev liblmdb-dev libleveldb-dev libhdf5-dev libopenblas-dev libopencv-dev libgtest-dev zlib1g-dev
+libgflags-dev liblmdb-dev libleveldb-dev libhdf5-dev libopenblas-dev libopencv-dev libjpeg62-turbo-dev
+libgtest-dev zlib1g-dev
 libopenmpi-dev openmpi-bin graphviz python3-matplotlib dataset-fashion-mnist python3-dev
 pybind11-dev python3-numpy python3-pytest python3-protobuf libonnx-dev python3-onnx"
 missing=""

@@ -1,7 +1,7 @@
 // Datum records: the examples stored in Caffe's LMDB datasets. decode_datum parses a record's
 // bytes; datum_to_chw turns a Datum into float pixels in C-H-W order from raw uint8 `data`,
-// from `float_data`, or from an encoded JPEG/PNG (decoded with OpenCV, channels in BGR order as
-// Caffe stores them). Records come from untrusted files: every size is checked.
+// from `float_data`, or from an encoded JPEG/PNG (decoded with OpenCV, or JPEG with libjpeg in a
+// build without OpenCV: data/image_io.h; channels in BGR order as Caffe stores them). Records come from untrusted files: every size is checked.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,7 @@ struct ChwImage {
 
 // Converts datum to floats in *image (its buffer is reused). `where` names the record in error
 // messages. Throws crema::Error when the sizes are not positive, exceed the tensor limit or do
-// not match the stored data, and for an encoded Datum in a build without OpenCV.
+// not match the stored data, and for an encoded Datum that cannot be decoded (data/image_io.h).
 void datum_to_chw(const Datum& datum, const std::string& where, ColorMode color, ChwImage* image);
 
 }  // namespace crema

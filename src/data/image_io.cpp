@@ -1,4 +1,4 @@
-// Image files -> Datum, through OpenCV when the build has it.
+// Image files -> Datum, through OpenCV when the build has it, else JPEG through libjpeg.
 #include "data/image_io.h"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 
 #include "core/errors.h"
 #include "core/tensor.h"
+#include "data/jpeg_codec.h"
 
 #ifdef CREMA_WITH_OPENCV
 #include <opencv2/core.hpp>
@@ -142,11 +143,45 @@ void read_image_to_datum(const std::string& path, int label, const ImageReadOpti
   data->resize(size_t(c) * h * w);
   to_planes(img, data->data());
 #else
-  (void)label;
-  (void)datum;
-  fail(path,
-       ": cannot read images: crema was built without OpenCV (reconfigure with "
-       "-DCREMA_OPENCV=ON)");
+  datum->Clear();
+  const std::string bytes = read_file_bytes(path);
+  if (!looks_like_jpeg(bytes) || !jpeg_codec_available())
+    fail(path, ": cannot read this image: crema was built without OpenCV, which decodes ",
+         jpeg_codec_available() ? "formats other than JPEG" : "images");
+  if (options.new_height > 0)
+    fail(path, ": resizing images needs OpenCV (crema was built without it)");
+  datum->set_label(label);
+  if (options.encoded) {
+    const std::string type =
+        options.encode_type.empty() ? "jpg" : lower_extension("." + options.encode_type);
+    const int wanted = options.color == ColorMode::kColor ? 3 : 1;
+    if (type != "jpg" ||
+        (options.color != ColorMode::kNative && jpeg_channels(bytes, path) != wanted))
+      fail(path, ": re-encoding images needs OpenCV (crema was built without it)");
+    // The file's own bytes decode to exactly these pixels.
+    datum->set_data(bytes);
+    datum->set_encoded(true);
+    return;
+  }
+  ChwImage image;
+  decode_jpeg(bytes, path, options.color, &image);
+  datum->set_channels(image.channels);
+  datum->set_height(image.height);
+  datum->set_width(image.width);
+  std::string* data = datum->mutable_data();
+  data->resize(image.data.size());
+  for (size_t i = 0; i < image.data.size(); ++i) (*data)[i] = char(uint8_t(image.data[i]));
+#endif
+}
+
+void check_encode_type(const std::string& type) {
+  const std::string t = lower_extension("." + type);
+#ifdef CREMA_WITH_OPENCV
+  const cv::Mat one(1, 1, CV_8UC3, cv::Scalar(0, 0, 0));
+  encode(one, t, "encode_type");
+#else
+  if (t != "jpg" || !jpeg_codec_available())
+    fail("encode_type '", type, "': crema was built without OpenCV, which encodes it");
 #endif
 }
 
@@ -160,17 +195,19 @@ void decode_image(const std::string& bytes, const std::string& where, ColorMode 
   image->data.resize(size_t(img.channels()) * img.rows * img.cols);
   to_planes(img, image->data.data());
 #else
-  (void)bytes;
-  (void)color;
-  (void)image;
-  fail(where, ": cannot decode images: crema was built without OpenCV");
+  if (!looks_like_jpeg(bytes) || !jpeg_codec_available())
+    fail(where, ": cannot decode this image: crema was built without OpenCV, which decodes ",
+         jpeg_codec_available() ? "formats other than JPEG" : "images");
+  decode_jpeg(bytes, where, color, image);
 #endif
 }
 
 void write_image_file(const std::string& path, const unsigned char* chw, int channels, int height,
-                      int width) {
-#ifdef CREMA_WITH_OPENCV
+                      int width, int jpeg_quality) {
   if (channels != 1 && channels != 3) fail(path, ": only 1 or 3 channels can be written");
+  if (jpeg_quality < 1 || jpeg_quality > 100)
+    fail(path, ": JPEG quality must be in 1..100; got ", jpeg_quality);
+#ifdef CREMA_WITH_OPENCV
   cv::Mat img(height, width, channels == 1 ? CV_8UC1 : CV_8UC3);
   for (int y = 0; y < height; ++y) {
     uint8_t* row = img.ptr<uint8_t>(y);
@@ -180,17 +217,19 @@ void write_image_file(const std::string& path, const unsigned char* chw, int cha
   }
   bool ok = false;
   try {
-    ok = cv::imwrite(path, img);
+    ok = cv::imwrite(path, img, {cv::IMWRITE_JPEG_QUALITY, jpeg_quality});
   } catch (const cv::Exception&) {
     ok = false;
   }
   if (!ok) fail(path, ": cannot write the image");
 #else
-  (void)chw;
-  (void)channels;
-  (void)height;
-  (void)width;
-  fail(path, ": cannot write images: crema was built without OpenCV");
+  if (lower_extension(path) != "jpg" || !jpeg_codec_available())
+    fail(path, ": cannot write this image: crema was built without OpenCV, which writes ",
+         jpeg_codec_available() ? "formats other than JPEG" : "images");
+  const std::string bytes = encode_jpeg(chw, channels, height, width, jpeg_quality);
+  std::ofstream out(path, std::ios::binary);
+  if (!out.write(bytes.data(), std::streamsize(bytes.size())) || !out.flush())
+    fail(path, ": cannot write the image");
 #endif
 }
 

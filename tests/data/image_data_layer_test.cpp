@@ -231,6 +231,9 @@ TEST(ImageDataLayer, ParameterErrors) {
             }).find("set both new_height and new_width, or neither; got 4 and 0"),
             std::string::npos);
 #ifndef CREMA_WITH_OPENCV
+  // Without OpenCV only JPEG files decode (libjpeg): a PNG names what is missing.
+  test::write_text(dir.file("list.txt"), "a.png 0\n");
+  test::write_text(dir.file("a.png"), "\x89PNG\r\n\x1a\n");
   p = image_param(dir, dir.file("list.txt"), 1);
   EXPECT_NE(error_of([&] {
               ImageDataLayer<float>(p, Device::kCPU).setup({}, {&data});

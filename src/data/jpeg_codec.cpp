@@ -1,0 +1,254 @@
+// JPEG decode and encode through libjpeg's API (libjpeg-turbo on Debian). libjpeg reports errors
+// by calling error_exit, which must not return: it longjmps back into the small functions below,
+// whose frames hold only plain C data, and the C++ around them turns the failure into one
+// crema::Error.
+#include "data/jpeg_codec.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/tensor.h"
+#include "data/exif_orientation.h"
+
+#ifdef CREMA_WITH_JPEG
+#include <jpeglib.h>
+
+#include <csetjmp>
+#include <cstdio>  // jpeglib.h needs FILE and size_t first
+#endif
+
+namespace crema {
+
+bool jpeg_codec_available() {
+#ifdef CREMA_WITH_JPEG
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool looks_like_jpeg(std::string_view bytes) {
+  return bytes.size() >= 3 && uint8_t(bytes[0]) == 0xFF && uint8_t(bytes[1]) == 0xD8 &&
+         uint8_t(bytes[2]) == 0xFF;
+}
+
+#ifdef CREMA_WITH_JPEG
+namespace {
+
+struct ErrorManager {
+  jpeg_error_mgr pub;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+[[noreturn]] void on_error(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+// libjpeg only warns about corrupt data (a truncated file decodes with its missing part gray);
+// training data that is corrupt is an error here, not a silently gray example.
+void on_message(j_common_ptr cinfo, int level) {
+  if (level < 0) on_error(cinfo);
+}
+
+// One decompressor over a memory buffer; each step returns false with the library's message in
+// err.message when libjpeg fails.
+class Decompressor {
+ public:
+  Decompressor() {
+    cinfo_.err = jpeg_std_error(&err_.pub);
+    err_.pub.error_exit = on_error;
+    err_.pub.emit_message = on_message;
+    err_.message[0] = '\0';
+    jpeg_create_decompress(&cinfo_);
+  }
+  ~Decompressor() { jpeg_destroy_decompress(&cinfo_); }
+  Decompressor(const Decompressor&) = delete;
+  Decompressor& operator=(const Decompressor&) = delete;
+
+  bool read_header(const unsigned char* data, size_t size) {
+    if (setjmp(err_.jump)) return false;
+    jpeg_mem_src(&cinfo_, data, static_cast<unsigned long>(size));
+    jpeg_save_markers(&cinfo_, JPEG_APP0 + 1, 0xFFFF);  // APP1: EXIF
+    jpeg_read_header(&cinfo_, TRUE);
+    return true;
+  }
+  // The EXIF orientation of the header read, 1 when there is none.
+  int orientation() const {
+    for (jpeg_saved_marker_ptr m = cinfo_.marker_list; m != nullptr; m = m->next)
+      if (m->marker == JPEG_APP0 + 1) return exif_orientation(m->data, m->data_length);
+    return 1;
+  }
+  // Starts decompression to `channels` output channels (3: BGR, 1: gray).
+  bool start(int channels) {
+    if (setjmp(err_.jump)) return false;
+    cinfo_.out_color_space = channels == 3 ? JCS_EXT_BGR : JCS_GRAYSCALE;
+    cinfo_.dct_method = JDCT_ISLOW;  // libjpeg's default, and OpenCV's
+    jpeg_start_decompress(&cinfo_);
+    return true;
+  }
+  // Reads every scanline into hwc (output_height rows of output_width * channels bytes).
+  bool read_rows(unsigned char* hwc, size_t row_bytes) {
+    if (setjmp(err_.jump)) return false;
+    while (cinfo_.output_scanline < cinfo_.output_height) {
+      JSAMPROW row = hwc + size_t(cinfo_.output_scanline) * row_bytes;
+      jpeg_read_scanlines(&cinfo_, &row, 1);
+    }
+    jpeg_finish_decompress(&cinfo_);
+    return true;
+  }
+
+  const jpeg_decompress_struct& info() const { return cinfo_; }
+  const char* message() const { return err_.message; }
+
+ private:
+  jpeg_decompress_struct cinfo_{};
+  ErrorManager err_{};
+};
+
+class Compressor {
+ public:
+  Compressor() {
+    cinfo_.err = jpeg_std_error(&err_.pub);
+    err_.pub.error_exit = on_error;
+    err_.message[0] = '\0';
+    jpeg_create_compress(&cinfo_);
+  }
+  ~Compressor() {
+    jpeg_destroy_compress(&cinfo_);
+    std::free(out_);
+  }
+  Compressor(const Compressor&) = delete;
+  Compressor& operator=(const Compressor&) = delete;
+
+  // hwc: height rows of width * channels bytes (BGR or gray).
+  bool encode(const unsigned char* hwc, int channels, int height, int width, int quality) {
+    if (setjmp(err_.jump)) return false;
+    jpeg_mem_dest(&cinfo_, &out_, &out_size_);
+    cinfo_.image_width = JDIMENSION(width);
+    cinfo_.image_height = JDIMENSION(height);
+    cinfo_.input_components = channels;
+    cinfo_.in_color_space = channels == 3 ? JCS_EXT_BGR : JCS_GRAYSCALE;
+    jpeg_set_defaults(&cinfo_);
+    jpeg_set_quality(&cinfo_, quality, TRUE);
+    jpeg_start_compress(&cinfo_, TRUE);
+    while (cinfo_.next_scanline < cinfo_.image_height) {
+      JSAMPROW row =
+          const_cast<unsigned char*>(hwc) + size_t(cinfo_.next_scanline) * width * channels;
+      jpeg_write_scanlines(&cinfo_, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo_);
+    return true;
+  }
+  std::string bytes() const { return std::string(reinterpret_cast<const char*>(out_), out_size_); }
+  const char* message() const { return err_.message; }
+
+ private:
+  jpeg_compress_struct cinfo_{};
+  ErrorManager err_{};
+  unsigned char* out_ = nullptr;
+  unsigned long out_size_ = 0;
+};
+
+const unsigned char* as_bytes(std::string_view s) {
+  return reinterpret_cast<const unsigned char*>(s.data());
+}
+
+}  // namespace
+#endif
+
+int jpeg_channels(std::string_view bytes, const std::string& where) {
+#ifdef CREMA_WITH_JPEG
+  Decompressor d;
+  if (!d.read_header(as_bytes(bytes), bytes.size()))
+    fail(where, ": corrupt JPEG (", d.message(), ")");
+  return d.info().num_components;
+#else
+  (void)bytes;
+  fail(where, ": cannot decode JPEG: crema was built without libjpeg");
+#endif
+}
+
+void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode color,
+                 ChwImage* image) {
+#ifdef CREMA_WITH_JPEG
+  Decompressor d;
+  if (!d.read_header(as_bytes(bytes), bytes.size()))
+    fail(where, ": corrupt JPEG (", d.message(), ")");
+  const jpeg_decompress_struct& info = d.info();
+  if (info.num_components == 4 || info.jpeg_color_space == JCS_CMYK ||
+      info.jpeg_color_space == JCS_YCCK)
+    fail(where, ": CMYK JPEG is not supported without OpenCV; convert it to RGB");
+  if (info.num_components != 1 && info.num_components != 3)
+    fail(where, ": JPEG with ", info.num_components, " components is not supported");
+  const int channels = color == ColorMode::kColor  ? 3
+                       : color == ColorMode::kGray ? 1
+                                                   : info.num_components;
+  const int64_t h = info.image_height, w = info.image_width;
+  if (h <= 0 || w <= 0 || channels * h * w > kMaxTensorElements)
+    fail(where, ": JPEG of ", w, "x", h, " pixels is too large");
+  // Read before decompressing: libjpeg frees the saved markers when it finishes.
+  const int orientation = d.orientation();
+  if (!d.start(channels)) fail(where, ": corrupt JPEG (", d.message(), ")");
+  const size_t row_bytes = size_t(w) * channels;
+  std::vector<unsigned char> hwc(row_bytes * size_t(h));
+  if (!d.read_rows(hwc.data(), row_bytes)) fail(where, ": corrupt JPEG (", d.message(), ")");
+  // As OpenCV, the pixels are turned as the photo's EXIF orientation says.
+  const bool transposed = orientation >= 5;
+  const int out_h = int(transposed ? w : h), out_w = int(transposed ? h : w);
+  image->channels = channels;
+  image->height = out_h;
+  image->width = out_w;
+  image->data.resize(size_t(channels) * size_t(h) * size_t(w));
+  const size_t plane = size_t(h) * size_t(w);
+  if (orientation == 1) {
+    for (size_t p = 0; p < plane; ++p)
+      for (int k = 0; k < channels; ++k)
+        image->data[size_t(k) * plane + p] = float(hwc[p * channels + size_t(k)]);
+    return;
+  }
+  for (int y = 0; y < out_h; ++y)
+    for (int x = 0; x < out_w; ++x) {
+      int sy = 0, sx = 0;
+      exif_source_pixel(orientation, int(h), int(w), y, x, &sy, &sx);
+      const unsigned char* src = &hwc[(size_t(sy) * size_t(w) + size_t(sx)) * channels];
+      for (int k = 0; k < channels; ++k)
+        image->data[size_t(k) * plane + size_t(y) * out_w + x] = float(src[k]);
+    }
+#else
+  (void)bytes;
+  (void)color;
+  (void)image;
+  fail(where, ": cannot decode JPEG: crema was built without libjpeg");
+#endif
+}
+
+std::string encode_jpeg(const unsigned char* chw, int channels, int height, int width,
+                        int quality) {
+#ifdef CREMA_WITH_JPEG
+  if ((channels != 1 && channels != 3) || height <= 0 || width <= 0 || quality < 1 || quality > 100)
+    fail("encode_jpeg: needs 1 or 3 channels, a positive size and a quality in 1..100");
+  const size_t plane = size_t(height) * size_t(width);
+  std::vector<unsigned char> hwc(plane * size_t(channels));
+  for (size_t p = 0; p < plane; ++p)
+    for (int k = 0; k < channels; ++k) hwc[p * channels + size_t(k)] = chw[size_t(k) * plane + p];
+  Compressor c;
+  if (!c.encode(hwc.data(), channels, height, width, quality))
+    fail("cannot encode JPEG: ", c.message());
+  return c.bytes();
+#else
+  (void)chw;
+  (void)channels;
+  (void)height;
+  (void)width;
+  (void)quality;
+  fail("cannot encode JPEG: crema was built without libjpeg");
+#endif
+}
+
+}  // namespace crema

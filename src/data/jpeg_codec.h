@@ -1,0 +1,38 @@
+// JPEG decoding through libjpeg-turbo's libjpeg API, for builds without OpenCV (the GPU machine):
+// encoded Datum records and ImageData lists of JPEG files train there too. The settings are
+// OpenCV's (imgcodecs' JPEG decoder calls the same library the same way: the default accurate
+// integer IDCT, fancy upsampling, BGR output through libjpeg-turbo's JCS_EXT_BGR, Y for gray), so
+// both decoders give the same pixels for the same file (tests/data/jpeg_codec_test.cpp),
+// including the turn that a photo's EXIF orientation asks for (data/exif_orientation.h). Unlike
+// OpenCV, corrupt data that libjpeg only warns about (a truncated file, which it would finish in
+// gray) is an error, and CMYK JPEGs are refused.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "data/datum.h"
+
+namespace crema {
+
+// True when this build has libjpeg (CREMA_WITH_JPEG).
+bool jpeg_codec_available();
+
+// Whether bytes start like a JPEG file (SOI and a marker).
+bool looks_like_jpeg(std::string_view bytes);
+
+// The channels a JPEG holds (1 or 3; 4 for CMYK). Throws crema::Error naming `where` when the
+// header is corrupt.
+int jpeg_channels(std::string_view bytes, const std::string& where);
+
+// Decodes a JPEG into C-H-W values with the channels `color` asks for (kNative: the file's).
+// Throws crema::Error naming `where` for corrupt or truncated data, CMYK, an image over the
+// tensor limit, and in a build without libjpeg. Safe on several threads at once.
+void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode color,
+                 ChwImage* image);
+
+// Encodes 8-bit C-H-W pixels (1 channel, or 3 in BGR order) as a baseline JPEG of the given
+// quality (1-100), 4:2:0 for color. Throws crema::Error in a build without libjpeg.
+std::string encode_jpeg(const unsigned char* chw, int channels, int height, int width, int quality);
+
+}  // namespace crema
