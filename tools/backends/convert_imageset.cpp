@@ -13,6 +13,7 @@
 #include "data/datum.h"
 #include "data/image_io.h"
 #include "data/image_list.h"
+#include "data/jpeg_codec.h"
 #include "data/record_db.h"
 
 namespace crema {
@@ -30,8 +31,9 @@ size_t convert_imageset(const std::string& root_folder, const std::string& list_
   if (std::filesystem::exists(db_path, ec))
     fail(db_path, ": already exists; remove it or choose another output");
   std::vector<ImageListEntry> entries = read_image_list(list_file);
-  if (!image_io_available())
-    fail(list_file, ": cannot read images: crema was built without OpenCV");
+  if (!image_io_available() && !jpeg_codec_available())
+    fail(list_file, ": cannot read images: crema was built without OpenCV and libjpeg");
+  if (options.encoded && !options.encode_type.empty()) check_encode_type(options.encode_type);
   if (options.shuffle) std::shuffle(entries.begin(), entries.end(), thread_rng());
 
   ImageReadOptions read;
@@ -40,6 +42,7 @@ size_t convert_imageset(const std::string& root_folder, const std::string& list_
   read.new_width = options.resize_width;
   read.encoded = options.encoded;
   read.encode_type = options.encode_type;
+  size_t written = 0;
   try {
     const std::unique_ptr<RecordWriter> writer = create_record_writer(db_path, backend);
     Datum datum;
@@ -53,12 +56,14 @@ size_t convert_imageset(const std::string& root_folder, const std::string& list_
       try {
         read_image_to_datum(path, e.label, read, &datum);
       } catch (const Error& err) {
-        fail(where, ": ", err.what());
+        // As Caffe: an image that cannot be read is left out, with a warning, and the rest go on.
+        LOG(WARNING) << where << ": " << err.what() << "; skipped";
+        continue;
       }
       if (options.check_size) {
         // Encoded records are decoded to learn their size.
         datum_to_chw(datum, where + ": " + path, ColorMode::kNative, &image);
-        if (i == 0) {
+        if (written == 0) {
           first_c = image.channels;
           first_h = image.height;
           first_w = image.width;
@@ -72,15 +77,17 @@ size_t convert_imageset(const std::string& root_folder, const std::string& list_
       std::snprintf(index, sizeof index, "%08zu", i);
       datum.SerializeToString(&value);
       writer->put(std::string(index) + "_" + e.path, value);
-      if ((i + 1) % 1000 == 0) LOG(INFO) << "Processed " << i + 1 << " files.";
+      ++written;
+      if (written % 1000 == 0) LOG(INFO) << "Processed " << written << " files.";
     }
+    if (written == 0) fail(list_file, ": none of the ", entries.size(), " images could be read");
     writer->commit();
   } catch (...) {
     std::filesystem::remove_all(db_path, ec);
     throw;
   }
-  LOG(INFO) << "Processed " << entries.size() << " files.";
-  return entries.size();
+  LOG(INFO) << "Processed " << written << " files.";
+  return written;
 }
 
 }  // namespace crema

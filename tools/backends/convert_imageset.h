@@ -21,9 +21,10 @@ struct ConvertImagesetOptions {
   std::string backend = "lmdb";
 };
 
-// Converts and returns the number of records written. Every image must read; the first one that
-// does not ends the conversion with a crema::Error naming the list file, line and path, and the
-// partial output is removed. An existing output is an error (nothing is overwritten).
+// Converts and returns the number of records written. An image that cannot be read or decoded
+// is skipped with a warning naming the list file, line and path, as Caffe does; when none can
+// be, or on any other error, the partial output is removed and a crema::Error thrown. An
+// existing output is an error (nothing is overwritten).
 size_t convert_imageset(const std::string& root_folder, const std::string& list_file,
                         const std::string& db_path, const ConvertImagesetOptions& options);
 
