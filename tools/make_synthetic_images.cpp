@@ -10,6 +10,8 @@ DEFINE_int32(val_per_class, 5, "Validation images per class");
 DEFINE_int32(min_size, 64, "Smallest image side in pixels");
 DEFINE_int32(max_size, 160, "Largest image side in pixels");
 DEFINE_string(format, "jpg", "Image format: jpg or png");
+DEFINE_int32(jpeg_quality, 95, "JPEG quality, 1-100");
+DEFINE_double(noise, 12, "Standard deviation of the per-pixel noise (larger: larger JPEGs)");
 DEFINE_uint64(seed, 1, "Seed: the same seed writes the same files");
 
 int main(int argc, char** argv) {
@@ -25,6 +27,8 @@ int main(int argc, char** argv) {
         o.min_size = FLAGS_min_size;
         o.max_size = FLAGS_max_size;
         o.format = FLAGS_format;
+        o.jpeg_quality = FLAGS_jpeg_quality;
+        o.noise = FLAGS_noise;
         o.seed = FLAGS_seed;
         const crema::SyntheticImageSet set = crema::write_synthetic_image_set(args[0], o);
         std::printf("make_synthetic_images: wrote %d images, %s and %s\n", set.images,

@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "data/image_io.h"
+#include "data/jpeg_codec.h"
 
 namespace crema {
 
@@ -21,9 +22,9 @@ constexpr uint8_t kPalette[5][3] = {
     {40, 40, 220}, {40, 200, 40}, {220, 60, 40}, {30, 210, 230}, {200, 50, 200}};
 
 // Draws one image of class k into chw (3 x h x w).
-void draw(int k, int h, int w, std::mt19937_64& rng, std::vector<uint8_t>* chw) {
+void draw(int k, int h, int w, double noise_std, std::mt19937_64& rng, std::vector<uint8_t>* chw) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::normal_distribution<double> noise(0.0, 12.0);
+  std::normal_distribution<double> noise(0.0, noise_std);
   const uint8_t* color = kPalette[k % 5];
   const int pattern = (k / 5) % 4;
   const double period = std::max(2.0, std::min(h, w) / 8.0 * (k / 20 + 1));
@@ -67,7 +68,11 @@ SyntheticImageSet write_synthetic_image_set(const std::string& dir,
     fail("image sizes must satisfy 4 <= min_size <= max_size <= 4096; got ", o.min_size, " and ",
          o.max_size);
   if (o.format != "jpg" && o.format != "png") fail("format must be jpg or png; got ", o.format);
-  if (!image_io_available()) fail(dir, ": cannot write images: crema was built without OpenCV");
+  if (o.jpeg_quality < 1 || o.jpeg_quality > 100)
+    fail("jpeg_quality must be in [1, 100]; got ", o.jpeg_quality);
+  if (!(o.noise > 0 && o.noise <= 100)) fail("noise must be in (0, 100]; got ", o.noise);
+  if (!image_io_available() && !(o.format == "jpg" && jpeg_codec_available()))
+    fail(dir, ": cannot write ", o.format, " images: crema was built without OpenCV");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) fail(dir, ": cannot create the directory: ", ec.message());
@@ -91,8 +96,8 @@ SyntheticImageSet write_synthetic_image_set(const std::string& dir,
         if (ec) fail(dir, ": cannot create a class directory: ", ec.message());
       }
       const int h = side(rng), w = side(rng);
-      draw(k, h, w, rng, &chw);
-      write_image_file(dir + "/" + name, chw.data(), 3, h, w);
+      draw(k, h, w, o.noise, rng, &chw);
+      write_image_file(dir + "/" + name, chw.data(), 3, h, w, o.jpeg_quality);
       (i < o.train_per_class ? train : val) << name << " " << k << "\n";
       ++set.images;
     }

@@ -21,6 +21,8 @@ struct SyntheticImageSetOptions {
   int min_size = 64;  // sides are drawn uniformly from [min_size, max_size], independently
   int max_size = 160;
   std::string format = "jpg";  // file extension: jpg or png
+  int jpeg_quality = 95;       // 1..100 (OpenCV's default)
+  double noise = 12;           // standard deviation of the per-pixel noise, in 0..100
   uint64_t seed = 1;
 };
 
@@ -32,7 +34,7 @@ struct SyntheticImageSet {
 
 // Writes the images under <dir>/<class name>/ and the two lists (paths relative to <dir>, so
 // root_folder is "<dir>/"). Creates dir when missing. Throws crema::Error for invalid options,
-// unwritable files, and in a build without OpenCV.
+// unwritable files, and for PNG in a build without OpenCV (JPEG is written with libjpeg there).
 SyntheticImageSet write_synthetic_image_set(const std::string& dir,
                                             const SyntheticImageSetOptions& options);
 
