@@ -121,7 +121,8 @@ TEST(Datum, EncodedImages) {
 #else
   d.set_data("whatever");
   EXPECT_EQ(error_of([&] { datum_to_chw(d, "r", ColorMode::kNative, &img); }),
-            "r: encoded Datum but crema was built without OpenCV");
+            "r: cannot decode this image: crema was built without OpenCV, which decodes formats "
+            "other than JPEG");
 #endif
 }
 
