@@ -1,9 +1,10 @@
 // Internal: what the implicit GEMM's backward-filter kernels share (mma.sync in
 // conv_igemm_wgrad_cuda.cu, wgmma in conv_igemm_wgrad_wgmma_sm90a.cu): the geometry, and the
-// cp.async staging of a k-tile that all but the TMA kernel use. A k-tile holds kDepth rows of depth m = (n, p, q) (32 of 16-bit values,
-// 16 of TF32) of both operands: TM output channels of dy (A) and 128 GEMM columns (r, s, c) of
-// x (B), each row's values along memory. Where each value lands in shared memory is the
-// kernel's Layout: Layout::at<M, kRow>(row, col) for an operand of kRow values a row.
+// cp.async staging of a k-tile that all but the TMA kernel use. A k-tile holds kDepth rows of depth
+// m = (n, p, q) (32 of 16-bit values, 16 of TF32) of both operands: TM output channels of dy (A)
+// and 128 GEMM columns (r, s, c) of x (B), each row's values along memory. Where each value lands
+// in shared memory is the kernel's Layout: Layout::at<M, kRow>(row, col) for an operand of kRow
+// values a row.
 #pragma once
 
 #include "primitives/common/fast_div.h"
