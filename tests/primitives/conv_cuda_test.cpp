@@ -507,7 +507,7 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   // 1x1 without padding: the 1x1 GEMM row on planes of 100 values and more. In BF16 on the
   // Hopper row, strided ones go to it forward and backward filter, as do planes under 100
   // values and backward filter up to 14x14; strided backward data onto planes of fewer than 64
-  // values goes to im2col.
+  // values goes to im2col on f32 tensors, to the 1x1 row on bf16 ones (which it runs as stored).
   ds = descs_of({"h_1x1", 2, 32, 20, 20, 64, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
   ds.cd.math = MathMode::kBF16;
   for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
@@ -523,6 +523,10 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   ds.cd.math = MathMode::kBF16;
   EXPECT_EQ(pick(ConvPass::kFwd), hopper ? nhwc_1x1 : ConvAlgo::kIm2colGemm);
   EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kIm2colGemm);
+  ds = descs_of({"h_1x1_small", 2, 32, 14, 14, 64, 1, 1, 0, 0, 2, 2}, DataType::kBFloat16);
+  ds.wd.dtype = DataType::kFloat32;
+  ds.cd.math = MathMode::kBF16;
+  EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kGemm1x1);
   ds = descs_of({"h_1x1_7x7", 2, 64, 7, 7, 32, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
   ds.cd.math = MathMode::kBF16;
   for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})

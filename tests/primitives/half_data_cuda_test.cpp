@@ -306,6 +306,64 @@ TEST(HalfDataCuda, ConvolutionPassesMatchF32OnTheSameValues) {
       }
 }
 
+// The 1x1 GEMM row with a stride on half data in its own math (ResNet-50's res3a-5a branch1 and
+// branch2a): forward and backward filter on the subsampled input gathered in the half type,
+// backward data spread from its f32 gradient with zeros where the stride skips, blended into the
+// old dx and rounded once (a half gradient rounded again after the blend would lose the low bits
+// of a sum that cancels). Against the same row on f32 data: within one unit of the half type
+// (cuBLAS may sum in another order), 1e-4 for the f32 filter gradient; the skipped positions
+// exactly beta * dx.
+TEST(HalfDataCuda, StridedOneByOneInOwnMath) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle h(Device::kCUDA);
+  for (DataType t : kHalves)
+    for (const auto& [sh, sw] : {std::pair{2, 2}, std::pair{2, 3}}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " stride " + std::to_string(sh) + "x" +
+                   std::to_string(sw));
+      ConvDesc cd;
+      cd.stride_h = sh;
+      cd.stride_w = sw;
+      cd.math = t == DataType::kBFloat16 ? MathMode::kBF16 : MathMode::kFP16;
+      const int N = 3, C = 16, H = 9, W = 11, K = 24;
+      const int P = conv_out_dim(H, 1, 0, sh, 1), Q = conv_out_dim(W, 1, 0, sw, 1);
+      FilterDesc wd;
+      wd.k = K;
+      wd.c = C;
+      wd.r = wd.s = 1;
+      const DeviceBuffer w = to_gpu(values(t, size_t(wd.count()), 50));
+      Twin x(t, values(t, N * C * H * W, 51)), y(t, values(t, N * K * P * Q, 52)),
+          dy(t, values(t, N * K * P * Q, 53)), dx(t, values(t, N * C * H * W, 54));
+      const TensorDesc x32 = desc(DataType::kFloat32, N, C, H, W), xh = desc(t, N, C, H, W);
+      const TensorDesc y32 = desc(DataType::kFloat32, N, K, P, Q), yh = desc(t, N, K, P, Q);
+      ASSERT_TRUE(conv_supports(h, ConvAlgo::kGemm1x1, cd, xh, wd, yh));
+      ConvEpilogue ep;
+      ep.relu = true;
+      const Blend blend{1, 0.5};
+      const ConvAlgo a = ConvAlgo::kGemm1x1;
+      conv_fwd(h, cd, a, x32, x.f32.get(), wd, w.get(), y32, y.f32.get(), blend, ep);
+      conv_fwd(h, cd, a, xh, x.half.get(), wd, w.get(), yh, y.half.get(), blend, ep);
+      expect_rounded(h, y, "conv_fwd");
+      const std::vector<float> dx_before = dx.results(h).first;
+      conv_bwd_data(h, cd, a, wd, w.get(), y32, dy.f32.get(), x32, dx.f32.get(), blend);
+      conv_bwd_data(h, cd, a, wd, w.get(), yh, dy.half.get(), xh, dx.half.get(), blend);
+      expect_rounded(h, dx, "conv_bwd_data");
+      const std::vector<float> dx_after = dx.results(h).first;
+      for (int i = 0; i < N * C * H * W; ++i) {
+        const int row = i / W % H, col = i % W;
+        if (row % sh != 0 || col % sw != 0) {
+          ASSERT_EQ(dx_after[size_t(i)], round_to(t, {0.5f * dx_before[size_t(i)]})[0]) << i;
+        }
+      }
+      DeviceBuffer dw32 = to_gpu(std::vector<float>(size_t(wd.count()), 0.5f)),
+                   dwh = to_gpu(std::vector<float>(size_t(wd.count()), 0.5f));
+      conv_bwd_filter(h, cd, a, x32, x.f32.get(), y32, dy.f32.get(), wd, dw32.get(), Blend{1, 1});
+      conv_bwd_filter(h, cd, a, xh, x.half.get(), yh, dy.half.get(), wd, dwh.get(), Blend{1, 1});
+      EXPECT_TRUE(test::all_close(from_gpu<float>(h, dwh, size_t(wd.count())),
+                                  from_gpu<float>(h, dw32, size_t(wd.count())),
+                                  {1e-4, 1e-4, true}));
+    }
+}
+
 // BatchNorm in training, fused with a scale, shift and ReLU: statistics in double from the same
 // values; the stored x_hat is rounded before the epilogue, so results follow f32 to within a few
 // units of the half type. The planes cover each pack width the kernels pick (16-byte packs where

@@ -335,12 +335,11 @@ bool conv_supports(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& 
                 [&](const ConvProblem& pr) { return !unsupported(find_row(h.device(), a), pr); });
 }
 
-ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
-                        const TensorDesc& yd, ConvPass pass) {
-  if (any_half(ConvProblem{cd, xd, wd, yd}))
-    return as_f32(ConvProblem{cd, xd, wd, yd}, [&](const ConvProblem& pr) {
-      return conv_heuristic(h, cd, pr.xd, wd, pr.yd, pass);
-    });
+namespace {
+
+// conv_heuristic on f32 descriptors; own_half: x and y are stored in the math's 16-bit type.
+ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
+                const TensorDesc& yd, ConvPass pass, bool own_half) {
   // On CUDA a convolution reading one input channel per output (depthwise) is memory-bound: the
   // direct kernel reads each input once per tap from cache, where im2col would write and read a
   // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
@@ -357,12 +356,14 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
   // res3a_branch2a, 56x56 to 28x28, 0.53 -> 0.23 ms forward; the 7x7 res5 layers 2.2-3.3x faster
   // forward and backward data; res4b_branch2a's backward filter 0.18 -> 0.13 ms; at 14x14 and above
   // the per-image GEMMs win forward and backward data). Other strided 1x1s with output planes under
-  // 64 values go to im2col, whose GEMMs over a chunk of images are wider (ResNet-50's res5a_branch1
-  // backward data). TF32 backward filter goes to the path only for grouped layers, where im2col
-  // runs a GEMM per group: on ungrouped ones cuBLAS's TF32 GEMM over the patch matrix is faster
-  // (ResNet-50's 3x3 layers: 1.3-2x). An ungrouped layer with fewer input channels than a piece (an
-  // image's colours), which the path pads to one with zeros, goes there in BF16/FP16 math with at
-  // least 2^18 output points (CaffeNet's conv1 forward 2.29 -> 1.49 ms, backward filter 2.62
+  // 64 values on f32 tensors go to im2col, whose GEMMs over a chunk of images are wider
+  // (ResNet-50's res5a_branch1 backward data in TF32); on tensors stored in the math's 16-bit type
+  // the 1x1 row runs them as stored, where im2col would stage them through f32 copies. TF32
+  // backward filter goes to the path only for grouped layers, where im2col runs a GEMM per group:
+  // on ungrouped ones cuBLAS's TF32 GEMM over the patch matrix is faster (ResNet-50's 3x3
+  // layers: 1.3-2x). An ungrouped layer with fewer input channels than a piece (an image's
+  // colours), which the path pads to one with zeros, goes there in BF16/FP16 math with at least
+  // 2^18 output points (CaffeNet's conv1 forward 2.29 -> 1.49 ms, backward filter 2.62
   // -> 1.76; ResNet-50's 1.37 -> 1.12 and 1.81 -> 1.06): LeNet's and CIFAR-10's conv1 and TF32's
   // padding to 4 run faster on im2col. On compute capability 9.0 the Hopper row (wgmma), where
   // those rules were measured.
@@ -383,9 +384,12 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
       cuda::igemm_nhwc_applies(pr, pass) && !cuda::kConvImplicitGemm.unsupported(pr))
     return cuda::kConvImplicitGemmSm90.unsupported(pr) ? ConvAlgo::kImplicitGemm
                                                        : ConvAlgo::kImplicitGemmSm90;
-  if (h.device() == Device::kCUDA && wd.r * wd.s == 1 && strided && plane < 64 &&
+  if (h.device() == Device::kCUDA && wd.r * wd.s == 1 && strided && plane < 64 && !own_half &&
       !cuda::kConvIm2colGemm.unsupported(pr))
     return ConvAlgo::kIm2colGemm;
+#else
+  (void)pass;
+  (void)own_half;
 #endif
   for (const ConvImpl* row : kTable) {
     if (row->device != h.device()) continue;
@@ -396,6 +400,18 @@ ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, con
                       conv_algo_name(row->algo) + " (" + why + ") for " + problem_key(pr));
   }
   fail("conv: no algorithm on " + std::string(device_name(h.device())) + " supports this problem");
+}
+
+}  // namespace
+
+ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
+                        const TensorDesc& yd, ConvPass pass) {
+  if (!any_half(ConvProblem{cd, xd, wd, yd})) return choose(h, cd, xd, wd, yd, pass, false);
+  const DataType own = math_storage_type(cd.math);
+  const bool own_half = xd.dtype == own && yd.dtype == own;
+  return as_f32(ConvProblem{cd, xd, wd, yd}, [&](const ConvProblem& pr) {
+    return choose(h, cd, pr.xd, wd, pr.yd, pass, own_half);
+  });
 }
 
 size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,

@@ -9,7 +9,8 @@
 // A strided 1x1 (no padding) is the stride-1 convolution of the subsampled input
 // x[:, :, ::sh, ::sw]: forward and backward filter gather that into the workspace first (one
 // pass reading what the stride keeps), backward data computes its gradient there and spreads it
-// over dx with zeros where the stride skips (one pass writing dx). ResNet-50's res3a/4a/5a
+// over dx with zeros where the stride skips (one pass writing dx); half data stays in its type
+// throughout. ResNet-50's res3a/4a/5a
 // branch1 and branch2a are such layers; im2col gathered the same values a chunk of images at a
 // time and ran a GEMM per image.
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "primitives/common/fast_div.h"
 #include "primitives/conv/conv_cuda.cuh"
 #include "primitives/conv/conv_impl.h"
+#include "primitives/cuda/cuda_pack.cuh"
 #include "primitives/tensor_copy.h"
 #include "primitives/view.h"
 
@@ -67,20 +69,31 @@ __global__ void gather_strided_kernel(uint32_t total, FastDiv q_div, FastDiv p_d
 }
 
 // dx = alpha * spread(dx_sub) + beta * dx over every element of image-packed dx: the subsampled
-// gradient where the stride samples, zero elsewhere.
-template <typename T>
-__global__ void spread_strided_kernel(uint32_t total, FastDiv w_div, FastDiv h_div, FastDiv c_div,
+// gradient where the stride samples, zero elsewhere. A thread writes V consecutive values of a row
+// (one 16- or 8-byte store where the rows allow): the kernel is a write of dx, and 2-byte stores
+// would move a quarter of what the memory system takes per access.
+// sub is f32 where dx is half-size (the gradient is rounded once, after the blend).
+template <typename S, typename T, int V>
+__global__ void spread_strided_kernel(uint32_t packs, FastDiv wv_div, FastDiv h_div, FastDiv c_div,
                                       int p_size, int q_size, FastDiv sh, FastDiv sw, int64_t sn,
-                                      const T* __restrict__ sub, T* dx, T alpha, T beta) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += blockDim.x * gridDim.x) {
-    const uint32_t t = w_div.div(i), x = i - t * w_div.d;
+                                      const S* __restrict__ sub, T* dx, MathOf<T> alpha,
+                                      MathOf<T> beta) {
+  using M = MathOf<T>;
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < packs; i += blockDim.x * gridDim.x) {
+    const uint32_t t = wv_div.div(i), x0 = (i - t * wv_div.d) * V;
     const uint32_t t2 = h_div.div(t), y = t - t2 * h_div.d;
     const uint32_t n = c_div.div(t2), c = t2 - n * c_div.d;
-    const uint32_t p = sh.div(y), q = sw.div(x);
-    const bool kept = p * sh.d == y && q * sw.d == x && int(p) < p_size && int(q) < q_size;
-    const T v = kept ? sub[((int64_t(n) * c_div.d + c) * p_size + p) * q_size + q] : T(0);
-    const int64_t off = int64_t(n) * sn + i - int64_t(n) * c_div.d * h_div.d * w_div.d;
-    dx[off] = beta == T(0) ? alpha * v : alpha * v + beta * dx[off];
+    const uint32_t p = sh.div(y);
+    const bool row_kept = p * sh.d == y && int(p) < p_size;
+    const S* row = sub + ((int64_t(n) * c_div.d + c) * p_size + p) * q_size;
+    M v[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const uint32_t x = x0 + e, q = sw.div(x);
+      v[e] = row_kept && q * sw.d == x && int(q) < q_size ? M(load_as_float(row[q])) : M(0);
+    }
+    const int64_t off = int64_t(n) * sn + (int64_t(c) * h_div.d + y) * (wv_div.d * V) + x0;
+    blend_store_pack<V>(dx + off, v, alpha, beta);
   }
 }
 
@@ -165,8 +178,7 @@ bool strided(const ConvProblem& p) { return p.cd.stride_h != 1 || p.cd.stride_w 
 // after would round it a second time (the staged path adds it in fp32).
 bool takes_half(const ConvProblem& p, ConvPass pass, const ConvEpilogue& ep) {
   const DataType t = math_storage_type(p.cd.math);
-  return !strided(p) && half_size(t) && p.xd.dtype == t && p.yd.dtype == t &&
-         !(pass == ConvPass::kFwd && ep.bias);
+  return half_size(t) && p.xd.dtype == t && p.yd.dtype == t && !(pass == ConvPass::kFwd && ep.bias);
 }
 
 // The element `elems` past p, for a tensor of type t.
@@ -207,11 +219,13 @@ __global__ void half_relu_kernel(StridedIndex ix, T* y) {
   }
 }
 
+// Runs a stride-1 problem; scratch holds half_scratch_bytes for the pass.
 class Conv1x1Half {
  public:
-  Conv1x1Half(Handle& h, const ConvProblem& p)
+  Conv1x1Half(Handle& h, const ConvProblem& p, void* scratch)
       : h_(h),
         p_(p),
+        scratch_(scratch),
         t_(p.xd.dtype),
         groups_(p.cd.groups),
         kg_(p.wd.k / groups_),
@@ -234,13 +248,14 @@ class Conv1x1Half {
     check_launch("half_relu_kernel");
   }
 
-  void bwd_data(const float* w, const void* dy, void* dx, Blend blend) {
+  // dx of type dxt: t_, or f32 for a gradient still to be blended (one rounding in all).
+  void bwd_data(const float* w, const void* dy, void* dx, DataType dxt, Blend blend) {
     const void* wh = rounded_filter(w);
     for (int gi = 0; gi < groups_; ++gi)
       gemm_half(h_, t_, cg_, int(hw_), kg_, float(blend.alpha),
                 {at(wh, gi * kg_ * cg_, t_), cg_, 0, true},
                 {at(dy, gi * kg_ * hw_, t_), int(hw_), p_.yd.stride_n}, float(blend.beta),
-                at(dx, gi * cg_ * hw_, t_), t_, int(hw_), p_.xd.stride_n, p_.xd.n);
+                at(dx, gi * cg_ * hw_, dxt), dxt, int(hw_), p_.xd.stride_n, p_.xd.n);
   }
 
   // Conv1x1::bwd_filter's two forms, on half x and dy into the f32 dw: f32 partial filters, or
@@ -250,7 +265,7 @@ class Conv1x1Half {
     float beta = float(blend.beta);  // applies once, to the first chunk's contribution
     const Conv1x1FilterPlan plan =
         plan_filter(xd.c, p_.wd.k, cg_, hw_, xd.n, sizeof(float), h_.workspace_budget());
-    void* ws = h_.workspace(sizeof(float) * plan.elems);
+    void* ws = scratch_;
     const int64_t count = p_.wd.count();
     cudaStream_t st = stream_of(h_);
     for (int n0 = 0; n0 < xd.n; n0 += plan.chunk, beta = 1.f) {
@@ -283,16 +298,17 @@ class Conv1x1Half {
   }
 
  private:
-  // The filter rounded to t_ at the workspace's start (fwd and bwd_data take nothing else).
+  // The filter rounded to t_ into the scratch (fwd and bwd_data take nothing else).
   const void* rounded_filter(const float* w) {
     const int64_t n = p_.wd.count();
-    void* wh = h_.workspace(size_t(n) * dtype_size(t_));
-    tensor_copy(h_, ViewDesc::packed(DataType::kFloat32, {n}), w, ViewDesc::packed(t_, {n}), wh);
-    return wh;
+    tensor_copy(h_, ViewDesc::packed(DataType::kFloat32, {n}), w, ViewDesc::packed(t_, {n}),
+                scratch_);
+    return scratch_;
   }
 
   Handle& h_;
   const ConvProblem& p_;
+  void* scratch_;
   DataType t_;
   int groups_, kg_, cg_;
   int64_t hw_;
@@ -322,16 +338,29 @@ void gather_strided(cudaStream_t st, const ConvProblem& p, const T* x, T* out) {
   check_launch("gather_strided_kernel");
 }
 
-template <typename T>
-void spread_strided(cudaStream_t st, const ConvProblem& p, const T* sub, T* dx, Blend b) {
+template <typename S, typename T, int V>
+void launch_spread(cudaStream_t st, const ConvProblem& p, const S* sub, T* dx, Blend b) {
   const TensorDesc& xd = p.xd;
-  const uint32_t total = uint32_t(xd.count());
-  if (total == 0) return;
-  spread_strided_kernel<T><<<grid_for(total), kBlock, 0, st>>>(
-      total, FastDiv(uint32_t(xd.w)), FastDiv(uint32_t(xd.h)), FastDiv(uint32_t(xd.c)), p.yd.h,
+  const uint32_t packs = uint32_t(xd.count() / V);
+  if (packs == 0) return;
+  spread_strided_kernel<S, T, V><<<grid_for(packs), kBlock, 0, st>>>(
+      packs, FastDiv(uint32_t(xd.w / V)), FastDiv(uint32_t(xd.h)), FastDiv(uint32_t(xd.c)), p.yd.h,
       p.yd.w, FastDiv(uint32_t(p.cd.stride_h)), FastDiv(uint32_t(p.cd.stride_w)), xd.stride_n, sub,
-      dx, T(b.alpha), T(b.beta));
+      dx, MathOf<T>(b.alpha), MathOf<T>(b.beta));
   check_launch("spread_strided_kernel");
+}
+
+// The widest pack (16 bytes, 8, or one value) that divides dx's rows and images and its address.
+template <typename S, typename T>
+void spread_strided(cudaStream_t st, const ConvProblem& p, const S* sub, T* dx, Blend b) {
+  constexpr int kWide = kVecWidth<T>;
+  const auto fits = [&](int v) {
+    return p.xd.w % v == 0 && p.xd.stride_n % v == 0 && aligned(dx, size_t(v) * sizeof(T));
+  };
+  if (fits(kWide)) return launch_spread<S, T, kWide>(st, p, sub, dx, b);
+  if constexpr (kWide >= 4)
+    if (fits(kWide / 2)) return launch_spread<S, T, kWide / 2>(st, p, sub, dx, b);
+  launch_spread<S, T, 1>(st, p, sub, dx, b);
 }
 
 size_t subsampled_elems(const ConvProblem& p) {
@@ -344,10 +373,57 @@ size_t filter_elems(Handle& h, const ConvProblem& p) {
       .elems;
 }
 
+// ---- Half-size data: the workspace holds the subsampled tensor of a strided layer (x gathered,
+// or dx before it is spread), then Conv1x1Half's scratch for the pass.
+size_t half_sub_bytes(const ConvProblem& p, ConvPass pass) {
+  const size_t value = pass == ConvPass::kBwdData ? sizeof(float) : dtype_size(p.xd.dtype);
+  return round256(subsampled_elems(p) * value);
+}
+size_t half_scratch_bytes(Handle& h, const ConvProblem& p, ConvPass pass) {
+  if (pass != ConvPass::kBwdFilter) return size_t(p.wd.count()) * dtype_size(p.xd.dtype);
+  return sizeof(float) * plan_filter(p.xd.c, p.wd.k, p.wd.c, int64_t(p.yd.h) * p.yd.w, p.xd.n,
+                                     sizeof(float), h.workspace_budget())
+                             .elems;
+}
+char* half_workspace(Handle& h, const ConvProblem& p, ConvPass pass) {
+  return static_cast<char*>(h.workspace(half_sub_bytes(p, pass) + half_scratch_bytes(h, p, pass)));
+}
+
+void fwd_half(Handle& h, const ConvProblem& p, const void* x, const float* w, void* y, Blend blend,
+              const ConvEpilogue& ep) {
+  char* ws = half_workspace(h, p, ConvPass::kFwd);
+  if (!strided(p)) return Conv1x1Half(h, p, ws).fwd(x, w, y, blend, ep);
+  const Subsampled sub(p);
+  gather_strided(stream_of(h), p, static_cast<const uint16_t*>(x), reinterpret_cast<uint16_t*>(ws));
+  Conv1x1Half(h, sub.p, ws + half_sub_bytes(p, ConvPass::kFwd)).fwd(ws, w, y, blend, ep);
+}
+
+void bwd_data_half(Handle& h, const ConvProblem& p, const float* w, const void* dy, void* dx,
+                   Blend blend) {
+  char* ws = half_workspace(h, p, ConvPass::kBwdData);
+  if (!strided(p)) return Conv1x1Half(h, p, ws).bwd_data(w, dy, dx, p.xd.dtype, blend);
+  const Subsampled sub(p);
+  Conv1x1Half(h, sub.p, ws + half_sub_bytes(p, ConvPass::kBwdData))
+      .bwd_data(w, dy, ws, DataType::kFloat32, Blend{});
+  visit_dtype(DTypes<bf16_t, f16_t>{}, p.xd.dtype, "conv_bwd_data", Device::kCUDA, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    spread_strided(stream_of(h), p, reinterpret_cast<const float*>(ws), static_cast<T*>(dx), blend);
+  });
+}
+
+void bwd_filter_half(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
+                     Blend blend) {
+  char* ws = half_workspace(h, p, ConvPass::kBwdFilter);
+  if (!strided(p)) return Conv1x1Half(h, p, ws).bwd_filter(x, dy, dw, blend);
+  const Subsampled sub(p);
+  gather_strided(stream_of(h), p, static_cast<const uint16_t*>(x), reinterpret_cast<uint16_t*>(ws));
+  Conv1x1Half(h, sub.p, ws + half_sub_bytes(p, ConvPass::kBwdFilter)).bwd_filter(ws, dy, dw, blend);
+}
+
 void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
          const ConvEpilogue& ep) {
   if (half_size(p.xd.dtype))  // takes_half said so
-    return Conv1x1Half(h, p).fwd(x, static_cast<const float*>(w), y, blend, ep);
+    return fwd_half(h, p, x, static_cast<const float*>(w), y, blend, ep);
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* wt = static_cast<const T*>(w);
@@ -363,7 +439,7 @@ void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y,
 void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, void* dx,
               Blend blend) {
   if (half_size(p.xd.dtype))
-    return Conv1x1Half(h, p).bwd_data(static_cast<const float*>(w), dy, dx, blend);
+    return bwd_data_half(h, p, static_cast<const float*>(w), dy, dx, blend);
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_data", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* wt = static_cast<const T*>(w);
@@ -378,8 +454,7 @@ void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, vo
 
 void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
                 Blend blend) {
-  if (half_size(p.xd.dtype))
-    return Conv1x1Half(h, p).bwd_filter(x, dy, static_cast<float*>(dw), blend);
+  if (half_size(p.xd.dtype)) return bwd_filter_half(h, p, x, dy, static_cast<float*>(dw), blend);
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_filter", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* dyt = static_cast<const T*>(dy);
@@ -394,9 +469,17 @@ void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, 
   });
 }
 
-// The backward filter's partials or gathered copies, after the subsampled input of a strided
-// layer (which forward and backward data need too); in half math, at least the rounded filter.
+// The most any pass needs: on half-size data the subsampled tensor and the pass's scratch; else
+// the subsampled input and the backward filter's partials or gathered copies (forward and
+// backward data need no more), or in half math on f32 data the filter rounded into the staged
+// row's workspace.
 size_t workspace(Handle& h, const ConvProblem& p) {
+  if (half_size(p.xd.dtype)) {
+    size_t most = 0;
+    for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
+      most = std::max(most, half_sub_bytes(p, pass) + half_scratch_bytes(h, p, pass));
+    return most;
+  }
   const size_t filter = half_size(math_storage_type(p.cd.math)) ? size_t(p.wd.count()) * 2 : 0;
   return std::max((subsampled_elems(p) + filter_elems(h, p)) * dtype_size(p.xd.dtype), filter);
 }
