@@ -31,6 +31,7 @@ const ConvImpl* const kTable[] = {
     &cuda::kConvImplicitGemmSm90, &cuda::kConvDirect,
 #endif
     &cpu::kConvGemm1x1,           &cpu::kConvIm2colGemm,  &cpu::kConvDirect,
+    &cpu::kConvWinograd,
 };
 
 constexpr std::pair<ConvAlgo, const char*> kNames[] = {
@@ -41,6 +42,7 @@ constexpr std::pair<ConvAlgo, const char*> kNames[] = {
     {ConvAlgo::kDirect, "direct"},
     {ConvAlgo::kImplicitGemm, "implicit_gemm"},
     {ConvAlgo::kImplicitGemmSm90, "implicit_gemm_sm90"},
+    {ConvAlgo::kWinograd, "winograd"},
 };
 
 const ConvImpl* find_row(Device d, ConvAlgo a) { return table_row(kTable, d, a); }

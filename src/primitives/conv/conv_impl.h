@@ -63,7 +63,7 @@ const char* conv_unsupported_gemm1x1(const ConvProblem& p);  // 1x1 GEMM on the 
 
 // The rows each backend defines, in that backend's order of preference.
 namespace cpu {
-extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect;
+extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvWinograd;
 }
 namespace cuda {
 extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvImplicitGemm,

@@ -44,6 +44,7 @@ enum class ConvAlgo {
   kDirect,            // plain loops; the fallback that supports everything
   kImplicitGemm,      // CUDA tensor cores (TF32/BF16/FP16 math): GEMM operands gathered on the fly
   kImplicitGemmSm90,  // the same on Hopper (compute capability 9.0): wgmma where it applies
+  kWinograd,          // F(4x4, 3x3) for 3x3 stride-1 filters: 36 GEMMs on transformed tiles
 };
 const char* conv_algo_name(ConvAlgo a);
 
