@@ -3,6 +3,9 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+#include <functional>
+#include <limits>
 #include <new>
 #include <sstream>
 #include <type_traits>
@@ -21,6 +24,50 @@ std::string shape_string_of(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
+int64_t checked_count(std::initializer_list<int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    if (d != 0 && count > kMaxTensorElements / d)
+      count = kMaxTensorElements + 1;
+    else
+      count *= d;
+  }
+  // A zero after an overflowing prefix makes the product 0, which is exact.
+  return count > kMaxTensorElements ? -1 : count;
+}
+
+int desc_size(int64_t v, const char* what) {
+  if (v > std::numeric_limits<int32_t>::max())
+    fail(what, " of ", v, " is more than 2147483647, the largest size of a primitive descriptor");
+  return int(v);
+}
+
+prim::TensorDesc flat_desc(prim::DataType t, int64_t count) {
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (count <= kMax) return prim::TensorDesc::nchw(t, 1, 1, 1, int(count));
+  // Factors below 2^20 by trial division (a few milliseconds at most, and only past 2^31
+  // elements), the rest as one factor; then each factor, largest first, goes to the first size
+  // from w to n that stays below 2^31. Counts of real shapes are products of small sizes.
+  std::vector<int64_t> factors;
+  int64_t rest = count;
+  for (int64_t p = 2; p < (int64_t(1) << 20) && p * p <= rest; ++p)
+    while (rest % p == 0) {
+      factors.push_back(p);
+      rest /= p;
+    }
+  if (rest > 1) factors.push_back(rest);
+  std::sort(factors.begin(), factors.end(), std::greater<>());
+  int64_t dims[4] = {1, 1, 1, 1};
+  for (const int64_t f : factors) {
+    int slot = 3;
+    while (slot >= 0 && dims[slot] > kMax / f) --slot;
+    if (slot < 0) fail("a flat array of ", count, " elements has no split into sizes below 2^31");
+    dims[slot] *= f;
+  }
+  return prim::TensorDesc::nchw(t, int(dims[0]), int(dims[1]), int(dims[2]), int(dims[3]));
+}
+
 template <typename Dtype>
 Tensor<Dtype>::Tensor(const std::vector<int64_t>& shape, Device device) : device_(device) {
   reshape(shape);
@@ -36,6 +83,14 @@ void Tensor<Dtype>::reshape(const std::vector<int64_t>& shape) {
            kMaxTensorElements, " elements");
     count *= d;
   }
+  // Refused before any memory is touched: such a tensor could never be allocated, and the
+  // layers' fillers would otherwise spend minutes on its parameters first.
+  const size_t need = size_t(count) * prim::dtype_size(storage_);
+  const size_t memory = prim::device_total_bytes(device_);
+  if (memory > 0 && need > memory)
+    fail("tensor of shape (", shape_string_of(shape), ") is too large: ", need,
+         " bytes, more than the ", memory, " bytes of ", device_ == Device::kCPU ? "host" : "GPU",
+         " memory");
   shape_ = shape;
   count_ = count;
 }
@@ -264,7 +319,9 @@ template <typename Dtype>
 prim::TensorDesc Tensor<Dtype>::desc() const {
   CREMA_REQUIRE(num_axes() <= 4, "a ", num_axes(), "-d tensor (", shape_string(),
                 ") where at most 4 axes are supported");
-  return prim::TensorDesc::nchw(storage_, int(num()), int(channels()), int(height()), int(width()));
+  return prim::TensorDesc::nchw(
+      storage_, desc_size(num(), "a tensor axis"), desc_size(channels(), "a tensor axis"),
+      desc_size(height(), "a tensor axis"), desc_size(width(), "a tensor axis"));
 }
 
 template <typename Dtype>

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,9 +22,24 @@ namespace crema {
 class BlobProto;
 using prim::Device;
 
-// Largest element count a tensor may hold: sizes come from untrusted model files, and kernels
-// index with 32-bit integers where that is faster.
-inline constexpr int64_t kMaxTensorElements = (int64_t(1) << 31) - 1;
+// Largest element count a tensor may hold: its bytes, up to 8 per element, fit in int64. The
+// bound that matters in practice is memory: reshape also refuses a tensor whose bytes exceed the
+// total memory of its device (sizes come from untrusted model files). Kernels index in 64 bits,
+// or in 32 bits only below 2^31 elements, where that is faster.
+inline constexpr int64_t kMaxTensorElements = std::numeric_limits<int64_t>::max() / 8;
+
+// The product of dims, or -1 when one is negative or the product exceeds kMaxTensorElements;
+// computed without overflow, for sizes read from files.
+int64_t checked_count(std::initializer_list<int64_t> dims);
+
+// v as a size of a primitive descriptor (TensorDesc holds 32-bit sizes, 64-bit counts and
+// strides). Throws crema::Error naming `what` when v is 2^31 or more.
+int desc_size(int64_t v, const char* what);
+
+// A packed descriptor of `count` elements of type t, for primitives that see a tensor as a flat
+// array (element-wise ops): count split into 32-bit sizes n x c x h x w. Throws crema::Error for
+// a count of 2^31 or more with no such split (a prime, or a product of large primes).
+prim::TensorDesc flat_desc(prim::DataType t, int64_t count);
 
 template <typename Dtype>
 constexpr prim::DataType dtype_of() {
@@ -37,7 +54,8 @@ class Tensor {
   Tensor(const Tensor&) = delete;
   Tensor& operator=(const Tensor&) = delete;
 
-  // Throws crema::Error for a negative dimension or more than kMaxTensorElements elements.
+  // Throws crema::Error for a negative dimension, more than kMaxTensorElements elements, or more
+  // bytes than the device has memory (prim::device_total_bytes).
   void reshape(const std::vector<int64_t>& shape);
   void reshape_like(const Tensor& other) { reshape(other.shape()); }
 
@@ -113,8 +131,8 @@ class Tensor {
 
   // "64 20 24 24 (737280)", as Caffe logs shapes.
   std::string shape_string() const;
-  // A packed NCHW descriptor of the legacy 4-d view, of the storage type; rank > 4 throws
-  // crema::Error.
+  // A packed NCHW descriptor of the legacy 4-d view, of the storage type; rank > 4, or an axis of
+  // 2^31 or more (descriptor sizes are 32-bit), throws crema::Error.
   prim::TensorDesc desc() const;
   size_t bytes() const { return size_t(count_) * prim::dtype_size(storage_); }
   // Bytes this tensor allocated itself (shared memory is counted by its owner).

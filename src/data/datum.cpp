@@ -24,12 +24,14 @@ void datum_to_chw(const Datum& datum, const std::string& where, ColorMode color,
   if (c <= 0 || h <= 0 || w <= 0)
     fail(where, ": Datum has shape ", c, "x", h, "x", w,
          "; channels, height and width must be > 0");
+  // The wire format holds at most INT32_MAX bytes, so no valid Datum has more values than that.
   // Each factor is below 2^31: c * h fits in 64 bits, and so does its product with w once c * h
   // is known to be within the limit (a fuzz finding: the three at once overflowed).
+  constexpr int64_t kMaxValues = INT32_MAX;
   const int64_t plane_count = c * h;
-  const int64_t count = plane_count > kMaxTensorElements ? kMaxTensorElements + 1 : plane_count * w;
-  if (count > kMaxTensorElements)
-    fail(where, ": Datum shape ", c, "x", h, "x", w, " exceeds ", kMaxTensorElements, " values");
+  const int64_t count = plane_count > kMaxValues ? kMaxValues + 1 : plane_count * w;
+  if (count > kMaxValues)
+    fail(where, ": Datum shape ", c, "x", h, "x", w, " exceeds ", kMaxValues, " values");
   const std::string& bytes = datum.data();
   if (!bytes.empty()) {
     if (int64_t(bytes.size()) != count)

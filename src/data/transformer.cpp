@@ -52,7 +52,7 @@ DataTransformer::DataTransformer(const TransformationParameter& param, Phase pha
   // A mean image is 1 x C x H x W (Caffe's compute_image_mean) or C x H x W.
   if (dims.size() == 4 && dims[0] == 1) dims.erase(dims.begin());
   if (dims.size() != 3 || dims[0] <= 0 || dims[1] <= 0 || dims[2] <= 0 ||
-      dims[0] * dims[1] * dims[2] > kMaxTensorElements)
+      checked_count({dims[0], dims[1], dims[2]}) < 0)
     fail(path, ": a mean file must hold one 1 x C x H x W image");
   const int64_t count = dims[0] * dims[1] * dims[2];
   if (blob.data_size() == count) {

@@ -8,10 +8,10 @@
 namespace crema {
 namespace {
 
-// Element-wise: any rank is viewed as one packed row of count() values.
+// Element-wise: any rank is viewed as one packed array of count() values.
 template <typename Dtype>
 prim::TensorDesc flat_desc(const Tensor<Dtype>& t) {
-  return prim::TensorDesc::nchw(t.storage(), 1, 1, 1, int(t.count()));
+  return crema::flat_desc(t.storage(), t.count());
 }
 
 }  // namespace

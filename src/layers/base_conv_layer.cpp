@@ -109,10 +109,12 @@ void BaseConvLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const int64_t in_h = x.shape(channel_axis_ + 1), in_w = x.shape(channel_axis_ + 2);
   const int64_t out_h = shape[size_t(channel_axis_) + 1], out_w = shape[size_t(channel_axis_) + 2];
   // Each side in its storage type (a Convolution converts at the edge of a half-size region).
-  const prim::TensorDesc in =
-      prim::TensorDesc::nchw(x.storage(), int(n), int(in_c), int(in_h), int(in_w));
-  const prim::TensorDesc out =
-      prim::TensorDesc::nchw(top[0]->storage(), int(n), num_output_, int(out_h), int(out_w));
+  const prim::TensorDesc in = prim::TensorDesc::nchw(
+      x.storage(), desc_size(n, "the batch"), desc_size(in_c, "the input channels"),
+      desc_size(in_h, "the input height"), desc_size(in_w, "the input width"));
+  const prim::TensorDesc out = prim::TensorDesc::nchw(top[0]->storage(), int(n), num_output_,
+                                                      desc_size(out_h, "the output height"),
+                                                      desc_size(out_w, "the output width"));
   x_desc_ = transposed() ? out : in;
   y_desc_ = transposed() ? in : out;
   try {

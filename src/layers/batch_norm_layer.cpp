@@ -56,7 +56,8 @@ void BatchNormLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
     this->error("input (", x.shape_string(), ") has ", c, " channels but the layer was set up for ",
                 channels_);
   const int64_t n = x.shape(0), inner = n * c == 0 ? 0 : x.count() / (n * c);
-  desc_ = prim::TensorDesc::nchw(x.storage(), int(n), int(c), 1, int(inner));
+  desc_ = prim::TensorDesc::nchw(x.storage(), desc_size(n, "the batch"), int(c), 1,
+                                 desc_size(inner, "the values per channel of an image"));
   if (top[0] != bottom[0]) top[0]->reshape_like(x);
   if (!use_global_stats_) {
     x_norm_->set_storage(x.storage());

@@ -36,8 +36,7 @@ void ConvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
   const prim::Blend accumulate{1, 1};
   for (size_t i = 0; i < top.size(); ++i) {
     if (relu_) {  // the absorbed ReLU's backward, in place: y > 0 where the sum was
-      const prim::TensorDesc d =
-          prim::TensorDesc::nchw(top[i]->storage(), 1, 1, 1, int(top[i]->count()));
+      const prim::TensorDesc d = flat_desc(top[i]->storage(), top[i]->count());
       prim::act_bwd(h, prim::ActDesc{}, d, nullptr, top[i]->raw_diff(), d, top[i]->raw_data(),
                     top[i]->mutable_raw_diff());
     }

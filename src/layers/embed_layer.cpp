@@ -56,8 +56,10 @@ void EmbedLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors&
     this->error(e.what());
   }
   if (bias_term_)
-    prim::bias_add(h, prim::TensorDesc::nchw(t, int(m_), int(num_output_), 1, 1), y,
-                   this->blobs_[1]->data());
+    prim::bias_add(h,
+                   prim::TensorDesc::nchw(t, desc_size(m_, "the indices"),
+                                          desc_size(num_output_, "num_output"), 1, 1),
+                   y, this->blobs_[1]->data());
 }
 
 template <typename Dtype>
@@ -76,8 +78,10 @@ void EmbedLayer<Dtype>::backward(Handle& h, const Tensors& top,
     }
   }
   if (bias_term_ && this->param_propagate_down(1))
-    prim::bias_bwd(h, prim::TensorDesc::nchw(t, int(m_), int(num_output_), 1, 1), dy,
-                   this->blobs_[1]->mutable_diff(), prim::Blend{1, 1});
+    prim::bias_bwd(h,
+                   prim::TensorDesc::nchw(t, desc_size(m_, "the indices"),
+                                          desc_size(num_output_, "num_output"), 1, 1),
+                   dy, this->blobs_[1]->mutable_diff(), prim::Blend{1, 1});
 }
 
 template class EmbedLayer<float>;

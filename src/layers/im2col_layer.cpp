@@ -28,10 +28,10 @@ void Im2colLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   if (x.num_axes() != channel_axis_ + 3)
     this->error("only 2-d im2col is supported: input (", x.shape_string(), ") with axis ",
                 channel_axis_, " must have ", channel_axis_ + 3, " axes");
-  desc_.n = int(x.count(0, channel_axis_));
-  desc_.c = int(x.shape(channel_axis_));
-  desc_.h = int(x.shape(channel_axis_ + 1));
-  desc_.w = int(x.shape(channel_axis_ + 2));
+  desc_.n = desc_size(x.count(0, channel_axis_), "the batch");
+  desc_.c = desc_size(x.shape(channel_axis_), "the channels");
+  desc_.h = desc_size(x.shape(channel_axis_ + 1), "the height");
+  desc_.w = desc_size(x.shape(channel_axis_ + 2), "the width");
   prim::TensorDesc cd;
   try {
     cd = prim::im2col_col_desc(desc_);

@@ -34,19 +34,20 @@ void InnerProductLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&
   if (k > 0 && n > kMaxTensorElements / k)
     this->error("weight of ", n, " x ", k, " elements is too large (num_output ", n, ", at most ",
                 kMaxTensorElements, " elements per tensor)");
-  n_ = int(n);
-  k_ = int(k);
   const std::vector<int64_t> wshape =
       transpose_ ? std::vector<int64_t>{k, n} : std::vector<int64_t>{n, k};
   try {
+    // Shaping checks the weight against the device's memory, before anything is filled.
     this->blobs_.clear();
     this->blobs_.push_back(std::make_shared<Tensor<Dtype>>(wshape, this->device_));
-    fill_tensor(p.weight_filler(), this->blobs_[0].get());
-    if (bias_term_) {
+    if (bias_term_)
       this->blobs_.push_back(
           std::make_shared<Tensor<Dtype>>(std::vector<int64_t>{n}, this->device_));
-      fill_tensor(p.bias_filler(), this->blobs_[1].get());
-    }
+    // GEMM (OpenBLAS, cuBLAS) takes 32-bit sizes.
+    n_ = desc_size(n, "num_output");
+    k_ = desc_size(k, "the inputs per row");
+    fill_tensor(p.weight_filler(), this->blobs_[0].get());
+    if (bias_term_) fill_tensor(p.bias_filler(), this->blobs_[1].get());
   } catch (const Error& e) {
     this->error(e.what());
   }
@@ -61,7 +62,7 @@ void InnerProductLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top
   if (x.count(axis_) != k_)
     this->error("input (", x.shape_string(), ") has ", x.count(axis_), " values per row from axis ",
                 axis_, " but the weights expect ", k_);
-  m_ = int(x.count(0, axis_));
+  m_ = desc_size(x.count(0, axis_), "the rows of the input");
   std::vector<int64_t> shape(x.shape().begin(), x.shape().begin() + axis_);
   shape.push_back(n_);
   try {

@@ -13,16 +13,15 @@ void MemoryDataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& t
         "memory_data_param: batch_size, channels, height and width must all be "
         "positive; got ",
         n, ", ", c, ", ", h, ", ", w);
-  // Each factor is below 2^32, so the product of the first two and of the last two cannot
-  // overflow; checked in steps to keep the whole product in range.
-  if (c * h > uint64_t(kMaxTensorElements) || c * h * w > uint64_t(kMaxTensorElements) ||
-      n * c * h * w > uint64_t(kMaxTensorElements))
+  if (checked_count({int64_t(n), int64_t(c), int64_t(h), int64_t(w)}) < 0)
     this->error("memory_data_param: a batch of ", n, " x ", c, " x ", h, " x ", w,
                 " exceeds the tensor limit of ", kMaxTensorElements, " values");
   if (this->param_.has_transform_param())
     this->error(
         "transform_param does not apply to MemoryData; preprocess the arrays before "
         "set_input");
+  if (n > uint64_t(INT32_MAX))
+    this->error("memory_data_param: batch_size ", n, " is more than ", INT32_MAX);
   batch_size_ = int(n);
   example_size_ = int64_t(c * h * w);
   has_label_top_ = top.size() > 1;

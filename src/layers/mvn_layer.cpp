@@ -21,7 +21,9 @@ void MvnLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   // Caffe's legacy view: num, channels, and everything after them as one row of values.
   const int64_t n = x.num(), c = x.channels();
   const int64_t inner = n * c == 0 ? 0 : x.count() / (n * c);
-  desc_ = prim::TensorDesc::nchw(dtype_of<Dtype>(), int(n), int(c), 1, int(inner));
+  desc_ = prim::TensorDesc::nchw(dtype_of<Dtype>(), desc_size(n, "the batch"),
+                                 desc_size(c, "the channels"), 1,
+                                 desc_size(inner, "the values per channel of an image"));
   top[0]->reshape_like(x);
 }
 

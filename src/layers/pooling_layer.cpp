@@ -61,7 +61,8 @@ void PoolingLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   if (x.num_axes() != 4)
     this->error("input must have 4 axes (num, channels, height, width), got (", x.shape_string(),
                 ")");
-  const int in_h = int(x.height()), in_w = int(x.width());
+  const int in_h = desc_size(x.height(), "the input height");
+  const int in_w = desc_size(x.width(), "the input width");
   if (global_) {
     pool_.kernel_h = in_h;
     pool_.kernel_w = in_w;
@@ -75,7 +76,7 @@ void PoolingLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
                 pool_.pad_w, " does not fit the input ", in_h, "x", in_w, ": ", e.what());
   }
   x_desc_ = x.desc();
-  y_desc_ = prim::TensorDesc::nchw(x.storage(), int(x.num()), int(x.channels()), out_h, out_w);
+  y_desc_ = prim::TensorDesc::nchw(x.storage(), x_desc_.n, x_desc_.c, out_h, out_w);
   top[0]->reshape({x.num(), x.channels(), out_h, out_w});
 }
 

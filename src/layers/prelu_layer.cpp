@@ -37,7 +37,8 @@ void PreluLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
     this->error("input (", x.shape_string(), ") must have ", channels_,
                 " channels on axis 1, as at setup");
   const int64_t n = x.shape(0), inner = x.count(2);
-  desc_ = prim::TensorDesc::nchw(dtype_of<Dtype>(), int(n), int(channels_), 1, int(inner));
+  desc_ = prim::TensorDesc::nchw(dtype_of<Dtype>(), desc_size(n, "the batch"), int(channels_), 1,
+                                 desc_size(inner, "the values per channel of an image"));
   in_place_ = top[0] == bottom[0];
   if (!in_place_) {
     top[0]->reshape_like(x);

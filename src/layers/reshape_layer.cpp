@@ -59,10 +59,10 @@ void ReshapeLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
     if (d == -1) {
       infer_at = int(shape.size());
     } else {
-      // Saturate just above the largest tensor: sizes come from the model file, and both
-      // factors stay below 2^32, so the product cannot overflow.
-      const int64_t cap = kMaxTensorElements + 1;
-      known = std::min(known * std::min(d, cap), cap);
+      // Saturate just above the largest tensor: sizes come from the model file, and the
+      // product must not overflow.
+      const int64_t c = checked_count({known, d});
+      known = c < 0 ? kMaxTensorElements + 1 : c;
     }
     shape.push_back(d);
   }

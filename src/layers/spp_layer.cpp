@@ -30,9 +30,9 @@ template <typename Dtype>
 void SppLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const Tensor<Dtype>& x = *bottom[0];
   if (x.num_axes() != 4) this->error("input (", x.shape_string(), ") must be N x C x H x W");
-  const int n = int(x.shape(0)), c = int(x.shape(1)), in_h = int(x.shape(2)),
-            in_w = int(x.shape(3));
-  x_desc_ = prim::TensorDesc::nchw(dtype_of<Dtype>(), n, c, in_h, in_w);
+  x_desc_ = x.desc();
+  x_desc_.dtype = dtype_of<Dtype>();
+  const int n = x_desc_.n, c = x_desc_.c, in_h = x_desc_.h, in_w = x_desc_.w;
   int64_t total = 0;  // values per image in the top
   for (int l = 0; l < pyramid_height_; ++l) total += int64_t(c) << (2 * l);
 

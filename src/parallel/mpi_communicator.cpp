@@ -1,5 +1,7 @@
 // Replicas as processes of an MPI run: on the CPU MPI's collectives carry the data; on GPUs NCCL
 // does (nccl_communicator.cpp) and MPI only starts it and carries the host's agreement.
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -39,6 +41,9 @@ MPI_Datatype mpi_type(prim::DataType dtype) {
   }
 }
 
+// MPI counts are int: a buffer of 2^31 elements or more goes in pieces of this many.
+constexpr int64_t kMaxChunk = int64_t(1) << 30;
+
 class MpiCommunicator : public Communicator {
  public:
   MpiCommunicator(int rank, int size) : Communicator(rank, size) {}
@@ -46,18 +51,25 @@ class MpiCommunicator : public Communicator {
   void all_reduce_sum(Handle& h, prim::DataType dtype,
                       std::span<const CommBuffer> buffers) override {
     CREMA_REQUIRE(h.device() == prim::Device::kCPU, "MPI's collectives run on the CPU here");
+    const size_t elem = prim::dtype_size(dtype);
     for (const CommBuffer& b : buffers)
-      check_mpi(MPI_Allreduce(MPI_IN_PLACE, b.data, int(b.count), mpi_type(dtype), MPI_SUM,
-                              MPI_COMM_WORLD),
-                "all-reduce");
+      for (int64_t at = 0; at < b.count; at += kMaxChunk)
+        check_mpi(MPI_Allreduce(MPI_IN_PLACE, static_cast<char*>(b.data) + size_t(at) * elem,
+                                int(std::min(kMaxChunk, b.count - at)), mpi_type(dtype), MPI_SUM,
+                                MPI_COMM_WORLD),
+                  "all-reduce");
   }
 
   void broadcast(Handle& h, prim::DataType dtype, std::span<const CommBuffer> buffers,
                  int root) override {
     CREMA_REQUIRE(h.device() == prim::Device::kCPU, "MPI's collectives run on the CPU here");
+    const size_t elem = prim::dtype_size(dtype);
     for (const CommBuffer& b : buffers)
-      check_mpi(MPI_Bcast(b.data, int(b.count), mpi_type(dtype), root, MPI_COMM_WORLD),
-                "broadcast");
+      for (int64_t at = 0; at < b.count; at += kMaxChunk)
+        check_mpi(MPI_Bcast(static_cast<char*>(b.data) + size_t(at) * elem,
+                            int(std::min(kMaxChunk, b.count - at)), mpi_type(dtype), root,
+                            MPI_COMM_WORLD),
+                  "broadcast");
   }
 
   int agree_max(int value) override {

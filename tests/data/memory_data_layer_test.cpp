@@ -109,7 +109,7 @@ TEST(MemoryDataLayer, Errors) {
       }).find("batch_size, channels, height and width must all be positive; got 2, 0, 1, 1"),
       std::string::npos);
   EXPECT_NE(error_of([&] {
-              MemoryDataLayer<float>(memory_param(1 << 16, 1 << 16, 1 << 16, 1), Device::kCPU)
+              MemoryDataLayer<float>(memory_param(1 << 16, 1 << 16, 1 << 16, 1 << 16), Device::kCPU)
                   .setup({}, {&data, &label});
             }).find("exceeds the tensor limit"),
             std::string::npos);

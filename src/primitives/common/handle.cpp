@@ -2,6 +2,7 @@
 #include "primitives/handle.h"
 
 #include <cblas.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -79,6 +80,21 @@ std::string cuda_device_identity(int device_id) {
 size_t cuda_peak_allocated_bytes() {
 #ifdef CREMA_WITH_CUDA
   return cuda::peak_allocated_bytes();
+#else
+  return 0;
+#endif
+}
+
+size_t device_total_bytes(Device device) {
+  if (device == Device::kCPU) {
+    static const size_t host = [] {
+      const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+      return pages > 0 && page > 0 ? size_t(pages) * size_t(page) : size_t(0);
+    }();
+    return host;
+  }
+#ifdef CREMA_WITH_CUDA
+  return cuda::total_memory();
 #else
   return 0;
 #endif

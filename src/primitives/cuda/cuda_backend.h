@@ -21,6 +21,8 @@ void synchronize(void* stream);
 void* alloc(size_t bytes);
 void free(void* p);
 size_t peak_allocated_bytes();
+// Total memory of the current device, 0 without one; cached per device.
+size_t total_memory();
 uint64_t device_sync_count();
 // kind: 0 host->device, 1 device->host, 2 device->device.
 void memcpy(void* dst, const void* src, size_t bytes, int kind);

@@ -160,6 +160,28 @@ void free(void* p) {
   alloc_sizes.erase(it);
 }
 
+size_t total_memory() {
+  // Reshapes ask on every call; device properties take far longer than a lookup.
+  static std::mutex mutex;
+  static std::unordered_map<int, size_t> totals;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto it = totals.find(device);
+  if (it != totals.end()) return it->second;
+  cudaDeviceProp p{};
+  size_t total = 0;
+  if (cudaGetDeviceProperties(&p, device) == cudaSuccess)
+    total = p.totalGlobalMem;
+  else
+    cudaGetLastError();
+  totals[device] = total;
+  return total;
+}
+
 size_t peak_allocated_bytes() {
   std::lock_guard<std::mutex> lock(alloc_mutex);
   return allocated_peak;

@@ -240,6 +240,11 @@ std::string cuda_device_description(int device_id);
 // A CUDA device's name and compute capability, e.g. "NVIDIA H200 9.0".
 std::string cuda_device_identity(int device_id);
 
+// Total memory of a device, the most one buffer on it can ever hold: the host's physical memory
+// for the CPU, the calling thread's current GPU's memory for CUDA. 0 when unknown (no CUDA in
+// this build, no GPU). Cached after the first query of each device.
+size_t device_total_bytes(Device device);
+
 }  // namespace crema::prim
 
 namespace crema::prim {
