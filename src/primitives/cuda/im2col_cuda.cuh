@@ -135,11 +135,17 @@ __global__ void col2im_unit_kernel(ConvGeom g, int planes, const T* __restrict__
 }
 
 // The grid of both kernels: positions of a plane over x (blocks of up to kBlock threads, fewer
-// for small planes so that threads are not left idle), planes over y.
-inline void plane_grid(int64_t positions, int64_t planes, dim3* grid, dim3* block) {
-  if (positions >= (int64_t(1) << 31) || planes >= (int64_t(1) << 31))
-    throw PrimError("im2col/col2im: plane of " + std::to_string(positions) + " positions x " +
-                    std::to_string(planes) + " planes is too large for the CUDA kernels");
+// for small planes so that threads are not left idle), planes over y. Both kernels index within
+// an input plane (H x W) and an output plane (P x Q) in 32 bits; the planes' count and offsets
+// are 64-bit.
+inline void plane_grid(const ConvGeom& g, int64_t positions, int64_t planes, dim3* grid,
+                       dim3* block) {
+  constexpr int64_t kLimit = int64_t(1) << 31;
+  if (int64_t(g.h) * g.w >= kLimit || int64_t(g.p) * g.q >= kLimit || planes >= kLimit)
+    throw PrimError("im2col/col2im on CUDA: planes of " + std::to_string(g.h) + "x" +
+                    std::to_string(g.w) + " inputs and " + std::to_string(g.p) + "x" +
+                    std::to_string(g.q) + " outputs, " + std::to_string(planes) +
+                    " of them: a plane of 2^31 elements or more, or 2^31 planes, is not supported");
   const int threads = int(std::min<int64_t>(kBlock, (positions + 31) / 32 * 32));
   *block = dim3(unsigned(threads));
   *grid = dim3(unsigned((positions + threads - 1) / threads),
@@ -152,7 +158,7 @@ void launch_im2col(cudaStream_t st, const ConvGeom& g, int batch, const T* x, in
   const int64_t positions = int64_t(g.p) * g.q, planes = int64_t(batch) * g.c;
   if (positions == 0 || planes == 0 || g.r == 0 || g.s == 0) return;
   dim3 grid, block;
-  plane_grid(positions, planes, &grid, &block);
+  plane_grid(g, positions, planes, &grid, &block);
   im2col_kernel<T>
       <<<grid, block, 0, st>>>(g, int(planes), x, x_image, col, col_image, col_ld, alpha, beta);
   check_launch("im2col_kernel");
@@ -164,7 +170,7 @@ void launch_col2im(cudaStream_t st, const ConvGeom& g, int batch, const T* col, 
   const int64_t positions = int64_t(g.h) * g.w, planes = int64_t(batch) * g.c;
   if (positions == 0 || planes == 0) return;
   dim3 grid, block;
-  plane_grid(positions, planes, &grid, &block);
+  plane_grid(g, positions, planes, &grid, &block);
   const bool unit = g.stride_h == 1 && g.stride_w == 1;
   if (unit && g.r == 3 && g.s == 3)
     col2im_unit_kernel<T, 3, 3>

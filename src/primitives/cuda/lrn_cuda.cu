@@ -270,12 +270,26 @@ __device__ __forceinline__ T window_sum(const In* plane, int H, int W, int r, in
   return s;
 }
 
+// Row i and column j of offset e within an H x W plane: 32-bit division unless the plane spans
+// 2^31 elements or more.
+__device__ __forceinline__ void plane_pos(const Geo& g, int64_t e, int* i, int* j) {
+  if (g.hw < (int64_t(1) << 31)) {
+    const uint32_t u = uint32_t(e), w = uint32_t(g.W), q = u / w;
+    *i = int(q);
+    *j = int(u - q * w);
+  } else {
+    *i = int(e / g.W);
+    *j = int(e - int64_t(*i) * g.W);
+  }
+}
+
 template <typename S, typename NegPow, typename T = MathOf<S>>
 __global__ void within_fwd_kernel(Geo g, int64_t total, NegPow neg_pow, T k, T a,
                                   const S* __restrict__ x, S* y, T alpha, T beta) {
   CREMA_CUDA_LOOP(idx, total) {
     const int64_t plane = idx / g.hw;
-    const int e = int(idx - plane * g.hw), i = e / g.W, j = e - i * g.W;
+    int i, j;
+    plane_pos(g, idx - plane * g.hw, &i, &j);
     const T s = k + a * window_sum<true, T>(x + plane * g.hw, g.H, g.W, g.r, i, j);
     blend_store(y + idx, ld<T>(x + idx) * neg_pow(s), alpha, beta);
   }
@@ -286,7 +300,8 @@ __global__ void within_r_kernel(Geo g, int64_t total, T k, T a, const S* __restr
                                 const S* __restrict__ dy, const S* __restrict__ x, T* R) {
   CREMA_CUDA_LOOP(idx, total) {
     const int64_t plane = idx / g.hw;
-    const int e = int(idx - plane * g.hw), i = e / g.W, j = e - i * g.W;
+    int i, j;
+    plane_pos(g, idx - plane * g.hw, &i, &j);
     const T s = k + a * window_sum<true, T>(x + plane * g.hw, g.H, g.W, g.r, i, j);
     R[idx] = ld<T>(dy + idx) * ld<T>(y + idx) / s;
   }
@@ -299,7 +314,8 @@ __global__ void within_dx_kernel(Geo g, int64_t total, NegPow neg_pow, T k, T a,
                                  T beta) {
   CREMA_CUDA_LOOP(idx, total) {
     const int64_t plane = idx / g.hw;
-    const int e = int(idx - plane * g.hw), i = e / g.W, j = e - i * g.W;
+    int i, j;
+    plane_pos(g, idx - plane * g.hw, &i, &j);
     const T s = k + a * window_sum<true, T>(x + plane * g.hw, g.H, g.W, g.r, i, j);
     const T sr = window_sum<false, T>(R + plane * g.hw, g.H, g.W, g.r, i, j);
     blend_store(dx + idx, ld<T>(dy + idx) * neg_pow(s) - cc * ld<T>(x + idx) * sr, alpha, beta);

@@ -338,8 +338,16 @@ void run(Handle& h, const PoolArgs& a) {
   run_typed(kAllTypes, h, a, [&](const auto& t) { a.forward() ? fwd(a, t) : bwd(h, a, t); });
 }
 
+// The max backward's argmax holds in-plane indices (i * W + j) as int: a plane of 2^31 cells or
+// more has none. Every other call runs here, with 64-bit indices past 2^31 elements.
+const char* unsupported(const PoolArgs& a) {
+  if (!a.forward() && a.is_max() && int64_t(a.xd.h) * a.xd.w > int64_t(INT_MAX))
+    return "max backward over planes of 2^31 cells or more";
+  return nullptr;
+}
+
 }  // namespace
 
-const PoolImpl kPoolWindow{PoolAlgo::kWindow, Device::kCUDA, nullptr, nullptr, run};
+const PoolImpl kPoolWindow{PoolAlgo::kWindow, Device::kCUDA, unsupported, nullptr, run};
 
 }  // namespace crema::prim::cuda
