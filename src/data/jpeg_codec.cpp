@@ -192,6 +192,18 @@ void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode col
   const int64_t h = info.image_height, w = info.image_width;
   if (h <= 0 || w <= 0 || channels * h * w > kMaxTensorElements)
     fail(where, ": JPEG of ", w, "x", h, " pixels is too large");
+  // Huffman coding spends at least one bit on every 8x8 block's DC term: a file with fewer bits
+  // than blocks is truncated, refused before the image its header claims is allocated (a
+  // 517-byte file claiming 17477 x 14915 pixels took seconds to fail). Arithmetic coding can
+  // spend less.
+  if (!info.arith_code) {
+    uint64_t blocks = 0;
+    for (int c = 0; c < info.num_components; ++c)
+      blocks += uint64_t(info.comp_info[c].width_in_blocks) * info.comp_info[c].height_in_blocks;
+    if (blocks > uint64_t(bytes.size()) * 8)
+      fail(where, ": corrupt JPEG (truncated: ", bytes.size(), " bytes cannot hold the ", blocks,
+           " blocks of ", w, "x", h, " pixels)");
+  }
   // Read before decompressing: libjpeg frees the saved markers when it finishes.
   const int orientation = d.orientation();
   if (!d.start(channels)) fail(where, ": corrupt JPEG (", d.message(), ")");

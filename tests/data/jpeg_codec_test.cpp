@@ -90,6 +90,16 @@ TEST(JpegCodec, TruncatedAndCorruptDataAreOneError) {
               decode_jpeg("\xFF\xD8\xFF", "f.jpg", ColorMode::kNative, &img);
             }).rfind("f.jpg: corrupt JPEG (", 0),
             0u);
+  // A header claiming 20000 x 30000 pixels before a few hundred bytes of data: refused from the
+  // header, before the image is allocated.
+  std::string huge = jpg;
+  const size_t sof = huge.find("\xFF\xC0");
+  ASSERT_NE(sof, std::string::npos);
+  huge.replace(sof + 5, 4, std::string("\x4E\x20\x75\x30", 4));  // height 20000, width 30000
+  const std::string claimed =
+      test::error_of([&] { decode_jpeg(huge, "f.jpg", ColorMode::kColor, &img); });
+  EXPECT_EQ(claimed.rfind("f.jpg: corrupt JPEG (truncated: ", 0), 0u) << claimed;
+  EXPECT_NE(claimed.find("30000x20000 pixels"), std::string::npos) << claimed;
 }
 
 #ifdef CREMA_WITH_OPENCV

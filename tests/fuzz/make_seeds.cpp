@@ -5,7 +5,8 @@
 // weights); <out>/fuzz_datum/: uint8 and float Datums; <out>/fuzz_blobproto/: a mean image in
 // the legacy 4-d form and in the N-d form; <out>/fuzz_lmdb/: an LMDB data file of those Datums;
 // <out>/fuzz_leveldb/: a LevelDB of them, packed (fuzz_util.h), as written (records in the log)
-// and once opened (records in a table); <out>/fuzz_idx/: IDX images and labels.
+// and once opened (records in a table); <out>/fuzz_idx/: IDX images and labels; <out>/fuzz_jpeg/:
+// small color and gray JPEGs, one with an EXIF orientation (where the build has libjpeg).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include "core/errors.h"
 #include "core/proto_io.h"
 #include "crema.pb.h"
+#include "data/jpeg_codec.h"
 #include "data/leveldb_db.h"
 #include "data/lmdb_db.h"
 #include "fuzz_util.h"
@@ -58,7 +60,7 @@ int main(int argc, char** argv) {
   try {
     const std::filesystem::path out = argv[1];
     for (const char* dir : {"fuzz_net_binary", "fuzz_datum", "fuzz_blobproto", "fuzz_lmdb",
-                            "fuzz_leveldb", "fuzz_idx"})
+                            "fuzz_leveldb", "fuzz_idx", "fuzz_jpeg"})
       std::filesystem::create_directories(out / dir);
     for (int i = 2; i < argc; ++i) {
       crema::NetParameter net;
@@ -120,6 +122,29 @@ int main(int argc, char** argv) {
         std::string("\0\0\x08\x03\0\0\0\x02\0\0\0\x03\0\0\0\x03", 16) + std::string(18, '\x7f'),
         out / "fuzz_idx" / "images.idx");
     write_bytes(std::string("\0\0\x08\x01\0\0\0\x02\x01\x09", 10), out / "fuzz_idx" / "labels.idx");
+    if (crema::jpeg_codec_available()) {
+      // A gradient with an edge, so the 8x8 blocks carry AC coefficients; 13 x 11 leaves partial
+      // blocks and, in color, partial 4:2:0 chroma blocks.
+      const int h = 11, w = 13;
+      std::vector<unsigned char> pixels(size_t(3) * h * w);
+      for (size_t i = 0; i < pixels.size(); ++i)
+        pixels[i] = static_cast<unsigned char>((i * 37 + (i % w > 6 ? 120 : 0)) % 256);
+      const std::string color = crema::encode_jpeg(pixels.data(), 3, h, w, 90);
+      write_bytes(color, out / "fuzz_jpeg" / "color.jpg");
+      write_bytes(crema::encode_jpeg(pixels.data(), 1, h, w, 75), out / "fuzz_jpeg" / "gray.jpg");
+      // The color file with an EXIF block after SOI asking for a quarter turn (orientation 6):
+      // APP1, "Exif\0\0", a little-endian TIFF header and one IFD entry (0x0112, SHORT, 6).
+      const std::string exif(
+          "\xff\xe1\x00\x22"
+          "Exif\0\0"
+          "II\x2a\x00\x08\x00\x00\x00"
+          "\x01\x00"
+          "\x12\x01\x03\x00\x01\x00\x00\x00\x06\x00\x00\x00"
+          "\x00\x00\x00\x00",
+          36);
+      write_bytes(color.substr(0, 2) + exif + color.substr(2),
+                  out / "fuzz_jpeg" / "exif_rotated.jpg");
+    }
   } catch (const crema::Error& e) {
     std::fprintf(stderr, "make_seeds: %s\n", e.what());
     return 1;
