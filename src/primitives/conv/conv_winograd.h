@@ -32,93 +32,71 @@ constexpr int kTile = 4;     // output tile edge
 constexpr int kPatch = 6;    // input patch edge
 constexpr int kPoints = 36;  // transformed positions per tile
 
-// 1-D transforms, strided in and out: in[i * is], out[i * os].
+// The 1-D transforms, strided in and out (in[i * is], out[i * os]), as types for transform_2d.
 
 // B^T d: 6 -> 6.
-template <typename T>
-CREMA_HOST_DEVICE inline void input_1d(const T* d, int is, T* o, int os) {
-  const T d0 = d[0], d1 = d[is], d2 = d[2 * is], d3 = d[3 * is], d4 = d[4 * is], d5 = d[5 * is];
-  o[0] = T(4) * d0 - T(5) * d2 + d4;
-  o[os] = -T(4) * (d1 + d2) + d3 + d4;
-  o[2 * os] = T(4) * (d1 - d2) - d3 + d4;
-  o[3 * os] = T(2) * (d3 - d1) - d2 + d4;
-  o[4 * os] = T(2) * (d1 - d3) - d2 + d4;
-  o[5 * os] = T(4) * d1 - T(5) * d3 + d5;
-}
-
-// G g: 3 -> 6.
-template <typename T>
-CREMA_HOST_DEVICE inline void filter_1d(const T* g, int is, T* o, int os) {
-  const T g0 = g[0], g1 = g[is], g2 = g[2 * is];
-  o[0] = g0 / T(4);
-  o[os] = -(g0 + g1 + g2) / T(6);
-  o[2 * os] = -(g0 - g1 + g2) / T(6);
-  o[3 * os] = g0 / T(24) + g1 / T(12) + g2 / T(6);
-  o[4 * os] = g0 / T(24) - g1 / T(12) + g2 / T(6);
-  o[5 * os] = g2;
-}
-
-// A^T m: 6 -> 4.
-template <typename T>
-CREMA_HOST_DEVICE inline void output_1d(const T* m, int is, T* o, int os) {
-  const T m0 = m[0], m1 = m[is], m2 = m[2 * is], m3 = m[3 * is], m4 = m[4 * is], m5 = m[5 * is];
-  const T a = m1 + m2, b = m1 - m2, c = m3 + m4, d = m3 - m4;
-  o[0] = m0 + a + c;
-  o[os] = b + T(2) * d;
-  o[2 * os] = a + T(4) * c;
-  o[3 * os] = b + T(8) * d + m5;
-}
-
-// A v: 4 -> 6 (a gradient tile into the transformed space of backward filter).
-template <typename T>
-CREMA_HOST_DEVICE inline void grad_1d(const T* v, int is, T* o, int os) {
-  const T v0 = v[0], v1 = v[is], v2 = v[2 * is], v3 = v[3 * is];
-  o[0] = v0;
-  o[os] = v0 + v1 + v2 + v3;
-  o[2 * os] = v0 - v1 + v2 - v3;
-  o[3 * os] = v0 + T(2) * v1 + T(4) * v2 + T(8) * v3;
-  o[4 * os] = v0 - T(2) * v1 + T(4) * v2 - T(8) * v3;
-  o[5 * os] = v3;
-}
-
-// G^T m: 6 -> 3 (the transformed filter gradient back to 3x3).
-template <typename T>
-CREMA_HOST_DEVICE inline void filter_grad_1d(const T* m, int is, T* o, int os) {
-  const T m0 = m[0], m1 = m[is], m2 = m[2 * is], m3 = m[3 * is], m4 = m[4 * is], m5 = m[5 * is];
-  o[0] = m0 / T(4) - (m1 + m2) / T(6) + (m3 + m4) / T(24);
-  o[os] = (m2 - m1) / T(6) + (m3 - m4) / T(12);
-  o[2 * os] = (m3 + m4 - m1 - m2) / T(6) + m5;
-}
-
-// The 1-D transforms as types, for transform_2d.
 struct Input {
   template <typename T>
-  CREMA_HOST_DEVICE static void run(const T* a, int is, T* o, int os) {
-    input_1d(a, is, o, os);
+  CREMA_HOST_DEVICE static void run(const T* d, int is, T* o, int os) {
+    const T d0 = d[0], d1 = d[is], d2 = d[2 * is], d3 = d[3 * is], d4 = d[4 * is], d5 = d[5 * is];
+    o[0] = T(4) * d0 - T(5) * d2 + d4;
+    o[os] = -T(4) * (d1 + d2) + d3 + d4;
+    o[2 * os] = T(4) * (d1 - d2) - d3 + d4;
+    o[3 * os] = T(2) * (d3 - d1) - d2 + d4;
+    o[4 * os] = T(2) * (d1 - d3) - d2 + d4;
+    o[5 * os] = T(4) * d1 - T(5) * d3 + d5;
   }
 };
+
+// G g: 3 -> 6.
 struct Filter {
   template <typename T>
-  CREMA_HOST_DEVICE static void run(const T* a, int is, T* o, int os) {
-    filter_1d(a, is, o, os);
+  CREMA_HOST_DEVICE static void run(const T* g, int is, T* o, int os) {
+    const T g0 = g[0], g1 = g[is], g2 = g[2 * is];
+    o[0] = g0 / T(4);
+    o[os] = -(g0 + g1 + g2) / T(6);
+    o[2 * os] = -(g0 - g1 + g2) / T(6);
+    o[3 * os] = g0 / T(24) + g1 / T(12) + g2 / T(6);
+    o[4 * os] = g0 / T(24) - g1 / T(12) + g2 / T(6);
+    o[5 * os] = g2;
   }
 };
+
+// A^T m: 6 -> 4.
 struct Output {
   template <typename T>
-  CREMA_HOST_DEVICE static void run(const T* a, int is, T* o, int os) {
-    output_1d(a, is, o, os);
+  CREMA_HOST_DEVICE static void run(const T* m, int is, T* o, int os) {
+    const T m0 = m[0], m1 = m[is], m2 = m[2 * is], m3 = m[3 * is], m4 = m[4 * is], m5 = m[5 * is];
+    const T a = m1 + m2, b = m1 - m2, c = m3 + m4, d = m3 - m4;
+    o[0] = m0 + a + c;
+    o[os] = b + T(2) * d;
+    o[2 * os] = a + T(4) * c;
+    o[3 * os] = b + T(8) * d + m5;
   }
 };
+
+// A v: 4 -> 6 (a gradient tile into the transformed space of backward filter).
 struct Grad {
   template <typename T>
-  CREMA_HOST_DEVICE static void run(const T* a, int is, T* o, int os) {
-    grad_1d(a, is, o, os);
+  CREMA_HOST_DEVICE static void run(const T* v, int is, T* o, int os) {
+    const T v0 = v[0], v1 = v[is], v2 = v[2 * is], v3 = v[3 * is];
+    o[0] = v0;
+    o[os] = v0 + v1 + v2 + v3;
+    o[2 * os] = v0 - v1 + v2 - v3;
+    o[3 * os] = v0 + T(2) * v1 + T(4) * v2 + T(8) * v3;
+    o[4 * os] = v0 - T(2) * v1 + T(4) * v2 - T(8) * v3;
+    o[5 * os] = v3;
   }
 };
+
+// G^T m: 6 -> 3 (the transformed filter gradient back to 3x3).
 struct FilterGrad {
   template <typename T>
-  CREMA_HOST_DEVICE static void run(const T* a, int is, T* o, int os) {
-    filter_grad_1d(a, is, o, os);
+  CREMA_HOST_DEVICE static void run(const T* m, int is, T* o, int os) {
+    const T m0 = m[0], m1 = m[is], m2 = m[2 * is], m3 = m[3 * is], m4 = m[4 * is], m5 = m[5 * is];
+    o[0] = m0 / T(4) - (m1 + m2) / T(6) + (m3 + m4) / T(24);
+    o[os] = (m2 - m1) / T(6) + (m3 - m4) / T(12);
+    o[2 * os] = (m3 + m4 - m1 - m2) / T(6) + m5;
   }
 };
 
