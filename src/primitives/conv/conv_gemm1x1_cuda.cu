@@ -10,9 +10,8 @@
 // x[:, :, ::sh, ::sw]: forward and backward filter gather that into the workspace first (one
 // pass reading what the stride keeps), backward data computes its gradient there and spreads it
 // over dx with zeros where the stride skips (one pass writing dx); half data stays in its type
-// throughout. ResNet-50's res3a/4a/5a
-// branch1 and branch2a are such layers; im2col gathered the same values a chunk of images at a
-// time and ran a GEMM per image.
+// throughout. ResNet-50's res3a/4a/5a branch1 and branch2a are such layers; im2col gathered the
+// same values a chunk of images at a time and ran a GEMM per image.
 #include <algorithm>
 
 #include "primitives/common/dtype_visit.h"
