@@ -53,4 +53,22 @@ inline int run_tool(int argc, char** argv, const char* name, const std::string& 
   }
 }
 
+// The upgrade_* tools: INPUT is read and written to OUTPUT in the current format by upgrade,
+// which returns false where INPUT was already current (it is then copied as it is). what names
+// INPUT's kind and the formats read, for the usage.
+inline int run_upgrade_tool(int argc, char** argv, const char* name, const std::string& what,
+                            bool (*upgrade)(const std::string&, const std::string&)) {
+  return run_tool(argc, argv, name,
+                  std::string(name) + " INPUT OUTPUT\nReads INPUT, " + what +
+                      ", and writes it in the current format to OUTPUT.",
+                  2, 2, [upgrade](const std::vector<std::string>& args) {
+                    if (upgrade(args[0], args[1]))
+                      std::printf("Wrote upgraded file to %s\n", args[1].c_str());
+                    else
+                      std::printf("%s is already in the current format; copied to %s\n",
+                                  args[0].c_str(), args[1].c_str());
+                    return 0;
+                  });
+}
+
 }  // namespace crema::tools

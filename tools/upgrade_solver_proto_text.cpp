@@ -4,17 +4,7 @@
 #include "tool_main.h"
 
 int main(int argc, char** argv) {
-  return crema::tools::run_tool(argc, argv, "upgrade_solver_proto_text",
-                                "upgrade_solver_proto_text INPUT OUTPUT\n"
-                                "Reads INPUT, a solver prototxt (solver_type enum or current), and "
-                                "writes it in the current format to OUTPUT.",
-                                2, 2, [](const std::vector<std::string>& args) {
-                                  if (crema::upgrade_solver_text_file(args[0], args[1]))
-                                    std::printf("Wrote upgraded file to %s\n", args[1].c_str());
-                                  else
-                                    std::printf(
-                                        "%s is already in the current format; copied to %s\n",
-                                        args[0].c_str(), args[1].c_str());
-                                  return 0;
-                                });
+  return crema::tools::run_upgrade_tool(argc, argv, "upgrade_solver_proto_text",
+                                        "a solver prototxt (solver_type enum or current)",
+                                        crema::upgrade_solver_text_file);
 }
