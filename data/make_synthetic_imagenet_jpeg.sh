@@ -23,13 +23,8 @@ out="$root/data/synthetic_imagenet_jpeg"
 classes=1000
 size=256
 
-for tool in make_synthetic_images convert_imageset compute_image_mean; do
-  if [[ ! -x "$build/$tool" ]]; then
-    echo "make_synthetic_imagenet_jpeg.sh: $build/$tool not found; build it first:" \
-         "cmake --build $build --target $tool" >&2
-    exit 1
-  fi
-done
+source "$root/data/synthetic_steps.sh"
+check_tools make_synthetic_imagenet_jpeg.sh
 if ! [[ "$train_images" =~ ^[0-9]+$ ]] || (( train_images < classes )); then
   echo "make_synthetic_imagenet_jpeg.sh: train_images must be a number >= $classes" >&2
   exit 1
@@ -44,36 +39,13 @@ else
 fi
 mkdir -p "$out"
 
-if [[ -f "$out/images/val.txt" ]]; then
-  echo "$out/images exists, skipping"
-else
-  rm -rf "$out/images.tmp"
-  # Quality 90 and noise 8: ~50 KB for a 500x375 image, as ImageNet's JPEGs average.
-  "$build/make_synthetic_images" --classes=$classes --train_per_class=$train_per_class \
-      --val_per_class=$val_per_class --min_size=$min_side --max_size=$max_side \
-      --jpeg_quality=90 --noise=8 --seed=1 "$out/images.tmp"
-  mv "$out/images.tmp" "$out/images"
-fi
-
-convert() {  # list name (train|val)
-  local lmdb="$out/$1_lmdb"
-  if [[ -f "$lmdb/data.mdb" ]]; then
-    echo "$lmdb exists, skipping"
-    return
-  fi
-  rm -rf "$lmdb.tmp"
-  "$build/convert_imageset" "${resize[@]}" --encoded --shuffle --seed=1 \
-      "$out/images/" "$out/images/$1.txt" "$lmdb.tmp"
-  mv "$lmdb.tmp" "$lmdb"
-}
-convert train
-convert val
-
-if [[ -f "$out/mean.binaryproto" ]]; then
-  echo "$out/mean.binaryproto exists, skipping"
-else
-  "$build/compute_image_mean" "$out/train_lmdb" "$out/mean.binaryproto.tmp"
-  mv "$out/mean.binaryproto.tmp" "$out/mean.binaryproto"
-fi
+# Quality 90 and noise 8: ~50 KB for a 500x375 image, as ImageNet's JPEGs average.
+make_images --classes=$classes --train_per_class=$train_per_class \
+    --val_per_class=$val_per_class --min_size=$min_side --max_size=$max_side --jpeg_quality=90 \
+    --noise=8
+for list in train val; do
+  convert_list $list "${resize[@]}" --encoded
+done
+make_mean
 du -sh "$out/images" "$out/train_lmdb" "$out/val_lmdb"
 echo "Synthetic ImageNet-style JPEG set in $out ($((train_per_class * classes)) training images)"
