@@ -256,13 +256,15 @@ TEST(HugeTensor, SoftmaxOverChannels) {
       double mx = -1e30, sum = 0;
       for (int64_t c = 0; c < kC; ++c) mx = std::max(mx, double(x[(n * kC + c) * inner + at]));
       for (int64_t c = 0; c < kC; ++c) sum += std::exp(double(x[(n * kC + c) * inner + at]) - mx);
-      EXPECT_NEAR(gy[size_t(i)], std::exp(double(x[i]) - mx) / sum, 1e-7) << "gpu at " << i;
+      const double ref = std::exp(double(x[i]) - mx) / sum;
+      EXPECT_NEAR(gy[size_t(i)], ref, 1e-6 + 1e-5 * ref) << "gpu at " << i;
     }
     expect_close("softmax forward", gy, p.cpu_top[0]->data(), kCount, 1e-6, 1e-5);
   }
   p.backward();
+  // dx = y (dy - sum dy y): the 1000-term sum's rounding, scaled by y, against small differences.
   expect_close("softmax backward", p.gpu_bottom[0]->diff_vector(), p.cpu_bottom[0]->diff(), kCount,
-               1e-6, 1e-5);
+               2e-5, 1e-4);
 }
 
 TEST(HugeTensor, Bf16RoundTrip) {
