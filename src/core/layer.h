@@ -27,6 +27,14 @@ namespace crema {
 
 using prim::Handle;
 
+// What the memory plan of a net (Net::share_activation_memory, share_inference_memory) may
+// assume about the data of a layer's bottoms and tops. kForward: forward reads the bottom, or
+// writes every value of the top, and backward never reads it; kBackward: backward reads it too.
+// kUnknown, the default, keeps the blob out of the plan. Where a primitive's backward takes data
+// it may not need (pooling, element-wise sums, activations), the layer passes null for what it
+// declares kForward, so that a wrong declaration fails loudly.
+enum class DataUse { kUnknown, kForward, kBackward };
+
 template <typename Dtype>
 class Layer {
  public:
@@ -122,13 +130,7 @@ class Layer {
   }
   virtual void restore_reader_state(const DataReaderState& state) { (void)state; }
 
-  // What the memory plan of a net (Net::share_activation_memory, share_inference_memory) may
-  // assume about the data of this layer's bottoms and tops. kForward: forward reads the bottom, or
-  // writes every value of the top, and backward never reads it; kBackward: backward reads it too.
-  // kUnknown, the default, keeps the blob out of the plan. Where a primitive's backward takes data
-  // it may not need (pooling, element-wise sums, activations), the layer passes null for what it
-  // declares kForward, so that a wrong declaration fails loudly.
-  enum class DataUse { kUnknown, kForward, kBackward };
+  // What forward and backward do with bottom i's and top j's data (DataUse above).
   virtual DataUse bottom_data_use(int i) const {
     (void)i;
     return DataUse::kUnknown;

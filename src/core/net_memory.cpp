@@ -37,7 +37,7 @@ void Net<Dtype>::share_inference_memory() {
 // gradient is planned.
 template <typename Dtype>
 void Net<Dtype>::share_memory(bool backward) {
-  using Use = typename Layer<Dtype>::DataUse;
+  using Use = DataUse;
   const int n = num_layers();
   const size_t nb = blobs_.size();
   const auto backward_step = [n](int i) { return 2 * n - 1 - i; };

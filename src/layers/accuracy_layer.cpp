@@ -4,9 +4,7 @@
 namespace crema {
 
 template <typename Dtype>
-void AccuracyLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
-  (void)top;
+void AccuracyLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   const AccuracyParameter& p = this->param_.accuracy_param();
   if (p.top_k() == 0) this->error("top_k must be positive");
   desc_.dtype = dtype_of<Dtype>();
@@ -46,12 +44,8 @@ void AccuracyLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tenso
 }
 
 template <typename Dtype>
-void AccuracyLayer<Dtype>::backward(Handle& h, const Tensors& top,
-                                    const std::vector<bool>& propagate_down,
-                                    const Tensors& bottom) {
-  (void)h;
-  (void)top;
-  (void)bottom;
+void AccuracyLayer<Dtype>::backward(Handle&, const Tensors&,
+                                    const std::vector<bool>& propagate_down, const Tensors&) {
   for (bool down : propagate_down)
     if (down) this->error("accuracy has no gradient; it cannot be backpropagated");
 }

@@ -57,11 +57,8 @@ void ArgMaxLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors
 }
 
 template <typename Dtype>
-void ArgMaxLayer<Dtype>::backward(Handle& h, const Tensors& top,
-                                  const std::vector<bool>& propagate_down, const Tensors& bottom) {
-  (void)h;
-  (void)top;
-  (void)bottom;
+void ArgMaxLayer<Dtype>::backward(Handle&, const Tensors&, const std::vector<bool>& propagate_down,
+                                  const Tensors&) {
   if (propagate_down[0]) this->error("arg max has no gradient; it cannot be backpropagated");
 }
 

@@ -8,8 +8,7 @@
 namespace crema {
 
 template <typename Dtype>
-void BaseConvLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)top;
+void BaseConvLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   const ConvolutionParameter& p = this->param_.convolution_param();
   channel_axis_ = bottom[0]->canonical_axis(p.axis());
   const int spatial_axes = bottom[0]->num_axes() - channel_axis_ - 1;

@@ -16,7 +16,6 @@ template <typename Dtype>
 class BaseConvLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   // Reads convolution_param, validates it and creates and fills the weight (and bias) blobs.

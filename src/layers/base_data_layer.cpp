@@ -158,9 +158,7 @@ void BasePrefetchingDataLayer<Dtype>::upload(HostBatch* batch) {
 }
 
 template <typename Dtype>
-void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors& bottom,
-                                              const Tensors& top) {
-  (void)bottom;
+void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors&, const Tensors& top) {
   HostBatch* batch = nullptr;
   try {
     batch = engine_->next();

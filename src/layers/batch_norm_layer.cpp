@@ -10,8 +10,7 @@
 namespace crema {
 
 template <typename Dtype>
-void BatchNormLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)top;
+void BatchNormLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   const BatchNormParameter& p = this->param_.batch_norm_param();
   use_global_stats_ = p.has_use_global_stats() ? p.use_global_stats() : this->phase() == TEST;
   moving_average_fraction_ = p.moving_average_fraction();

@@ -41,8 +41,7 @@ std::string broadcast_view(const std::vector<int64_t>& x_shape, int axis,
 }
 
 template <typename Dtype>
-void BiasLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)top;
+void BiasLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   const BiasParameter& p = this->param_.bias_param();
   const Tensor<Dtype>& x = *bottom[0];
   try {

@@ -8,9 +8,7 @@
 namespace crema {
 
 template <typename Dtype>
-void ContrastiveLossLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
-  (void)top;
+void ContrastiveLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   const ContrastiveLossParameter& p = this->param_.contrastive_loss_param();
   if (!std::isfinite(p.margin())) this->error("margin must be finite, got ", p.margin());
   desc_.dtype = dtype_of<Dtype>();

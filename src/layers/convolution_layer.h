@@ -27,7 +27,6 @@ class ConvolutionLayer : public BaseConvLayer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
   const char* type() const override { return "Convolution"; }
-  using typename Layer<Dtype>::DataUse;
   DataUse top_data_use(int) const override {
     return relu_ ? DataUse::kBackward : DataUse::kForward;
   }

@@ -30,8 +30,7 @@ DataLayer<Dtype>::~DataLayer() {
 }
 
 template <typename Dtype>
-void DataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
+void DataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
   const DataParameter& p = this->param_.data_param();
   const std::string& source = p.source();
   if (source.empty()) this->error("data_param.source is not set");

@@ -20,9 +20,7 @@ bool scale_train_of(const Param& p) {
 }  // namespace
 
 template <typename Dtype>
-void DropoutLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
-  (void)top;
+void DropoutLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   const DropoutParameter& p = this->param_.dropout_param();
   desc_.dtype = dtype_of<Dtype>();
   desc_.ratio = p.dropout_ratio();

@@ -13,8 +13,7 @@ const FillerParameter& DummyDataLayer<Dtype>::filler(size_t top_index) const {
 }
 
 template <typename Dtype>
-void DummyDataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
+void DummyDataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
   const DummyDataParameter& p = this->param_.dummy_data_param();
   const int num_top = int(top.size());
   auto one_or_all = [num_top](int n) { return n == 1 || n == num_top; };
@@ -61,9 +60,7 @@ void DummyDataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& to
 }
 
 template <typename Dtype>
-void DummyDataLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
-  (void)h;
-  (void)bottom;
+void DummyDataLayer<Dtype>::forward(Handle&, const Tensors&, const Tensors& top) {
   for (size_t i = 0; i < top.size(); ++i)
     if (refill_[i]) fill_tensor(filler(i), top[i]);
 }

@@ -52,8 +52,7 @@ Rng order_rng(uint64_t seed, uint64_t pass, uint64_t salt) {
 }  // namespace
 
 template <typename Dtype>
-void Hdf5DataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
+void Hdf5DataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
   const HDF5DataParameter& p = this->param_.hdf5_data_param();
   // As Caffe: HDF5 data is generic, so there is nothing a transform could assume.
   if (this->param_.has_transform_param())
@@ -195,9 +194,7 @@ void Hdf5DataLayer<Dtype>::seek(uint64_t records) {
 }
 
 template <typename Dtype>
-void Hdf5DataLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
-  (void)h;
-  (void)bottom;
+void Hdf5DataLayer<Dtype>::forward(Handle&, const Tensors&, const Tensors& top) {
   try {
     for (int i = 0; i < batch_size_; ++i) {
       while (next_record_ % uint64_t(replica_.count) != uint64_t(replica_.rank)) next_row();

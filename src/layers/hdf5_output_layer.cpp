@@ -18,9 +18,7 @@ std::vector<int64_t> legacy_dims(const Tensor<Dtype>& t) {
 }  // namespace
 
 template <typename Dtype>
-void Hdf5OutputLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
-  (void)top;
+void Hdf5OutputLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   const std::string& name = this->param_.hdf5_output_param().file_name();
   if (name.empty()) this->error("hdf5_output_param.file_name is missing");
   try {
@@ -33,8 +31,7 @@ void Hdf5OutputLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& t
 }
 
 template <typename Dtype>
-void Hdf5OutputLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
-  (void)top;
+void Hdf5OutputLayer<Dtype>::reshape(const Tensors& bottom, const Tensors&) {
   if (bottom[0]->num_axes() == 0 || bottom[1]->num_axes() == 0 ||
       bottom[0]->shape(0) != bottom[1]->shape(0))
     this->error("the data (", bottom[0]->shape_string(), ") and label (", bottom[1]->shape_string(),
@@ -42,9 +39,7 @@ void Hdf5OutputLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) 
 }
 
 template <typename Dtype>
-void Hdf5OutputLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
-  (void)h;
-  (void)top;
+void Hdf5OutputLayer<Dtype>::forward(Handle&, const Tensors& bottom, const Tensors&) {
   try {
     data_->append(legacy_dims(*bottom[0]), bottom[0]->data_vector().data());
     label_->append(legacy_dims(*bottom[1]), bottom[1]->data_vector().data());

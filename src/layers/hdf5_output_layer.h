@@ -21,7 +21,6 @@ template <typename Dtype>
 class Hdf5OutputLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;

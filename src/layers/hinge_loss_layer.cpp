@@ -6,9 +6,7 @@
 namespace crema {
 
 template <typename Dtype>
-void HingeLossLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
-  (void)top;
+void HingeLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   desc_.dtype = dtype_of<Dtype>();
   switch (this->param_.hinge_loss_param().norm()) {
     case HingeLossParameter::L1:

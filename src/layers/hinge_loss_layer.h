@@ -15,7 +15,6 @@ template <typename Dtype>
 class HingeLossLayer : public LossLayer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using typename Layer<Dtype>::DataUse;
   using LossLayer<Dtype>::LossLayer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;

@@ -6,8 +6,7 @@
 namespace crema {
 
 template <typename Dtype>
-void Im2colLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)top;
+void Im2colLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   const ConvolutionParameter& p = this->param_.convolution_param();
   channel_axis_ = bottom[0]->canonical_axis(p.axis());
   const ConvGeometry g = read_conv_geometry(*this, p);

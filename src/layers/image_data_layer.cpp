@@ -19,8 +19,7 @@ ImageDataLayer<Dtype>::~ImageDataLayer() {
 }
 
 template <typename Dtype>
-void ImageDataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
+void ImageDataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
   const ImageDataParameter& p = this->param_.image_data_param();
   if (p.source().empty()) this->error("image_data_param.source is not set");
   if (p.batch_size() == 0) this->error("image_data_param.batch_size must be positive");

@@ -27,8 +27,7 @@ int64_t claimed_count(const BlobProto& b) {
 }  // namespace
 
 template <typename Dtype>
-void InfogainLossLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)top;
+void InfogainLossLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   const LossParameter& p = this->param_.loss_param();
   loss_.dtype = softmax_.dtype = dtype_of<Dtype>();
   loss_.has_ignore_label = p.has_ignore_label();

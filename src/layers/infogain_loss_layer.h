@@ -24,7 +24,6 @@ template <typename Dtype>
 class InfogainLossLayer : public LossLayer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using typename Layer<Dtype>::DataUse;
   using LossLayer<Dtype>::LossLayer;
 
   // Reads the loss parameters and, with two bottoms, the infogain matrix file.

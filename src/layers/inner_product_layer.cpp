@@ -18,8 +18,7 @@ void convert(Handle& h, prim::DataType from, const void* x, prim::DataType to, v
 }  // namespace
 
 template <typename Dtype>
-void InnerProductLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)top;
+void InnerProductLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   const InnerProductParameter& p = this->param_.inner_product_param();
   if (p.num_output() == 0) this->error("num_output must be positive");
   axis_ = bottom[0]->canonical_axis(p.axis());

@@ -21,7 +21,6 @@ template <typename Dtype>
 class InnerProductLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   // Reads inner_product_param and creates and fills the weight (and bias) blobs.

@@ -4,8 +4,7 @@
 namespace crema {
 
 template <typename Dtype>
-void InputLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
+void InputLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
   const InputParameter& p = this->param_.input_param();
   const int num_shape = p.shape_size();
   if (num_shape != 0 && num_shape != 1 && num_shape != int(top.size()))

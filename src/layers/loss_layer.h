@@ -10,7 +10,6 @@ namespace crema {
 template <typename Dtype>
 class LossLayer : public Layer<Dtype> {
  public:
-  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   int exact_num_bottom() const override { return 2; }

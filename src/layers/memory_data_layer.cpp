@@ -4,8 +4,7 @@
 namespace crema {
 
 template <typename Dtype>
-void MemoryDataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
+void MemoryDataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
   const MemoryDataParameter& p = this->param_.memory_data_param();
   const uint64_t n = p.batch_size(), c = p.channels(), h = p.height(), w = p.width();
   if (n == 0 || c == 0 || h == 0 || w == 0)
@@ -50,9 +49,7 @@ void MemoryDataLayer<Dtype>::set_input(const Dtype* data, const Dtype* labels, i
 }
 
 template <typename Dtype>
-void MemoryDataLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
-  (void)h;
-  (void)bottom;
+void MemoryDataLayer<Dtype>::forward(Handle&, const Tensors&, const Tensors& top) {
   if (n_ == 0)
     this->error("forward without input: hand the layer its examples with set_input() first");
   prim::device_memcpy(top[0]->mutable_data(), top[0]->device(),

@@ -14,7 +14,6 @@ template <typename Dtype>
 class MultinomialLogisticLossLayer : public LossLayer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using typename Layer<Dtype>::DataUse;
   using LossLayer<Dtype>::LossLayer;
 
   void reshape(const Tensors& bottom, const Tensors& top) override;

@@ -7,9 +7,7 @@
 namespace crema {
 
 template <typename Dtype>
-void ParameterLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
-  (void)top;
+void ParameterLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   const BlobShape& s = this->param_.parameter_param().shape();
   std::vector<int64_t> shape(s.dim().begin(), s.dim().end());
   this->blobs_.clear();
@@ -18,26 +16,20 @@ void ParameterLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& to
 }
 
 template <typename Dtype>
-void ParameterLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
+void ParameterLayer<Dtype>::reshape(const Tensors&, const Tensors& top) {
   top[0]->reshape_like(*this->blobs_[0]);
   top[0]->share_data(*this->blobs_[0]);
 }
 
 template <typename Dtype>
-void ParameterLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
-  (void)h;
-  (void)bottom;
+void ParameterLayer<Dtype>::forward(Handle&, const Tensors&, const Tensors& top) {
   // Again on every forward: the Net may have made the blob share another net's memory since.
   top[0]->share_data(*this->blobs_[0]);
 }
 
 template <typename Dtype>
-void ParameterLayer<Dtype>::backward(Handle& h, const Tensors& top,
-                                     const std::vector<bool>& propagate_down,
-                                     const Tensors& bottom) {
-  (void)propagate_down;
-  (void)bottom;
+void ParameterLayer<Dtype>::backward(Handle& h, const Tensors& top, const std::vector<bool>&,
+                                     const Tensors&) {
   if (this->param_propagate_down(0))
     prim::axpy(h, dtype_of<Dtype>(), top[0]->count(), 1.0, top[0]->diff(),
                this->blobs_[0]->mutable_diff());

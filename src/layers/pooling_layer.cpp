@@ -4,8 +4,7 @@
 namespace crema {
 
 template <typename Dtype>
-void PoolingLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
+void PoolingLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
   const PoolingParameter& p = this->param_.pooling_param();
   switch (p.pool()) {
     case PoolingParameter::MAX:

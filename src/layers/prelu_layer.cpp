@@ -6,8 +6,7 @@
 namespace crema {
 
 template <typename Dtype>
-void PreluLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)top;
+void PreluLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   const PReLUParameter& p = this->param_.prelu_param();
   const Tensor<Dtype>& x = *bottom[0];
   if (x.num_axes() < 2)

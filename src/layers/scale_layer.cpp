@@ -7,8 +7,7 @@
 namespace crema {
 
 template <typename Dtype>
-void ScaleLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)top;
+void ScaleLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   const ScaleParameter& p = this->param_.scale_param();
   const Tensor<Dtype>& x = *bottom[0];
   try {

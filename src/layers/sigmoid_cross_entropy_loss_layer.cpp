@@ -6,9 +6,7 @@
 namespace crema {
 
 template <typename Dtype>
-void SigmoidCrossEntropyLossLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
-  (void)top;
+void SigmoidCrossEntropyLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   const LossParameter& p = this->param_.loss_param();
   desc_.dtype = dtype_of<Dtype>();
   desc_.has_ignore_label = p.has_ignore_label();

@@ -17,7 +17,6 @@ template <typename Dtype>
 class SigmoidCrossEntropyLossLayer : public LossLayer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using typename Layer<Dtype>::DataUse;
   using LossLayer<Dtype>::LossLayer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;

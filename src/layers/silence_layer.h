@@ -10,7 +10,6 @@ template <typename Dtype>
 class SilenceLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void reshape(const Tensors&, const Tensors&) override {}

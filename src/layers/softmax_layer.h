@@ -14,7 +14,6 @@ template <typename Dtype>
 class SoftmaxLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void reshape(const Tensors& bottom, const Tensors& top) override;

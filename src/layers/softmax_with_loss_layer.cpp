@@ -4,9 +4,7 @@
 namespace crema {
 
 template <typename Dtype>
-void SoftmaxWithLossLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
-  (void)top;
+void SoftmaxWithLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   const LossParameter& p = this->param_.loss_param();
   loss_.dtype = dtype_of<Dtype>();
   loss_.has_ignore_label = p.has_ignore_label();

@@ -6,9 +6,7 @@
 namespace crema {
 
 template <typename Dtype>
-void SppLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
-  (void)top;
+void SppLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   const SPPParameter& p = this->param_.spp_param();
   // 2^l bins per side must fit an int and an input dimension; 16 levels is far beyond either.
   if (p.pyramid_height() < 1 || p.pyramid_height() > 16)

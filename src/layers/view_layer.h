@@ -11,7 +11,6 @@ template <typename Dtype>
 class ViewLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using typename Layer<Dtype>::DataUse;
   using Layer<Dtype>::Layer;
 
   void forward(Handle&, const Tensors&, const Tensors&) override {}

@@ -55,8 +55,7 @@ void WindowDataLayer<Dtype>::load_mean(const TransformationParameter& t) {
 }
 
 template <typename Dtype>
-void WindowDataLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
-  (void)bottom;
+void WindowDataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
   const WindowDataParameter& p = this->param_.window_data_param();
   if (!image_io_available())
     this->error(p.source(), ": cannot read images: crema was built without OpenCV");

@@ -188,7 +188,7 @@ struct Twins {
 // count with the blob they view), after a forward of `net`; returns the blobs' names.
 template <typename Dtype>
 std::set<std::string> poison_forward_only(Net<Dtype>& net) {
-  using Use = typename Layer<Dtype>::DataUse;
+  using Use = DataUse;
   std::map<const prim::DeviceBuffer*, bool> dead;  // per data buffer
   const auto note = [&](const Tensor<Dtype>* b, Use use, bool runs_backward) {
     const bool ok = use == Use::kForward || (use == Use::kBackward && !runs_backward);
