@@ -1,6 +1,8 @@
 // Layer base: setup, bottom/top count checks, loss weights.
 #include "core/layer.h"
 
+#include "core/filler.h"
+
 namespace crema {
 
 template <typename Dtype>
@@ -48,6 +50,21 @@ void Layer<Dtype>::check_counts(const Tensors& bottom, const Tensors& top) const
     error("produces at most ", max_num_top(), " top(s), got ", nt);
   if (equal_num_bottom_top() && nb != nt)
     error("needs as many tops as bottoms, got ", nb, " bottom(s) and ", nt, " top(s)");
+}
+
+template <typename Dtype>
+void Layer<Dtype>::make_weight_and_bias(const std::vector<int64_t>& weight_shape,
+                                        const FillerParameter& weight_filler, bool bias_term,
+                                        int64_t bias_size, const FillerParameter& bias_filler) {
+  naming_layer([&] {
+    blobs_.clear();
+    blobs_.push_back(std::make_shared<Tensor<Dtype>>(weight_shape, device_));
+    fill_tensor(weight_filler, blobs_[0].get());
+    if (bias_term) {
+      blobs_.push_back(std::make_shared<Tensor<Dtype>>(std::vector<int64_t>{bias_size}, device_));
+      fill_tensor(bias_filler, blobs_[1].get());
+    }
+  });
 }
 
 template class Layer<float>;

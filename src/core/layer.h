@@ -174,12 +174,38 @@ class Layer {
   [[noreturn]] void error(const Parts&... parts) const {
     fail(layer_label(param_, type()), ": ", parts...);
   }
+  // Run f and rethrow what it throws as this layer's error, which names the layer: work on the
+  // user's input (an axis, a filler, a file) that throws crema::Error, and primitive calls that
+  // check user data (labels, indices) and throw prim::PrimError.
+  template <typename F>
+  void naming_layer(const F& f) const {
+    try {
+      f();
+    } catch (const Error& e) {
+      error(e.what());
+    }
+  }
+  template <typename F>
+  void naming_layer_prim(const F& f) const {
+    try {
+      f();
+    } catch (const prim::PrimError& e) {
+      error(e.what());
+    }
+  }
 
  protected:
   LayerParameter param_;
   Device device_;
   std::vector<std::shared_ptr<Tensor<Dtype>>> blobs_;
   std::vector<bool> param_propagate_down_;
+
+  // Replaces the blobs with a weight of weight_shape filled by weight_filler and, with bias_term,
+  // a bias of bias_size values filled by bias_filler (Convolution, Embed). A bad
+  // filler or size is this layer's error.
+  void make_weight_and_bias(const std::vector<int64_t>& weight_shape,
+                            const FillerParameter& weight_filler, bool bias_term, int64_t bias_size,
+                            const FillerParameter& bias_filler);
 
  private:
   std::vector<std::optional<double>> top_loss_weights_;

@@ -34,13 +34,11 @@ void AccuracyLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
 
 template <typename Dtype>
 void AccuracyLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
-  try {
+  // Labels are user data: a bad one is a user error, reported with the layer's name.
+  this->naming_layer_prim([&] {
     prim::accuracy_fwd(h, desc_, bottom[0]->data(), bottom[1]->data(), top[0]->mutable_data(),
                        top.size() > 1 ? top[1]->mutable_data() : nullptr);
-  } catch (const prim::PrimError& e) {
-    // Labels are user data: a bad one is a user error, reported with the layer's name.
-    this->error(e.what());
-  }
+  });
 }
 
 template <typename Dtype>

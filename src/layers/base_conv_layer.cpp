@@ -1,7 +1,6 @@
 // Convolution and Deconvolution's shared setup and shape inference.
 #include "layers/base_conv_layer.h"
 
-#include "core/filler.h"
 #include "core/precision.h"
 #include "layers/conv_geometry.h"
 
@@ -35,24 +34,11 @@ void BaseConvLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   bias_term_ = p.bias_term();
   // The output must be possible before the weights are allocated and filled: a Deconvolution
   // with num_output 10^8 would otherwise fill a 1.6-G-value filter before its output is refused.
-  try {
+  this->naming_layer([&] {
     Tensor<Dtype> probe(output_shape(*bottom[0]), this->device_);  // sizes only, no memory
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
-  try {
-    this->blobs_.clear();
-    this->blobs_.push_back(std::make_shared<Tensor<Dtype>>(
-        std::vector<int64_t>{filter_.k, filter_.c, filter_.r, filter_.s}, this->device_));
-    fill_tensor(p.weight_filler(), this->blobs_[0].get());
-    if (bias_term_) {
-      this->blobs_.push_back(
-          std::make_shared<Tensor<Dtype>>(std::vector<int64_t>{num_output_}, this->device_));
-      fill_tensor(p.bias_filler(), this->blobs_[1].get());
-    }
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
+  this->make_weight_and_bias({filter_.k, filter_.c, filter_.r, filter_.s}, p.weight_filler(),
+                             bias_term_, num_output_, p.bias_filler());
 }
 
 template <typename Dtype>
@@ -99,11 +85,9 @@ void BaseConvLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
       this->error("all bottoms must have the same shape: bottom 0 is (", x.shape_string(),
                   ") but bottom ", i, " is (", bottom[i]->shape_string(), ")");
   const std::vector<int64_t> shape = output_shape(x);
-  try {
+  this->naming_layer([&] {
     for (Tensor<Dtype>* t : top) t->reshape(shape);
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
   const int64_t n = x.count(0, channel_axis_), in_c = x.shape(channel_axis_);
   const int64_t in_h = x.shape(channel_axis_ + 1), in_w = x.shape(channel_axis_ + 2);
   const int64_t out_h = shape[size_t(channel_axis_) + 1], out_w = shape[size_t(channel_axis_) + 2];
@@ -116,11 +100,7 @@ void BaseConvLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
                                                       desc_size(out_w, "the output width"));
   x_desc_ = transposed() ? out : in;
   y_desc_ = transposed() ? in : out;
-  try {
-    prim::conv_check(conv_, x_desc_, filter_, y_desc_);
-  } catch (const prim::PrimError& e) {
-    this->error(e.what());
-  }
+  this->naming_layer_prim([&] { prim::conv_check(conv_, x_desc_, filter_, y_desc_); });
 }
 
 template class BaseConvLayer<float>;

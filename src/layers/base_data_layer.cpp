@@ -160,11 +160,7 @@ void BasePrefetchingDataLayer<Dtype>::upload(HostBatch* batch) {
 template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors&, const Tensors& top) {
   HostBatch* batch = nullptr;
-  try {
-    batch = engine_->next();
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  this->naming_layer([&] { batch = engine_->next(); });
   consumed_records_ = batch->records_after;
   if (upload_) {
     batch->uploaded.wait(h);

@@ -24,12 +24,11 @@ void BatchReindexLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top
 
 template <typename Dtype>
 void BatchReindexLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
-  try {
+  // The indices are user data.
+  this->naming_layer_prim([&] {
     prim::gather_rows(h, prim::RowsDesc{dtype_of<Dtype>(), m_, inner_, n_}, bottom[0]->data(),
                       bottom[1]->data(), top[0]->mutable_data());
-  } catch (const prim::PrimError& e) {
-    this->error(e.what());  // the indices are user data
-  }
+  });
 }
 
 template <typename Dtype>
@@ -40,12 +39,10 @@ void BatchReindexLayer<Dtype>::backward(Handle& h, const Tensors& top,
   if (propagate_down[1])
     prim::fill(h, dtype_of<Dtype>(), bottom[1]->count(), 0.0, bottom[1]->mutable_diff());
   if (!propagate_down[0]) return;
-  try {
+  this->naming_layer_prim([&] {
     prim::scatter_add_rows(h, prim::RowsDesc{dtype_of<Dtype>(), m_, inner_, n_}, top[0]->diff(),
                            bottom[1]->data(), bottom[0]->mutable_diff(), prim::Blend{1, 0});
-  } catch (const prim::PrimError& e) {
-    this->error(e.what());
-  }
+  });
 }
 
 template class BatchReindexLayer<float>;

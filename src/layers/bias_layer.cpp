@@ -44,22 +44,16 @@ template <typename Dtype>
 void BiasLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   const BiasParameter& p = this->param_.bias_param();
   const Tensor<Dtype>& x = *bottom[0];
-  try {
-    axis_ = x.canonical_axis(p.axis());
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  this->naming_layer([&] { axis_ = x.canonical_axis(p.axis()); });
   this->blobs_.clear();
   if (bottom.size() > 1) return;  // the bias is bottom[1]
   std::vector<int64_t> shape;
   const std::string bad = broadcast_param_shape(x.shape(), axis_, p.num_axes(), &shape);
   if (!bad.empty()) this->error(bad);
   this->blobs_.push_back(std::make_shared<Tensor<Dtype>>(shape, this->device_));
-  try {
+  this->naming_layer([&] {
     fill_tensor(p.filler(), this->blobs_[0].get());  // FillerParameter's default: constant 0
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
 }
 
 template <typename Dtype>

@@ -43,7 +43,7 @@ void DataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
   color_ = tp.force_color()  ? ColorMode::kColor
            : tp.force_gray() ? ColorMode::kGray
                              : ColorMode::kNative;
-  try {
+  this->naming_layer([&] {
     reader_ = open_record_reader(source, backend);
     this->init_transformer(tp);
     // The first record defines the example shape; the reader stays on it.
@@ -58,9 +58,7 @@ void DataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
     }
     this->start_prefetch(p.batch_size(), "data_param.batch_size", p.threads(), image.channels,
                          image.height, image.width, top);
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
   LOG(INFO) << "layer " << this->name() << ": " << reader_->size() << " records in "
             << record_backend_name(backend) << " " << source
             << ", output data size: " << top[0]->shape_string() << ", " << this->decode_workers()

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "layers/proto_enum.h"
 #include "layers/structure_util.h"
 
 namespace crema {
@@ -12,19 +13,10 @@ void EltwiseLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top)
   const EltwiseParameter& p = this->param_.eltwise_param();
   desc_.num_inputs = int(bottom.size());
   desc_.stable_prod_grad = p.stable_prod_grad();
-  switch (p.operation()) {
-    case EltwiseParameter::SUM:
-      desc_.op = prim::EltwiseOp::kSum;
-      break;
-    case EltwiseParameter::PROD:
-      desc_.op = prim::EltwiseOp::kProd;
-      break;
-    case EltwiseParameter::MAX:
-      desc_.op = prim::EltwiseOp::kMax;
-      break;
-    default:
-      this->error("unknown operation ", int(p.operation()));
-  }
+  desc_.op = from_proto<prim::EltwiseOp>(*this, p.operation(), "operation",
+                                         {{EltwiseParameter::SUM, prim::EltwiseOp::kSum},
+                                          {EltwiseParameter::PROD, prim::EltwiseOp::kProd},
+                                          {EltwiseParameter::MAX, prim::EltwiseOp::kMax}});
   if (p.coeff_size() > 0 && desc_.op != prim::EltwiseOp::kSum)
     this->error("coeff applies to the SUM operation only");
   if (p.coeff_size() > 0 && p.coeff_size() != int(bottom.size()))

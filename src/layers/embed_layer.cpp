@@ -1,7 +1,6 @@
 // Embed layer: the table and bias blobs, the row gather forward and the scatter-add backward.
 #include "layers/embed_layer.h"
 
-#include "core/filler.h"
 #include "layers/structure_util.h"
 #include "primitives/blas.h"
 #include "primitives/gather.h"
@@ -21,19 +20,8 @@ void EmbedLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
   if (num_output_ > kMaxTensorElements / input_dim_)
     this->error("weight of ", input_dim_, " x ", num_output_, " elements is too large (at most ",
                 kMaxTensorElements, " elements per tensor)");
-  try {
-    this->blobs_.clear();
-    this->blobs_.push_back(std::make_shared<Tensor<Dtype>>(
-        std::vector<int64_t>{input_dim_, num_output_}, this->device_));
-    fill_tensor(p.weight_filler(), this->blobs_[0].get());
-    if (bias_term_) {
-      this->blobs_.push_back(
-          std::make_shared<Tensor<Dtype>>(std::vector<int64_t>{num_output_}, this->device_));
-      fill_tensor(p.bias_filler(), this->blobs_[1].get());
-    }
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  this->make_weight_and_bias({input_dim_, num_output_}, p.weight_filler(), bias_term_, num_output_,
+                             p.bias_filler());
 }
 
 template <typename Dtype>
@@ -48,13 +36,11 @@ template <typename Dtype>
 void EmbedLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   const prim::DataType t = dtype_of<Dtype>();
   Dtype* y = top[0]->mutable_data();
-  try {
+  // The indices are user data: a bad one is a user error, reported with the layer's name.
+  this->naming_layer_prim([&] {
     prim::gather_rows(h, prim::RowsDesc{t, m_, num_output_, input_dim_}, this->blobs_[0]->data(),
                       bottom[0]->data(), y);
-  } catch (const prim::PrimError& e) {
-    // The indices are user data: a bad one is a user error, reported with the layer's name.
-    this->error(e.what());
-  }
+  });
   if (bias_term_)
     prim::bias_add(h,
                    prim::TensorDesc::nchw(t, desc_size(m_, "the indices"),
@@ -70,12 +56,10 @@ void EmbedLayer<Dtype>::backward(Handle& h, const Tensors& top,
   if (propagate_down[0]) prim::fill(h, t, bottom[0]->count(), 0.0, bottom[0]->mutable_diff());
   const Dtype* dy = top[0]->diff();
   if (this->param_propagate_down(0)) {
-    try {
+    this->naming_layer_prim([&] {
       prim::scatter_add_rows(h, prim::RowsDesc{t, m_, num_output_, input_dim_}, dy,
                              bottom[0]->data(), this->blobs_[0]->mutable_diff(), prim::Blend{1, 1});
-    } catch (const prim::PrimError& e) {
-      this->error(e.what());
-    }
+    });
   }
   if (bias_term_ && this->param_propagate_down(1))
     prim::bias_bwd(h,

@@ -70,13 +70,11 @@ void Hdf5DataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
   for (int j = 0; j < this->param_.top_size(); ++j) tops_.push_back(this->param_.top(j));
   loaded_.resize(tops_.size());
   batch_.resize(tops_.size());
-  try {
+  this->naming_layer([&] {
     files_ = read_file_list(p.source());
     file_rows_.assign(files_.size(), -1);
     seek(0);
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
   for (size_t j = 0; j < tops_.size(); ++j) {
     std::vector<int64_t> shape{batch_size_};
     shape.insert(shape.end(), row_dims_[j].begin(), row_dims_[j].end());
@@ -195,7 +193,7 @@ void Hdf5DataLayer<Dtype>::seek(uint64_t records) {
 
 template <typename Dtype>
 void Hdf5DataLayer<Dtype>::forward(Handle&, const Tensors&, const Tensors& top) {
-  try {
+  this->naming_layer([&] {
     for (int i = 0; i < batch_size_; ++i) {
       while (next_record_ % uint64_t(replica_.count) != uint64_t(replica_.rank)) next_row();
       const int64_t row = row_order_[size_t(row_pos_)];
@@ -205,9 +203,7 @@ void Hdf5DataLayer<Dtype>::forward(Handle&, const Tensors&, const Tensors& top) 
       }
       next_row();
     }
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
   for (size_t j = 0; j < tops_.size(); ++j) top[j]->set_data(batch_[j]);
 }
 

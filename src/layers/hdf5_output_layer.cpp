@@ -21,11 +21,7 @@ template <typename Dtype>
 void Hdf5OutputLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   const std::string& name = this->param_.hdf5_output_param().file_name();
   if (name.empty()) this->error("hdf5_output_param.file_name is missing");
-  try {
-    file_ = std::make_unique<hdf5::File>(hdf5::File::create(name));
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  this->naming_layer([&] { file_ = std::make_unique<hdf5::File>(hdf5::File::create(name)); });
   data_ = std::make_unique<hdf5::RowAppender>(file_->id(), "data", name);
   label_ = std::make_unique<hdf5::RowAppender>(file_->id(), "label", name);
 }
@@ -40,13 +36,11 @@ void Hdf5OutputLayer<Dtype>::reshape(const Tensors& bottom, const Tensors&) {
 
 template <typename Dtype>
 void Hdf5OutputLayer<Dtype>::forward(Handle&, const Tensors& bottom, const Tensors&) {
-  try {
+  this->naming_layer([&] {
     data_->append(legacy_dims(*bottom[0]), bottom[0]->data_vector().data());
     label_->append(legacy_dims(*bottom[1]), bottom[1]->data_vector().data());
     file_->flush();
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
   DLOG(INFO) << "Saved " << bottom[0]->num() << " rows to " << file_->name();
 }
 

@@ -2,22 +2,17 @@
 #include "layers/hinge_loss_layer.h"
 
 #include "layers/loss_helpers.h"
+#include "layers/proto_enum.h"
 
 namespace crema {
 
 template <typename Dtype>
 void HingeLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   desc_.dtype = dtype_of<Dtype>();
-  switch (this->param_.hinge_loss_param().norm()) {
-    case HingeLossParameter::L1:
-      desc_.norm = prim::HingeNorm::kL1;
-      break;
-    case HingeLossParameter::L2:
-      desc_.norm = prim::HingeNorm::kL2;
-      break;
-    default:
-      this->error("unknown hinge_loss_param.norm ", int(this->param_.hinge_loss_param().norm()));
-  }
+  desc_.norm = from_proto<prim::HingeNorm>(*this, this->param_.hinge_loss_param().norm(),
+                                           "hinge_loss_param.norm",
+                                           {{HingeLossParameter::L1, prim::HingeNorm::kL1},
+                                            {HingeLossParameter::L2, prim::HingeNorm::kL2}});
 }
 
 template <typename Dtype>
@@ -33,25 +28,20 @@ void HingeLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
 
 template <typename Dtype>
 void HingeLossLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
-  try {
+  this->naming_layer_prim([&] {
     prim::hinge_loss_fwd(h, desc_, bottom[0]->data(), bottom[1]->data(), top[0]->mutable_data());
-  } catch (const prim::PrimError& e) {
-    this->error(e.what());  // a bad label is user data
-  }
+  });
 }
 
 template <typename Dtype>
 void HingeLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                      const std::vector<bool>& propagate_down,
                                      const Tensors& bottom) {
-  if (propagate_down[1]) this->error("cannot backpropagate to the label input");
-  if (!propagate_down[0]) return;
-  try {
+  if (!this->propagate_to_predictions(propagate_down)) return;
+  this->naming_layer_prim([&] {
     prim::hinge_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(),
                          this->top_loss_weight(0, *top[0]), bottom[0]->mutable_diff());
-  } catch (const prim::PrimError& e) {
-    this->error(e.what());
-  }
+  });
 }
 
 template class HingeLossLayer<float>;

@@ -39,11 +39,7 @@ void Im2colLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   }
   std::vector<int64_t> shape(x.shape().begin(), x.shape().begin() + channel_axis_);
   shape.insert(shape.end(), {cd.c, cd.h, cd.w});
-  try {
-    top[0]->reshape(shape);
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  this->naming_layer([&] { top[0]->reshape(shape); });
 }
 
 template <typename Dtype>

@@ -37,7 +37,7 @@ void ImageDataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
     this->error(
         "transform_param force_color/force_gray do not apply; use image_data_param "
         "is_color");
-  try {
+  this->naming_layer([&] {
     entries_ = read_image_list(p.source());
     this->init_transformer(tp);
     shuffle_seed_ = thread_rng()();
@@ -51,9 +51,7 @@ void ImageDataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
     read_entry(order_.empty() ? position_ : order_[position_], &image, &where);
     this->start_prefetch(p.batch_size(), "image_data_param.batch_size", p.threads(), image.channels,
                          image.height, image.width, top);
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
   LOG(INFO) << "layer " << this->name() << ": " << entries_.size() << " images in " << p.source()
             << ", output data size: " << top[0]->shape_string() << ", " << this->decode_workers()
             << " decode worker(s)";

@@ -80,39 +80,30 @@ void InfogainLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top
                 bottom.size() > 2 ? std::string("(bottom 2)") : "in " + source_, " is (",
                 H.shape_string(), ") but the ", loss_.channels, " classes need ", loss_.channels,
                 " x ", loss_.channels);
-  prob_->reshape_like(x);
-  top[0]->reshape({});
-  if (top.size() > 1) {
-    top[1]->reshape_like(x);
-    top[1]->share_data(*prob_);
-  }
+  reshape_softmax_loss_tops(x, *prob_, top);
 }
 
 template <typename Dtype>
 void InfogainLossLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   prim::softmax_fwd(h, softmax_, bottom[0]->data(), prob_->mutable_data(), prim::Blend{1, 0});
-  try {
+  this->naming_layer_prim([&] {
     prim::infogain_loss_fwd(h, loss_, prob_->data(), bottom[1]->data(), infogain(bottom).data(),
                             top[0]->mutable_data());
-  } catch (const prim::PrimError& e) {
-    this->error(e.what());  // a bad label is user data
-  }
+  });
 }
 
 template <typename Dtype>
 void InfogainLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                         const std::vector<bool>& propagate_down,
                                         const Tensors& bottom) {
-  if (propagate_down[1]) this->error("cannot backpropagate to the label input");
+  const bool to_scores = this->propagate_to_predictions(propagate_down);
   if (propagate_down.size() > 2 && propagate_down[2])
     this->error("cannot backpropagate to the infogain matrix input");
-  if (!propagate_down[0]) return;
-  try {
+  if (!to_scores) return;
+  this->naming_layer_prim([&] {
     prim::infogain_loss_bwd(h, loss_, prob_->data(), bottom[1]->data(), infogain(bottom).data(),
                             this->top_loss_weight(0, *top[0]), bottom[0]->mutable_diff());
-  } catch (const prim::PrimError& e) {
-    this->error(e.what());
-  }
+  });
 }
 
 template class InfogainLossLayer<float>;

@@ -35,7 +35,7 @@ void InnerProductLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&
                 kMaxTensorElements, " elements per tensor)");
   const std::vector<int64_t> wshape =
       transpose_ ? std::vector<int64_t>{k, n} : std::vector<int64_t>{n, k};
-  try {
+  this->naming_layer([&] {
     // Shaping checks the weight against the device's memory, before anything is filled.
     this->blobs_.clear();
     this->blobs_.push_back(std::make_shared<Tensor<Dtype>>(wshape, this->device_));
@@ -47,9 +47,7 @@ void InnerProductLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&
     k_ = desc_size(k, "the inputs per row");
     fill_tensor(p.weight_filler(), this->blobs_[0].get());
     if (bias_term_) fill_tensor(p.bias_filler(), this->blobs_[1].get());
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
   x32_ = std::make_unique<Tensor<Dtype>>(this->device_);
   y32_ = std::make_unique<Tensor<Dtype>>(this->device_);
 }
@@ -64,11 +62,7 @@ void InnerProductLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top
   m_ = desc_size(x.count(0, axis_), "the rows of the input");
   std::vector<int64_t> shape(x.shape().begin(), x.shape().begin() + axis_);
   shape.push_back(n_);
-  try {
-    top[0]->reshape(shape);
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  this->naming_layer([&] { top[0]->reshape(shape); });
   if (x.storage() != dtype_of<Dtype>()) x32_->reshape_like(x);
   if (top[0]->storage() != dtype_of<Dtype>()) y32_->reshape_like(*top[0]);
 }

@@ -20,27 +20,22 @@ void MultinomialLogisticLossLayer<Dtype>::reshape(const Tensors& bottom, const T
 template <typename Dtype>
 void MultinomialLogisticLossLayer<Dtype>::forward(Handle& h, const Tensors& bottom,
                                                   const Tensors& top) {
-  try {
+  this->naming_layer_prim([&] {
     prim::multinomial_logistic_loss_fwd(h, desc_, bottom[0]->data(), bottom[1]->data(),
                                         top[0]->mutable_data());
-  } catch (const prim::PrimError& e) {
-    this->error(e.what());  // a bad label is user data
-  }
+  });
 }
 
 template <typename Dtype>
 void MultinomialLogisticLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                                    const std::vector<bool>& propagate_down,
                                                    const Tensors& bottom) {
-  if (propagate_down[1]) this->error("cannot backpropagate to the label input");
-  if (!propagate_down[0]) return;
-  try {
+  if (!this->propagate_to_predictions(propagate_down)) return;
+  this->naming_layer_prim([&] {
     prim::multinomial_logistic_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(),
                                         this->top_loss_weight(0, *top[0]),
                                         bottom[0]->mutable_diff());
-  } catch (const prim::PrimError& e) {
-    this->error(e.what());
-  }
+  });
 }
 
 template class MultinomialLogisticLossLayer<float>;

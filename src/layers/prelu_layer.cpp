@@ -21,11 +21,8 @@ void PreluLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   FillerParameter quarter;
   quarter.set_type("constant");
   quarter.set_value(0.25f);
-  try {
-    fill_tensor(p.has_filler() ? p.filler() : quarter, this->blobs_[0].get());
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  this->naming_layer(
+      [&] { fill_tensor(p.has_filler() ? p.filler() : quarter, this->blobs_[0].get()); });
   x_copy_ = std::make_unique<Tensor<Dtype>>(this->device_);
 }
 

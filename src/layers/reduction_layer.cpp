@@ -1,6 +1,7 @@
 // Reduction layer: the operation, the output shape, and the reduce primitives.
 #include "layers/reduction_layer.h"
 
+#include "layers/proto_enum.h"
 #include "layers/structure_util.h"
 
 namespace crema {
@@ -9,22 +10,11 @@ template <typename Dtype>
 void ReductionLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
   if (top[0] == bottom[0]) this->error("cannot run in place (a top must not be its bottom)");
   const ReductionParameter& p = this->param_.reduction_param();
-  switch (p.operation()) {
-    case ReductionParameter::SUM:
-      reduce_.op = prim::ReduceOp::kSum;
-      break;
-    case ReductionParameter::ASUM:
-      reduce_.op = prim::ReduceOp::kAsum;
-      break;
-    case ReductionParameter::SUMSQ:
-      reduce_.op = prim::ReduceOp::kSumSq;
-      break;
-    case ReductionParameter::MEAN:
-      reduce_.op = prim::ReduceOp::kMean;
-      break;
-    default:
-      this->error("unknown reduction operation ", int(p.operation()));
-  }
+  reduce_.op = from_proto<prim::ReduceOp>(*this, p.operation(), "reduction operation",
+                                          {{ReductionParameter::SUM, prim::ReduceOp::kSum},
+                                           {ReductionParameter::ASUM, prim::ReduceOp::kAsum},
+                                           {ReductionParameter::SUMSQ, prim::ReduceOp::kSumSq},
+                                           {ReductionParameter::MEAN, prim::ReduceOp::kMean}});
   coeff_ = p.coeff();
 }
 

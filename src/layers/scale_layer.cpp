@@ -10,11 +10,7 @@ template <typename Dtype>
 void ScaleLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   const ScaleParameter& p = this->param_.scale_param();
   const Tensor<Dtype>& x = *bottom[0];
-  try {
-    axis_ = x.canonical_axis(p.axis());
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  this->naming_layer([&] { axis_ = x.canonical_axis(p.axis()); });
   this->blobs_.clear();
   learned_ = bottom.size() == 1;
   std::vector<int64_t> shape;
@@ -24,7 +20,7 @@ void ScaleLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
     const std::string bad = broadcast_param_shape(x.shape(), axis_, p.num_axes(), &shape);
     if (!bad.empty()) this->error(bad);
   }
-  try {
+  this->naming_layer([&] {
     if (bottom.size() == 1) {
       this->blobs_.push_back(std::make_shared<Tensor<Dtype>>(shape, this->device_));
       FillerParameter ones;
@@ -38,9 +34,7 @@ void ScaleLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
       this->blobs_.push_back(std::make_shared<Tensor<Dtype>>(shape, this->device_));
       fill_tensor(p.bias_filler(), this->blobs_.back().get());
     }
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
   x_copy_ = std::make_unique<Tensor<Dtype>>(this->device_);
 }
 

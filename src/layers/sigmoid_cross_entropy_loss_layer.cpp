@@ -38,8 +38,7 @@ template <typename Dtype>
 void SigmoidCrossEntropyLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                                    const std::vector<bool>& propagate_down,
                                                    const Tensors& bottom) {
-  if (propagate_down[1]) this->error("cannot backpropagate to the target input");
-  if (!propagate_down[0]) return;
+  if (!this->propagate_to_predictions(propagate_down, "target")) return;
   prim::sigmoid_cross_entropy_loss_bwd(h, desc_, bottom[0]->data(), bottom[1]->data(),
                                        this->top_loss_weight(0, *top[0]),
                                        bottom[0]->mutable_diff());

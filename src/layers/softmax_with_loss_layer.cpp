@@ -1,6 +1,8 @@
 // SoftmaxWithLoss layer: loss parameters, label checks and the fused softmax-loss primitives.
 #include "layers/softmax_with_loss_layer.h"
 
+#include "layers/loss_helpers.h"
+
 namespace crema {
 
 template <typename Dtype>
@@ -9,26 +11,7 @@ void SoftmaxWithLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   loss_.dtype = dtype_of<Dtype>();
   loss_.has_ignore_label = p.has_ignore_label();
   loss_.ignore_label = p.ignore_label();
-  LossParameter::NormalizationMode mode = p.normalization();
-  // The legacy bool applies only when the newer field is absent, as in Caffe.
-  if (!p.has_normalization() && p.has_normalize())
-    mode = p.normalize() ? LossParameter::VALID : LossParameter::BATCH_SIZE;
-  switch (mode) {
-    case LossParameter::FULL:
-      loss_.normalization = prim::LossNormalization::kFull;
-      break;
-    case LossParameter::VALID:
-      loss_.normalization = prim::LossNormalization::kValid;
-      break;
-    case LossParameter::BATCH_SIZE:
-      loss_.normalization = prim::LossNormalization::kBatchSize;
-      break;
-    case LossParameter::NONE:
-      loss_.normalization = prim::LossNormalization::kNone;
-      break;
-    default:
-      this->error("unknown loss_param.normalization ", int(mode));
-  }
+  loss_.normalization = loss_normalization(p, LossParameter::VALID);
   prob_ = std::make_unique<Tensor<Dtype>>(this->device_);
 }
 
@@ -46,32 +29,22 @@ void SoftmaxWithLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& 
                 "): for scores of shape (", x.shape_string(), ") and softmax axis ", axis,
                 " the labels hold one class index in [0, ", loss_.channels,
                 ") per position outside that axis");
-  prob_->reshape_like(x);
-  top[0]->reshape({});
-  if (top.size() > 1) {
-    top[1]->reshape_like(x);
-    top[1]->share_data(*prob_);
-  }
+  reshape_softmax_loss_tops(x, *prob_, top);
 }
 
 template <typename Dtype>
 void SoftmaxWithLossLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   prim::softmax_fwd(h, softmax_, bottom[0]->data(), prob_->mutable_data(), prim::Blend{1, 0});
-  try {
+  this->naming_layer_prim([&] {
     prim::softmax_loss_fwd(h, loss_, prob_->data(), bottom[1]->data(), top[0]->mutable_data());
-  } catch (const prim::PrimError& e) {
-    // Labels are user data: a bad one is a user error, reported with the layer's name.
-    this->error(e.what());
-  }
+  });
 }
 
 template <typename Dtype>
 void SoftmaxWithLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                            const std::vector<bool>& propagate_down,
                                            const Tensors& bottom) {
-  if (propagate_down.size() > 1 && propagate_down[1])
-    this->error("cannot backpropagate to the label input");
-  if (!propagate_down[0]) return;
+  if (!this->propagate_to_predictions(propagate_down)) return;
   prim::softmax_loss_bwd(h, loss_, prob_->data(), bottom[1]->data(),
                          this->top_loss_weight(0, *top[0]), bottom[0]->mutable_diff());
 }

@@ -65,14 +65,12 @@ void SppLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
     offset += int64_t(c) * bins * bins;
     levels_.push_back(lv);
   }
-  try {
+  this->naming_layer([&] {
     if (pyramid_height_ == 1)
       top[0]->reshape({n, c, 1, 1});
     else
       top[0]->reshape({n, total});
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
 }
 
 template <typename Dtype>

@@ -78,7 +78,7 @@ void WindowDataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
   scale_ = t.scale();
   batch_size_ = int(std::min<uint32_t>(p.batch_size(), INT32_MAX));
   foreground_per_batch_ = int(float(batch_size_) * p.fg_fraction());
-  try {
+  this->naming_layer([&] {
     windows_ = read_window_file(p.source(), p.root_folder(), p.fg_threshold(), p.bg_threshold());
     if (foreground_per_batch_ > 0 && windows_.foreground.empty())
       fail(p.source(), ": no foreground window (overlap >= fg_threshold ", p.fg_threshold(),
@@ -96,9 +96,7 @@ void WindowDataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
     // window_data_param has no worker count field: the default (data/batch_engine.h).
     this->start_prefetch(p.batch_size(), "window_data_param.batch_size", 0, kChannels, crop_size_,
                          crop_size_, top);
-  } catch (const Error& e) {
-    this->error(e.what());
-  }
+  });
   LOG(INFO) << "layer " << this->name() << ": " << windows_.images.size() << " images, "
             << windows_.foreground.size() << " foreground and " << windows_.background.size()
             << " background windows in " << p.source() << "; " << foreground_per_batch_
