@@ -2,24 +2,17 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.h"
-#include "layers/batch_reindex_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
 namespace {
-
-template <typename Dtype>
-std::unique_ptr<Layer<Dtype>> reindex(const std::string& params = "") {
-  return std::make_unique<BatchReindexLayer<Dtype>>(layer_param("type: 'BatchReindex' " + params),
-                                                    Device::kCPU);
-}
 
 TEST(BatchReindexLayer, ByHand) {
   TensorSet<float> bottom, top;
   bottom.add({3, 2})->set_data({1, 2, 3, 4, 5, 6});
   bottom.add({4})->set_data({2, 0, 2, 1});
   top.add();
-  auto layer = reindex<float>();
+  auto layer = make_layer<float>("type: 'BatchReindex'");
   layer->setup(*bottom, *top);
   EXPECT_EQ(top[0]->shape(), (std::vector<int64_t>{4, 2}));
   Handle h;
@@ -36,7 +29,7 @@ TEST(BatchReindexLayer, Gradient) {
   bottom.add({4, 2, 3}, 1);
   bottom.add({5})->set_data({3, 0, 3, 1, 0});  // item 2 never picked: its gradient is 0
   top.add();
-  EXPECT_TRUE(check_gradient(*reindex<double>(), *bottom, *top,
+  EXPECT_TRUE(check_gradient(*make_layer<double>("type: 'BatchReindex'"), *bottom, *top,
                              GradientCheckOptions().threshold(1e-8).bottoms({0})));
 }
 
@@ -45,22 +38,18 @@ TEST(BatchReindexLayer, Errors) {
   bottom.add({3, 2}, 1);
   bottom.add({2})->set_data({1, 3});
   top.add();
-  auto layer = reindex<float>("name: 'br'");
+  auto layer = make_layer<float>("type: 'BatchReindex' name: 'br'");
   layer->setup(*bottom, *top);
   Handle h;
-  try {
-    layer->forward(h, *bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "layer br (BatchReindex): gather_rows: index 3 at position 1 is not a row of the "
-                 "table [0, 3)");
-  }
+  EXPECT_EQ(error_message([&] { layer->forward(h, *bottom, *top); }),
+            "layer br (BatchReindex): gather_rows: index 3 at position 1 is not a row of the "
+            "table [0, 3)");
   TensorSet<float> b2, t2;
   b2.add({3, 2});
   b2.add({2, 1});
   t2.add();
-  EXPECT_THROW(reindex<float>()->setup(*b2, *t2), Error);  // indices must be 1-d
+  EXPECT_THROW(make_layer<float>("type: 'BatchReindex'")->setup(*b2, *t2),
+               Error);  // indices must be 1-d
 }
 
 }  // namespace

@@ -3,25 +3,18 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.h"
-#include "layers/concat_layer.h"
 #include "layers/slice_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
 namespace {
 
-template <typename Dtype>
-std::unique_ptr<Layer<Dtype>> concat(const std::string& params) {
-  return std::make_unique<ConcatLayer<Dtype>>(layer_param("type: 'Concat' " + params),
-                                              Device::kCPU);
-}
-
 TEST(ConcatLayer, ShapesAndValues) {
   TensorSet<float> bottom, top;
   bottom.add({2, 1, 2})->set_data({1, 2, 3, 4});
   bottom.add({2, 2, 2})->set_data({5, 6, 7, 8, 9, 10, 11, 12});
   top.add();
-  auto layer = concat<float>("");
+  auto layer = make_layer<float>("type: 'Concat'");
   layer->setup(*bottom, *top);
   EXPECT_EQ(top[0]->shape(), (std::vector<int64_t>{2, 3, 2}));
   Handle h;
@@ -47,7 +40,7 @@ TEST(ConcatLayer, AxisVariants) {
     bottom.add({2, 3, 4}, 1);
     bottom.add({3, 3, 4}, 2);
     top.add();
-    auto layer = concat<float>(c.params);
+    auto layer = make_layer<float>("type: 'Concat' " + c.params);
     layer->setup(*bottom, *top);
     EXPECT_EQ(top[0]->shape(), c.shape);
     Handle h;
@@ -65,7 +58,7 @@ TEST(ConcatLayer, SliceUndoesConcat) {
   bottom.add({2, 4, 2, 3}, 3);
   mid.add();
   for (int i = 0; i < 3; ++i) out.add();
-  auto c = concat<float>("");
+  auto c = make_layer<float>("type: 'Concat'");
   auto s = std::make_unique<SliceLayer<float>>(
       layer_param("type: 'Slice' slice_param { slice_point: 3 slice_point: 4 }"), Device::kCPU);
   c->setup(*bottom, *mid);
@@ -87,7 +80,7 @@ TEST(ConcatLayer, Gradient) {
     bottom.add({2, 3, 2}, 2);
     bottom.add({2, 3, 2}, 3);
     top.add();
-    auto layer = concat<double>(params);
+    auto layer = make_layer<double>("type: 'Concat' " + std::string(params));
     EXPECT_TRUE(check_gradient(*layer, *bottom, *top, GradientCheckOptions().threshold(1e-8)));
   }
 }
@@ -97,17 +90,15 @@ TEST(ConcatLayer, MismatchedShapesAreAnError) {
   bottom.add({2, 3, 4});
   bottom.add({2, 5, 5});
   top.add();
-  try {
-    concat<float>("name: 'cat'")->setup(*bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "layer cat (Concat): bottom 1 has shape (2 5 5 (50)) but bottom 0 has (2 3 4 "
-                 "(24)): they may differ only along the concatenation axis 1");
-  }
-  EXPECT_THROW(concat<float>("concat_param { axis: 1 concat_dim: 1 }")->setup(*bottom, *top),
+  EXPECT_EQ(
+      error_message([&] { make_layer<float>("type: 'Concat' name: 'cat'")->setup(*bottom, *top); }),
+      "layer cat (Concat): bottom 1 has shape (2 5 5 (50)) but bottom 0 has (2 3 4 "
+      "(24)): they may differ only along the concatenation axis 1");
+  EXPECT_THROW(make_layer<float>("type: 'Concat' concat_param { axis: 1 concat_dim: 1 }")
+                   ->setup(*bottom, *top),
                Error);
-  EXPECT_THROW(concat<float>("concat_param { axis: 3 }")->setup(*bottom, *top), Error);
+  EXPECT_THROW(make_layer<float>("type: 'Concat' concat_param { axis: 3 }")->setup(*bottom, *top),
+               Error);
 }
 
 }  // namespace

@@ -3,16 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.h"
-#include "layers/crop_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
 namespace {
-
-template <typename Dtype>
-std::unique_ptr<Layer<Dtype>> crop(const std::string& params) {
-  return std::make_unique<CropLayer<Dtype>>(layer_param("type: 'Crop' " + params), Device::kCPU);
-}
 
 // x[n, c, h, w] = 1000 n + 100 c + 10 h + w, so every value names its position.
 void fill_positions(Tensor<float>* t) {
@@ -44,7 +38,7 @@ TEST(CropLayer, Offsets) {
     fill_positions(bottom.add({2, 3, 4, 5}));
     bottom.add({1, 2, 2, 3});
     top.add();
-    auto layer = crop<float>(c.params);
+    auto layer = make_layer<float>("type: 'Crop' " + c.params);
     layer->setup(*bottom, *top);
     ASSERT_EQ(top[0]->shape(), c.shape);
     Handle h;
@@ -66,7 +60,7 @@ TEST(CropLayer, BackwardZeroesOutsideTheWindow) {
   bottom.add({1, 1, 3, 3}, 1);
   bottom.add({1, 1, 2, 2});
   top.add();
-  auto layer = crop<float>("crop_param { offset: 1 }");
+  auto layer = make_layer<float>("type: 'Crop' crop_param { offset: 1 }");
   layer->setup(*bottom, *top);
   Handle h;
   layer->forward(h, *bottom, *top);
@@ -81,7 +75,8 @@ TEST(CropLayer, Gradient) {
   bottom.add({2, 3, 4, 5}, 1);
   bottom.add({2, 2, 2, 3}, 2);
   top.add();
-  auto layer = crop<double>("crop_param { axis: 1 offset: 1 offset: 2 offset: 1 }");
+  auto layer =
+      make_layer<double>("type: 'Crop' crop_param { axis: 1 offset: 1 offset: 2 offset: 1 }");
   EXPECT_TRUE(
       check_gradient(*layer, *bottom, *top, GradientCheckOptions().threshold(1e-8).bottoms({0})));
 }
@@ -91,15 +86,14 @@ TEST(CropLayer, CropLargerThanInputIsAnError) {
   bottom.add({2, 3, 4, 5});
   bottom.add({2, 3, 3, 3});
   top.add();
-  try {
-    crop<float>("name: 'c' crop_param { offset: 2 }")->setup(*bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "layer c (Crop): crop of size 3 at offset 2 on axis 2 does not fit in the input "
-                 "(2 3 4 5 (120)), whose axis 2 has size 4");
-  }
-  EXPECT_THROW(crop<float>("crop_param { offset: 0 offset: 0 offset: 0 }")->setup(*bottom, *top),
+  EXPECT_EQ(
+      error_message([&] {
+        make_layer<float>("type: 'Crop' name: 'c' crop_param { offset: 2 }")->setup(*bottom, *top);
+      }),
+      "layer c (Crop): crop of size 3 at offset 2 on axis 2 does not fit in the input "
+      "(2 3 4 5 (120)), whose axis 2 has size 4");
+  EXPECT_THROW(make_layer<float>("type: 'Crop' crop_param { offset: 0 offset: 0 offset: 0 }")
+                   ->setup(*bottom, *top),
                Error);  // three offsets for two cropped axes
 }
 

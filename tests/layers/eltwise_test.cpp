@@ -3,17 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.h"
-#include "layers/eltwise_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
 namespace {
-
-template <typename Dtype>
-std::unique_ptr<Layer<Dtype>> eltwise(const std::string& params) {
-  return std::make_unique<EltwiseLayer<Dtype>>(layer_param("type: 'Eltwise' " + params),
-                                               Device::kCPU);
-}
 
 TEST(EltwiseLayer, ByHand) {
   struct Case {
@@ -30,7 +23,7 @@ TEST(EltwiseLayer, ByHand) {
     bottom.add({2, 2})->set_data({3, 2, 1, -1});
     bottom.add({2, 2})->set_data({1, 0, -3, 0});
     top.add();
-    auto layer = eltwise<float>(c.params);
+    auto layer = make_layer<float>("type: 'Eltwise' " + c.params);
     layer->setup(*bottom, *top);
     Handle h;
     layer->forward(h, *bottom, *top);
@@ -56,8 +49,8 @@ TEST(EltwiseLayer, Gradient) {
       bottom.add({2, 4})->set_data(v);
     }
     top.add();
-    EXPECT_TRUE(check_gradient(*eltwise<double>(params), *bottom, *top,
-                               GradientCheckOptions().threshold(1e-7)));
+    EXPECT_TRUE(check_gradient(*make_layer<double>("type: 'Eltwise' " + std::string(params)),
+                               *bottom, *top, GradientCheckOptions().threshold(1e-7)));
   }
 }
 
@@ -67,7 +60,7 @@ TEST(EltwiseLayer, SumInPlace) {
   a->set_data({1, 2, 3});
   bottom.add({3})->set_data({10, 20, 30});
   top.alias(a);
-  auto layer = eltwise<float>("eltwise_param { coeff: 2 coeff: 1 }");
+  auto layer = make_layer<float>("type: 'Eltwise' eltwise_param { coeff: 2 coeff: 1 }");
   layer->setup(*bottom, *top);
   Handle h;
   layer->forward(h, *bottom, *top);
@@ -84,7 +77,7 @@ std::string error_of(const std::string& params, std::vector<int64_t> second_shap
   bottom.add(second_shape);
   top.add();
   try {
-    eltwise<float>("name: 'e' " + params)->setup(*bottom, *top);
+    make_layer<float>("type: 'Eltwise' name: 'e' " + params)->setup(*bottom, *top);
   } catch (const Error& e) {
     return e.what();
   }

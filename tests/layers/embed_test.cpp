@@ -3,16 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.h"
-#include "layers/embed_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
 namespace {
-
-template <typename Dtype>
-std::unique_ptr<Layer<Dtype>> embed(const std::string& params) {
-  return std::make_unique<EmbedLayer<Dtype>>(layer_param("type: 'Embed' " + params), Device::kCPU);
-}
 
 const char* kParams =
     "embed_param { num_output: 3 input_dim: 4 weight_filler { type: 'uniform' min: -1 max: 1 } "
@@ -22,7 +16,7 @@ TEST(EmbedLayer, LookupByHand) {
   TensorSet<float> bottom, top;
   bottom.add({2, 2})->set_data({3, 0, 3, 1});
   top.add();
-  auto layer = embed<float>(kParams);
+  auto layer = make_layer<float>(std::string("type: 'Embed' ") + kParams);
   layer->setup(*bottom, *top);
   EXPECT_EQ(top[0]->shape(), (std::vector<int64_t>{2, 2, 3}));
   layer->blobs()[0]->set_data({0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32});
@@ -44,8 +38,8 @@ TEST(EmbedLayer, Gradient) {
     TensorSet<double> bottom, top;
     bottom.add({5})->set_data({2, 0, 2, 3, 2});  // repeats: the table gradient accumulates
     top.add();
-    auto layer = embed<double>("embed_param { num_output: 3 input_dim: 4 " + std::string(bias) +
-                               " " + fillers + " }");
+    auto layer = make_layer<double>("type: 'Embed' embed_param { num_output: 3 input_dim: 4 " +
+                                    std::string(bias) + " " + fillers + " }");
     EXPECT_TRUE(check_gradient(*layer, *bottom, *top,
                                GradientCheckOptions().threshold(1e-8).kink(1.5, 2.0)));
     EXPECT_EQ(bottom[0]->diff_vector(), std::vector<double>(5, 0.0));
@@ -56,18 +50,15 @@ TEST(EmbedLayer, IndexOutOfRangeIsAnError) {
   TensorSet<float> bottom, top;
   bottom.add({3})->set_data({1, 4, 0});
   top.add();
-  auto layer = embed<float>("name: 'emb' " + std::string(kParams));
+  auto layer = make_layer<float>("type: 'Embed' name: 'emb' " + std::string(kParams));
   layer->setup(*bottom, *top);
   Handle h;
-  try {
-    layer->forward(h, *bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "layer emb (Embed): gather_rows: index 4 at position 1 is not a row of the table "
-                 "[0, 4)");
-  }
-  EXPECT_THROW(embed<float>("embed_param { num_output: 3 }")->setup(*bottom, *top), Error);
+  EXPECT_EQ(error_message([&] { layer->forward(h, *bottom, *top); }),
+            "layer emb (Embed): gather_rows: index 4 at position 1 is not a row of the table "
+            "[0, 4)");
+  EXPECT_THROW(
+      make_layer<float>("type: 'Embed' embed_param { num_output: 3 }")->setup(*bottom, *top),
+      Error);
 }
 
 }  // namespace

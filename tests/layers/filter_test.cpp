@@ -3,17 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.h"
-#include "layers/filter_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
 namespace {
-
-template <typename Dtype>
-std::unique_ptr<Layer<Dtype>> filter(const std::string& params = "") {
-  return std::make_unique<FilterLayer<Dtype>>(layer_param("type: 'Filter' " + params),
-                                              Device::kCPU);
-}
 
 TEST(FilterLayer, ByHand) {
   TensorSet<float> bottom, top;
@@ -22,7 +15,7 @@ TEST(FilterLayer, ByHand) {
   bottom.add({4, 1})->set_data({0, 1, 0, 1});
   top.add();
   top.add();
-  auto layer = filter<float>();
+  auto layer = make_layer<float>("type: 'Filter'");
   layer->setup(*bottom, *top);
   EXPECT_EQ(top[0]->shape(), (std::vector<int64_t>{4, 2}));  // the whole batch until forward
   Handle h;
@@ -46,7 +39,7 @@ TEST(FilterLayer, Gradient) {
   bottom.add({5})->set_data({1, 0, 1, 1, 0});
   top.add();
   top.add();
-  EXPECT_TRUE(check_gradient(*filter<double>(), *bottom, *top,
+  EXPECT_TRUE(check_gradient(*make_layer<double>("type: 'Filter'"), *bottom, *top,
                              GradientCheckOptions().threshold(1e-8).bottoms({0, 1})));
 }
 
@@ -57,7 +50,7 @@ TEST(FilterLayer, Errors) {
     bottom.add(sel);
     for (int i = 0; i < tops; ++i) top.add();
     try {
-      filter<float>("name: 'f'")->setup(*bottom, *top);
+      make_layer<float>("type: 'Filter' name: 'f'")->setup(*bottom, *top);
     } catch (const Error& e) {
       return std::string(e.what());
     }

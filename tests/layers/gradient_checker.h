@@ -17,6 +17,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -26,7 +27,9 @@
 #include "core/layer.h"
 #include "core/tensor.h"
 #include "crema.pb.h"
+#include "error_util.h"
 #include "layers/layer_registry.h"
+#include "test_util.h"
 
 namespace crema::test {
 
@@ -80,6 +83,78 @@ class TensorSet {
   std::vector<Tensor<Dtype>*> ptrs_;
 };
 
+// A float forward case checked by hand: the layer's parameters, and the shape and values top 0
+// must have.
+struct ForwardCase {
+  std::string params;
+  std::vector<int64_t> shape;
+  std::vector<float> y;
+};
+
+// Sets layer up on bottom with one top, runs forward and expects top 0 to have c's shape and
+// values: exactly, or within tol where given.
+inline void expect_forward(Layer<float>& layer, const TensorSet<float>& bottom,
+                           const ForwardCase& c, std::optional<Tolerance> tol = std::nullopt) {
+  TensorSet<float> top;
+  top.add();
+  layer.setup(*bottom, *top);
+  EXPECT_EQ(top[0]->shape(), c.shape);
+  Handle h;
+  layer.forward(h, *bottom, *top);
+  if (tol)
+    EXPECT_TRUE(all_close(top[0]->data_vector(), c.y, *tol));
+  else
+    EXPECT_EQ(top[0]->data_vector(), c.y);
+}
+
+// Runs f, which must throw crema::Error containing text.
+template <typename F>
+void expect_error(const F& f, const std::string& text) {
+  const std::string what = error_message(f);
+  EXPECT_NE(what.find(text), std::string::npos) << what;
+}
+
+// The same layer kind run twice on equal inputs, sep on its own bottom and top and inp in place
+// (top == bottom), for the tests that in place gives the separate-buffer results. The steps are
+// separate so that a test can set blobs or diffs between them.
+class InPlacePair {
+ public:
+  // The bottoms: shape, uniform in [lo, hi) from the seed.
+  InPlacePair(Layer<double>& sep, Layer<double>& inp, const std::vector<int64_t>& shape,
+              uint64_t seed, double lo = -1.0, double hi = 1.0)
+      : sep_(sep), inp_(inp) {
+    bottom_.add(shape, seed, lo, hi);
+    top_.add();
+    io_.add(shape, seed, lo, hi);
+  }
+  void setup() {
+    sep_.setup(*bottom_, *top_);
+    inp_.setup(*io_, *io_);
+  }
+  // Runs both forwards and expects the same outputs within tol.
+  void forward(Tolerance tol) {
+    sep_.forward(h_, *bottom_, *top_);
+    inp_.forward(h_, *io_, *io_);
+    EXPECT_TRUE(all_close(io_[0]->data_vector(), top_[0]->data_vector(), tol));
+  }
+  // Runs both backwards from the same top gradient, uniform in [-1, 1) from the seed, and expects
+  // the same bottom gradients within tol.
+  void backward(uint64_t seed, Tolerance tol) {
+    const auto dy = random_vector<double>(size_t(top_[0]->count()), seed);
+    top_[0]->set_diff(dy);
+    io_[0]->set_diff(dy);
+    sep_.backward(h_, *top_, {true}, *bottom_);
+    inp_.backward(h_, *io_, {true}, *io_);
+    EXPECT_TRUE(all_close(io_[0]->diff_vector(), bottom_[0]->diff_vector(), tol));
+  }
+
+ private:
+  Layer<double>& sep_;
+  Layer<double>& inp_;
+  TensorSet<double> bottom_, top_, io_;
+  Handle h_;
+};
+
 // The message of the crema::Error that setting up the float layer of `text` on one bottom of
 // `shape` (and one top) throws, or "(no error)".
 inline std::string setup_error(const std::string& text, const std::vector<int64_t>& shape) {
@@ -87,12 +162,7 @@ inline std::string setup_error(const std::string& text, const std::vector<int64_
   TensorSet<float> bottom, top;
   bottom.add(shape);
   top.add();
-  try {
-    layer->setup(*bottom, *top);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return error_message([&] { layer->setup(*bottom, *top); });
 }
 
 // Options of check_gradient, set by chaining: GradientCheckOptions().threshold(1e-6).bottoms({0}).

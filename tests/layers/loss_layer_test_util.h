@@ -1,5 +1,5 @@
-// Helpers for the loss layer tests: building a layer class directly from a prototxt snippet,
-// running forward to read the scalar loss, and asserting a setup error's text.
+// Helpers for the loss layer tests: building a layer class directly from a prototxt snippet and
+// running forward to read the scalar loss.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -25,17 +25,6 @@ double forward_loss(Layer<Dtype>& layer, TensorSet<Dtype>& bottom, TensorSet<Dty
   Handle h;
   layer.forward(h, *bottom, *top);
   return double(top[0]->data_vector()[0]);
-}
-
-// Runs f, which must throw crema::Error containing text.
-template <typename F>
-void expect_error(F f, const std::string& text) {
-  try {
-    f();
-    ADD_FAILURE() << "no error, expected: " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
 }
 
 }  // namespace crema::test

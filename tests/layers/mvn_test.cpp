@@ -74,12 +74,7 @@ TEST(MvnLayer, Gradients) {
 TEST(MvnLayer, InPlaceIsAnError) {
   TensorSet<double> io;
   io.add({2, 3, 2});
-  try {
-    make_mvn("")->setup(*io, *io);
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot run in place"), std::string::npos) << e.what();
-  }
+  expect_error([&] { make_mvn("")->setup(*io, *io); }, "cannot run in place");
 }
 
 }  // namespace

@@ -2,22 +2,15 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.h"
-#include "layers/parameter_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
 namespace {
 
-template <typename Dtype>
-std::unique_ptr<Layer<Dtype>> parameter(const std::string& params) {
-  return std::make_unique<ParameterLayer<Dtype>>(layer_param("type: 'Parameter' " + params),
-                                                 Device::kCPU);
-}
-
 TEST(ParameterLayer, TopIsTheBlob) {
   TensorSet<float> bottom, top;
   top.add();
-  auto layer = parameter<float>("parameter_param { shape { dim: 2 dim: 3 } }");
+  auto layer = make_layer<float>("type: 'Parameter' parameter_param { shape { dim: 2 dim: 3 } }");
   layer->setup(*bottom, *top);
   ASSERT_EQ(layer->blobs().size(), 1u);
   EXPECT_EQ(layer->blobs()[0]->shape(), (std::vector<int64_t>{2, 3}));
@@ -37,16 +30,17 @@ TEST(ParameterLayer, TopIsTheBlob) {
 TEST(ParameterLayer, Gradient) {
   TensorSet<double> bottom, top;
   top.add();
-  auto layer = parameter<double>("parameter_param { shape { dim: 4 } }");
+  auto layer = make_layer<double>("type: 'Parameter' parameter_param { shape { dim: 4 } }");
   EXPECT_TRUE(check_gradient(*layer, *bottom, *top, GradientCheckOptions().threshold(1e-8)));
 }
 
 TEST(ParameterLayer, HugeShapeIsAnError) {
   TensorSet<float> bottom, top;
   top.add();
-  EXPECT_THROW(parameter<float>("parameter_param { shape { dim: 100000 dim: 100000 } }")
-                   ->setup(*bottom, *top),
-               Error);
+  EXPECT_THROW(
+      make_layer<float>("type: 'Parameter' parameter_param { shape { dim: 100000 dim: 100000 } }")
+          ->setup(*bottom, *top),
+      Error);
 }
 
 }  // namespace

@@ -151,23 +151,19 @@ TEST(PoolingLayer, UnsupportedRequestsAreErrors) {
   TensorSet<float> bottom, top;
   bottom.add({1, 1, 4, 4});
   top.add();
-  try {
-    make_layer<float>("type: 'Pooling' pooling_param { pool: STOCHASTIC kernel_size: 2 }")
-        ->setup(*bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("STOCHASTIC is not supported"), std::string::npos)
-        << e.what();
-  }
+  expect_error(
+      [&] {
+        make_layer<float>("type: 'Pooling' pooling_param { pool: STOCHASTIC kernel_size: 2 }")
+            ->setup(*bottom, *top);
+      },
+      "STOCHASTIC is not supported");
   top.add();
-  try {
-    make_layer<float>("type: 'Pooling' pooling_param { pool: MAX kernel_size: 2 }")
-        ->setup(*bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("mask top is not supported"), std::string::npos)
-        << e.what();
-  }
+  expect_error(
+      [&] {
+        make_layer<float>("type: 'Pooling' pooling_param { pool: MAX kernel_size: 2 }")
+            ->setup(*bottom, *top);
+      },
+      "mask top is not supported");
 }
 
 TEST(PoolingLayer, KernelLargerThanInputIsAnError) {

@@ -3,45 +3,28 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.h"
-#include "layers/reduction_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
 namespace {
 
-template <typename Dtype>
-std::unique_ptr<Layer<Dtype>> reduction(const std::string& params) {
-  return std::make_unique<ReductionLayer<Dtype>>(layer_param("type: 'Reduction' " + params),
-                                                 Device::kCPU);
-}
-
 TEST(ReductionLayer, EachOperationByHand) {
   // x = [[1, -2, 3], [-4, 5, -6]]
-  struct Case {
-    std::string params;
-    std::vector<int64_t> shape;
-    std::vector<float> y;
-  };
-  for (const Case& c : {
-           Case{"", {}, {-3}},
-           Case{"operation: SUM axis: 1", {2}, {2, -5}},
-           Case{"operation: ASUM axis: 1", {2}, {6, 15}},
-           Case{"operation: SUMSQ axis: 1", {2}, {14, 77}},
-           Case{"operation: MEAN axis: 1", {2}, {2.f / 3, -5.f / 3}},
-           Case{"operation: ASUM coeff: 0.5", {}, {10.5}},
-           Case{"operation: SUMSQ axis: -1 coeff: -2", {2}, {-28, -154}},
-           Case{"operation: MEAN axis: 0", {}, {-0.5}},
+  for (const ForwardCase& c : {
+           ForwardCase{"", {}, {-3}},
+           ForwardCase{"operation: SUM axis: 1", {2}, {2, -5}},
+           ForwardCase{"operation: ASUM axis: 1", {2}, {6, 15}},
+           ForwardCase{"operation: SUMSQ axis: 1", {2}, {14, 77}},
+           ForwardCase{"operation: MEAN axis: 1", {2}, {2.f / 3, -5.f / 3}},
+           ForwardCase{"operation: ASUM coeff: 0.5", {}, {10.5}},
+           ForwardCase{"operation: SUMSQ axis: -1 coeff: -2", {2}, {-28, -154}},
+           ForwardCase{"operation: MEAN axis: 0", {}, {-0.5}},
        }) {
     SCOPED_TRACE(c.params);
-    TensorSet<float> bottom, top;
+    TensorSet<float> bottom;
     bottom.add({2, 3})->set_data({1, -2, 3, -4, 5, -6});
-    top.add();
-    auto layer = reduction<float>("reduction_param { " + c.params + " }");
-    layer->setup(*bottom, *top);
-    EXPECT_EQ(top[0]->shape(), c.shape);
-    Handle h;
-    layer->forward(h, *bottom, *top);
-    EXPECT_TRUE(all_close(top[0]->data_vector(), c.y, Tolerance{1e-6, 1e-6}));
+    expect_forward(*make_layer<float>("type: 'Reduction' reduction_param { " + c.params + " }"),
+                   bottom, c, Tolerance{1e-6, 1e-6});
   }
 }
 
@@ -52,8 +35,8 @@ TEST(ReductionLayer, Gradient) {
       TensorSet<double> bottom, top;
       bottom.add({2, 3, 4}, 1);
       top.add();
-      auto layer =
-          reduction<double>("reduction_param { operation: " + std::string(op) + " " + axis + " }");
+      auto layer = make_layer<double>(
+          "type: 'Reduction' reduction_param { operation: " + std::string(op) + " " + axis + " }");
       // ASUM has a kink at 0; the random inputs keep away from it by more than the step.
       EXPECT_TRUE(check_gradient(*layer, *bottom, *top,
                                  GradientCheckOptions().threshold(1e-6).kink(0.0, 2e-3)));
@@ -65,13 +48,11 @@ TEST(ReductionLayer, AxisOutOfRangeIsAnError) {
   TensorSet<float> bottom, top;
   bottom.add({2, 3});
   top.add();
-  try {
-    reduction<float>("name: 'r' reduction_param { axis: 2 }")->setup(*bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(),
-                 "layer r (Reduction): axis 2 is out of range for an input of shape (2 3 (6))");
-  }
+  EXPECT_EQ(error_message([&] {
+              make_layer<float>("type: 'Reduction' name: 'r' reduction_param { axis: 2 }")
+                  ->setup(*bottom, *top);
+            }),
+            "layer r (Reduction): axis 2 is out of range for an input of shape (2 3 (6))");
 }
 
 }  // namespace

@@ -3,17 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.h"
-#include "layers/reshape_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
 namespace {
-
-template <typename Dtype>
-std::unique_ptr<Layer<Dtype>> reshape(const std::string& params) {
-  return std::make_unique<ReshapeLayer<Dtype>>(layer_param("type: 'Reshape' " + params),
-                                               Device::kCPU);
-}
 
 TEST(ReshapeLayer, Shapes) {
   struct Case {
@@ -36,7 +29,7 @@ TEST(ReshapeLayer, Shapes) {
     TensorSet<float> bottom, top;
     bottom.add({2, 3, 4, 5}, 1);
     top.add();
-    auto layer = reshape<float>("reshape_param { " + c.params + " }");
+    auto layer = make_layer<float>("type: 'Reshape' reshape_param { " + c.params + " }");
     layer->setup(*bottom, *top);
     EXPECT_EQ(top[0]->shape(), c.shape);
     EXPECT_EQ(top[0]->data(), bottom[0]->data());
@@ -48,7 +41,7 @@ TEST(ReshapeLayer, Gradient) {
   TensorSet<double> bottom, top;
   bottom.add({2, 3, 2}, 3);
   top.add();
-  auto layer = reshape<double>("reshape_param { shape { dim: -1 dim: 3 } }");
+  auto layer = make_layer<double>("type: 'Reshape' reshape_param { shape { dim: -1 dim: 3 } }");
   EXPECT_TRUE(check_gradient(*layer, *bottom, *top, GradientCheckOptions().threshold(1e-8)));
 }
 
@@ -57,7 +50,8 @@ std::string error_of(const std::string& params) {
   bottom.add({2, 3, 4});
   top.add();
   try {
-    reshape<float>("name: 'r' reshape_param { " + params + " }")->setup(*bottom, *top);
+    make_layer<float>("type: 'Reshape' name: 'r' reshape_param { " + params + " }")
+        ->setup(*bottom, *top);
   } catch (const Error& e) {
     return e.what();
   }

@@ -3,22 +3,16 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.h"
-#include "layers/slice_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
 namespace {
 
-template <typename Dtype>
-std::unique_ptr<Layer<Dtype>> slice(const std::string& params) {
-  return std::make_unique<SliceLayer<Dtype>>(layer_param("type: 'Slice' " + params), Device::kCPU);
-}
-
 TEST(SliceLayer, PointsAndValues) {
   TensorSet<float> bottom, top;
   bottom.add({2, 5})->set_data({0, 1, 2, 3, 4, 10, 11, 12, 13, 14});
   for (int i = 0; i < 3; ++i) top.add();
-  auto layer = slice<float>("slice_param { slice_point: 1 slice_point: 4 }");
+  auto layer = make_layer<float>("type: 'Slice' slice_param { slice_point: 1 slice_point: 4 }");
   layer->setup(*bottom, *top);
   Handle h;
   layer->forward(h, *bottom, *top);
@@ -33,7 +27,7 @@ TEST(SliceLayer, EqualPiecesAndLegacySliceDim) {
   bottom.add({6, 2}, 1);
   top.add();
   top.add();
-  auto layer = slice<float>("slice_param { slice_dim: 0 }");
+  auto layer = make_layer<float>("type: 'Slice' slice_param { slice_dim: 0 }");
   layer->setup(*bottom, *top);
   EXPECT_EQ(top[0]->shape(), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(top[1]->shape(), (std::vector<int64_t>{3, 2}));
@@ -50,7 +44,7 @@ TEST(SliceLayer, Gradient) {
     TensorSet<double> bottom, top;
     bottom.add({3, 4, 3}, 1);
     for (int i = 0; i < 3; ++i) top.add();
-    auto layer = slice<double>(params);
+    auto layer = make_layer<double>("type: 'Slice' " + std::string(params));
     EXPECT_TRUE(check_gradient(*layer, *bottom, *top, GradientCheckOptions().threshold(1e-8)));
   }
 }
@@ -60,7 +54,7 @@ std::string error_of(const std::string& params, int tops) {
   bottom.add({2, 6});
   for (int i = 0; i < tops; ++i) top.add();
   try {
-    slice<float>("name: 's' " + params)->setup(*bottom, *top);
+    make_layer<float>("type: 'Slice' name: 's' " + params)->setup(*bottom, *top);
   } catch (const Error& e) {
     return e.what();
   }

@@ -143,12 +143,7 @@ TEST(SoftmaxWithLossLayer, LabelErrors) {
   std::vector<double> l = bottom[1]->data_vector();
   l[3] = kC;
   bottom[1]->set_data(l);
-  try {
-    layer->forward(handle, *bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("layer loss"), std::string::npos) << e.what();
-  }
+  expect_error([&] { layer->forward(handle, *bottom, *top); }, "layer loss");
 
   // The label count must match the positions.
   bottom[1]->reshape({kN, kH * kW + 1});

@@ -2,37 +2,21 @@
 #include <gtest/gtest.h>
 
 #include "gradient_checker.h"
-#include "layers/tile_layer.h"
 #include "test_util.h"
 
 namespace crema::test {
 namespace {
 
-template <typename Dtype>
-std::unique_ptr<Layer<Dtype>> tile(const std::string& params) {
-  return std::make_unique<TileLayer<Dtype>>(layer_param("type: 'Tile' " + params), Device::kCPU);
-}
-
 TEST(TileLayer, Values) {
-  struct Case {
-    std::string params;
-    std::vector<int64_t> shape;
-    std::vector<float> y;
-  };
-  for (const Case& c :
-       {Case{"tile_param { tiles: 2 }", {2, 4}, {1, 2, 1, 2, 3, 4, 3, 4}},
-        Case{"tile_param { axis: 0 tiles: 2 }", {4, 2}, {1, 2, 3, 4, 1, 2, 3, 4}},
-        Case{"tile_param { axis: -1 tiles: 3 }", {2, 6}, {1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4}}}) {
+  for (const ForwardCase& c :
+       {ForwardCase{"tile_param { tiles: 2 }", {2, 4}, {1, 2, 1, 2, 3, 4, 3, 4}},
+        ForwardCase{"tile_param { axis: 0 tiles: 2 }", {4, 2}, {1, 2, 3, 4, 1, 2, 3, 4}},
+        ForwardCase{
+            "tile_param { axis: -1 tiles: 3 }", {2, 6}, {1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4}}}) {
     SCOPED_TRACE(c.params);
-    TensorSet<float> bottom, top;
+    TensorSet<float> bottom;
     bottom.add({2, 2})->set_data({1, 2, 3, 4});
-    top.add();
-    auto layer = tile<float>(c.params);
-    layer->setup(*bottom, *top);
-    EXPECT_EQ(top[0]->shape(), c.shape);
-    Handle h;
-    layer->forward(h, *bottom, *top);
-    EXPECT_EQ(top[0]->data_vector(), c.y);
+    expect_forward(*make_layer<float>("type: 'Tile' " + c.params), bottom, c);
   }
 }
 
@@ -42,8 +26,8 @@ TEST(TileLayer, Gradient) {
     TensorSet<double> bottom, top;
     bottom.add({2, 3, 2}, 1);
     top.add();
-    EXPECT_TRUE(check_gradient(*tile<double>(params), *bottom, *top,
-                               GradientCheckOptions().threshold(1e-8)));
+    EXPECT_TRUE(check_gradient(*make_layer<double>("type: 'Tile' " + std::string(params)), *bottom,
+                               *top, GradientCheckOptions().threshold(1e-8)));
   }
 }
 
@@ -51,14 +35,15 @@ TEST(TileLayer, Errors) {
   TensorSet<float> bottom, top;
   bottom.add({2, 2});
   top.add();
-  try {
-    tile<float>("name: 't' tile_param { tiles: 0 }")->setup(*bottom, *top);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "layer t (Tile): tiles must be positive, got 0");
-  }
-  EXPECT_THROW(tile<float>("")->setup(*bottom, *top), Error);  // tiles missing
-  EXPECT_THROW(tile<float>("tile_param { axis: 2 tiles: 2 }")->setup(*bottom, *top), Error);
+  EXPECT_EQ(
+      error_message([&] {
+        make_layer<float>("type: 'Tile' name: 't' tile_param { tiles: 0 }")->setup(*bottom, *top);
+      }),
+      "layer t (Tile): tiles must be positive, got 0");
+  EXPECT_THROW(make_layer<float>("type: 'Tile'")->setup(*bottom, *top), Error);  // tiles missing
+  EXPECT_THROW(
+      make_layer<float>("type: 'Tile' tile_param { axis: 2 tiles: 2 }")->setup(*bottom, *top),
+      Error);
 }
 
 }  // namespace
