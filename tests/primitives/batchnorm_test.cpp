@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "prim_test_util.h"
 #include "primitives/common/dtype_visit.h"
 #include "test_util.h"
 
@@ -159,14 +160,7 @@ TEST(BatchNormReference, BackwardIsTheGradientOfForward) {
     for (size_t j = 0; j < n; ++j) sum += r.y[j] * w[j];
     return sum;
   };
-  std::vector<double> numeric(n);
-  for (size_t j = 0; j < n; ++j) {
-    auto p = x, m = x;
-    p[j] += step;
-    m[j] -= step;
-    numeric[j] = (f(p) - f(m)) / (2 * step);
-  }
-  EXPECT_TRUE(all_close(dx, numeric, {1e-7, 1e-6}));
+  EXPECT_TRUE(all_close(dx, test::numeric_gradient(f, x, step), {1e-7, 1e-6}));
 }
 
 // beta = 1 accumulates; alpha scales the operation only.
@@ -365,13 +359,8 @@ TEST(BatchNormReference, FusedBackwardIsTheGradientOfForward) {
     for (size_t j = 0; j < n; ++j) sum += g.y[j] * w[j];
     return sum;
   };
-  std::vector<double> numeric(n);
-  for (size_t j = 0; j < n; ++j) {
-    auto p = x, m = x;
-    p[j] += step;
-    m[j] -= step;
-    numeric[j] = (loss(p, e) - loss(m, e)) / (2 * step);
-  }
+  const auto numeric =
+      test::numeric_gradient([&](const std::vector<double>& v) { return loss(v, e); }, x, step);
   EXPECT_TRUE(all_close(f.dx, numeric, {1e-7, 1e-6}));
   for (int c = 0; c < 2; ++c) {
     Epi p = e, m = e;

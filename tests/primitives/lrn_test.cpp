@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "doc_tables.h"
+#include "prim_test_util.h"
 #include "primitives/common/dtype_visit.h"
 #include "problems.h"
 #include "test_util.h"
@@ -239,15 +240,7 @@ TEST(LrnReference, GradientMatchesFiniteDifferences) {
           for (size_t i = 0; i < y.size(); ++i) l += dy[i] * y[i];
           return l;
         };
-        std::vector<double> numeric(x.size());
-        const double eps = 1e-5;
-        for (size_t i = 0; i < x.size(); ++i) {
-          auto xp = x, xm = x;
-          xp[i] += eps;
-          xm[i] -= eps;
-          numeric[i] = (loss(xp) - loss(xm)) / (2 * eps);
-        }
-        EXPECT_TRUE(all_close(numeric, dx, Tolerance{1e-8, 1e-6}));
+        EXPECT_TRUE(all_close(test::numeric_gradient(loss, x, 1e-5), dx, Tolerance{1e-8, 1e-6}));
       }
     }
   }
@@ -284,15 +277,8 @@ TEST(LrnErrors, BadDescriptorsThrow) {
     EXPECT_THROW(lrn_bwd(h, ld, d, b.data(), c.data(), d, a.data(), b.data()), PrimError) << bad;
   }
   const LrnDesc ld;
-  EXPECT_THROW(
-      lrn_fwd(h, ld, d, a.data(), TensorDesc::nchw(DataType::kFloat32, 1, 2, 4, 3), b.data()),
-      PrimError);
-  EXPECT_THROW(
-      lrn_fwd(h, ld, d, a.data(), TensorDesc::nchw(DataType::kFloat64, 1, 2, 3, 4), b.data()),
-      PrimError);
-  TensorDesc strided = d;
-  strided.stride_n = 48;
-  EXPECT_THROW(lrn_fwd(h, ld, strided, a.data(), strided, b.data()), PrimError);
+  test::expect_mismatched_descriptors_refused(
+      [&](const TensorDesc& x, const TensorDesc& y) { lrn_fwd(h, ld, x, a.data(), y, b.data()); });
   // In place forward would read channels it already overwrote.
   EXPECT_THROW(lrn_fwd(h, ld, d, a.data(), d, a.data()), PrimError);
   EXPECT_THROW(lrn_bwd(h, ld, d, b.data(), c.data(), d, a.data(), a.data()), PrimError);

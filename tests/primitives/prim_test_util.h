@@ -1,0 +1,44 @@
+// Pieces the CPU primitive tests share: central differences, the gradient oracle of the tests
+// that check a backward formula against their own double-precision forward reference, and the
+// descriptor checks every entry point makes.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "primitives/types.h"
+
+namespace crema::test {
+
+// The gradient of the scalar function f at x, by central differences:
+//   df/dx_j ~ (f(x + step e_j) - f(x - step e_j)) / (2 step)
+template <typename F>
+std::vector<double> numeric_gradient(const F& f, const std::vector<double>& x, double step) {
+  std::vector<double> g(x.size());
+  for (size_t j = 0; j < x.size(); ++j) {
+    auto p = x, m = x;
+    p[j] += step;
+    m[j] -= step;
+    g[j] = (f(p) - f(m)) / (2 * step);
+  }
+  return g;
+}
+
+// call(xd, yd) runs an entry point on input and output descriptors; it must refuse an output of
+// other sizes or of another dtype than x (an N=1, float, 2 x 3 x 4 tensor), and a strided pair
+// whose images are 48 values apart.
+template <typename Call>
+void expect_mismatched_descriptors_refused(const Call& call) {
+  using prim::DataType;
+  using prim::TensorDesc;
+  const TensorDesc x = TensorDesc::nchw(DataType::kFloat32, 1, 2, 3, 4);
+  EXPECT_THROW(call(x, TensorDesc::nchw(DataType::kFloat32, 1, 2, 4, 3)), prim::PrimError);
+  EXPECT_THROW(call(x, TensorDesc::nchw(DataType::kFloat64, 1, 2, 3, 4)), prim::PrimError);
+  TensorDesc strided = x;
+  strided.stride_n = 48;
+  EXPECT_THROW(call(strided, strided), prim::PrimError);
+}
+
+}  // namespace crema::test
