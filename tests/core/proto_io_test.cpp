@@ -51,7 +51,7 @@ std::vector<std::string> entries(const fs::path& dir) {
   return names;
 }
 
-using test::error_message;
+using test::error_of;
 
 NetParameter small_net() {
   NetParameter net;
@@ -90,7 +90,7 @@ TEST(ProtoIoText, SyntaxErrorNamesFileLineAndColumn) {
   const fs::path file = fresh_dir() / "bad.prototxt";
   spit(file, text);
   NetParameter net;
-  const std::string msg = error_message([&] { read_text_proto(file.string(), &net); });
+  const std::string msg = error_of([&] { read_text_proto(file.string(), &net); });
   EXPECT_EQ(msg.rfind(file.string() + ":4:8: ", 0), 0u) << msg;
   EXPECT_NE(msg.find("Expected \":\""), std::string::npos) << msg;
 }
@@ -103,7 +103,7 @@ TEST(ProtoIoText, UnknownFieldIsAnErrorWithLine) {
       "}\n";
   NetParameter net;
   const std::string msg =
-      error_message([&] { read_text_proto_string(text, "net.prototxt", &net); });
+      error_of([&] { read_text_proto_string(text, "net.prototxt", &net); });
   // Reported at the unknown name itself (line 3, column 3), not at the ':' after it.
   EXPECT_EQ(msg.rfind("net.prototxt:3:3: ", 0), 0u) << msg;
   EXPECT_NE(msg.find("bogus_field"), std::string::npos) << msg;
@@ -117,7 +117,7 @@ TEST(ProtoIoText, NegativeUnsignedFieldNamesTheFieldAndValue) {
       "  inner_product_param { num_output:   -3 }\n"
       "}\n";
   NetParameter net;
-  EXPECT_EQ(error_message([&] { read_text_proto_string(text, "net.prototxt", &net); }),
+  EXPECT_EQ(error_of([&] { read_text_proto_string(text, "net.prototxt", &net); }),
             "net.prototxt:2:25: num_output takes a non-negative integer, got -3");
   // A signed field takes the negative number; range checks are the reader's (e.g. the solver's).
   SolverParameter solver;
@@ -127,14 +127,14 @@ TEST(ProtoIoText, NegativeUnsignedFieldNamesTheFieldAndValue) {
 
 TEST(ProtoIoText, ColumnsCountCharactersNotTabStops) {
   NetParameter net;
-  const std::string msg = error_message(
+  const std::string msg = error_of(
       [&] { read_text_proto_string("layer {\n\t\tbogus: 1\n}\n", "tab.prototxt", &net); });
   EXPECT_EQ(msg.rfind("tab.prototxt:2:3: ", 0), 0u) << msg;
 }
 
 TEST(ProtoIoText, MissingRequiredFieldIsAnError) {
   NetParameter net;
-  const std::string msg = error_message(
+  const std::string msg = error_of(
       [&] { read_text_proto_string("layer { clip_param { min: 0 } }", "clip.prototxt", &net); });
   EXPECT_EQ(msg.rfind("clip.prototxt: ", 0), 0u) << msg;
   EXPECT_NE(msg.find("max"), std::string::npos) << msg;
@@ -143,7 +143,7 @@ TEST(ProtoIoText, MissingRequiredFieldIsAnError) {
 TEST(ProtoIoText, MissingFileNamesThePath) {
   const fs::path file = fresh_dir() / "does_not_exist.prototxt";
   NetParameter net;
-  const std::string msg = error_message([&] { read_text_proto(file.string(), &net); });
+  const std::string msg = error_of([&] { read_text_proto(file.string(), &net); });
   EXPECT_NE(msg.find(file.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("No such file"), std::string::npos) << msg;
 }
@@ -181,7 +181,7 @@ TEST(ProtoIoBinary, TruncatedFileIsAnError) {
   ASSERT_GT(full, 1000u);
   fs::resize_file(file, full / 2);  // cuts the packed weight data in the middle
   NetParameter back;
-  const std::string msg = error_message([&] { read_binary_proto(file.string(), &back); });
+  const std::string msg = error_of([&] { read_binary_proto(file.string(), &back); });
   EXPECT_EQ(msg, file.string() + ": not a valid NetParameter (truncated or corrupt)");
 }
 
@@ -189,7 +189,7 @@ TEST(ProtoIoBinary, GarbageIsAnError) {
   const fs::path file = fresh_dir() / "junk.binaryproto";
   spit(file, std::string("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11));
   BlobProto blob;
-  const std::string msg = error_message([&] { read_binary_proto(file.string(), &blob); });
+  const std::string msg = error_of([&] { read_binary_proto(file.string(), &blob); });
   EXPECT_EQ(msg, file.string() + ": not a valid BlobProto (truncated or corrupt)");
 }
 
@@ -201,7 +201,7 @@ TEST(ProtoIoBinary, BytesInMemoryParseOrNameTheSource) {
   read_binary_proto_bytes(bytes, "mem", &back);
   EXPECT_EQ(back.SerializeAsString(), bytes);
   const std::string cut = bytes.substr(0, bytes.size() / 2);
-  EXPECT_EQ(error_message([&] { read_binary_proto_bytes(cut, "mem.caffemodel", &back); }),
+  EXPECT_EQ(error_of([&] { read_binary_proto_bytes(cut, "mem.caffemodel", &back); }),
             "mem.caffemodel: not a valid NetParameter (truncated or corrupt)");
 }
 
@@ -210,7 +210,7 @@ TEST(ProtoIoBinary, FileOver2GiBIsAClearError) {
   spit(file, "");
   fs::resize_file(file, (uintmax_t{1} << 31) + 16);  // sparse: takes no disk space
   NetParameter back;
-  const std::string msg = error_message([&] { read_binary_proto(file.string(), &back); });
+  const std::string msg = error_of([&] { read_binary_proto(file.string(), &back); });
   EXPECT_NE(msg.find(file.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("2 GiB"), std::string::npos) << msg;
   fs::remove(file);
@@ -219,14 +219,14 @@ TEST(ProtoIoBinary, FileOver2GiBIsAClearError) {
 TEST(ProtoIoBinary, MissingFileNamesThePath) {
   const fs::path file = fresh_dir() / "nope.caffemodel";
   NetParameter back;
-  const std::string msg = error_message([&] { read_binary_proto(file.string(), &back); });
+  const std::string msg = error_of([&] { read_binary_proto(file.string(), &back); });
   EXPECT_NE(msg.find(file.string()), std::string::npos) << msg;
 }
 
 TEST(ProtoIoAtomic, WriteIntoMissingDirectoryThrows) {
   const fs::path file = fresh_dir() / "no_such_dir" / "w.caffemodel";
   const std::string msg =
-      error_message([&] { write_binary_proto_atomic(small_net(), file.string()); });
+      error_of([&] { write_binary_proto_atomic(small_net(), file.string()); });
   EXPECT_NE(msg.find(file.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("No such file or directory"), std::string::npos) << msg;
   EXPECT_FALSE(fs::exists(file.parent_path()));
@@ -246,7 +246,7 @@ TEST(ProtoIoAtomic, FailedWriteKeepsTheExistingFile) {
   fs::create_directory(squatter);
   SolverState next;
   next.set_iter(2000);
-  const std::string msg = error_message([&] { write_binary_proto_atomic(next, file.string()); });
+  const std::string msg = error_of([&] { write_binary_proto_atomic(next, file.string()); });
   EXPECT_NE(msg.find(file.string()), std::string::npos) << msg;
   EXPECT_EQ(slurp(file), before);
   SolverState back;
@@ -267,7 +267,7 @@ TEST(ProtoIoAtomic, FailedRenameRemovesTheTempFile) {
   fs::create_directory(target);
   spit(target / "keep", "x");
   const std::string msg =
-      error_message([&] { write_text_proto_atomic(small_net(), target.string()); });
+      error_of([&] { write_text_proto_atomic(small_net(), target.string()); });
   EXPECT_NE(msg.find(target.string()), std::string::npos) << msg;
   EXPECT_EQ(entries(dir), std::vector<std::string>{"model.caffemodel"});
   EXPECT_EQ(slurp(target / "keep"), "x");
@@ -278,7 +278,7 @@ TEST(ProtoIoAtomic, UninitializedMessageIsRefused) {
   NetParameter net;
   net.add_layer()->mutable_clip_param()->set_min(0.0f);  // required `max` unset
   const std::string msg =
-      error_message([&] { write_binary_proto_atomic(net, (dir / "c.caffemodel").string()); });
+      error_of([&] { write_binary_proto_atomic(net, (dir / "c.caffemodel").string()); });
   EXPECT_NE(msg.find("max"), std::string::npos) << msg;
   EXPECT_TRUE(entries(dir).empty());
 }

@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/tensor.h"
+#include "error_util.h"
 #include "layers/gradient_checker.h"
 #include "layers/layer_registry.h"
 
@@ -16,15 +17,6 @@ namespace crema {
 namespace {
 
 constexpr int64_t k2g = int64_t(1) << 31;
-
-std::string error_of(const auto& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 // Whether the host could hold `bytes` at all: a reshape checks against its memory.
 bool host_holds(int64_t bytes) { return int64_t(prim::device_total_bytes(Device::kCPU)) > bytes; }
@@ -44,7 +36,7 @@ TEST(TensorSize, CheckedCountRejectsOverflowAndNegatives) {
 
 TEST(TensorSize, DescSizeNamesTheValue) {
   EXPECT_EQ(desc_size(k2g - 1, "w"), int(k2g - 1));
-  EXPECT_EQ(error_of([] { desc_size(k2g, "the input width"); }),
+  EXPECT_EQ(test::error_of([] { desc_size(k2g, "the input width"); }),
             "the input width of 2147483648 is more than 2147483647, the largest size of a "
             "primitive descriptor");
 }
@@ -68,7 +60,7 @@ TEST(TensorSize, FlatDescSplitsLargeCounts) {
   EXPECT_EQ(d.w, 1500000000);
   EXPECT_EQ(int64_t(d.n) * d.c * d.h, 2);
   // 2^32 + 15 is prime: no split into 32-bit sizes exists.
-  EXPECT_EQ(error_of([] { flat_desc(prim::DataType::kFloat32, 4294967311); }),
+  EXPECT_EQ(test::error_of([] { flat_desc(prim::DataType::kFloat32, 4294967311); }),
             "a flat array of 4294967311 elements has no split into sizes below 2^31");
 }
 
@@ -88,19 +80,19 @@ TEST(TensorSize, ShapesPast2To31ElementsAreAccepted) {
   EXPECT_EQ(d.stride_n, 1000000000);
   // One axis of 2^31 or more has no descriptor size.
   t.reshape({1, 3000000000});
-  EXPECT_EQ(error_of([&] { t.desc(); }),
+  EXPECT_EQ(test::error_of([&] { t.desc(); }),
             "a tensor axis of 3000000000 is more than 2147483647, the largest size of a "
             "primitive descriptor");
 }
 
 TEST(TensorSize, BoundsAreInt64BytesAndDeviceMemory) {
   Tensor<float> t;
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(test::error_of([&] {
               t.reshape({int64_t(1) << 40, int64_t(1) << 21});
             }),
             "tensor of shape (1099511627776 2097152) is too large: more than " +
                 std::to_string(kMaxTensorElements) + " elements");
-  const std::string what = error_of([&] { t.reshape({int64_t(1) << 50}); });
+  const std::string what = test::error_of([&] { t.reshape({int64_t(1) << 50}); });
   EXPECT_EQ(what.rfind("tensor of shape (1125899906842624) is too large: 4503599627370496 bytes, "
                        "more than the ",
                        0),
@@ -121,13 +113,13 @@ TEST(TensorSize, LayersRefuseAxesTheirDescriptorsCannotHold) {
   top.add();
   auto pool = test::make_layer<float>(
       "type: 'Pooling' pooling_param { pool: MAX kernel_size: 1 stride: 1 }");
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(test::error_of([&] {
               pool->setup(*bottom, *top);
             }).find("the input width of 3000000000 is more than 2147483647"),
             std::string::npos);
   auto ip = test::make_layer<float>("type: 'InnerProduct' inner_product_param { num_output: 1 }");
   (*bottom)[0]->reshape({3000000000, 1});
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(test::error_of([&] {
               ip->setup(*bottom, *top);
               ip->reshape(*bottom, *top);
             }).find("the rows of the input of 3000000000 is more than 2147483647"),

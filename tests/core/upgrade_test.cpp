@@ -20,7 +20,7 @@ NetParameter parse_net(const std::string& text) {
   return net;
 }
 
-using test::error_message;
+using test::error_of;
 
 TEST(UpgradeNet, V1LeNetBecomesCurrentFormat) {
   const std::string path = std::string(CREMA_SOURCE_DIR) + "/tests/data/v1_lenet.prototxt";
@@ -117,14 +117,14 @@ TEST(UpgradeNet, V1ParamNamesShareModeAndLossWeight) {
 
 TEST(UpgradeNet, V1LayerWithoutTypeNamesTheLayer) {
   NetParameter net = parse_net(R"(layers { name: "mystery" bottom: "x" top: "y" })");
-  const std::string msg = error_message([&] { upgrade_net(&net, "old.prototxt"); });
+  const std::string msg = error_of([&] { upgrade_net(&net, "old.prototxt"); });
   EXPECT_EQ(msg.rfind("old.prototxt: ", 0), 0u) << msg;
   EXPECT_NE(msg.find("'mystery'"), std::string::npos) << msg;
 }
 
 TEST(UpgradeNet, UnknownV1EnumIsAParseErrorWithLine) {
   NetParameter net;
-  const std::string msg = error_message([&] {
+  const std::string msg = error_of([&] {
     read_text_proto_string("layers {\n  name: \"a\"\n  type: WARP_DRIVE\n}\n", "v1.prototxt", &net);
   });
   // At the value itself, though the parser notices only at the next token (line 4).
@@ -136,7 +136,7 @@ TEST(UpgradeNet, MixedV1AndCurrentLayersIsAnError) {
   NetParameter net = parse_net(R"(
     layer { name: "a" type: "ReLU" bottom: "x" top: "x" }
     layers { name: "b" type: RELU bottom: "x" top: "x" })");
-  const std::string msg = error_message([&] { upgrade_net(&net, "mix.prototxt"); });
+  const std::string msg = error_of([&] { upgrade_net(&net, "mix.prototxt"); });
   EXPECT_NE(msg.find("mix.prototxt"), std::string::npos) << msg;
 }
 
@@ -185,7 +185,7 @@ TEST(UpgradeNet, V0NetWithPaddingLayer) {
 TEST(UpgradeNet, V0FieldOfTheWrongTypeIsAnError) {
   NetParameter net = parse_net(R"(
     layers { layer { name: "r" type: "relu" kernelsize: 3 } bottom: "x" top: "y" })");
-  const std::string msg = error_message([&] { upgrade_net(&net, "v0.prototxt"); });
+  const std::string msg = error_of([&] { upgrade_net(&net, "v0.prototxt"); });
   EXPECT_NE(msg.find("'r'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("kernelsize"), std::string::npos) << msg;
 }
@@ -232,7 +232,7 @@ TEST(UpgradeNet, InputShapeBecomesInputLayer) {
 
 TEST(UpgradeNet, WrongInputDimCountIsAnError) {
   NetParameter net = parse_net(R"(input: "data" input_dim: 1 input_dim: 3 input_dim: 28)");
-  const std::string msg = error_message([&] { upgrade_net(&net, "d.prototxt"); });
+  const std::string msg = error_of([&] { upgrade_net(&net, "d.prototxt"); });
   EXPECT_NE(msg.find("d.prototxt"), std::string::npos) << msg;
   EXPECT_NE(msg.find("got 3"), std::string::npos) << msg;
 }
@@ -265,7 +265,7 @@ TEST(UpgradeSolver, SolverTypeBecomesTypeString) {
 TEST(UpgradeSolver, ConflictingTypesAreAnError) {
   SolverParameter solver;
   read_text_proto_string("solver_type: ADAM type: \"SGD\"", "s.prototxt", &solver);
-  const std::string msg = error_message([&] { upgrade_solver(&solver, "s.prototxt"); });
+  const std::string msg = error_of([&] { upgrade_solver(&solver, "s.prototxt"); });
   EXPECT_NE(msg.find("s.prototxt"), std::string::npos) << msg;
   EXPECT_NE(msg.find("ADAM"), std::string::npos) << msg;
 

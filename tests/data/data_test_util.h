@@ -9,25 +9,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/errors.h"
 #include "crema.pb.h"
 #include "data/lmdb_db.h"
+#include "error_util.h"
 
 namespace crema::test {
-
-// The message of the crema::Error fn throws, or "(no error)".
-inline std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 class TempDir {
  public:

@@ -18,7 +18,7 @@
 namespace crema {
 namespace {
 
-using test::error_message;
+using test::error_of;
 
 class RecordDb : public ::testing::TestWithParam<RecordBackend> {
  protected:
@@ -54,12 +54,12 @@ TEST_P(RecordDb, RecordsComeInKeyOrderAndWrapAround) {
 TEST_P(RecordDb, ExistingOutputsMissingInputsAndEmptyDatabasesAreErrors) {
   const std::string path = dir_.file("db");
   create_record_writer(path, GetParam())->commit();
-  EXPECT_NE(error_message([&] { create_record_writer(path, GetParam()); }).find(path),
+  EXPECT_NE(error_of([&] { create_record_writer(path, GetParam()); }).find(path),
             std::string::npos);
-  const std::string empty = error_message([&] { open_record_reader(path, GetParam()); });
+  const std::string empty = error_of([&] { open_record_reader(path, GetParam()); });
   EXPECT_NE(empty.find(path), std::string::npos) << empty;
   const std::string missing = dir_.file("missing");
-  const std::string error = error_message([&] { open_record_reader(missing, GetParam()); });
+  const std::string error = error_of([&] { open_record_reader(missing, GetParam()); });
   EXPECT_EQ(error.rfind(missing + ": cannot open", 0), 0u) << error;
 }
 
@@ -105,14 +105,14 @@ TEST(RecordDbLevelDb, FileNumberZeroIsAnErrorNotAnAbort) {
   std::FILE* f = std::fopen((path + "/000000.log").c_str(), "wb");
   ASSERT_NE(f, nullptr);
   std::fclose(f);
-  EXPECT_EQ(error_message([&] { open_record_reader(path, RecordBackend::kLevelDb); }),
+  EXPECT_EQ(error_of([&] { open_record_reader(path, RecordBackend::kLevelDb); }),
             path + ": corrupt LevelDB: file 000000.log has number 0");
 }
 
 TEST(RecordDbNames, BackendsByName) {
   EXPECT_EQ(parse_record_backend("LMDB"), RecordBackend::kLmdb);
   EXPECT_EQ(parse_record_backend("leveldb"), RecordBackend::kLevelDb);
-  EXPECT_EQ(error_message([] { parse_record_backend("rocksdb"); }),
+  EXPECT_EQ(error_of([] { parse_record_backend("rocksdb"); }),
             "unknown database backend \"rocksdb\" (lmdb or leveldb)");
 }
 

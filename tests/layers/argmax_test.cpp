@@ -47,7 +47,7 @@ TEST(ArgMaxLayer, Errors) {
   TensorSet<float> bottom, top;
   bottom.add({2, 2, 3});
   top.add();
-  EXPECT_EQ(error_message([&] {
+  EXPECT_EQ(error_of([&] {
               make_layer<float>("type: 'ArgMax' name: 'a' argmax_param { axis: 2 top_k: 4 }")
                   ->setup(*bottom, *top);
             }),

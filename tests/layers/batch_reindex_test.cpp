@@ -41,7 +41,7 @@ TEST(BatchReindexLayer, Errors) {
   auto layer = make_layer<float>("type: 'BatchReindex' name: 'br'");
   layer->setup(*bottom, *top);
   Handle h;
-  EXPECT_EQ(error_message([&] { layer->forward(h, *bottom, *top); }),
+  EXPECT_EQ(error_of([&] { layer->forward(h, *bottom, *top); }),
             "layer br (BatchReindex): gather_rows: index 3 at position 1 is not a row of the "
             "table [0, 3)");
   TensorSet<float> b2, t2;

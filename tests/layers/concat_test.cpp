@@ -91,7 +91,7 @@ TEST(ConcatLayer, MismatchedShapesAreAnError) {
   bottom.add({2, 5, 5});
   top.add();
   EXPECT_EQ(
-      error_message([&] { make_layer<float>("type: 'Concat' name: 'cat'")->setup(*bottom, *top); }),
+      error_of([&] { make_layer<float>("type: 'Concat' name: 'cat'")->setup(*bottom, *top); }),
       "layer cat (Concat): bottom 1 has shape (2 5 5 (50)) but bottom 0 has (2 3 4 "
       "(24)): they may differ only along the concatenation axis 1");
   EXPECT_THROW(make_layer<float>("type: 'Concat' concat_param { axis: 1 concat_dim: 1 }")

@@ -87,7 +87,7 @@ TEST(CropLayer, CropLargerThanInputIsAnError) {
   bottom.add({2, 3, 3, 3});
   top.add();
   EXPECT_EQ(
-      error_message([&] {
+      error_of([&] {
         make_layer<float>("type: 'Crop' name: 'c' crop_param { offset: 2 }")->setup(*bottom, *top);
       }),
       "layer c (Crop): crop of size 3 at offset 2 on axis 2 does not fit in the input "

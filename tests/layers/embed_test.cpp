@@ -53,7 +53,7 @@ TEST(EmbedLayer, IndexOutOfRangeIsAnError) {
   auto layer = make_layer<float>("type: 'Embed' name: 'emb' " + std::string(kParams));
   layer->setup(*bottom, *top);
   Handle h;
-  EXPECT_EQ(error_message([&] { layer->forward(h, *bottom, *top); }),
+  EXPECT_EQ(error_of([&] { layer->forward(h, *bottom, *top); }),
             "layer emb (Embed): gather_rows: index 4 at position 1 is not a row of the table "
             "[0, 4)");
   EXPECT_THROW(

@@ -110,7 +110,7 @@ inline void expect_forward(Layer<float>& layer, const TensorSet<float>& bottom,
 // Runs f, which must throw crema::Error containing text.
 template <typename F>
 void expect_error(const F& f, const std::string& text) {
-  const std::string what = error_message(f);
+  const std::string what = error_of(f);
   EXPECT_NE(what.find(text), std::string::npos) << what;
 }
 
@@ -162,7 +162,7 @@ inline std::string setup_error(const std::string& text, const std::vector<int64_
   TensorSet<float> bottom, top;
   bottom.add(shape);
   top.add();
-  return error_message([&] { layer->setup(*bottom, *top); });
+  return error_of([&] { layer->setup(*bottom, *top); });
 }
 
 // Options of check_gradient, set by chaining: GradientCheckOptions().threshold(1e-6).bottoms({0}).

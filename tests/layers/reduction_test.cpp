@@ -48,7 +48,7 @@ TEST(ReductionLayer, AxisOutOfRangeIsAnError) {
   TensorSet<float> bottom, top;
   bottom.add({2, 3});
   top.add();
-  EXPECT_EQ(error_message([&] {
+  EXPECT_EQ(error_of([&] {
               make_layer<float>("type: 'Reduction' name: 'r' reduction_param { axis: 2 }")
                   ->setup(*bottom, *top);
             }),

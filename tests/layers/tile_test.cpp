@@ -36,7 +36,7 @@ TEST(TileLayer, Errors) {
   bottom.add({2, 2});
   top.add();
   EXPECT_EQ(
-      error_message([&] {
+      error_of([&] {
         make_layer<float>("type: 'Tile' name: 't' tile_param { tiles: 0 }")->setup(*bottom, *top);
       }),
       "layer t (Tile): tiles must be positive, got 0");

@@ -45,10 +45,9 @@ class WinogradCpu {
   // a group are D[e] V[e]^T, accumulated chunk after chunk.
   void bwd_filter(const T* x, const T* dy, T* dw, Blend blend) {
     const wg::Pass s = wg::bwd_filter_pass(p_);
-    const wg::Plan pl = wg::plan(s, sizeof(T), h_.workspace_budget());
-    T* sums = static_cast<T*>(h_.workspace(sizeof(T) * size_t(pl.total())));
-    T* v = sums + pl.filter;
-    T* d = v + pl.inputs;
+    const Pieces ws = pieces(s);
+    const wg::Plan& pl = ws.plan;
+    T *sums = ws.filter, *v = ws.inputs, *d = ws.products;
     const int cg = s.ci, kg = s.co;
     const int64_t group_sums = int64_t(wg::kPoints) * kg * cg;
     for (int n0 = 0; n0 < s.n; n0 += pl.chunk) {
@@ -85,6 +84,17 @@ class WinogradCpu {
   }
 
  private:
+  // The workspace of a pass, cut as wg::plan says.
+  struct Pieces {
+    wg::Plan plan;
+    T *filter, *inputs, *products;
+  };
+  Pieces pieces(const wg::Pass& s) const {
+    const wg::Plan pl = wg::plan(s, sizeof(T), h_.workspace_budget());
+    T* base = static_cast<T*>(h_.workspace(sizeof(T) * size_t(pl.total())));
+    return {pl, base, base + pl.filter, base + pl.filter + pl.inputs};
+  }
+
   // A thread's buffer of one plane's transformed tiles, tile-major.
   static std::vector<T>& tile_major() {
     thread_local std::vector<T> buf;
@@ -123,10 +133,9 @@ class WinogradCpu {
   // V, the GEMMs M[e] = U[e] V[e], and the output tiles.
   void forward_like(const wg::Pass& s, bool data_grad, const T* in, const T* w, T* out, Blend blend,
                     const T* bias, bool relu) {
-    const wg::Plan pl = wg::plan(s, sizeof(T), h_.workspace_budget());
-    T* u = static_cast<T*>(h_.workspace(sizeof(T) * size_t(pl.total())));
-    T* v = u + pl.filter;
-    T* m = v + pl.inputs;
+    const Pieces ws = pieces(s);
+    const wg::Plan& pl = ws.plan;
+    T *u = ws.filter, *v = ws.inputs, *m = ws.products;
     const int ci = s.ci, co = s.co;
     const int64_t group_u = int64_t(wg::kPoints) * co * ci;
     split(threads_, int64_t(s.groups) * co * ci, [&](int64_t i) {
