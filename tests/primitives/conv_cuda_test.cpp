@@ -16,6 +16,7 @@
 #include "primitives/common/dtype_visit.h"
 #include "primitives/conv.h"
 #include "problems.h"
+#include "winograd_tolerance.h"
 
 namespace crema::prim {
 namespace {
@@ -156,11 +157,27 @@ std::vector<T> run_gpu(Handle& h, Op op, ConvAlgo algo, const Descs& ds, const D
 }
 
 const std::vector<ConvAlgo> kEveryAlgo = {
-    ConvAlgo::kIm2colGemm,       ConvAlgo::kGemm1x1, ConvAlgo::kDirect, ConvAlgo::kImplicitGemm,
-    ConvAlgo::kImplicitGemmSm90, ConvAlgo::kAuto,    ConvAlgo::kFind};
+    ConvAlgo::kIm2colGemm,       ConvAlgo::kGemm1x1,  ConvAlgo::kDirect, ConvAlgo::kImplicitGemm,
+    ConvAlgo::kImplicitGemmSm90, ConvAlgo::kWinograd, ConvAlgo::kAuto,   ConvAlgo::kFind};
 // The tensor-core rows; a row the GPU cannot run (implicit_gemm_sm90 off compute capability 9.0)
 // is skipped by check_problem.
 const std::vector<ConvAlgo> kImplicitRows = {ConvAlgo::kImplicitGemm, ConvAlgo::kImplicitGemmSm90};
+
+// Whether the winograd row runs the problem under algo (kFind may pick it).
+bool winograd_may_run(Handle& gpu, ConvAlgo algo, const Descs& ds) {
+  return (algo == ConvAlgo::kWinograd || algo == ConvAlgo::kFind) &&
+         conv_supports(gpu, ConvAlgo::kWinograd, ds.cd, ds.xd, ds.wd, ds.yd);
+}
+
+// The looser of tol and winograd's bound for the op (winograd_tolerance.h).
+template <typename T>
+Tolerance winograd_tolerance(const ConvProblem& pb, Op op, Tolerance tol) {
+  const test::WinogradTolerances wt = test::winograd_tolerances(pb, sizeof(T) == 8);
+  const Tolerance& w = op == Op::kBwdData || op == Op::kBwdDataBlend       ? wt.dx
+                       : op == Op::kBwdFilter || op == Op::kBwdFilterBlend ? wt.dw
+                                                                           : wt.y;
+  return Tolerance{std::max(w.abs, tol.abs), tol.rel, true};
+}
 
 // Every op of pb on the GPU with each of `algos` it supports, against the CPU (which computes
 // in full precision whatever the math mode).
@@ -181,7 +198,9 @@ void check_problem(const ConvProblem& pb, bool integer, Tolerance tol, size_t bu
     const std::vector<T> want = run_cpu(cpu, op, ds, d);
     for (ConvAlgo algo : algos) {
       if (!conv_supports(gpu, algo, ds.cd, ds.xd, ds.wd, ds.yd)) continue;
-      EXPECT_TRUE(all_close(run_gpu(gpu, op, algo, ds, d, g), want, tol))
+      EXPECT_TRUE(
+          all_close(run_gpu(gpu, op, algo, ds, d, g), want,
+                    winograd_may_run(gpu, algo, ds) ? winograd_tolerance<T>(pb, op, tol) : tol))
           << op_name(op) << " with " << conv_algo_name(algo);
     }
   }
@@ -565,7 +584,8 @@ TEST(ConvCuda, FindCachesOneEntryPerPassAndReusesIt) {
   const GpuData g{to_gpu(d.x), to_gpu(d.w), to_gpu(d.dy), to_gpu(d.bias)};
   const auto want = run_cpu(cpu, Op::kFwd, ds, d);
   for (int i = 0; i < 2; ++i) {
-    EXPECT_TRUE(all_close(run_gpu(gpu, Op::kFwd, ConvAlgo::kFind, ds, d, g), want, kExact));
+    EXPECT_TRUE(all_close(run_gpu(gpu, Op::kFwd, ConvAlgo::kFind, ds, d, g), want,
+                          winograd_tolerance<float>(pb, Op::kFwd, kExact)));
     EXPECT_EQ(gpu.algo_cache().size(), 1u);
   }
   const ConvAlgo chosen = static_cast<ConvAlgo>(gpu.algo_cache().begin()->second);

@@ -28,7 +28,7 @@ namespace {
 const ConvImpl* const kTable[] = {
 #ifdef CREMA_WITH_CUDA
     &cuda::kConvGemm1x1,          &cuda::kConvIm2colGemm, &cuda::kConvImplicitGemm,
-    &cuda::kConvImplicitGemmSm90, &cuda::kConvDirect,
+    &cuda::kConvImplicitGemmSm90, &cuda::kConvDirect,     &cuda::kConvWinograd,
 #endif
     &cpu::kConvGemm1x1,           &cpu::kConvIm2colGemm,  &cpu::kConvDirect,
     &cpu::kConvWinograd,

@@ -67,7 +67,7 @@ extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvWinograd;
 }
 namespace cuda {
 extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvImplicitGemm,
-    kConvImplicitGemmSm90;
+    kConvImplicitGemmSm90, kConvWinograd;
 // Values in one 16-byte piece of the NHWC path's copies under a math mode (4 TF32, 8 BF16/FP16),
 // 0 where the path does not run (strict fp32).
 inline int nhwc_piece_values(MathMode m) {
