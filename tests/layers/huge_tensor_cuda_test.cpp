@@ -4,12 +4,16 @@
 // f32 -> bf16 -> f32 conversion. Every element is compared, positions past 2^31 and 2^32 are
 // also checked against the formula, and the checksums must agree. Needs about 50 GB of GPU
 // memory and 70 GB of host memory, and a few minutes; skipped where the machine has less.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -160,13 +164,32 @@ bool machine_fits(int64_t gpu_bytes, int64_t host_bytes) {
          int64_t(prim::device_total_bytes(Device::kCPU)) >= host_bytes;
 }
 
-#define SKIP_UNLESS_FITS(gpu_gb, host_gb)                                 \
-  do {                                                                    \
-    CREMA_SKIP_WITHOUT_GPU();                                             \
-    if (!machine_fits(int64_t(gpu_gb) << 30, int64_t(host_gb) << 30))     \
-      GTEST_SKIP() << "needs " << gpu_gb << " GiB of GPU and " << host_gb \
-                   << " GiB of host memory";                              \
-  } while (0)
+// Holds an exclusive lock on a file in the temporary folder while it lives, so these tests run one
+// at a time under `ctest -j` too: machine_fits counts one test's memory, and three side by side
+// were killed for host memory on a 128 GiB machine.
+class OneAtATime {
+ public:
+  OneAtATime() {
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "crema-huge-tensor-test.lock").string();
+    fd_ = ::open(path.c_str(), O_CREAT | O_RDWR, 0666);
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~OneAtATime() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  OneAtATime(const OneAtATime&) = delete;
+  OneAtATime& operator=(const OneAtATime&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+#define SKIP_UNLESS_FITS(gpu_gb, host_gb)                                                         \
+  CREMA_SKIP_WITHOUT_GPU();                                                                       \
+  if (!machine_fits(int64_t(gpu_gb) << 30, int64_t(host_gb) << 30))                               \
+    GTEST_SKIP() << "needs " << gpu_gb << " GiB of GPU and " << host_gb << " GiB of host memory"; \
+  [[maybe_unused]] const OneAtATime one_at_a_time
 
 TEST(HugeTensor, ReluFlat3GElements) {
   SKIP_UNLESS_FITS(50, 72);
