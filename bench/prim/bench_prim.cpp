@@ -1,6 +1,6 @@
 // bench_prim: each crema CUDA primitive against cuDNN's C API on identical random inputs, on the
-// layer shapes of LeNet, CaffeNet, GoogLeNet and ResNet-50 at training batch sizes. Every row
-// first checks that both produce the same output (conv and the bias gradient within 1e-3
+// layer shapes of LeNet, CaffeNet, GoogLeNet, ResNet-50 and VGG-16 at training batch sizes. Every
+// row first checks that both produce the same output (conv and the bias gradient within 1e-3
 // relative, a different summation order; the others within 1e-5; dropout, whose masks differ,
 // each against its own mask; the solver update, which cuDNN lacks, against the host), then times
 // both with CUDA events on one stream (warm-up, median of the repeats, buffers rotated where a
@@ -30,7 +30,8 @@
 // keeps the rows whose "op layer pass" contains the substring (e.g. "conv caffenet:conv2", "bwd
 // filter", "pool"); --batch replaces every net's batch size;
 // --crema-algo picks crema's convolution algorithm: auto (the heuristic the layers use), find,
-// or one by name (implicit_gemm, im2col_gemm, gemm_1x1, direct). --pool-algo, --softmax-algo and
+// or one by name (implicit_gemm, im2col_gemm, gemm_1x1, direct, winograd). --pool-algo,
+// --softmax-algo and
 // --lrn-algo pick those ops' rows: auto (the layers' choice), all (auto, then every row that runs
 // the layer, one table row each), or one by name (docs/primitives.md lists them).
 #include "bench_prim.h"
@@ -73,7 +74,7 @@ bool parse(int argc, char** argv, bench::Options& o) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--filter=SUBSTRING] [--repeats=N] [--batch=N] "
-                   "[--crema-algo=auto|find|implicit_gemm|im2col_gemm|gemm_1x1|direct] "
+                   "[--crema-algo=auto|find|implicit_gemm|im2col_gemm|gemm_1x1|direct|winograd] "
                    "[--pool-algo=auto|all|ROW] [--softmax-algo=auto|all|ROW] "
                    "[--lrn-algo=auto|all|ROW] [--math=fp32|tf32|bf16|fp16]\n",
                    argv[0]);

@@ -362,8 +362,8 @@ void print_failed(const std::string& op, const std::string& layer, const std::st
 int batch_for(const Options& o, const std::string& name) {
   if (o.batch > 0) return o.batch;
   static const std::pair<const char*, int> nets[] = {
-      {"lenet:", 64},     {"caffenet:", 256},      {"googlenet:", 128},
-      {"resnet50:", 128}, {"cifar10_quick:", 100}, {"mobilenet:", 64},
+      {"lenet:", 64},          {"caffenet:", 256}, {"googlenet:", 128}, {"resnet50:", 128},
+      {"cifar10_quick:", 100}, {"mobilenet:", 64}, {"vgg16:", 64},
   };
   for (const auto& [prefix, n] : nets)
     if (name.rfind(prefix, 0) == 0) return n;

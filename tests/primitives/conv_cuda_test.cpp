@@ -163,10 +163,15 @@ const std::vector<ConvAlgo> kEveryAlgo = {
 // is skipped by check_problem.
 const std::vector<ConvAlgo> kImplicitRows = {ConvAlgo::kImplicitGemm, ConvAlgo::kImplicitGemmSm90};
 
-// Whether the winograd row runs the problem under algo (kFind may pick it).
-bool winograd_may_run(Handle& gpu, ConvAlgo algo, const Descs& ds) {
-  return (algo == ConvAlgo::kWinograd || algo == ConvAlgo::kFind) &&
-         conv_supports(gpu, ConvAlgo::kWinograd, ds.cd, ds.xd, ds.wd, ds.yd);
+// Whether the winograd row runs op under algo (kFind may pick it, kAuto's heuristic may).
+bool winograd_may_run(Handle& gpu, ConvAlgo algo, const Descs& ds, Op op) {
+  if (!conv_supports(gpu, ConvAlgo::kWinograd, ds.cd, ds.xd, ds.wd, ds.yd)) return false;
+  const ConvPass pass = op == Op::kBwdData || op == Op::kBwdDataBlend       ? ConvPass::kBwdData
+                        : op == Op::kBwdFilter || op == Op::kBwdFilterBlend ? ConvPass::kBwdFilter
+                                                                            : ConvPass::kFwd;
+  if (algo == ConvAlgo::kAuto)
+    return conv_heuristic(gpu, ds.cd, ds.xd, ds.wd, ds.yd, pass) == ConvAlgo::kWinograd;
+  return algo == ConvAlgo::kWinograd || algo == ConvAlgo::kFind;
 }
 
 // The looser of tol and winograd's bound for the op (winograd_tolerance.h).
@@ -200,7 +205,7 @@ void check_problem(const ConvProblem& pb, bool integer, Tolerance tol, size_t bu
       if (!conv_supports(gpu, algo, ds.cd, ds.xd, ds.wd, ds.yd)) continue;
       EXPECT_TRUE(
           all_close(run_gpu(gpu, op, algo, ds, d, g), want,
-                    winograd_may_run(gpu, algo, ds) ? winograd_tolerance<T>(pb, op, tol) : tol))
+                    winograd_may_run(gpu, algo, ds, op) ? winograd_tolerance<T>(pb, op, tol) : tol))
           << op_name(op) << " with " << conv_algo_name(algo);
     }
   }
@@ -499,7 +504,8 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
 }
 
 // kAuto in tensor-core math sends such layers to the implicit GEMM (its Hopper row where it
-// runs), but for TF32 backward filter of ungrouped layers; strict fp32 stays on im2col.
+// runs), but for TF32 backward filter of ungrouped layers; strict fp32 stays on im2col or
+// Winograd.
 TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle gpu(Device::kCUDA);
@@ -522,6 +528,15 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   EXPECT_TRUE(pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemm ||
               pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemmSm90);
   ds.cd.math = MathMode::kFP32;
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);  // 16 input channels a group
+  // Strict fp32, 3x3 stride 1, at least 32 channels in and out a group: Winograd, every pass;
+  // not on f64 tensors, nor strided.
+  ds = descs_of({"h_winograd", 2, 64, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat32);
+  for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
+    EXPECT_EQ(pick(pass), ConvAlgo::kWinograd);
+  ds = descs_of({"h_winograd", 2, 64, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat64);
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
+  ds = descs_of({"h_winograd_s2", 2, 64, 9, 9, 64, 3, 3, 1, 1, 2, 2}, DataType::kFloat32);
   EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
   // 1x1 without padding: the 1x1 GEMM row on planes of 100 values and more. In BF16 on the
   // Hopper row, strided ones go to it forward and backward filter, as do planes under 100
