@@ -1,0 +1,106 @@
+// kAuto's choice of convolution row on CUDA (conv_heuristic), per math mode, pass and shape: the
+// rules docs/primitives.md states, which the benchmarks behind them measured. That every row
+// computes the same convolution is conv_cuda_test.cpp's part.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cuda_test_util.h"
+#include "primitives/conv.h"
+#include "problems.h"
+
+namespace crema::prim {
+namespace {
+
+using test::Descs;
+using test::descs_of;
+
+// kAuto in tensor-core math sends such layers to the implicit GEMM (its Hopper row where it
+// runs), but for TF32 backward filter of ungrouped layers; strict fp32 stays on im2col or
+// Winograd.
+TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle gpu(Device::kCUDA);
+  Descs ds = descs_of({"h", 2, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
+  auto pick = [&](ConvPass pass) { return conv_heuristic(gpu, ds.cd, ds.xd, ds.wd, ds.yd, pass); };
+  for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
+    ds.cd.math = math;
+    // On compute capability 9.0 (a build with sm_90a code) the Hopper row.
+    const ConvAlgo tensor_cores =
+        conv_supports(gpu, ConvAlgo::kImplicitGemmSm90, ds.cd, ds.xd, ds.wd, ds.yd)
+            ? ConvAlgo::kImplicitGemmSm90
+            : ConvAlgo::kImplicitGemm;
+    EXPECT_EQ(pick(ConvPass::kFwd), tensor_cores);
+    EXPECT_EQ(pick(ConvPass::kBwdData), tensor_cores);
+    EXPECT_EQ(pick(ConvPass::kBwdFilter),
+              math == MathMode::kTF32 ? ConvAlgo::kIm2colGemm : tensor_cores);
+  }
+  ds = descs_of({"h_grouped", 2, 32, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat32);
+  ds.cd.math = MathMode::kTF32;
+  EXPECT_TRUE(pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemm ||
+              pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemmSm90);
+  ds.cd.math = MathMode::kFP32;
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);  // 16 input channels a group
+  // Strict fp32, 3x3 stride 1, at least 32 channels in and out a group: Winograd, every pass;
+  // not on f64 tensors, nor strided.
+  ds = descs_of({"h_winograd", 2, 64, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat32);
+  for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
+    EXPECT_EQ(pick(pass), ConvAlgo::kWinograd);
+  ds = descs_of({"h_winograd", 2, 64, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat64);
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
+  ds = descs_of({"h_winograd_s2", 2, 64, 9, 9, 64, 3, 3, 1, 1, 2, 2}, DataType::kFloat32);
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
+  // 1x1 without padding: the 1x1 GEMM row on planes of 100 values and more. In BF16 on the
+  // Hopper row, strided ones go to it forward and backward filter, as do planes under 100
+  // values and backward filter up to 14x14; strided backward data onto planes of fewer than 64
+  // values goes to im2col on f32 tensors, to the 1x1 row on bf16 ones (which it runs as stored).
+  ds = descs_of({"h_1x1", 2, 32, 20, 20, 64, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
+    EXPECT_EQ(pick(pass), ConvAlgo::kGemm1x1);
+  const bool hopper = conv_supports(gpu, ConvAlgo::kImplicitGemmSm90, ds.cd, ds.xd, ds.wd, ds.yd);
+  const ConvAlgo nhwc_1x1 = hopper ? ConvAlgo::kImplicitGemmSm90 : ConvAlgo::kGemm1x1;
+  ds = descs_of({"h_1x1_s2", 2, 32, 20, 20, 64, 1, 1, 0, 0, 2, 2}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  EXPECT_EQ(pick(ConvPass::kFwd), nhwc_1x1);
+  EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kGemm1x1);
+  EXPECT_EQ(pick(ConvPass::kBwdFilter), nhwc_1x1);
+  ds = descs_of({"h_1x1_small", 2, 32, 14, 14, 64, 1, 1, 0, 0, 2, 2}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  EXPECT_EQ(pick(ConvPass::kFwd), hopper ? nhwc_1x1 : ConvAlgo::kIm2colGemm);
+  EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kIm2colGemm);
+  ds = descs_of({"h_1x1_small", 2, 32, 14, 14, 64, 1, 1, 0, 0, 2, 2}, DataType::kBFloat16);
+  ds.wd.dtype = DataType::kFloat32;
+  ds.cd.math = MathMode::kBF16;
+  EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kGemm1x1);
+  ds = descs_of({"h_1x1_7x7", 2, 64, 7, 7, 32, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
+    EXPECT_EQ(pick(pass), nhwc_1x1);
+  ds = descs_of({"h_1x1_14x14", 2, 64, 14, 14, 32, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
+  ds.cd.math = MathMode::kBF16;
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kGemm1x1);
+  EXPECT_EQ(pick(ConvPass::kBwdFilter), nhwc_1x1);
+  ds.cd.math = MathMode::kTF32;
+  EXPECT_EQ(pick(ConvPass::kBwdFilter), ConvAlgo::kGemm1x1);
+  // 3 input channels, which the NHWC path pads to a piece: there in BF16 with 2^18 output
+  // points or more, forward and backward filter; else, and for backward data (3 output
+  // columns), im2col.
+  for (int n : {2, 8}) {
+    ds = descs_of({"c3", n, 3, 226, 226, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
+    for (MathMode math : {MathMode::kTF32, MathMode::kBF16}) {
+      ds.cd.math = math;
+      const bool padded = math == MathMode::kBF16 && n == 8;
+      const ConvAlgo tensor_cores =
+          conv_supports(gpu, ConvAlgo::kImplicitGemmSm90, ds.cd, ds.xd, ds.wd, ds.yd)
+              ? ConvAlgo::kImplicitGemmSm90
+              : ConvAlgo::kImplicitGemm;
+      EXPECT_EQ(pick(ConvPass::kFwd), padded ? tensor_cores : ConvAlgo::kIm2colGemm) << n;
+      EXPECT_EQ(pick(ConvPass::kBwdData), ConvAlgo::kIm2colGemm) << n;
+      EXPECT_EQ(pick(ConvPass::kBwdFilter), padded ? tensor_cores : ConvAlgo::kIm2colGemm) << n;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace crema::prim
