@@ -101,18 +101,51 @@ prim::BatchNormEpilogue BatchNormLayer<Dtype>::epilogue() const {
   return ep;
 }
 
+// mean_ and var_ from the stored sums, scaled by the running weight blob2 (one explicit scalar
+// read).
+template <typename Dtype>
+void BatchNormLayer<Dtype>::load_running_statistics(Handle& h) {
+  const prim::DataType t = dtype_of<Dtype>();
+  auto& blobs = this->blobs_;
+  Dtype weight = 0;
+  prim::device_memcpy(&weight, Device::kCPU, blobs[2]->data(), blobs[2]->device(), sizeof(Dtype));
+  const double factor = weight == 0 ? 0.0 : 1.0 / double(weight);
+  prim::axpby(h, t, channels_, factor, blobs[0]->data(), 0.0, mean_->mutable_data());
+  prim::axpby(h, t, channels_, factor, blobs[1]->data(), 0.0, var_->mutable_data());
+}
+
+// The normalization is y_k = a_k (x_k - mean_k) + beta_k with a_k = gamma_k / sqrt(var_k + eps),
+// so the fused inference primitive computes both products: on the weights (as 1 x K x 1 x inner,
+// mean 0, no shift) a_k w_k, and on the bias (1 x K x 1 x 1) a_k (b_k - mean_k) + beta_k.
+template <typename Dtype>
+void BatchNormLayer<Dtype>::fold_into(Handle& h, int64_t inner, const Dtype* w, Dtype* w_out,
+                                      const Dtype* bias, Dtype* bias_out) {
+  const prim::DataType t = dtype_of<Dtype>();
+  const int k = int(channels_);
+  if (!zeros_) {
+    zeros_ = std::make_unique<Tensor<Dtype>>(std::vector<int64_t>{channels_}, this->device_);
+    zeros_->fill_data(Dtype(0));
+  }
+  load_running_statistics(h);
+  prim::BatchNormEpilogue ep = epilogue();
+  ep.relu = false;  // the convolution's epilogue applies the ReLU
+  prim::BatchNormEpilogue scale_only = ep;
+  scale_only.beta = nullptr;
+  const prim::TensorDesc wd = prim::TensorDesc::nchw(t, 1, k, 1, desc_size(inner, "a filter"));
+  prim::batchnorm_fwd_inference_fused(h, bn_, scale_only, wd, w, wd, w_out, zeros_->data(),
+                                      var_->data());
+  const prim::TensorDesc bd = prim::TensorDesc::nchw(t, 1, k, 1, 1);
+  prim::batchnorm_fwd_inference_fused(h, bn_, ep, bd, bias ? bias : zeros_->data(), bd, bias_out,
+                                      mean_->data(), var_->data());
+}
+
 template <typename Dtype>
 void BatchNormLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   const prim::DataType t = dtype_of<Dtype>();
   const int64_t c = channels_;
   auto& blobs = this->blobs_;
   if (use_global_stats_) {
-    // The stored sums are scaled by the running weight blob2; one explicit scalar read.
-    Dtype weight = 0;
-    prim::device_memcpy(&weight, Device::kCPU, blobs[2]->data(), blobs[2]->device(), sizeof(Dtype));
-    const double factor = weight == 0 ? 0.0 : 1.0 / double(weight);
-    prim::axpby(h, t, c, factor, blobs[0]->data(), 0.0, mean_->mutable_data());
-    prim::axpby(h, t, c, factor, blobs[1]->data(), 0.0, var_->mutable_data());
+    load_running_statistics(h);
     if (fused())
       prim::batchnorm_fwd_inference_fused(h, bn_, epilogue(), desc_, bottom[0]->raw_data(), desc_,
                                           top[0]->mutable_raw_data(), mean_->data(), var_->data());

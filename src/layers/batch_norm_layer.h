@@ -19,7 +19,8 @@
 // an in-place ReLU after it, as in every ResNet block, run inside this layer's forward and
 // backward (primitives' batchnorm_*_fused): in training, 9 values move per element instead of
 // 22. The Scale's blobs stay its own (its weights load and save as before); this layer writes
-// their gradients. With the stored statistics the fusion is for forward-only nets.
+// their gradients. With the stored statistics the fusion is for forward-only nets, where a
+// Convolution right before takes this layer in turn (fold_into).
 #pragma once
 
 #include <memory>
@@ -57,6 +58,11 @@ class BatchNormLayer : public Layer<Dtype> {
   bool absorb(Layer<Dtype>& next, bool backward) override;
   void release_absorbed() override;
   HalfStorage half_storage() const override { return HalfStorage::kUniform; }
+  // With the stored statistics, folds this normalization and an absorbed Scale into the
+  // convolution before it, whose K x inner weights w and K-value bias (null: 0) it writes as
+  // w_out and bias_out (K = channels): the convolution then computes this layer's output.
+  void fold_into(Handle& h, int64_t inner, const Dtype* w, Dtype* w_out, const Dtype* bias,
+                 Dtype* bias_out);
 
  private:
   prim::BatchNormDesc bn_;
@@ -67,12 +73,14 @@ class BatchNormLayer : public Layer<Dtype> {
   // Per-channel statistics of the last forward (batch or scaled running), 1 / sqrt(var + eps),
   // and the normalized output of a training forward.
   std::unique_ptr<Tensor<Dtype>> mean_, var_, inv_std_, x_norm_;
+  std::unique_ptr<Tensor<Dtype>> zeros_;  // C zeros for fold_into, made at its first call
   // Absorbed layers: the Scale (null if none) and whether a ReLU follows, with its slope.
   ScaleLayer<Dtype>* scale_ = nullptr;
   bool relu_ = false;
   double relu_slope_ = 0;
   bool fused() const { return scale_ || relu_; }
   prim::BatchNormEpilogue epilogue() const;
+  void load_running_statistics(Handle& h);
 };
 
 }  // namespace crema

@@ -3,26 +3,55 @@
 
 #include <string>
 
+#include "layers/batch_norm_layer.h"
 #include "primitives/activation.h"
 
 namespace crema {
 
 template <typename Dtype>
 bool ConvolutionLayer<Dtype>::absorb(Layer<Dtype>& next, bool backward) {
-  (void)backward;
-  if (std::string(next.type()) != "ReLU" || relu_ || this->param_.top_size() != 1 ||
-      next.param().relu_param().negative_slope() != 0)
+  const std::string type = next.type();
+  if (this->param_.top_size() != 1) return false;
+  if (type == "ReLU") {
+    if (relu_ || next.param().relu_param().negative_slope() != 0) return false;
+    relu_ = true;
+    return true;
+  }
+  if (relu_) return false;  // a normalization after the ReLU does not fold
+  if (type == "Scale") return bn_ && bn_->absorb(next, backward);
+  auto* bn = dynamic_cast<BatchNormLayer<Dtype>*>(&next);
+  if (type != "BatchNorm" || !bn || bn_ || backward || !bn->use_global_stats() ||
+      this->channel_axis_ != 1)
     return false;
-  relu_ = true;
+  bn_ = bn;
+  const std::vector<int64_t> k{this->num_output_};
+  folded_w_ = std::make_unique<Tensor<Dtype>>(this->blobs_[0]->shape(), this->device_);
+  folded_b_ = std::make_unique<Tensor<Dtype>>(k, this->device_);
   return true;
+}
+
+template <typename Dtype>
+void ConvolutionLayer<Dtype>::release_absorbed() {
+  if (bn_) bn_->release_absorbed();
+  bn_ = nullptr;
+  folded_w_.reset();
+  folded_b_.reset();
+  relu_ = false;
 }
 
 template <typename Dtype>
 void ConvolutionLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
   prim::ConvEpilogue ep;
-  if (this->bias_term_) ep.bias = this->blobs_[1]->data();
-  ep.relu = relu_;
   const Dtype* w = this->blobs_[0]->data();
+  const Dtype* b = this->bias_term_ ? this->blobs_[1]->data() : nullptr;
+  if (bn_) {
+    bn_->fold_into(h, this->blobs_[0]->count() / this->num_output_, w, folded_w_->mutable_data(), b,
+                   folded_b_->mutable_data());
+    w = folded_w_->data();
+    b = folded_b_->data();
+  }
+  ep.bias = b;
+  ep.relu = relu_;
   for (size_t i = 0; i < bottom.size(); ++i)
     prim::conv_fwd(h, this->conv_, prim::ConvAlgo::kAuto, this->x_desc_, bottom[i]->raw_data(),
                    this->filter_, w, this->y_desc_, top[i]->mutable_raw_data(), prim::Blend{1, 0},
@@ -33,6 +62,7 @@ template <typename Dtype>
 void ConvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                        const std::vector<bool>& propagate_down,
                                        const Tensors& bottom) {
+  if (bn_) this->error("backward with a folded BatchNorm: the net was declared forward-only");
   const prim::Blend accumulate{1, 1};
   for (size_t i = 0; i < top.size(); ++i) {
     if (relu_) {  // the absorbed ReLU's backward, in place: y > 0 where the sum was

@@ -10,12 +10,22 @@
 // producing its own top, as in Caffe; all bottoms must have the same shape.
 // Fusion (Layer::absorb): an in-place ReLU (negative_slope 0) on the only top runs in the
 // convolution's epilogue, with the bias: one pass over the output fewer. Backward then masks
-// the top's gradient in place as the ReLU would, reading the output.
+// the top's gradient in place as the ReLU would, reading the output. In a forward-only net an
+// in-place BatchNorm with stored statistics (and the per-channel Scale after it) folds into the
+// weights and bias: every forward computes w' = a w and b' = a (b - mean) + beta per output
+// channel (a = gamma / sqrt(var + eps); a pass over the weights, which follow any change to the
+// layers' blobs) and convolves with them, so neither layer touches the activations; a ReLU after
+// them still runs in the epilogue.
 #pragma once
+
+#include <memory>
 
 #include "layers/base_conv_layer.h"
 
 namespace crema {
+
+template <typename Dtype>
+class BatchNormLayer;
 
 template <typename Dtype>
 class ConvolutionLayer : public BaseConvLayer<Dtype> {
@@ -31,7 +41,7 @@ class ConvolutionLayer : public BaseConvLayer<Dtype> {
     return relu_ ? DataUse::kBackward : DataUse::kForward;
   }
   bool absorb(Layer<Dtype>& next, bool backward) override;
-  void release_absorbed() override { relu_ = false; }
+  void release_absorbed() override;
   // With one bottom, input and output each in their own type (the primitive converts); several
   // bottoms share the layer's descriptors, so then all of one type.
   HalfStorage half_storage() const override {
@@ -43,6 +53,9 @@ class ConvolutionLayer : public BaseConvLayer<Dtype> {
 
  private:
   bool relu_ = false;  // a ReLU absorbed into the epilogue
+  // A BatchNorm folded into the weights (it holds the absorbed Scale), and the folded weights.
+  BatchNormLayer<Dtype>* bn_ = nullptr;
+  std::unique_ptr<Tensor<Dtype>> folded_w_, folded_b_;
 };
 
 }  // namespace crema
