@@ -176,25 +176,31 @@ void Tensor<Dtype>::set_host_values(std::shared_ptr<prim::DeviceBuffer>& buf,
   }
 }
 
+namespace {
+
+// share_data / share_diff: the two tensors must have the same count and storage type.
+template <typename Dtype>
+void check_shareable(const Tensor<Dtype>& mine, const Tensor<Dtype>& other, const char* what) {
+  CREMA_REQUIRE(mine.count() == other.count(), "cannot share the ", what, " of a tensor of shape (",
+                other.shape_string(), ") with one of shape (", mine.shape_string(), ")");
+  CREMA_REQUIRE(mine.storage() == other.storage(), "cannot share the ", what,
+                " of a tensor stored as ", prim::dtype_name(other.storage()),
+                " with one stored as ", prim::dtype_name(mine.storage()));
+}
+
+}  // namespace
+
 template <typename Dtype>
 void Tensor<Dtype>::share_data(const Tensor& other) {
-  CREMA_REQUIRE(count_ == other.count_, "cannot share the data of a tensor of shape (",
-                other.shape_string(), ") with one of shape (", shape_string(), ")");
-  CREMA_REQUIRE(storage_ == other.storage_, "cannot share the data of a tensor stored as ",
-                prim::dtype_name(other.storage_), " with one stored as ",
-                prim::dtype_name(storage_));
-  other.memory(other.data_);
+  check_shareable(*this, other, "data");
+  other.raw_data();  // allocates it
   data_ = other.data_;
 }
 
 template <typename Dtype>
 void Tensor<Dtype>::share_diff(const Tensor& other) {
-  CREMA_REQUIRE(count_ == other.count_, "cannot share the gradient of a tensor of shape (",
-                other.shape_string(), ") with one of shape (", shape_string(), ")");
-  CREMA_REQUIRE(storage_ == other.storage_, "cannot share the gradient of a tensor stored as ",
-                prim::dtype_name(other.storage_), " with one stored as ",
-                prim::dtype_name(storage_));
-  other.memory(other.diff_);
+  check_shareable(*this, other, "gradient");
+  other.raw_diff();  // allocates it
   diff_ = other.diff_;
 }
 
