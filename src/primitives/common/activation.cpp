@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "primitives/common/desc_checks.h"
 #include "primitives/common/dispatch.h"
 
 namespace crema::prim {
@@ -16,11 +17,6 @@ CREMA_BACKENDS(void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, 
                             Blend blend);)
 
 namespace {
-
-std::string dims(const TensorDesc& d) {
-  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
-         std::to_string(d.w);
-}
 
 bool finite(std::initializer_list<double> values) {
   for (double v : values)
@@ -41,21 +37,6 @@ void check_desc(const std::string& op, const ActDesc& ad) {
   if (ad.mode == ActMode::kClip && ad.clip_min > ad.clip_max)
     throw PrimError(op + ": clip min " + std::to_string(ad.clip_min) + " is above max " +
                     std::to_string(ad.clip_max));
-}
-
-// The kernels walk count() contiguous elements, so both tensors must be packed and the same
-// shape and type; a strided view would silently read the wrong elements.
-void check_pair(const std::string& op, const ActDesc& ad, const TensorDesc& xd,
-                const TensorDesc& yd) {
-  check_desc(op, ad);
-  if (xd.n < 0 || xd.c < 0 || xd.h < 0 || xd.w < 0)
-    throw PrimError(op + ": negative size " + dims(xd));
-  if (xd.dtype != yd.dtype)
-    throw PrimError(op + ": x is " + dtype_name(xd.dtype) + " but y is " + dtype_name(yd.dtype));
-  if (xd.n != yd.n || xd.c != yd.c || xd.h != yd.h || xd.w != yd.w)
-    throw PrimError(op + ": x is " + dims(xd) + " but y is " + dims(yd));
-  if (!xd.is_packed_nchw() || !yd.is_packed_nchw())
-    throw PrimError(op + ": tensors must be packed NCHW");
 }
 
 }  // namespace
@@ -85,7 +66,8 @@ bool act_has_bwd(const ActDesc& ad) { return ad.mode != ActMode::kThreshold; }
 
 void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, const void* x,
              const TensorDesc& yd, void* y, Blend blend) {
-  check_pair("act_fwd", ad, xd, yd);
+  check_desc("act_fwd", ad);
+  check_packed_pair("act_fwd", xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y) throw PrimError("act_fwd: null x or y");
   CREMA_DISPATCH(h, act_fwd, h, ad, xd, x, yd, y, blend);
@@ -93,7 +75,8 @@ void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, const void* x,
 
 void act_bwd(Handle& h, const ActDesc& ad, const TensorDesc& yd, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
-  check_pair("act_bwd", ad, xd, yd);
+  check_desc("act_bwd", ad);
+  check_packed_pair("act_bwd", xd, yd);
   if (!act_has_bwd(ad))
     throw PrimError("act_bwd: threshold is a step function and has no gradient");
   if (xd.count() == 0) return;

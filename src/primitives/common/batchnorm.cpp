@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "primitives/common/desc_checks.h"
 #include "primitives/common/dispatch.h"
 
 namespace crema::prim {
@@ -27,23 +28,11 @@ CREMA_BACKENDS(
 
 namespace {
 
-std::string dims(const TensorDesc& d) {
-  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
-         std::to_string(d.w);
-}
-
-// The kernels walk packed (n, c) planes, so both tensors must be packed, of one shape and type.
+// eps and the two tensors (desc_checks.h).
 void check(const std::string& op, const BatchNormDesc& bd, const TensorDesc& a,
            const TensorDesc& b) {
-  if (!std::isfinite(bd.eps) || bd.eps < 0)
-    throw PrimError(op + ": eps must be finite and >= 0, got " + std::to_string(bd.eps));
-  if (a.n < 0 || a.c < 0 || a.h < 0 || a.w < 0) throw PrimError(op + ": negative size " + dims(a));
-  if (a.dtype != b.dtype)
-    throw PrimError(op + ": tensors are " + dtype_name(a.dtype) + " and " + dtype_name(b.dtype));
-  if (a.n != b.n || a.c != b.c || a.h != b.h || a.w != b.w)
-    throw PrimError(op + ": shapes differ: " + dims(a) + " and " + dims(b));
-  if (!a.is_packed_nchw() || !b.is_packed_nchw())
-    throw PrimError(op + ": tensors must be packed NCHW");
+  check_eps(op, bd.eps);
+  check_packed_pair(op, a, b);
 }
 
 void check_epilogue(const std::string& op, const BatchNormEpilogue& ep) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "primitives/common/desc_checks.h"
 #include "primitives/common/lrn_impl.h"
 
 namespace crema::prim {
@@ -26,11 +27,6 @@ constexpr std::pair<LrnAlgo, const char*> kNames[] = {
     {LrnAlgo::kWithin, "within"},
 };
 
-std::string dims(const TensorDesc& d) {
-  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
-         std::to_string(d.w);
-}
-
 void check_desc(const char* op, const LrnDesc& ld) {
   const std::string o(op);
   if (ld.mode != LrnMode::kAcrossChannels && ld.mode != LrnMode::kWithinChannel)
@@ -41,20 +37,6 @@ void check_desc(const char* op, const LrnDesc& ld) {
                     std::to_string(ld.local_size));
   if (!std::isfinite(ld.alpha) || !std::isfinite(ld.beta) || !std::isfinite(ld.k))
     throw PrimError(o + ": alpha, beta and k must be finite");
-}
-
-// The kernels walk packed NCHW planes, so both tensors must be packed and the same shape and
-// type; a strided view would silently read the wrong elements.
-void check_pair(const char* op, const TensorDesc& xd, const TensorDesc& yd) {
-  const std::string o(op);
-  if (xd.n < 0 || xd.c < 0 || xd.h < 0 || xd.w < 0)
-    throw PrimError(o + ": negative size " + dims(xd));
-  if (xd.dtype != yd.dtype)
-    throw PrimError(o + ": x is " + dtype_name(xd.dtype) + " but y is " + dtype_name(yd.dtype));
-  if (xd.n != yd.n || xd.c != yd.c || xd.h != yd.h || xd.w != yd.w)
-    throw PrimError(o + ": x is " + dims(xd) + " but y is " + dims(yd));
-  if (!xd.is_packed_nchw() || !yd.is_packed_nchw())
-    throw PrimError(o + ": tensors must be packed NCHW");
 }
 
 // Whether two buffers of `bytes` bytes share any byte. The CPU kernels read inputs ahead of the
@@ -81,7 +63,7 @@ void run(Handle& h, const LrnArgs& a) {
 void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
              const TensorDesc& yd, void* y, Blend blend) {
   check_desc("lrn_fwd", ld);
-  check_pair("lrn_fwd", xd, yd);
+  check_packed_pair("lrn_fwd", xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y) throw PrimError("lrn_fwd: null x or y");
   const size_t bytes = size_t(xd.count()) * dtype_size(xd.dtype);
@@ -92,7 +74,7 @@ void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
 void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
   check_desc("lrn_bwd", ld);
-  check_pair("lrn_bwd", xd, yd);
+  check_packed_pair("lrn_bwd", xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y || !dy || !dx) throw PrimError("lrn_bwd: null x, y, dy or dx");
   const size_t bytes = size_t(xd.count()) * dtype_size(xd.dtype);

@@ -1,9 +1,9 @@
 // Mean-variance normalization: descriptor validation and the one device dispatcher.
 #include "primitives/mvn.h"
 
-#include <cmath>
 #include <string>
 
+#include "primitives/common/desc_checks.h"
 #include "primitives/common/dispatch.h"
 
 namespace crema::prim {
@@ -16,22 +16,10 @@ CREMA_BACKENDS(void mvn_bwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, 
 
 namespace {
 
-std::string dims(const TensorDesc& d) {
-  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
-         std::to_string(d.w);
-}
-
-// Rows are contiguous runs of a packed tensor: both tensors packed, of one shape and type.
+// eps and the two tensors (desc_checks.h).
 void check(const std::string& op, const MvnDesc& md, const TensorDesc& a, const TensorDesc& b) {
-  if (!std::isfinite(md.eps) || md.eps < 0)
-    throw PrimError(op + ": eps must be finite and >= 0, got " + std::to_string(md.eps));
-  if (a.n < 0 || a.c < 0 || a.h < 0 || a.w < 0) throw PrimError(op + ": negative size " + dims(a));
-  if (a.dtype != b.dtype)
-    throw PrimError(op + ": tensors are " + dtype_name(a.dtype) + " and " + dtype_name(b.dtype));
-  if (a.n != b.n || a.c != b.c || a.h != b.h || a.w != b.w)
-    throw PrimError(op + ": shapes differ: " + dims(a) + " and " + dims(b));
-  if (!a.is_packed_nchw() || !b.is_packed_nchw())
-    throw PrimError(op + ": tensors must be packed NCHW");
+  check_eps(op, md.eps);
+  check_packed_pair(op, a, b);
 }
 
 }  // namespace

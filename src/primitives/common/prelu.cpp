@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "primitives/common/desc_checks.h"
 #include "primitives/common/dispatch.h"
 
 namespace crema::prim {
@@ -15,11 +16,6 @@ CREMA_BACKENDS(void prelu_bwd(Handle& h, const PreluDesc& pd, const TensorDesc& 
                               const void* slope, const TensorDesc& yd, void* y, Blend blend);)
 
 namespace {
-
-std::string dims(const TensorDesc& d) {
-  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
-         std::to_string(d.w);
-}
 
 void check(const std::string& op, const TensorDesc& d) {
   if (d.n < 0 || d.c < 0 || d.h < 0 || d.w < 0) throw PrimError(op + ": negative size " + dims(d));

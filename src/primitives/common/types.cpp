@@ -79,4 +79,9 @@ bool TensorDesc::is_packed_nchw() const {
          stride_n == int64_t(c) * h * w;
 }
 
+std::string dims(const TensorDesc& d) {
+  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
+         std::to_string(d.w);
+}
+
 }  // namespace crema::prim

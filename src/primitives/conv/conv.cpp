@@ -14,6 +14,7 @@
 
 #include "primitives/blas.h"
 #include "primitives/common/choice_log.h"
+#include "primitives/common/desc_checks.h"
 #include "primitives/common/impl_table.h"
 #include "primitives/conv/conv_impl.h"
 #include "primitives/scale_bias.h"
@@ -79,11 +80,6 @@ const char* pass_name(Pass p) {
 }
 
 [[noreturn]] void fail(const std::string& why) { throw PrimError(why); }
-
-std::string dims(const TensorDesc& d) {
-  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
-         std::to_string(d.w);
-}
 
 // The problem as a string: data type, math, x and y sizes and strides, filter and geometry.
 std::string problem_key(const ConvProblem& pr) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "primitives/common/desc_checks.h"
 #include "primitives/pool/pool_impl.h"
 
 namespace crema::prim {
@@ -28,11 +29,6 @@ constexpr std::pair<PoolAlgo, const char*> kNames[] = {
 };
 
 [[noreturn]] void fail(const std::string& why) { throw PrimError(why); }
-
-std::string dims(const TensorDesc& d) {
-  return std::to_string(d.n) + "x" + std::to_string(d.c) + "x" + std::to_string(d.h) + "x" +
-         std::to_string(d.w);
-}
 
 // The output size must follow one of the two rounding rules; the window positions (and thus
 // the computation) are the same for both, only the count of windows differs.
