@@ -386,7 +386,7 @@ ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const Filte
   // to Winograd F(4x4, 3x3): 36 multiplies per 4x4 tile where im2col + GEMM does 144, at about
   // 2^-18 of the summed magnitude in error (conv_winograd.h). On an H200 VGG-16's layers from
   // conv1_2 on ran 1.35-3.3x faster than on im2col in every pass (conv3_2 forward 5.56 -> 1.82
-  // ms); its conv1_1, 3 input channels, ran 1.5-4x slower, its transforms feeding GEMMs 3 deep.
+  // ms); its conv1_1, 3 input channels, ran 2.1-4x slower, its transforms feeding GEMMs 3 deep.
   const int per_group_out = wd.k / cd.groups;
   if (h.device() == Device::kCUDA && cd.math == MathMode::kFP32 && xd.dtype == DataType::kFloat32 &&
       wd.c >= 32 && per_group_out >= 32 && !cuda::kConvWinograd.unsupported(pr))
