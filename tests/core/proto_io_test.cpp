@@ -102,8 +102,7 @@ TEST(ProtoIoText, UnknownFieldIsAnErrorWithLine) {
       "  bogus_field: 3\n"
       "}\n";
   NetParameter net;
-  const std::string msg =
-      error_of([&] { read_text_proto_string(text, "net.prototxt", &net); });
+  const std::string msg = error_of([&] { read_text_proto_string(text, "net.prototxt", &net); });
   // Reported at the unknown name itself (line 3, column 3), not at the ':' after it.
   EXPECT_EQ(msg.rfind("net.prototxt:3:3: ", 0), 0u) << msg;
   EXPECT_NE(msg.find("bogus_field"), std::string::npos) << msg;
@@ -127,8 +126,8 @@ TEST(ProtoIoText, NegativeUnsignedFieldNamesTheFieldAndValue) {
 
 TEST(ProtoIoText, ColumnsCountCharactersNotTabStops) {
   NetParameter net;
-  const std::string msg = error_of(
-      [&] { read_text_proto_string("layer {\n\t\tbogus: 1\n}\n", "tab.prototxt", &net); });
+  const std::string msg =
+      error_of([&] { read_text_proto_string("layer {\n\t\tbogus: 1\n}\n", "tab.prototxt", &net); });
   EXPECT_EQ(msg.rfind("tab.prototxt:2:3: ", 0), 0u) << msg;
 }
 
@@ -225,8 +224,7 @@ TEST(ProtoIoBinary, MissingFileNamesThePath) {
 
 TEST(ProtoIoAtomic, WriteIntoMissingDirectoryThrows) {
   const fs::path file = fresh_dir() / "no_such_dir" / "w.caffemodel";
-  const std::string msg =
-      error_of([&] { write_binary_proto_atomic(small_net(), file.string()); });
+  const std::string msg = error_of([&] { write_binary_proto_atomic(small_net(), file.string()); });
   EXPECT_NE(msg.find(file.string()), std::string::npos) << msg;
   EXPECT_NE(msg.find("No such file or directory"), std::string::npos) << msg;
   EXPECT_FALSE(fs::exists(file.parent_path()));
@@ -266,8 +264,7 @@ TEST(ProtoIoAtomic, FailedRenameRemovesTheTempFile) {
   const fs::path target = dir / "model.caffemodel";
   fs::create_directory(target);
   spit(target / "keep", "x");
-  const std::string msg =
-      error_of([&] { write_text_proto_atomic(small_net(), target.string()); });
+  const std::string msg = error_of([&] { write_text_proto_atomic(small_net(), target.string()); });
   EXPECT_NE(msg.find(target.string()), std::string::npos) << msg;
   EXPECT_EQ(entries(dir), std::vector<std::string>{"model.caffemodel"});
   EXPECT_EQ(slurp(target / "keep"), "x");

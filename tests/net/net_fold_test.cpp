@@ -3,7 +3,6 @@
 // ReLU into its epilogue). The folded net gives the outputs of the layers apart, to float
 // re-association, whatever the bias, groups and layers after the BatchNorm, and follows changes
 // to any of the layers' blobs; nets that run backward or normalize by the batch do not fold.
-#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,17 +11,14 @@
 
 #include "core/errors.h"
 #include "core/net.h"
+#include "net_text.h"
 #include "primitives/handle.h"
 #include "test_util.h"
 
 namespace crema {
 namespace {
 
-NetParameter parse(const std::string& text) {
-  NetParameter p;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &p)) << text;
-  return p;
-}
+using test::parse_net;
 
 const std::string kScale = R"(
   layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
@@ -76,7 +72,7 @@ struct FoldedAndApart {
   Net<double> folded, apart;
   prim::Handle h;
   explicit FoldedAndApart(const std::string& text)
-      : folded(parse(text), TEST, Device::kCPU), apart(parse(text), TEST, Device::kCPU) {
+      : folded(parse_net(text), TEST, Device::kCPU), apart(parse_net(text), TEST, Device::kCPU) {
     apart.unfuse();
     NetParameter trained;
     folded.to_proto(&trained);
@@ -99,13 +95,17 @@ struct FoldedAndApart {
 
 TEST(NetFold, ConvolutionFoldsBatchNormScaleAndRelu) {
   for (const std::string conv : {"", "bias_term: false", "group: 2"})
-    for (const std::string after : {kScale + kRelu, kScale, kRelu, std::string()}) {
+    for (const std::string& after : {kScale + kRelu, kScale, kRelu, std::string()}) {
       SCOPED_TRACE("conv {" + conv + "} then" + after);
       FoldedAndApart t(net_text(conv, after));
       const int conv_index = index_of(t.folded, "conv");
       EXPECT_EQ(t.absorbed_by("bn"), conv_index);
-      if (after.find("Scale") != std::string::npos) EXPECT_EQ(t.absorbed_by("scale"), conv_index);
-      if (after.find("ReLU") != std::string::npos) EXPECT_EQ(t.absorbed_by("relu"), conv_index);
+      if (after.find("Scale") != std::string::npos) {
+        EXPECT_EQ(t.absorbed_by("scale"), conv_index);
+      }
+      if (after.find("ReLU") != std::string::npos) {
+        EXPECT_EQ(t.absorbed_by("relu"), conv_index);
+      }
       t.expect_same_output();
       t.expect_same_output();  // new data, the same folded weights
     }
@@ -139,7 +139,7 @@ TEST(NetFold, FollowsChangesToTheBlobs) {
 // layer that is not a Convolution: there the BatchNorm takes the Scale and ReLU itself.
 TEST(NetFold, OnlyForwardOnlyConvolutionsWithStoredStatisticsFold) {
   {
-    Net<double> net(parse(net_text("", kScale + kLeakyRelu)), TRAIN, Device::kCPU);
+    Net<double> net(parse_net(net_text("", kScale + kLeakyRelu)), TRAIN, Device::kCPU);
     EXPECT_EQ(net.absorbed_by(index_of(net, "bn")), -1);
   }
   {

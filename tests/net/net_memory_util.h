@@ -2,7 +2,6 @@
 // net_memory_cuda_test.cpp on the GPU).
 #pragma once
 
-#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -11,6 +10,7 @@
 #include <string>
 
 #include "core/net.h"
+#include "net_text.h"
 #include "primitives/handle.h"
 
 namespace crema::test {
@@ -142,11 +142,6 @@ inline const char* const kRestNet = R"(
   layer { name: "info" type: "InfogainLoss" bottom: "c" bottom: "label" bottom: "H" top: "il" }
   layer { name: "am" type: "ArgMax" bottom: "c" top: "am" })";
 
-inline NetParameter parse_net(const char* text) {
-  NetParameter p;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &p));
-  return p;
-}
 inline NetParameter mixed_net() { return parse_net(kMixedNet); }
 inline NetParameter more_net() { return parse_net(kMoreNet); }
 inline NetParameter rest_net() { return parse_net(kRestNet); }

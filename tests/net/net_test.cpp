@@ -2,7 +2,6 @@
 // parameters, loss weights, backward decisions, weight copy, and the errors of a bad graph.
 #include "core/net.h"
 
-#include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,17 +13,14 @@
 #include "core/errors.h"
 #include "core/net_graph.h"
 #include "layers/layer_registry.h"
+#include "net_text.h"
 #include "primitives/handle.h"
 #include "test_util.h"
 
 namespace crema {
 namespace {
 
-NetParameter parse_net(const std::string& text) {
-  NetParameter p;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &p)) << text;
-  return p;
-}
+using test::parse_net;
 
 // A data source of 4 samples with 3 features, a classifier and a loss; `extra` layers follow.
 std::string small_net(const std::string& extra = "") {
