@@ -18,7 +18,7 @@
 //   export LD_LIBRARY_PATH=$NV/cudnn/lib:$NV/cublas/lib:$LD_LIBRARY_PATH
 //   NVIDIA_TF32_OVERRIDE=0 build/bench/prim/bench_prim [--filter=SUBSTRING] [--repeats=30]
 //       [--batch=N] [--crema-algo=auto] [--pool-algo=auto] [--softmax-algo=auto]
-//       [--lrn-algo=auto] [--math=fp32|tf32|bf16|fp16]
+//       [--lrn-algo=auto] [--math=fp32|tf32|bf16|fp16] [--layout=nchw|nhwc]
 // NVIDIA_TF32_OVERRIDE=0 keeps every library in strict fp32 (the program also sets it when it
 // is unset and --math is fp32, before any CUDA library starts); cuDNN's convolutions are also
 // set to CUDNN_FMA_MATH. --math=tf32 compares the convolutions with TF32 tensor cores allowed on
@@ -26,7 +26,9 @@
 // algorithms); run it without NVIDIA_TF32_OVERRIDE=0, which would forbid TF32 to both.
 // --math=bf16|fp16 gives both libraries the same data rounded to 16-bit activation tensors,
 // fp32 accumulation (as PyTorch's autocast runs it, and as crema's layers store activations
-// under --precision=bf16|fp16); crema's filter and filter gradient stay fp32. --filter
+// under --precision=bf16|fp16); crema's filter and filter gradient stay fp32. --layout=nhwc
+// stores the convolutions' activations channels last on both sides (cuDNN's filter too: KRSC,
+// as PyTorch's channels_last keeps it; crema's stays KCRS, its master weights). --filter
 // keeps the rows whose "op layer pass" contains the substring (e.g. "conv caffenet:conv2", "bwd
 // filter", "pool"); --batch replaces every net's batch size;
 // --crema-algo picks crema's convolution algorithm: auto (the heuristic the layers use), find,
@@ -71,12 +73,15 @@ bool parse(int argc, char** argv, bench::Options& o) {
       o.lrn_algo = v;
     } else if (value("--math", v) && (v == "fp32" || v == "tf32" || v == "bf16" || v == "fp16")) {
       o.math = v;
+    } else if (value("--layout", v) && (v == "nchw" || v == "nhwc")) {
+      o.nhwc = v == "nhwc";
     } else {
       std::fprintf(stderr,
                    "usage: %s [--filter=SUBSTRING] [--repeats=N] [--batch=N] "
                    "[--crema-algo=auto|find|implicit_gemm|im2col_gemm|gemm_1x1|direct|winograd] "
                    "[--pool-algo=auto|all|ROW] [--softmax-algo=auto|all|ROW] "
-                   "[--lrn-algo=auto|all|ROW] [--math=fp32|tf32|bf16|fp16]\n",
+                   "[--lrn-algo=auto|all|ROW] [--math=fp32|tf32|bf16|fp16] "
+                   "[--layout=nchw|nhwc]\n",
                    argv[0]);
       return false;
     }
@@ -137,10 +142,11 @@ int main(int argc, char** argv) {
     std::printf("cuDNN library %zu (headers %d), NVIDIA_TF32_OVERRIDE=%s\n", cudnnGetVersion(),
                 int(CUDNN_VERSION), override_env ? override_env : "(unset)");
     std::printf(
-        "repeats %d, batch %s, crema conv algo %s, conv math %s, crema workspace budget %zu "
-        "MiB\n\n",
+        "repeats %d, batch %s, crema conv algo %s, conv math %s, conv layout %s, crema workspace "
+        "budget %zu MiB\n\n",
         opt.repeats, opt.batch > 0 ? std::to_string(opt.batch).c_str() : "per net",
-        opt.crema_algo.c_str(), opt.math.c_str(), h.workspace_budget() >> 20);
+        opt.crema_algo.c_str(), opt.math.c_str(), opt.nhwc ? "nhwc" : "nchw",
+        h.workspace_budget() >> 20);
 
     bench::Context c{h, dnn.get(), stream, opt, size_t(l2)};
     bench::print_header();

@@ -28,6 +28,7 @@ struct Options {
   // Pooling, softmax and LRN rows: auto, all (auto, then every row that runs the layer), or one.
   std::string pool_algo = "auto", softmax_algo = "auto", lrn_algo = "auto";
   std::string math = "fp32";  // conv: fp32 (strict on both sides), tf32, bf16 or fp16
+  bool nhwc = false;          // conv: activations channels last on both sides (--layout=nhwc)
 };
 
 // Everything a row needs: both libraries on one stream, so events time both the same way.
@@ -50,8 +51,8 @@ void check_cudnn(cudnnStatus_t s, const char* what);
 
 class TensorD {
  public:
-  // packed NCHW, float unless told
-  TensorD(int n, int c, int h, int w, cudnnDataType_t t = CUDNN_DATA_FLOAT);
+  // packed NCHW (or NHWC), float unless told
+  TensorD(int n, int c, int h, int w, cudnnDataType_t t = CUDNN_DATA_FLOAT, bool nhwc = false);
   ~TensorD() { cudnnDestroyTensorDescriptor(d_); }
   TensorD(const TensorD&) = delete;
   TensorD& operator=(const TensorD&) = delete;
@@ -63,7 +64,8 @@ class TensorD {
 
 class FilterD {
  public:
-  FilterD(int k, int c, int r, int s, cudnnDataType_t t = CUDNN_DATA_FLOAT);  // packed KCRS
+  // packed KCRS (or KRSC)
+  FilterD(int k, int c, int r, int s, cudnnDataType_t t = CUDNN_DATA_FLOAT, bool nhwc = false);
   ~FilterD() { cudnnDestroyFilterDescriptor(d_); }
   FilterD(const FilterD&) = delete;
   FilterD& operator=(const FilterD&) = delete;

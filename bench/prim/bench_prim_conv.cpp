@@ -6,7 +6,8 @@
 // in CUDNN_TENSOR_OP_MATH against crema's kTF32; with --math=bf16|fp16 both read and write the
 // activations (x, y, dy, dx) in that 16-bit type, as crema's layers store them in training, with
 // fp32 accumulation. crema's filter and filter gradient stay fp32 (its master weights); cuDNN's
-// are 16-bit copies.
+// are 16-bit copies. With --layout=nhwc both store the activations channels last, and cuDNN's
+// filter is KRSC (its NHWC filter format, as PyTorch's channels_last keeps weights).
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -260,6 +261,24 @@ prim::DeviceBuffer convert(Context& c, const void* src, int64_t count, prim::Dat
   return out;
 }
 
+// A KCRS filter of type `from` at src as a new KRSC filter of type `to` (to_krsc), or the other
+// way: cuDNN's NHWC filter format.
+prim::DeviceBuffer permute_filter(Context& c, const void* src, const prim::FilterDesc& wd,
+                                  prim::DataType from, prim::DataType to, bool to_krsc) {
+  const int64_t rs = int64_t(wd.r) * wd.s;
+  prim::ViewDesc kcrs = prim::ViewDesc::packed(from, {wd.k, wd.c, wd.r, wd.s});
+  prim::ViewDesc krsc = kcrs;  // the same (k, c, r, s) index, KRSC strides
+  krsc.stride[0] = rs * wd.c, krsc.stride[1] = 1, krsc.stride[2] = int64_t(wd.s) * wd.c;
+  krsc.stride[3] = wd.c;
+  prim::ViewDesc in = to_krsc ? kcrs : krsc, out = to_krsc ? krsc : kcrs;
+  in.dtype = from;
+  out.dtype = to;
+  prim::DeviceBuffer dst(prim::Device::kCUDA, size_t(wd.count()) * prim::dtype_size(to));
+  prim::tensor_copy(c.h, in, src, out, dst.get());
+  c.h.synchronize();
+  return dst;
+}
+
 // The math's cuDNN data type: 16-bit tensors for BF16 / FP16, fp32 otherwise.
 prim::DataType dnn_type(const std::string& math) {
   return math == "bf16"   ? prim::DataType::kBFloat16
@@ -299,7 +318,12 @@ void bench_pass(Context& c, const ConvCase& k, Pass p) {
   prim::DeviceBuffer out_dnn = out_buffer(out_count, k.dnn_type);
   const void* a = in_a.get();
   const void* b = in_b.get();
-  auto dnn_result = [&] { return host_f32(c, out_dnn.get(), out_count, k.dnn_type); };
+  auto dnn_result = [&] {
+    if (p != kBwdFilter || !c.opt.nhwc) return host_f32(c, out_dnn.get(), out_count, k.dnn_type);
+    const prim::DeviceBuffer kcrs =
+        permute_filter(c, out_dnn.get(), k.wd, k.dnn_type, kF32, false);  // cuDNN's KRSC dw
+    return to_host(c.stream, kcrs.get(), out_count);
+  };
 
   Row row{"conv", k.layer, kPassName[p]};
   const ConvAlgo algo = crema_choice(c, k, p, a, b, out_crema.get(), row.crema_algo);
@@ -377,15 +401,17 @@ void bench_problem(Context& c, const ConvProblem& p0) {
             : c.opt.math == "fp16" ? prim::MathMode::kFP16
                                    : prim::MathMode::kFP32;
   const prim::DataType dt = dnn_type(c.opt.math);
-  const prim::TensorDesc xd = prim::TensorDesc::nchw(dt, n, p0.c, p0.h, p0.w);
+  const auto layout = c.opt.nhwc ? &prim::TensorDesc::nhwc : &prim::TensorDesc::nchw;
+  const prim::TensorDesc xd = layout(dt, n, p0.c, p0.h, p0.w);
   const prim::FilterDesc wd{kF32, p0.k, p0.c / p0.groups, p0.r, p0.s};
   const int P = prim::conv_out_dim(p0.h, p0.r, p0.pad_h, p0.stride_h, p0.dilation_h);
   const int Q = prim::conv_out_dim(p0.w, p0.s, p0.pad_w, p0.stride_w, p0.dilation_w);
-  const prim::TensorDesc yd = prim::TensorDesc::nchw(dt, n, p0.k, P, Q);
+  const prim::TensorDesc yd = layout(dt, n, p0.k, P, Q);
   prim::conv_check(cd, xd, wd, yd);
 
-  const TensorD xD(n, p0.c, p0.h, p0.w, cudnn_type(dt)), yD(n, p0.k, P, Q, cudnn_type(dt));
-  const FilterD wD(wd.k, wd.c, wd.r, wd.s, cudnn_type(dt));
+  const TensorD xD(n, p0.c, p0.h, p0.w, cudnn_type(dt), c.opt.nhwc),
+      yD(n, p0.k, P, Q, cudnn_type(dt), c.opt.nhwc);
+  const FilterD wD(wd.k, wd.c, wd.r, wd.s, cudnn_type(dt), c.opt.nhwc);
   const ConvD convD(cd, c.opt.math != "fp32");
   int on = 0, oc = 0, oh = 0, ow = 0;
   BENCH_CUDNN(
@@ -399,8 +425,9 @@ void bench_problem(Context& c, const ConvProblem& p0) {
   auto for_dnn = [&](const prim::DeviceBuffer& b, int64_t count) {
     return dt == kF32 ? prim::DeviceBuffer() : convert(c, b.get(), count, kF32, dt);
   };
-  const prim::DeviceBuffer x16 = for_dnn(x, xd.count()), w16 = for_dnn(w, wd.count()),
-                           dy16 = for_dnn(dy, yd.count());
+  const prim::DeviceBuffer x16 = for_dnn(x, xd.count()), dy16 = for_dnn(dy, yd.count());
+  const prim::DeviceBuffer w16 =
+      c.opt.nhwc ? permute_filter(c, w.get(), wd, kF32, dt, true) : for_dnn(w, wd.count());
   const bool wide = dt == kF32;
   const size_t ws_bytes = cudnn_workspace_bytes();
   const prim::DeviceBuffer ws(prim::Device::kCUDA, ws_bytes);
@@ -418,7 +445,7 @@ void bench_problem(Context& c, const ConvProblem& p0) {
                    w,
                    dy,
                    wide ? x : x16,
-                   wide ? w : w16,
+                   wide && !c.opt.nhwc ? w : w16,
                    wide ? dy : dy16,
                    dt,
                    ws.get(),

@@ -74,6 +74,20 @@ TensorDesc TensorDesc::nchw(DataType t, int n, int c, int h, int w) {
   return d;
 }
 
+TensorDesc TensorDesc::nhwc(DataType t, int n, int c, int h, int w) {
+  TensorDesc d = nchw(t, n, c, h, w);
+  d.stride_c = 1;
+  d.stride_w = c;
+  d.stride_h = int64_t(w) * c;
+  d.stride_n = int64_t(h) * w * c;
+  return d;
+}
+
+bool TensorDesc::is_packed_nhwc() const {
+  return stride_c == 1 && stride_w == c && stride_h == int64_t(w) * c &&
+         stride_n == int64_t(h) * w * c;
+}
+
 bool TensorDesc::is_packed_nchw() const {
   return stride_w == 1 && stride_h == w && stride_c == int64_t(h) * w &&
          stride_n == int64_t(c) * h * w;

@@ -195,14 +195,17 @@ void require_pointers(Pass p, std::initializer_list<const void*> ptrs) {
     if (!q) fail(std::string(pass_name(p)) + ": null data pointer");
 }
 
-// Half-size tensors. A pass whose x or y (dx, dy) is stored in bf16 or f16 runs the row the f32
-// problem would get; a row that takes half data for the pass (ConvImpl::takes_half: the implicit
-// GEMM's NHWC path, gemm_1x1 in the data's own math) runs on it directly. Any other row, and every
-// row under timed choice, runs on packed f32 copies at the tail of the workspace, after the most
-// the row may take: half inputs converted in, the row run on the copies, a half output converted
-// back (its old values converted in first where the blend reads them). Cost of the copies: a read
-// of 2 and a write of 4 bytes per staged input element, and the same the other way for the output.
-bool any_half(const ConvProblem& pr) { return half_size(pr.xd.dtype) || half_size(pr.yd.dtype); }
+// Stored tensors. A pass whose x or y (dx, dy) is stored in bf16 or f16, or not as packed NCHW
+// images (channels last), runs the row the problem on packed NCHW f32 tensors would get; a row
+// that takes the tensors as stored for the pass (ConvImpl::takes_stored: the implicit GEMM's
+// NHWC path, gemm_1x1 on half data in its own math) runs on them directly. Any other row, and
+// every row under timed choice, runs on packed NCHW f32 copies at the tail of the workspace,
+// after the most the row may take: staged inputs converted in, the row run on the copies, a
+// staged output converted back (its old values converted in first where the blend reads them).
+// Cost of the copies: a read of 2 (half) or 4 bytes and a write of 4 per staged input element,
+// and the same the other way for the output.
+bool staged(const TensorDesc& d) { return half_size(d.dtype) || !conv_image_packed(d); }
+bool any_staged(const ConvProblem& pr) { return staged(pr.xd) || staged(pr.yd); }
 
 TensorDesc packed_f32(const TensorDesc& d) {
   return TensorDesc::nchw(DataType::kFloat32, d.n, d.c, d.h, d.w);
@@ -222,15 +225,16 @@ ViewDesc view_of(const TensorDesc& d) {
 }
 
 size_t staged_bytes(const TensorDesc& d) {
-  return half_size(d.dtype) ? round256(size_t(d.count()) * sizeof(float)) : 0;
+  return staged(d) ? round256(size_t(d.count()) * sizeof(float)) : 0;
 }
 
-// Calls f(pr32) with the problem on packed f32 x and y where pr has a half-size side, else f(pr).
+// Calls f(pr32) with the problem on packed NCHW f32 x and y where pr has a staged side, else
+// f(pr).
 template <typename F>
-decltype(auto) as_f32(const ConvProblem& pr, F&& f) {
-  if (!any_half(pr)) return f(pr);
-  const TensorDesc xd = half_size(pr.xd.dtype) ? packed_f32(pr.xd) : pr.xd;
-  const TensorDesc yd = half_size(pr.yd.dtype) ? packed_f32(pr.yd) : pr.yd;
+decltype(auto) as_staged(const ConvProblem& pr, F&& f) {
+  if (!any_staged(pr)) return f(pr);
+  const TensorDesc xd = staged(pr.xd) ? packed_f32(pr.xd) : pr.xd;
+  const TensorDesc yd = staged(pr.yd) ? packed_f32(pr.yd) : pr.yd;
   return f(ConvProblem{pr.cd, xd, pr.wd, yd});
 }
 
@@ -240,25 +244,25 @@ size_t workspace_of(Handle& h, ConvAlgo a, const ConvProblem& pr);
 // it writes.
 void run_pass(Handle& h, Pass p, ConvAlgo algo, const ConvProblem& pr, const void* x, const void* w,
               const void* dy, void* out, Blend blend, const ConvEpilogue& ep) {
-  if (!any_half(pr)) {
+  if (!any_staged(pr)) {
     run(h, p, resolve(h, p, algo, pr, x, w, dy), pr, x, w, dy, out, blend, ep);
     return;
   }
-  if (h.device() == Device::kCPU)
+  if (h.device() == Device::kCPU && (half_size(pr.xd.dtype) || half_size(pr.yd.dtype)))
     fail(std::string(pass_name(p)) + ": " +
          dtype_name(half_size(pr.xd.dtype) ? pr.xd.dtype : pr.yd.dtype) +
          " is not supported on cpu");
-  as_f32(pr, [&](const ConvProblem& pr32) {
+  as_staged(pr, [&](const ConvProblem& pr32) {
     if (algo != ConvAlgo::kFind && !(algo == ConvAlgo::kAuto && h.conv_autotune())) {
       const ConvImpl& row = resolve(h, p, algo, pr32, nullptr, nullptr, nullptr);  // reads no data
-      if (row.takes_half && row.takes_half(pr, p, ep))
+      if (row.takes_stored && row.takes_stored(pr, p, ep))
         return run(h, p, row, pr, x, w, dy, out, blend, ep);
     }
     const size_t row_bytes = round256(workspace_of(h, algo, pr32));
     char* base =
         static_cast<char*>(h.workspace(row_bytes + staged_bytes(pr.xd) + staged_bytes(pr.yd)));
-    void* x32 = half_size(pr.xd.dtype) ? base + row_bytes : nullptr;
-    void* y32 = half_size(pr.yd.dtype) ? base + row_bytes + staged_bytes(pr.xd) : nullptr;
+    void* x32 = staged(pr.xd) ? base + row_bytes : nullptr;
+    void* y32 = staged(pr.yd) ? base + row_bytes + staged_bytes(pr.xd) : nullptr;
     auto to_f32 = [&](const TensorDesc& d, const void* src, void* dst) {
       tensor_copy(h, view_of(d), src, view_of(packed_f32(d)), dst);
     };
@@ -329,15 +333,17 @@ std::vector<ConvAlgo> conv_algos(Device device) { return table_algos(kTable, dev
 bool conv_supports(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                    const FilterDesc& wd, const TensorDesc& yd) {
   if (a == ConvAlgo::kAuto || a == ConvAlgo::kFind) return true;
-  return as_f32(ConvProblem{cd, xd, wd, yd},
-                [&](const ConvProblem& pr) { return !unsupported(find_row(h.device(), a), pr); });
+  return as_staged(ConvProblem{cd, xd, wd, yd}, [&](const ConvProblem& pr) {
+    return !unsupported(find_row(h.device(), a), pr);
+  });
 }
 
 namespace {
 
-// conv_heuristic on f32 descriptors; own_half: x and y are stored in the math's 16-bit type.
+// conv_heuristic on packed NCHW descriptors; own_half: x and y are stored in the math's 16-bit
+// type; channels_last: x or y is stored other than as NCHW images.
 ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
-                const TensorDesc& yd, ConvPass pass, bool own_half) {
+                const TensorDesc& yd, ConvPass pass, bool own_half, bool channels_last) {
   // On CUDA a convolution reading one input channel per output (depthwise) is memory-bound: the
   // direct kernel reads each input once per tap from cache, where im2col would write and read a
   // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
@@ -363,15 +369,18 @@ ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const Filte
   // colours), which the path pads to one with zeros, goes there in BF16/FP16 math with at least
   // 2^18 output points (CaffeNet's conv1 forward 2.29 -> 1.49 ms, backward filter 2.62
   // -> 1.76; ResNet-50's 1.37 -> 1.12 and 1.81 -> 1.06): LeNet's and CIFAR-10's conv1 and TF32's
-  // padding to 4 run faster on im2col. On compute capability 9.0 the Hopper row (wgmma), where
-  // those rules were measured.
+  // padding to 4 run faster on im2col. Channels-last tensors take the path for every 1x1 in
+  // tensor-core math, the one row that reads them as stored (the 1x1 row stages them through
+  // NCHW f32 copies). On compute capability 9.0 the Hopper row (wgmma), where the rules above
+  // were measured.
 #ifdef CREMA_WITH_CUDA
   const bool strided = cd.stride_h != 1 || cd.stride_w != 1;
   const int64_t plane = int64_t(yd.h) * yd.w;
   const bool half_math = cd.math == MathMode::kBF16 || cd.math == MathMode::kFP16;
   const bool one_by_one_nhwc =
-      half_math && (strided || plane < 100 || (pass == ConvPass::kBwdFilter && plane <= 196)) &&
-      !cuda::kConvImplicitGemmSm90.unsupported(pr);
+      (channels_last && cd.math != MathMode::kFP32) ||
+      (half_math && (strided || plane < 100 || (pass == ConvPass::kBwdFilter && plane <= 196)) &&
+       !cuda::kConvImplicitGemmSm90.unsupported(pr));
   const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
   const bool ungrouped_tf32_filter =
       pass == ConvPass::kBwdFilter && cd.math == MathMode::kTF32 && cd.groups == 1;
@@ -392,11 +401,12 @@ ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const Filte
       wd.c >= 32 && per_group_out >= 32 && !cuda::kConvWinograd.unsupported(pr))
     return ConvAlgo::kWinograd;
   if (h.device() == Device::kCUDA && wd.r * wd.s == 1 && strided && plane < 64 && !own_half &&
-      !cuda::kConvIm2colGemm.unsupported(pr))
+      !channels_last && !cuda::kConvIm2colGemm.unsupported(pr))
     return ConvAlgo::kIm2colGemm;
 #else
   (void)pass;
   (void)own_half;
+  (void)channels_last;
 #endif
   for (const ConvImpl* row : kTable) {
     if (row->device != h.device()) continue;
@@ -413,19 +423,22 @@ ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const Filte
 
 ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
                         const TensorDesc& yd, ConvPass pass) {
-  if (!any_half(ConvProblem{cd, xd, wd, yd})) return choose(h, cd, xd, wd, yd, pass, false);
+  if (!any_staged(ConvProblem{cd, xd, wd, yd}))
+    return choose(h, cd, xd, wd, yd, pass, false, false);
   const DataType own = math_storage_type(cd.math);
   const bool own_half = xd.dtype == own && yd.dtype == own;
-  return as_f32(ConvProblem{cd, xd, wd, yd}, [&](const ConvProblem& pr) {
-    return choose(h, cd, pr.xd, wd, pr.yd, pass, own_half);
+  const bool channels_last = !conv_image_packed(xd) || !conv_image_packed(yd);
+  return as_staged(ConvProblem{cd, xd, wd, yd}, [&](const ConvProblem& pr) {
+    return choose(h, cd, pr.xd, wd, pr.yd, pass, own_half, channels_last);
   });
 }
 
 size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& xd,
                            const FilterDesc& wd, const TensorDesc& yd) {
   const ConvProblem pr{cd, xd, wd, yd};
-  if (!any_half(pr)) return workspace_of(h, a, pr);
-  return as_f32(pr, [&](const ConvProblem& pr32) { return round256(workspace_of(h, a, pr32)); }) +
+  if (!any_staged(pr)) return workspace_of(h, a, pr);
+  return as_staged(pr,
+                   [&](const ConvProblem& pr32) { return round256(workspace_of(h, a, pr32)); }) +
          staged_bytes(xd) + staged_bytes(yd);
 }
 

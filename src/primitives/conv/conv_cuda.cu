@@ -427,6 +427,7 @@ const ConvImpl kConvDirect{ConvAlgo::kDirect,
                            no_workspace,
                            fwd<ConvAlgo::kDirect>,
                            bwd_data<ConvAlgo::kDirect>,
-                           bwd_filter<ConvAlgo::kDirect>};
+                           bwd_filter<ConvAlgo::kDirect>,
+                           conv_takes_any_strides};
 
 }  // namespace crema::prim::cuda

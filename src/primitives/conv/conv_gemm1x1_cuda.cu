@@ -174,10 +174,12 @@ bool strided(const ConvProblem& p) { return p.cd.stride_h != 1 || p.cd.stride_w 
 // accumulation; the filter is rounded once into the workspace. No f32 copy of an activation.
 
 // Not a forward with a bias: cuBLAS rounds its result to the stored type, and the bias added
-// after would round it a second time (the staged path adds it in fp32).
-bool takes_half(const ConvProblem& p, ConvPass pass, const ConvEpilogue& ep) {
+// after would round it a second time (the staged path adds it in fp32). NCHW images only: the
+// GEMMs read each image's planes as matrices.
+bool takes_stored(const ConvProblem& p, ConvPass pass, const ConvEpilogue& ep) {
   const DataType t = math_storage_type(p.cd.math);
-  return half_size(t) && p.xd.dtype == t && p.yd.dtype == t && !(pass == ConvPass::kFwd && ep.bias);
+  return half_size(t) && p.xd.dtype == t && p.yd.dtype == t &&
+         !(pass == ConvPass::kFwd && ep.bias) && !conv_unsupported_gemm(p);
 }
 
 // The element `elems` past p, for a tensor of type t.
@@ -238,7 +240,7 @@ class Conv1x1Half {
                 {at(wh, gi * kg_ * cg_, t_), cg_, 0},
                 {at(x, gi * cg_ * hw_, t_), int(hw_), p_.xd.stride_n}, float(blend.beta),
                 at(y, gi * kg_ * hw_, t_), t_, int(hw_), p_.yd.stride_n, p_.xd.n);
-    if (!ep.relu) return;  // no bias here (takes_half)
+    if (!ep.relu) return;  // no bias here (takes_stored)
     const StridedIndex ix(p_.yd);
     visit_dtype(DTypes<bf16_t, f16_t>{}, t_, "conv_fwd", Device::kCUDA, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -421,7 +423,7 @@ void bwd_filter_half(Handle& h, const ConvProblem& p, const void* x, const void*
 
 void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
          const ConvEpilogue& ep) {
-  if (half_size(p.xd.dtype))  // takes_half said so
+  if (half_size(p.xd.dtype))  // takes_stored said so
     return fwd_half(h, p, x, static_cast<const float*>(w), y, blend, ep);
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -495,6 +497,6 @@ const char* unsupported(const ConvProblem& p) {
 }  // namespace
 
 const ConvImpl kConvGemm1x1{ConvAlgo::kGemm1x1, Device::kCUDA, unsupported, workspace, fwd,
-                            bwd_data,           bwd_filter,    takes_half};
+                            bwd_data,           bwd_filter,    takes_stored};
 
 }  // namespace crema::prim::cuda

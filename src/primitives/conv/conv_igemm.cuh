@@ -254,6 +254,16 @@ void to_nhwc(cudaStream_t st, const TensorDesc& d, const void* src, Bits<M>* dst
   check_launch("to_nhwc_kernel");
 }
 
+// Whether tensor d at src already is the NHWC copy to_nhwc would make of it (dst_c channels,
+// packed channels last, in the math's 16-bit type, 16-byte aligned), so that the kernels read it
+// in place. TF32 copies round f32 values to TF32, so f32 tensors are always copied. Without src:
+// what the descriptor allows (to size a workspace).
+inline bool nhwc_in_place(MathMode m, const TensorDesc& d, int dst_c, const void* src = nullptr) {
+  const DataType own = m == MathMode::kBF16 ? DataType::kBFloat16 : DataType::kFloat16;
+  return m != MathMode::kTF32 && d.dtype == own && d.c == dst_c && d.is_packed_nhwc() &&
+         (!src || aligned(src, 16));
+}
+
 // What the support rules and the split plans need of the current device, read once per device
 // (conv_igemm_cuda.cu): the rules run at every convolution call. Zeros when there is no device.
 struct DeviceFacts {

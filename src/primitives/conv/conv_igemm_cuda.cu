@@ -524,9 +524,10 @@ const char* unsupported_sm90(const ConvProblem& p) {
 #endif
 }
 
-// Half-size x and y (dx, dy) go straight through the NHWC path: its copies read them as they are
-// and its epilogue writes them.
-bool takes_half(const ConvProblem& p, ConvPass pass, const ConvEpilogue&) {
+// Half-size and channels-last x and y (dx, dy) go straight through the NHWC path: it reads them
+// as they are (in place where they are channels-last in the math's 16-bit type, else through its
+// copies, which take any strides) and its epilogue writes any strides.
+bool takes_stored(const ConvProblem& p, ConvPass pass, const ConvEpilogue&) {
   if (pass == ConvPass::kBwdData && (p.cd.stride_h != 1 || p.cd.stride_w != 1)) return false;
   return igemm_nhwc_applies(p, pass) && igemm_nhwc_takes_half(p, pass);
 }
@@ -560,7 +561,7 @@ const ConvImpl kConvImplicitGemm{ConvAlgo::kImplicitGemm,
                                  fwd,
                                  bwd_data,
                                  bwd_filter,
-                                 takes_half};
+                                 takes_stored};
 const ConvImpl kConvImplicitGemmSm90{ConvAlgo::kImplicitGemmSm90,
                                      Device::kCUDA,
                                      unsupported_sm90,
@@ -568,6 +569,6 @@ const ConvImpl kConvImplicitGemmSm90{ConvAlgo::kImplicitGemmSm90,
                                      fwd_sm90,
                                      bwd_data_sm90,
                                      bwd_filter_sm90,
-                                     takes_half};
+                                     takes_stored};
 
 }  // namespace crema::prim::cuda

@@ -172,23 +172,28 @@ int64_t filter_rows_count(const ConvProblem& p, bool fwd, int inner) {
   return int64_t(fwd ? p.wd.k : p.wd.c * p.cd.groups) * p.wd.r * p.wd.s * inner;
 }
 
-// Workspace carving: the NHWC copy, the filter rows (for either kernel), the pieces; each
-// 256-byte aligned.
+// The channels of the NHWC activation the GEMM reads (forward's padded ones, dy's).
+int src_channels(const ConvProblem& p, bool fwd) {
+  return fwd ? fwd_channels(p) * p.cd.groups : p.yd.c;
+}
+
+// Workspace carving: the NHWC copy (none where the kernels read the activation in place), the
+// filter rows (for either kernel), the pieces; each 256-byte aligned.
 struct Layout {
   size_t src, filter, pieces, total;
 };
 
-Layout layout_of(const ConvProblem& p, bool fwd) {
+Layout layout_of(const ConvProblem& p, bool fwd, bool copy) {
   const TensorDesc& s = fwd ? p.xd : p.yd;
   const int cin = fwd ? fwd_channels(p) : p.wd.k / p.cd.groups;
-  const int src_c = fwd ? cin * p.cd.groups : s.c;
+  const int src_c = src_channels(p, fwd);
   const int64_t gk = int64_t(cin) * p.wd.r * p.wd.s;
   const size_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
   const int64_t per_tile = kNhwcRowBytes / int64_t(elem);
   const int inner = std::max(filter_inner(p, fwd, {}), filter_inner(p, fwd, tma_taps(p, fwd)));
   Layout l{};
   l.src = 0;
-  l.filter = round256(size_t(s.n) * src_c * s.h * s.w * elem);
+  l.filter = copy ? round256(size_t(s.n) * src_c * s.h * s.w * elem) : 0;
   l.pieces = l.filter + round256(size_t(filter_rows_count(p, fwd, inner)) * elem);
   l.total = l.pieces + round256(size_t((gk + per_tile - 1) / per_tile * 4) * sizeof(Piece));
   return l;
@@ -228,7 +233,7 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float
   g.gn = fwd ? kg : cg;
   g.gk = g.cin * rs;
   g.gm = dst.n * dst.h * dst.w;
-  g.src_c = fwd ? cp * groups : src.c, g.src_h = src.h, g.src_w = src.w;
+  g.src_c = src_channels(p, fwd), g.src_h = src.h, g.src_w = src.w;
   g.rows_h = dst.h, g.rows_w = dst.w;
   g.sy = fwd ? cd.stride_h : 1, g.sx = fwd ? cd.stride_w : 1;
   g.oy = fwd ? -cd.pad_h : cd.pad_h, g.ox = fwd ? -cd.pad_w : cd.pad_w;
@@ -237,14 +242,18 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float
   g.on = int(dst.stride_n), g.oc = int(dst.stride_c), g.oh = int(dst.stride_h);
   g.ow = int(dst.stride_w);
 
-  const Layout l = layout_of(p, fwd);
+  const bool in_place = nhwc_in_place(M, src, g.src_c, act);
+  const Layout l = layout_of(p, fwd, !in_place);
   char* ws = static_cast<char*>(h.workspace(l.total));
-  Bits<M>* act_bits = reinterpret_cast<Bits<M>*>(ws + l.src);
+  const Bits<M>* act_bits = static_cast<const Bits<M>*>(act);
   Bits<M>* w_bits = reinterpret_cast<Bits<M>*>(ws + l.filter);
   Piece* pieces = reinterpret_cast<Piece*>(ws + l.pieces);
   cudaStream_t st = stream_of(h);
-
-  to_nhwc<M>(st, src, act, act_bits, g.src_c);
+  if (!in_place) {
+    Bits<M>* copy = reinterpret_cast<Bits<M>*>(ws + l.src);
+    to_nhwc<M>(st, src, act, copy, g.src_c);
+    act_bits = copy;
+  }
   const NhwcTaps tma = wgmma ? tma_taps(p, fwd) : NhwcTaps{};
   const int inner = filter_inner(p, fwd, tma);
   const int rows = fwd ? p.wd.k : cg * groups;
@@ -300,7 +309,9 @@ bool igemm_nhwc_takes_half(const ConvProblem& p, ConvPass pass) {
 }
 
 size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass) {
-  return layout_of(p, pass == ConvPass::kFwd).total;
+  const bool fwd = pass == ConvPass::kFwd;
+  const TensorDesc& src = fwd ? p.xd : p.yd;
+  return layout_of(p, fwd, !nhwc_in_place(p.cd.math, src, src_channels(p, fwd))).total;
 }
 
 void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const void* act, const float* w,

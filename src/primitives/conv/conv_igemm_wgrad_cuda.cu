@@ -223,15 +223,20 @@ WgradGeo geo_of(Handle& h, const ConvProblem& p, bool tma) {
   return g;
 }
 
-// Workspace carving: the x copy, the dy copy, the partial filters; each 256-byte aligned.
+// Workspace carving: the x copy, the dy copy (none where the kernels read one in place), the
+// partial filters; each 256-byte aligned. Without x and dy: what the descriptors allow.
 struct Carving {
+  bool x_in_place, dy_in_place;
   size_t dy, part, total;
 };
-Carving carving_of(const ConvProblem& p, const WgradGeo& g) {
+Carving carving_of(const ConvProblem& p, const WgradGeo& g, const void* x = nullptr,
+                   const void* dy = nullptr) {
   const size_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
   Carving l{};
-  l.dy = round256(size_t(p.xd.n) * g.c * p.xd.h * p.xd.w * elem);
-  l.part = l.dy + round256(size_t(p.yd.n) * p.yd.c * p.yd.h * p.yd.w * elem);
+  l.x_in_place = nhwc_in_place(p.cd.math, p.xd, g.c, x);
+  l.dy_in_place = nhwc_in_place(p.cd.math, p.yd, p.yd.c, dy);
+  l.dy = l.x_in_place ? 0 : round256(size_t(p.xd.n) * g.c * p.xd.h * p.xd.w * elem);
+  l.part = l.dy + (l.dy_in_place ? 0 : round256(size_t(p.yd.n) * p.yd.c * p.yd.h * p.yd.w * elem));
   l.total = l.part + size_t(g.splits) * size_t(p.wd.k) * size_t(g.gk) * sizeof(float);
   return l;
 }
@@ -258,14 +263,22 @@ void run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* 
   const bool tma = false;
 #endif
   const WgradGeo g = geo_of(h, p, tma);
-  const Carving l = carving_of(p, g);
+  const Carving l = carving_of(p, g, x, dy);
   char* ws = static_cast<char*>(h.workspace(l.total));
-  auto* x_bits = reinterpret_cast<Bits<M>*>(ws);
-  auto* dy_bits = reinterpret_cast<Bits<M>*>(ws + l.dy);
   auto* part = reinterpret_cast<float*>(ws + l.part);
   cudaStream_t st = stream_of(h);
-  to_nhwc<M>(st, p.xd, x, x_bits, g.c);
-  to_nhwc<M>(st, p.yd, dy, dy_bits, p.yd.c);
+  auto* x_bits = static_cast<const Bits<M>*>(x);
+  auto* dy_bits = static_cast<const Bits<M>*>(dy);
+  if (!l.x_in_place) {
+    auto* copy = reinterpret_cast<Bits<M>*>(ws);
+    to_nhwc<M>(st, p.xd, x, copy, g.c);
+    x_bits = copy;
+  }
+  if (!l.dy_in_place) {
+    auto* copy = reinterpret_cast<Bits<M>*>(ws + l.dy);
+    to_nhwc<M>(st, p.yd, dy, copy, p.yd.c);
+    dy_bits = copy;
+  }
   // A group of <= 64 output channels (VGG-16's conv1_2, ResNet-50's res2 layers) would leave
   // half of a 128-row tile idle.
   const int tm = M != MathMode::kTF32 && g.kg <= 64 ? 64 : 128;

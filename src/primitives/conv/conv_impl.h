@@ -31,10 +31,11 @@ struct ConvImpl {
                    Blend blend);
   void (*bwd_filter)(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
                      Blend blend);
-  // Whether the row reads and writes bf16 / f16 x and y (dx, dy) itself in a pass (with this
-  // epilogue, forward), for the problem of those types; nullptr: never. conv.cpp stages half
-  // tensors through f32 copies for the others.
-  bool (*takes_half)(const ConvProblem& p, ConvPass pass, const ConvEpilogue& ep) = nullptr;
+  // Whether the row reads and writes x and y (dx, dy) as stored in a pass (with this epilogue,
+  // forward) where the problem has a side stored in bf16 / f16 or not as packed NCHW images
+  // (channels last); nullptr: never. conv.cpp stages such sides through packed NCHW f32 copies
+  // for the others.
+  bool (*takes_stored)(const ConvProblem& p, ConvPass pass, const ConvEpilogue& ep) = nullptr;
 };
 
 // Support rules shared by rows of both devices.
@@ -57,6 +58,11 @@ inline DataType math_storage_type(MathMode m) {
   return m == MathMode::kBF16   ? DataType::kBFloat16
          : m == MathMode::kFP16 ? DataType::kFloat16
                                 : DataType::kFloat32;
+}
+// takes_stored of rows that index every tensor through its strides (the direct kernels): any
+// layout, f32 and f64 data.
+inline bool conv_takes_any_strides(const ConvProblem& p, ConvPass, const ConvEpilogue&) {
+  return !half_size(p.xd.dtype) && !half_size(p.yd.dtype);
 }
 const char* conv_unsupported_gemm(const ConvProblem& p);     // im2col + GEMM
 const char* conv_unsupported_gemm1x1(const ConvProblem& p);  // 1x1 GEMM on the input in place

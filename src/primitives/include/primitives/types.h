@@ -45,8 +45,11 @@ struct TensorDesc {
   int64_t stride_n = 1, stride_c = 1, stride_h = 1, stride_w = 1;
 
   static TensorDesc nchw(DataType t, int n, int c, int h, int w);
+  // Channels last: the C values of a pixel side by side, then pixels along rows, rows, images.
+  static TensorDesc nhwc(DataType t, int n, int c, int h, int w);
   int64_t count() const { return int64_t(n) * c * h * w; }
   bool is_packed_nchw() const;
+  bool is_packed_nhwc() const;
 };
 
 // Filter of a convolution, always packed K x (C/groups) x R x S.

@@ -1,0 +1,188 @@
+// Channels-last (NHWC) convolution on CUDA. Every pass on NHWC tensors must give, bit for bit, what
+// the same algorithm gives on the same values stored as NCHW: the implicit GEMM's NHWC path reads
+// its activation operand in the same NHWC order either way (in place from a channels-last tensor
+// stored in the math's 16-bit type, else from its copy), runs the same kernel and rounds each
+// output once; other rows stage channels-last tensors through packed NCHW copies. In place means
+// no workspace for a copy, which the handle's workspace size shows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cuda_test_util.h"
+#include "primitives/conv.h"
+#include "problems.h"
+
+namespace crema::prim {
+namespace {
+
+using test::ConvProblem;
+
+// NCHW <-> NHWC orders of one tensor's values.
+std::vector<float> permuted(const std::vector<float>& v, const TensorDesc& d, bool to_nhwc) {
+  std::vector<float> out(v.size());
+  for (int n = 0; n < d.n; ++n)
+    for (int c = 0; c < d.c; ++c)
+      for (int i = 0; i < d.h * d.w; ++i) {
+        const size_t nchw = (size_t(n) * d.c + c) * d.h * d.w + i;
+        const size_t nhwc = (size_t(n) * d.h * d.w + i) * d.c + c;
+        if (to_nhwc)
+          out[nhwc] = v[nchw];
+        else
+          out[nchw] = v[nhwc];
+      }
+  return out;
+}
+
+// Values in [-2, 2) exact in t (the same on both layouts' runs).
+std::vector<float> values(DataType t, int64_t n, uint64_t seed) {
+  std::vector<float> v = test::random_vector<float>(size_t(n), seed);
+  for (float& x : v) x *= 2;
+  std::vector<uint16_t> bits(v.size());
+  if (t != DataType::kFloat32) {
+    convert_values(DataType::kFloat32, v.data(), t, bits.data(), n);
+    convert_values(t, bits.data(), DataType::kFloat32, v.data(), n);
+  }
+  return v;
+}
+
+// values (NCHW order) stored on the GPU in type t and layout d.
+DeviceBuffer upload(const std::vector<float>& v, const TensorDesc& d) {
+  const std::vector<float> ordered = d.is_packed_nhwc() ? permuted(v, d, true) : v;
+  if (d.dtype == DataType::kFloat32) return to_gpu(ordered);
+  std::vector<uint16_t> bits(v.size());
+  convert_values(DataType::kFloat32, ordered.data(), d.dtype, bits.data(), int64_t(v.size()));
+  return to_gpu(bits);
+}
+
+// The tensor at b (type and layout d) as floats in NCHW order.
+std::vector<float> download(Handle& h, const DeviceBuffer& b, const TensorDesc& d) {
+  const size_t n = size_t(d.count());
+  std::vector<float> v(n);
+  if (d.dtype == DataType::kFloat32) {
+    v = from_gpu<float>(h, b, n);
+  } else {
+    const std::vector<uint16_t> bits = from_gpu<uint16_t>(h, b, n);
+    convert_values(d.dtype, bits.data(), DataType::kFloat32, v.data(), int64_t(n));
+  }
+  return d.is_packed_nhwc() ? permuted(v, d, false) : v;
+}
+
+struct Outputs {
+  std::vector<float> y, dx, dw;
+};
+
+// The three passes of pb in one layout (blended outputs, forward with bias and ReLU), on a fresh
+// handle; workspace: the handle's workspace size after the forward pass.
+Outputs run_passes(const ConvProblem& pb, MathMode math, DataType t, bool nhwc, ConvAlgo algo,
+                   size_t* workspace = nullptr) {
+  Handle h(Device::kCUDA);
+  test::Descs ds = test::descs_of(pb, t);
+  ds.cd.math = math;
+  if (nhwc) {
+    ds.xd = TensorDesc::nhwc(t, ds.xd.n, ds.xd.c, ds.xd.h, ds.xd.w);
+    ds.yd = TensorDesc::nhwc(t, ds.yd.n, ds.yd.c, ds.yd.h, ds.yd.w);
+  }
+  ds.wd.dtype = DataType::kFloat32;
+  const DeviceBuffer x = upload(values(t, ds.xd.count(), 1), ds.xd);
+  const DeviceBuffer dy = upload(values(t, ds.yd.count(), 2), ds.yd);
+  const DeviceBuffer w = to_gpu(values(t, ds.wd.count(), 3));
+  const DeviceBuffer bias = to_gpu(values(t, ds.wd.k, 4));
+  DeviceBuffer y = upload(values(t, ds.yd.count(), 5), ds.yd);
+  DeviceBuffer dx = upload(values(t, ds.xd.count(), 6), ds.xd);
+  DeviceBuffer dw = to_gpu(values(DataType::kFloat32, ds.wd.count(), 7));
+  ConvEpilogue ep;
+  ep.bias = bias.get();
+  ep.relu = true;
+  conv_fwd(h, ds.cd, algo, ds.xd, x.get(), ds.wd, w.get(), ds.yd, y.get(), {1.0, 0.5}, ep);
+  h.synchronize();
+  if (workspace) *workspace = h.workspace_size();
+  conv_bwd_data(h, ds.cd, algo, ds.wd, w.get(), ds.yd, dy.get(), ds.xd, dx.get(), {1.0, 0.5});
+  conv_bwd_filter(h, ds.cd, algo, ds.xd, x.get(), ds.yd, dy.get(), ds.wd, dw.get(), {1.0, 1.0});
+  return {download(h, y, ds.yd), download(h, dx, ds.xd),
+          from_gpu<float>(h, dw, size_t(ds.wd.count()))};
+}
+
+// Equal, or within rel of the largest magnitude of want.
+void expect_same(const std::vector<float>& got, const std::vector<float>& want,
+                 const std::string& what, double rel = 0) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double most = 0;
+  for (float v : want) most = std::max(most, double(std::fabs(v)));
+  int bad = 0;
+  for (size_t i = 0; i < got.size() && bad < 5; ++i)
+    if (!(std::fabs(double(got[i]) - want[i]) <= rel * most)) {
+      ADD_FAILURE() << what << " [" << i << "]: NHWC " << got[i] << ", NCHW " << want[i];
+      ++bad;
+    }
+}
+
+// 3x3 layers whose 64 channels fill the Hopper TMA kernel's 128-byte k-tiles in BF16/FP16; 16
+// channels (the 16-byte pieces of the cp.async kernels); groups; a strided 1x1 (the NHWC path
+// forward and backward filter, backward data staged into the 1x1 row); a 1x1 over a wide plane.
+const ConvProblem kProblems[] = {
+    {"3x3 c64", 2, 64, 10, 10, 64, 3, 3, 1, 1, 1, 1},
+    {"3x3 c16", 3, 16, 9, 7, 24, 3, 3, 1, 1, 1, 1},
+    {"3x3 g2", 2, 32, 8, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+    {"1x1 s2", 2, 32, 9, 11, 48, 1, 1, 0, 0, 2, 2},
+    {"1x1", 2, 64, 14, 14, 128, 1, 1, 0, 0, 1, 1},
+};
+
+TEST(ConvLayoutCuda, ChannelsLastMatchesNchwBitForBit) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle probe(Device::kCUDA);
+  const std::pair<MathMode, DataType> kinds[] = {{MathMode::kBF16, DataType::kBFloat16},
+                                                 {MathMode::kFP16, DataType::kFloat16},
+                                                 {MathMode::kTF32, DataType::kFloat32},
+                                                 {MathMode::kFP32, DataType::kFloat32}};
+  for (const auto& [math, t] : kinds)
+    for (const ConvProblem& pb : kProblems) {
+      test::Descs ds = test::descs_of(pb, t);
+      ds.cd.math = math;
+      ds.wd.dtype = DataType::kFloat32;
+      const TensorDesc xn = TensorDesc::nhwc(t, ds.xd.n, ds.xd.c, ds.xd.h, ds.xd.w);
+      const TensorDesc yn = TensorDesc::nhwc(t, ds.yd.n, ds.yd.c, ds.yd.h, ds.yd.w);
+      for (ConvAlgo algo : conv_algos(Device::kCUDA)) {
+        // Every row runs what it runs on NCHW (Winograd and direct included: staged or by strides).
+        if (!conv_supports(probe, algo, ds.cd, ds.xd, ds.wd, ds.yd)) continue;
+        SCOPED_TRACE(std::string(math_name(math)) + " " + pb.name + " " + conv_algo_name(algo));
+        ASSERT_TRUE(conv_supports(probe, algo, ds.cd, xn, ds.wd, yn));
+        const Outputs nchw = run_passes(pb, math, t, false, algo);
+        const Outputs nhwc = run_passes(pb, math, t, true, algo);
+        // gemm_1x1 runs NCHW half data in its own math through cuBLAS as stored (rounding in
+        // cuBLAS), channels-last data staged through f32 copies: one unit of the half type apart.
+        const double rel = algo == ConvAlgo::kGemm1x1 && t == DataType::kBFloat16  ? 1.0 / 128
+                           : algo == ConvAlgo::kGemm1x1 && t == DataType::kFloat16 ? 1.0 / 1024
+                                                                                   : 0.0;
+        expect_same(nhwc.y, nchw.y, "forward", rel);
+        expect_same(nhwc.dx, nchw.dx, "backward data", rel);
+        expect_same(nhwc.dw, nchw.dw, "backward filter", rel);
+      }
+    }
+}
+
+// In the math's 16-bit type the NHWC path reads a channels-last x in place: the forward pass asks
+// for no workspace the size of x (only the filter rounded into rows, and the k-tiles' pieces).
+TEST(ConvLayoutCuda, HalfChannelsLastIsReadInPlace) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const ConvProblem pb{"big x", 8, 64, 32, 32, 64, 3, 3, 1, 1, 1, 1};
+  const int64_t x_bytes = int64_t(pb.n) * pb.c * pb.h * pb.w * 2;
+  for (ConvAlgo algo : {ConvAlgo::kImplicitGemm, ConvAlgo::kImplicitGemmSm90}) {
+    Handle probe(Device::kCUDA);
+    test::Descs ds = test::descs_of(pb, DataType::kBFloat16);
+    ds.cd.math = MathMode::kBF16;
+    ds.wd.dtype = DataType::kFloat32;
+    if (!conv_supports(probe, algo, ds.cd, ds.xd, ds.wd, ds.yd)) continue;
+    SCOPED_TRACE(conv_algo_name(algo));
+    size_t nchw_ws = 0, nhwc_ws = 0;
+    run_passes(pb, MathMode::kBF16, DataType::kBFloat16, false, algo, &nchw_ws);
+    run_passes(pb, MathMode::kBF16, DataType::kBFloat16, true, algo, &nhwc_ws);
+    EXPECT_GE(int64_t(nchw_ws), x_bytes);  // the copy
+    EXPECT_LT(int64_t(nhwc_ws), x_bytes / 4);
+  }
+}
+
+}  // namespace
+}  // namespace crema::prim
