@@ -71,11 +71,12 @@ std::vector<float> download(Handle& h, const DeviceBuffer& b, const TensorDesc& 
 }
 
 struct Outputs {
-  std::vector<float> y, dx, dw;
+  std::vector<float> y, y_plain, dx, dw;
 };
 
-// The three passes of pb in one layout (blended outputs, forward with bias and ReLU), on a fresh
-// handle; workspace: the handle's workspace size after the forward pass.
+// The three passes of pb in one layout (blended outputs; forward with bias and ReLU, and plain
+// with ReLU only), on a fresh handle; workspace: the handle's workspace size after the first
+// forward pass.
 Outputs run_passes(const ConvProblem& pb, MathMode math, DataType t, bool nhwc, ConvAlgo algo,
                    size_t* workspace = nullptr) {
   Handle h(Device::kCUDA);
@@ -99,9 +100,13 @@ Outputs run_passes(const ConvProblem& pb, MathMode math, DataType t, bool nhwc, 
   conv_fwd(h, ds.cd, algo, ds.xd, x.get(), ds.wd, w.get(), ds.yd, y.get(), {1.0, 0.5}, ep);
   h.synchronize();
   if (workspace) *workspace = h.workspace_size();
+  DeviceBuffer y_plain = upload(values(t, ds.yd.count(), 8), ds.yd);
+  ConvEpilogue relu_only;
+  relu_only.relu = true;
+  conv_fwd(h, ds.cd, algo, ds.xd, x.get(), ds.wd, w.get(), ds.yd, y_plain.get(), {}, relu_only);
   conv_bwd_data(h, ds.cd, algo, ds.wd, w.get(), ds.yd, dy.get(), ds.xd, dx.get(), {1.0, 0.5});
   conv_bwd_filter(h, ds.cd, algo, ds.xd, x.get(), ds.yd, dy.get(), ds.wd, dw.get(), {1.0, 1.0});
-  return {download(h, y, ds.yd), download(h, dx, ds.xd),
+  return {download(h, y, ds.yd), download(h, y_plain, ds.yd), download(h, dx, ds.xd),
           from_gpu<float>(h, dw, size_t(ds.wd.count()))};
 }
 
@@ -151,16 +156,45 @@ TEST(ConvLayoutCuda, ChannelsLastMatchesNchwBitForBit) {
         ASSERT_TRUE(conv_supports(probe, algo, ds.cd, xn, ds.wd, yn));
         const Outputs nchw = run_passes(pb, math, t, false, algo);
         const Outputs nhwc = run_passes(pb, math, t, true, algo);
-        // gemm_1x1 runs NCHW half data in its own math through cuBLAS as stored (rounding in
-        // cuBLAS), channels-last data staged through f32 copies: one unit of the half type apart.
+        // gemm_1x1 runs half data in its own math through cuBLAS as stored, per image on NCHW
+        // and as one GEMM over all pixels on NHWC (both rounding in cuBLAS), or through f32
+        // copies (forward with a bias, strided backward data): one unit of the half type apart.
         const double rel = algo == ConvAlgo::kGemm1x1 && t == DataType::kBFloat16  ? 1.0 / 128
                            : algo == ConvAlgo::kGemm1x1 && t == DataType::kFloat16 ? 1.0 / 1024
                                                                                    : 0.0;
         expect_same(nhwc.y, nchw.y, "forward", rel);
+        expect_same(nhwc.y_plain, nchw.y_plain, "forward without bias", rel);
         expect_same(nhwc.dx, nchw.dx, "backward data", rel);
         expect_same(nhwc.dw, nchw.dw, "backward filter", rel);
       }
     }
+}
+
+// kAuto on channels-last tensors in the math's 16-bit type: a stride-1 1x1 is one GEMM over the
+// pixels (gemm_1x1) in every pass; a strided 1x1 forward and a 3x3 take the NHWC path.
+TEST(ConvLayoutCuda, AutoOnChannelsLast) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle h(Device::kCUDA);
+  auto algo_for = [&](const ConvProblem& pb, ConvPass pass) {
+    test::Descs ds = test::descs_of(pb, DataType::kBFloat16);
+    ds.cd.math = MathMode::kBF16;
+    ds.wd.dtype = DataType::kFloat32;
+    const TensorDesc xn = TensorDesc::nhwc(ds.xd.dtype, ds.xd.n, ds.xd.c, ds.xd.h, ds.xd.w);
+    const TensorDesc yn = TensorDesc::nhwc(ds.yd.dtype, ds.yd.n, ds.yd.c, ds.yd.h, ds.yd.w);
+    return conv_heuristic(h, ds.cd, xn, ds.wd, yn, pass);
+  };
+  const ConvProblem one{"1x1", 4, 64, 14, 14, 128, 1, 1, 0, 0, 1, 1};
+  for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
+    EXPECT_EQ(algo_for(one, pass), ConvAlgo::kGemm1x1);
+  ConvDesc bf16;
+  bf16.math = MathMode::kBF16;
+  const bool hopper = conv_supports(h, ConvAlgo::kImplicitGemmSm90, bf16,
+                                    TensorDesc::nchw(DataType::kFloat32, 1, 64, 8, 8),
+                                    FilterDesc{DataType::kFloat32, 64, 64, 3, 3},
+                                    TensorDesc::nchw(DataType::kFloat32, 1, 64, 6, 6));
+  const ConvAlgo implicit = hopper ? ConvAlgo::kImplicitGemmSm90 : ConvAlgo::kImplicitGemm;
+  EXPECT_EQ(algo_for({"1x1 s2", 4, 64, 14, 14, 128, 1, 1, 0, 0, 2, 2}, ConvPass::kFwd), implicit);
+  EXPECT_EQ(algo_for({"3x3", 4, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1}, ConvPass::kFwd), implicit);
 }
 
 // In the math's 16-bit type the NHWC path reads a channels-last x in place: the forward pass asks

@@ -340,10 +340,15 @@ bool conv_supports(Handle& h, ConvAlgo a, const ConvDesc& cd, const TensorDesc& 
 
 namespace {
 
-// conv_heuristic on packed NCHW descriptors; own_half: x and y are stored in the math's 16-bit
-// type; channels_last: x or y is stored other than as NCHW images.
+// How x and y are stored, where conv_heuristic chooses on packed NCHW f32 descriptors.
+struct Stored {
+  bool own_half = false;       // both in the math's 16-bit type
+  bool channels_last = false;  // either not as NCHW images
+  bool own_nhwc = false;       // both in the math's 16-bit type and packed channels last
+};
+
 ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
-                const TensorDesc& yd, ConvPass pass, bool own_half, bool channels_last) {
+                const TensorDesc& yd, ConvPass pass, Stored stored) {
   // On CUDA a convolution reading one input channel per output (depthwise) is memory-bound: the
   // direct kernel reads each input once per tap from cache, where im2col would write and read a
   // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
@@ -369,16 +374,20 @@ ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const Filte
   // colours), which the path pads to one with zeros, goes there in BF16/FP16 math with at least
   // 2^18 output points (CaffeNet's conv1 forward 2.29 -> 1.49 ms, backward filter 2.62
   // -> 1.76; ResNet-50's 1.37 -> 1.12 and 1.81 -> 1.06): LeNet's and CIFAR-10's conv1 and TF32's
-  // padding to 4 run faster on im2col. Channels-last tensors take the path for every 1x1 in
-  // tensor-core math, the one row that reads them as stored (the 1x1 row stages them through
-  // NCHW f32 copies). On compute capability 9.0 the Hopper row (wgmma), where the rules above
-  // were measured.
+  // padding to 4 run faster on im2col. A stride-1 1x1 on channels-last tensors in the math's
+  // 16-bit type is one GEMM over every image's pixels in gemm_1x1, as cuBLAS reads them; other
+  // channels-last 1x1s in tensor-core math take the NHWC path, the one row that reads them as
+  // stored (gemm_1x1 stages them through NCHW f32 copies). On compute capability 9.0 the Hopper
+  // row (wgmma), where the rules above were measured.
 #ifdef CREMA_WITH_CUDA
   const bool strided = cd.stride_h != 1 || cd.stride_w != 1;
   const int64_t plane = int64_t(yd.h) * yd.w;
   const bool half_math = cd.math == MathMode::kBF16 || cd.math == MathMode::kFP16;
+  const bool pixel_gemm = stored.own_nhwc && wd.r * wd.s == 1 && !strided;
+  if (h.device() == Device::kCUDA && pixel_gemm && !cuda::kConvGemm1x1.unsupported(pr))
+    return ConvAlgo::kGemm1x1;
   const bool one_by_one_nhwc =
-      (channels_last && cd.math != MathMode::kFP32) ||
+      (stored.channels_last && cd.math != MathMode::kFP32) ||
       (half_math && (strided || plane < 100 || (pass == ConvPass::kBwdFilter && plane <= 196)) &&
        !cuda::kConvImplicitGemmSm90.unsupported(pr));
   const int columns = pass == ConvPass::kBwdData ? wd.c : wd.k / cd.groups;
@@ -400,13 +409,12 @@ ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const Filte
   if (h.device() == Device::kCUDA && cd.math == MathMode::kFP32 && xd.dtype == DataType::kFloat32 &&
       wd.c >= 32 && per_group_out >= 32 && !cuda::kConvWinograd.unsupported(pr))
     return ConvAlgo::kWinograd;
-  if (h.device() == Device::kCUDA && wd.r * wd.s == 1 && strided && plane < 64 && !own_half &&
-      !channels_last && !cuda::kConvIm2colGemm.unsupported(pr))
+  if (h.device() == Device::kCUDA && wd.r * wd.s == 1 && strided && plane < 64 &&
+      !stored.own_half && !stored.channels_last && !cuda::kConvIm2colGemm.unsupported(pr))
     return ConvAlgo::kIm2colGemm;
 #else
   (void)pass;
-  (void)own_half;
-  (void)channels_last;
+  (void)stored;
 #endif
   for (const ConvImpl* row : kTable) {
     if (row->device != h.device()) continue;
@@ -423,13 +431,14 @@ ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const Filte
 
 ConvAlgo conv_heuristic(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const FilterDesc& wd,
                         const TensorDesc& yd, ConvPass pass) {
-  if (!any_staged(ConvProblem{cd, xd, wd, yd}))
-    return choose(h, cd, xd, wd, yd, pass, false, false);
+  if (!any_staged(ConvProblem{cd, xd, wd, yd})) return choose(h, cd, xd, wd, yd, pass, {});
   const DataType own = math_storage_type(cd.math);
-  const bool own_half = xd.dtype == own && yd.dtype == own;
-  const bool channels_last = !conv_image_packed(xd) || !conv_image_packed(yd);
+  Stored stored;
+  stored.own_half = half_size(own) && xd.dtype == own && yd.dtype == own;
+  stored.channels_last = !conv_image_packed(xd) || !conv_image_packed(yd);
+  stored.own_nhwc = stored.own_half && xd.is_packed_nhwc() && yd.is_packed_nhwc();
   return as_staged(ConvProblem{cd, xd, wd, yd}, [&](const ConvProblem& pr) {
-    return choose(h, cd, pr.xd, wd, pr.yd, pass, own_half, channels_last);
+    return choose(h, cd, pr.xd, wd, pr.yd, pass, stored);
   });
 }
 

@@ -173,13 +173,21 @@ bool strided(const ConvProblem& p) { return p.cd.stride_h != 1 || p.cd.stride_w 
 // The GEMMs read and write x and y (dx, dy) as stored, through cuBLAS's Ex form with fp32
 // accumulation; the filter is rounded once into the workspace. No f32 copy of an activation.
 
+// Channels-last x and y at stride 1: every image's pixels are the rows of one matrix (N*H*W x C,
+// a group's channels a column slice), so a pass is one GEMM per group over the whole batch.
+bool channels_last(const ConvProblem& p) {
+  const int64_t limit = int64_t(1) << 31;
+  return p.xd.is_packed_nhwc() && p.yd.is_packed_nhwc() && !strided(p) && p.xd.count() < limit &&
+         p.yd.count() < limit;
+}
+
 // Not a forward with a bias: cuBLAS rounds its result to the stored type, and the bias added
-// after would round it a second time (the staged path adds it in fp32). NCHW images only: the
-// GEMMs read each image's planes as matrices.
+// after would round it a second time (the staged path adds it in fp32). NCHW images (each
+// image's planes are matrices), or channels last (channels_last).
 bool takes_stored(const ConvProblem& p, ConvPass pass, const ConvEpilogue& ep) {
   const DataType t = math_storage_type(p.cd.math);
   return half_size(t) && p.xd.dtype == t && p.yd.dtype == t &&
-         !(pass == ConvPass::kFwd && ep.bias) && !conv_unsupported_gemm(p);
+         !(pass == ConvPass::kFwd && ep.bias) && (!conv_unsupported_gemm(p) || channels_last(p));
 }
 
 // The element `elems` past p, for a tensor of type t.
@@ -315,6 +323,68 @@ class Conv1x1Half {
   int64_t hw_;
 };
 
+// Channels-last half data (channels_last): per group one GEMM over the N*H*W pixel rows,
+//   forward        Y_g  = X_g W_g^T     (rows x Kg, depth Cg), then the ReLU;
+//   backward data  dX_g = dY_g W_g      (rows x Cg, depth Kg);
+//   backward filt. dW_g = dY_g^T X_g    (Kg x Cg, depth rows, into the f32 filter gradient);
+// the filter rounded once into the workspace for the first two.
+class Conv1x1Nhwc {
+ public:
+  Conv1x1Nhwc(Handle& h, const ConvProblem& p)
+      : h_(h),
+        t_(p.xd.dtype),
+        groups_(p.cd.groups),
+        rows_(p.xd.n * p.xd.h * p.xd.w),
+        c_(p.xd.c),
+        k_(p.yd.c),
+        cg_(p.wd.c),
+        kg_(p.wd.k / groups_),
+        yd_(p.yd) {}
+
+  void fwd(const void* x, const float* w, void* y, Blend blend, bool relu) {
+    const void* wh = rounded_filter(w);
+    for (int gi = 0; gi < groups_; ++gi)
+      gemm_half(h_, t_, rows_, kg_, cg_, float(blend.alpha), {at(x, gi * cg_, t_), c_, 0},
+                {at(wh, int64_t(gi) * kg_ * cg_, t_), cg_, 0, true}, float(blend.beta),
+                at(y, gi * kg_, t_), t_, k_, 0, 1);
+    if (!relu) return;
+    const StridedIndex ix(yd_);
+    visit_dtype(DTypes<bf16_t, f16_t>{}, t_, "conv_fwd", Device::kCUDA, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      half_relu_kernel<T><<<grid_for(ix.count), kBlock, 0, stream_of(h_)>>>(ix, static_cast<T*>(y));
+    });
+    check_launch("half_relu_kernel");
+  }
+
+  void bwd_data(const float* w, const void* dy, void* dx, Blend blend) {
+    const void* wh = rounded_filter(w);
+    for (int gi = 0; gi < groups_; ++gi)
+      gemm_half(h_, t_, rows_, cg_, kg_, float(blend.alpha), {at(dy, gi * kg_, t_), k_, 0},
+                {at(wh, int64_t(gi) * kg_ * cg_, t_), cg_, 0}, float(blend.beta),
+                at(dx, gi * cg_, t_), t_, c_, 0, 1);
+  }
+
+  void bwd_filter(const void* x, const void* dy, float* dw, Blend blend) {
+    for (int gi = 0; gi < groups_; ++gi)
+      gemm_half(h_, t_, kg_, cg_, rows_, float(blend.alpha), {at(dy, gi * kg_, t_), k_, 0, true},
+                {at(x, gi * cg_, t_), c_, 0}, float(blend.beta), dw + int64_t(gi) * kg_ * cg_,
+                DataType::kFloat32, cg_, 0, 1);
+  }
+
+ private:
+  const void* rounded_filter(const float* w) {
+    const int64_t n = int64_t(k_) * cg_;
+    void* out = h_.workspace(size_t(n) * dtype_size(t_));
+    tensor_copy(h_, ViewDesc::packed(DataType::kFloat32, {n}), w, ViewDesc::packed(t_, {n}), out);
+    return out;
+  }
+
+  Handle& h_;
+  DataType t_;
+  int groups_, rows_, c_, k_, cg_, kg_;
+  TensorDesc yd_;
+};
+
 // The stride-1 problem on the subsampled input: x packed N x C x P x Q.
 struct Subsampled {
   ConvDesc cd;
@@ -392,6 +462,7 @@ char* half_workspace(Handle& h, const ConvProblem& p, ConvPass pass) {
 
 void fwd_half(Handle& h, const ConvProblem& p, const void* x, const float* w, void* y, Blend blend,
               const ConvEpilogue& ep) {
+  if (channels_last(p)) return Conv1x1Nhwc(h, p).fwd(x, w, y, blend, ep.relu);
   char* ws = half_workspace(h, p, ConvPass::kFwd);
   if (!strided(p)) return Conv1x1Half(h, p, ws).fwd(x, w, y, blend, ep);
   const Subsampled sub(p);
@@ -401,6 +472,7 @@ void fwd_half(Handle& h, const ConvProblem& p, const void* x, const float* w, vo
 
 void bwd_data_half(Handle& h, const ConvProblem& p, const float* w, const void* dy, void* dx,
                    Blend blend) {
+  if (channels_last(p)) return Conv1x1Nhwc(h, p).bwd_data(w, dy, dx, blend);
   char* ws = half_workspace(h, p, ConvPass::kBwdData);
   if (!strided(p)) return Conv1x1Half(h, p, ws).bwd_data(w, dy, dx, p.xd.dtype, blend);
   const Subsampled sub(p);
@@ -414,6 +486,7 @@ void bwd_data_half(Handle& h, const ConvProblem& p, const float* w, const void* 
 
 void bwd_filter_half(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
                      Blend blend) {
+  if (channels_last(p)) return Conv1x1Nhwc(h, p).bwd_filter(x, dy, dw, blend);
   char* ws = half_workspace(h, p, ConvPass::kBwdFilter);
   if (!strided(p)) return Conv1x1Half(h, p, ws).bwd_filter(x, dy, dw, blend);
   const Subsampled sub(p);

@@ -129,8 +129,9 @@ __global__ void __launch_bounds__(kTmaThreads)
   } while (++kt < tiles);
   wgmma_wait<0>();
 
-  if (g.oc == 1) {  // channels side by side (NHWC): each thread's column pairs are adjacent
-    nhwc_store_fragments<O, TN>(g, o, acc, m0, n0, grp, tid);
+  if (g.oc == 1) {  // channels side by side (NHWC): rows of channels from shared memory
+    static_assert(64 * (TN + 8) * 4 <= kStages * kStage, "the staged half fits the stages");
+    nhwc_store_staged<O, TN>(g, o, acc, m0, n0, grp, tid, reinterpret_cast<float*>(smem));
     return;
   }
   // Channels planes apart (NCHW): from the fragments, a warp's stores hit 16 bytes of each of 4

@@ -54,6 +54,12 @@ __global__ void __launch_bounds__(kNhwcThreads)
                             descriptor<64>(bs + step * 32, 16, 512));
   });
 
+  if (g.oc == 1) {  // channels side by side (NHWC): rows of channels from shared memory
+    static_assert(64 * (TN + 8) * 4 <= kNhwcStages * kStage * int(sizeof(T)),
+                  "the staged half fits the stages");
+    nhwc_store_staged<O, TN>(g, o, acc, m0, n0, grp, tid, reinterpret_cast<float*>(smem));
+    return;
+  }
   nhwc_store_fragments<O, TN>(g, o, acc, m0, n0, grp, tid);
 }
 
