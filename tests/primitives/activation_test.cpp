@@ -280,6 +280,18 @@ TEST(ActErrors, MissingInputsAndNoGradient) {
   }
 }
 
+// Element-wise on any dense layout both tensors share: channels last runs as flat memory; a pair
+// of mixed layouts is refused.
+TEST(ActLayouts, ChannelsLastPairsRunAndMixedPairsThrow) {
+  Handle h;
+  const TensorDesc nhwc = TensorDesc::nhwc(DataType::kFloat32, 1, 2, 1, 2);
+  const TensorDesc nchw = TensorDesc::nchw(DataType::kFloat32, 1, 2, 1, 2);
+  std::vector<float> x{1, -2, 3, -4}, y(4);
+  act_fwd(h, mode(ActMode::kRelu), nhwc, x.data(), nhwc, y.data());
+  EXPECT_EQ(y, (std::vector<float>{1, 0, 3, 0}));
+  EXPECT_THROW(act_fwd(h, mode(ActMode::kRelu), nchw, x.data(), nhwc, y.data()), PrimError);
+}
+
 TEST(ActErrors, BadParametersThrow) {
   Handle h;
   const TensorDesc d = TensorDesc::nchw(DataType::kFloat32, 1, 1, 1, 2);

@@ -1,7 +1,7 @@
 // Batch normalization on CUDA against the CPU implementation: training and inference, forward
-// and backward, both blends, in place, the fused forms, f32 and f64, on the CPU tests' shapes and
-// ResNet-50's BatchNorm sizes (batch cut to 2). The statistics outputs are compared too; the inputs
-// have a mean far from 0 so a one-pass variance would fail.
+// and backward, both blends, in place, the fused forms, f32 and f64, packed NCHW and channels
+// last, on the CPU tests' shapes and ResNet-50's BatchNorm sizes (batch cut to 2). The statistics
+// outputs are compared too; the inputs have a mean far from 0 so a one-pass variance would fail.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -35,12 +35,20 @@ const Shape kShapes[] = {
     {"features_rows_in_parts", 1100, 2048, 1, 1},
 };
 
+// The shape packed NCHW, or channels last (where the CUDA channel sums walk rows of adjacent
+// channels; the CPU's loops take one value a plane).
 template <typename T>
-void check(const Shape& s, Blend blend, bool in_place) {
+TensorDesc desc_of(const Shape& s, bool nhwc) {
+  const DataType t = sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
+  return nhwc ? TensorDesc::nhwc(t, s.n, s.c, s.h, s.w) : TensorDesc::nchw(t, s.n, s.c, s.h, s.w);
+}
+
+template <typename T>
+void check(const Shape& s, Blend blend, bool in_place, bool nhwc) {
   SCOPED_TRACE(std::string(s.name) + " beta " + std::to_string(blend.beta) +
-               (in_place ? " in place" : "") + (sizeof(T) == 8 ? " f64" : " f32"));
-  const TensorDesc d = TensorDesc::nchw(sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32,
-                                        s.n, s.c, s.h, s.w);
+               (in_place ? " in place" : "") + (sizeof(T) == 8 ? " f64" : " f32") +
+               (nhwc ? " nhwc" : ""));
+  const TensorDesc d = desc_of<T>(s, nhwc);
   const size_t n = size_t(d.count()), C = size_t(s.c);
   const test::Tolerance tol =
       sizeof(T) == 8 ? test::Tolerance{1e-11, 1e-10, true} : test::Tolerance{2e-5, 2e-4, true};
@@ -97,18 +105,19 @@ TEST(BatchNormCuda, MatchesCpu) {
     for (Blend b : {Blend{}, Blend{0.5, -1.5}})
       for (bool in_place : {false, true}) {
         if (in_place && b.beta != 0) continue;  // in place means the prior y is x itself
-        check<float>(s, b, in_place);
-        check<double>(s, b, in_place);
+        for (bool nhwc : {false, true}) {
+          check<float>(s, b, in_place, nhwc);
+          check<double>(s, b, in_place, nhwc);
+        }
       }
 }
 
 // The fused forms (gamma, beta, ReLU) against the CPU's, in place and not.
 template <typename T>
-void check_fused(const Shape& s, bool relu, bool in_place) {
+void check_fused(const Shape& s, bool relu, bool in_place, bool nhwc) {
   SCOPED_TRACE(std::string(s.name) + (relu ? " relu" : "") + (in_place ? " in place" : "") +
-               (sizeof(T) == 8 ? " f64" : " f32"));
-  const TensorDesc d = TensorDesc::nchw(sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32,
-                                        s.n, s.c, s.h, s.w);
+               (sizeof(T) == 8 ? " f64" : " f32") + (nhwc ? " nhwc" : ""));
+  const TensorDesc d = desc_of<T>(s, nhwc);
   const size_t n = size_t(d.count()), C = size_t(s.c);
   const test::Tolerance tol =
       sizeof(T) == 8 ? test::Tolerance{1e-11, 1e-10, true} : test::Tolerance{2e-5, 2e-4, true};
@@ -158,10 +167,11 @@ TEST(BatchNormCuda, FusedMatchesCpu) {
   CREMA_SKIP_WITHOUT_GPU();
   for (const Shape& s : kShapes)
     for (bool relu : {false, true})
-      for (bool in_place : {false, true}) {
-        check_fused<float>(s, relu, in_place);
-        check_fused<double>(s, relu, in_place);
-      }
+      for (bool in_place : {false, true})
+        for (bool nhwc : {false, true}) {
+          check_fused<float>(s, relu, in_place, nhwc);
+          check_fused<double>(s, relu, in_place, nhwc);
+        }
 }
 
 // Statistics outputs are optional.

@@ -375,6 +375,54 @@ TEST(BatchNormReference, FusedBackwardIsTheGradientOfForward) {
   }
 }
 
+// Channels-last tensors (channel_view: N*H*W rows of C values) give the NCHW results, permuted:
+// the fused training pair and inference, in double; a pair of mixed layouts is refused.
+TEST(BatchNormLayouts, ChannelsLastIsNchwPermuted) {
+  Handle h;
+  const Shape s{3, 5, 2, 4};
+  const size_t n = 120, C = 5, hw = 8;
+  const TensorDesc nchw = TensorDesc::nchw(DataType::kFloat64, s.n, s.c, s.h, s.w);
+  const TensorDesc nhwc = TensorDesc::nhwc(DataType::kFloat64, s.n, s.c, s.h, s.w);
+  auto to_nhwc = [&](const std::vector<double>& v) {
+    std::vector<double> out(n);
+    for (size_t i = 0; i < n; ++i) out[(i / (C * hw) * hw + i % hw) * C + i / hw % C] = v[i];
+    return out;
+  };
+  const BatchNormDesc bd{1e-3};
+  const auto x = random_vector<double>(n, 71, -1.0, 3.0), dy = random_vector<double>(n, 72);
+  const auto gamma = random_vector<double>(C, 73), beta = random_vector<double>(C, 74);
+  const auto mean = random_vector<double>(C, 75), var = random_vector<double>(C, 76, 0.1, 2.0);
+  const BatchNormEpilogue ep{gamma.data(), beta.data(), true, 0.1};
+  struct Out {
+    std::vector<double> y, x_hat, inv_std, dx, dgamma, dbeta, yi;
+  };
+  auto run = [&](const TensorDesc& d, const std::vector<double>& xs,
+                 const std::vector<double>& dys) {
+    Out o{std::vector<double>(n), std::vector<double>(n),      std::vector<double>(C),
+          std::vector<double>(n), std::vector<double>(C, 0.0), std::vector<double>(C, 0.0),
+          std::vector<double>(n)};
+    batchnorm_fwd_training_fused(h, bd, ep, d, xs.data(), d, o.y.data(), o.x_hat.data(), nullptr,
+                                 nullptr, o.inv_std.data());
+    batchnorm_bwd_training_fused(h, bd, ep, d, o.x_hat.data(), dys.data(), o.inv_std.data(),
+                                 o.dgamma.data(), o.dbeta.data(), d, o.dx.data());
+    batchnorm_fwd_inference_fused(h, bd, ep, d, xs.data(), d, o.yi.data(), mean.data(), var.data());
+    return o;
+  };
+  const Out a = run(nchw, x, dy), b = run(nhwc, to_nhwc(x), to_nhwc(dy));
+  const Tolerance t{1e-12, 1e-12};
+  EXPECT_TRUE(all_close(b.y, to_nhwc(a.y), t)) << "y";
+  EXPECT_TRUE(all_close(b.x_hat, to_nhwc(a.x_hat), t)) << "x_hat";
+  EXPECT_TRUE(all_close(b.inv_std, a.inv_std, t)) << "inv_std";
+  EXPECT_TRUE(all_close(b.dx, to_nhwc(a.dx), t)) << "dx";
+  EXPECT_TRUE(all_close(b.dgamma, a.dgamma, t)) << "dgamma";
+  EXPECT_TRUE(all_close(b.dbeta, a.dbeta, t)) << "dbeta";
+  EXPECT_TRUE(all_close(b.yi, to_nhwc(a.yi), t)) << "inference y";
+  std::vector<double> y(n);
+  EXPECT_THROW(
+      batchnorm_fwd_inference(h, bd, nchw, x.data(), nhwc, y.data(), mean.data(), var.data()),
+      PrimError);
+}
+
 TEST(BatchNormErrors, BadDescriptorsThrow) {
   Handle h;
   std::vector<float> a(24), b(24), m(2), v(2, 1.0f);

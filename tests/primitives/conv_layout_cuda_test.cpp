@@ -170,6 +170,23 @@ TEST(ConvLayoutCuda, ChannelsLastMatchesNchwBitForBit) {
     }
 }
 
+// The bias gradient of a channels-last half dy: the NCHW one, within the f32 sums' rounding.
+TEST(ConvLayoutCuda, BiasGradientOfChannelsLastHalf) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle h(Device::kCUDA);
+  for (DataType t : {DataType::kBFloat16, DataType::kFloat16}) {
+    const TensorDesc nchw = TensorDesc::nchw(t, 3, 24, 7, 9),
+                     nhwc = TensorDesc::nhwc(t, 3, 24, 7, 9);
+    const std::vector<float> v = values(t, nchw.count(), 9);
+    const DeviceBuffer a = upload(v, nchw), b = upload(v, nhwc);
+    DeviceBuffer da = to_gpu(std::vector<float>(24, 1.0f)),
+                 db = to_gpu(std::vector<float>(24, 1.0f));
+    conv_bwd_bias(h, nchw, a.get(), da.get(), {1.0, 0.5});
+    conv_bwd_bias(h, nhwc, b.get(), db.get(), {1.0, 0.5});
+    expect_same(from_gpu<float>(h, db, 24), from_gpu<float>(h, da, 24), dtype_name(t), 1e-6);
+  }
+}
+
 // kAuto on channels-last tensors in the math's 16-bit type: a stride-1 1x1 is one GEMM over the
 // pixels (gemm_1x1) in every pass; a strided 1x1 forward and a 3x3 take the NHWC path.
 TEST(ConvLayoutCuda, AutoOnChannelsLast) {

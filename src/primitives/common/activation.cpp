@@ -67,7 +67,7 @@ bool act_has_bwd(const ActDesc& ad) { return ad.mode != ActMode::kThreshold; }
 void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, const void* x,
              const TensorDesc& yd, void* y, Blend blend) {
   check_desc("act_fwd", ad);
-  check_packed_pair("act_fwd", xd, yd);
+  check_dense_pair("act_fwd", xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y) throw PrimError("act_fwd: null x or y");
   CREMA_DISPATCH(h, act_fwd, h, ad, xd, x, yd, y, blend);
@@ -76,7 +76,7 @@ void act_fwd(Handle& h, const ActDesc& ad, const TensorDesc& xd, const void* x,
 void act_bwd(Handle& h, const ActDesc& ad, const TensorDesc& yd, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
   check_desc("act_bwd", ad);
-  check_packed_pair("act_bwd", xd, yd);
+  check_dense_pair("act_bwd", xd, yd);
   if (!act_has_bwd(ad))
     throw PrimError("act_bwd: threshold is a step function and has no gradient");
   if (xd.count() == 0) return;

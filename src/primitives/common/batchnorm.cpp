@@ -32,7 +32,7 @@ namespace {
 void check(const std::string& op, const BatchNormDesc& bd, const TensorDesc& a,
            const TensorDesc& b) {
   check_eps(op, bd.eps);
-  check_packed_pair(op, a, b);
+  check_dense_pair(op, a, b);
 }
 
 void check_epilogue(const std::string& op, const BatchNormEpilogue& ep) {

@@ -504,8 +504,10 @@ void conv_bwd_bias(Handle& h, const TensorDesc& dyd, const void* dy, void* db, B
   if (dyd.n < 1 || dyd.c < 1 || dyd.h < 1 || dyd.w < 1)
     fail("conv_bwd_bias: empty tensor " + dims(dyd));
   if (!dy || !db) fail("conv_bwd_bias: null data pointer");
-  if (half_size(dyd.dtype) && dyd.is_packed_nchw()) {  // into f32 biases, as scale_bias sums
-    const ScaleBiasDesc sd{dyd.dtype, dyd.n, dyd.c, int64_t(dyd.h) * dyd.w};
+  // Half dy into f32 biases, as scale_bias sums (packed NCHW or channels last: channel_view).
+  if (half_size(dyd.dtype) && (dyd.is_packed_nchw() || dyd.is_packed_nhwc())) {
+    const ChannelView v = channel_view(dyd);
+    const ScaleBiasDesc sd{dyd.dtype, v.outer, v.channels, v.inner};
     return scale_bias_bwd_bias(h, sd, dy, db, blend);
   }
   bias_bwd(h, dyd, dy, db, blend);

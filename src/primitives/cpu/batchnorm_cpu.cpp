@@ -6,18 +6,22 @@
 
 #include "primitives/batchnorm.h"
 #include "primitives/common/batchnorm_ops.h"
+#include "primitives/common/desc_checks.h"
 #include "primitives/common/dtype_visit.h"
 #include "primitives/cpu/cpu_blend.h"
 
 namespace crema::prim::cpu {
 namespace {
 
-// The packed layout: plane (n, c) starts at (n * C + c) * hw.
+// The packed layout (channel_view): plane (n, c) starts at (n * C + c) * hw, where n runs over
+// the images and hw over a plane (NCHW), or n over the pixels and hw is 1 (channels last).
 struct Layout {
-  int N, C;
+  int64_t N;
+  int C;
   int64_t hw;
-  explicit Layout(const TensorDesc& d) : N(d.n), C(d.c), hw(int64_t(d.h) * d.w) {}
-  int64_t plane(int n, int c) const { return (int64_t(n) * C + c) * hw; }
+  explicit Layout(const TensorDesc& d)
+      : N(channel_view(d).outer), C(d.c), hw(channel_view(d).inner) {}
+  int64_t plane(int64_t n, int c) const { return (n * C + c) * hw; }
   double m() const { return double(N) * double(hw); }
 };
 
@@ -26,7 +30,7 @@ struct Layout {
 template <typename T>
 void normalize_channel(const Layout& L, int c, const bn_ops::Epilogue<T>& ep, const T* x, T mean,
                        T inv_std, T* y, T* x_hat, Blend blend) {
-  for (int n = 0; n < L.N; ++n) {
+  for (int64_t n = 0; n < L.N; ++n) {
     const int64_t o = L.plane(n, c);
     const T* xp = x + o;
     if (x_hat) {
@@ -46,7 +50,7 @@ void fwd_training(const BatchNormDesc& bd, const bn_ops::Epilogue<T>& ep, const 
   const Layout L(d);
   for (int c = 0; c < L.C; ++c) {
     double sum = 0;
-    for (int n = 0; n < L.N; ++n) {
+    for (int64_t n = 0; n < L.N; ++n) {
       const T* p = x + L.plane(n, c);
       for (int64_t i = 0; i < L.hw; ++i) sum += double(p[i]);
     }
@@ -54,7 +58,7 @@ void fwd_training(const BatchNormDesc& bd, const bn_ops::Epilogue<T>& ep, const 
     // Two passes: the centred sum of squares does not cancel catastrophically as
     // E[x^2] - E[x]^2 does when the mean is large against the spread.
     double sq = 0;
-    for (int n = 0; n < L.N; ++n) {
+    for (int64_t n = 0; n < L.N; ++n) {
       const T* p = x + L.plane(n, c);
       for (int64_t i = 0; i < L.hw; ++i) {
         const double v = double(p[i]) - mean;
@@ -86,7 +90,7 @@ void bwd_training(const bn_ops::Epilogue<T>& ep, const TensorDesc& d, const T* y
   const Layout L(d);
   for (int c = 0; c < L.C; ++c) {
     double sum_dz = 0, sum_dz_y = 0;
-    for (int n = 0; n < L.N; ++n) {
+    for (int64_t n = 0; n < L.N; ++n) {
       const int64_t o = L.plane(n, c);
       for (int64_t i = 0; i < L.hw; ++i) {
         const double dz = double(ep.grad(y[o + i], dy[o + i], c));
@@ -98,7 +102,7 @@ void bwd_training(const bn_ops::Epilogue<T>& ep, const TensorDesc& d, const T* y
     if (dbeta) dbeta[c] += T(sum_dz);
     const T mean_dz = T(sum_dz / L.m()), mean_dz_y = T(sum_dz_y / L.m());
     const T s = ep.gain(c) * inv_std[c];
-    for (int n = 0; n < L.N; ++n) {
+    for (int64_t n = 0; n < L.N; ++n) {
       const int64_t o = L.plane(n, c);
       const T* yp = y + o;
       const T* dyp = dy + o;
@@ -115,7 +119,7 @@ void bwd_inference(const BatchNormDesc& bd, const TensorDesc& d, const T* dy, co
   const Layout L(d);
   for (int c = 0; c < L.C; ++c) {
     const T s = T(1.0 / std::sqrt(double(var[c]) + bd.eps));
-    for (int n = 0; n < L.N; ++n) {
+    for (int64_t n = 0; n < L.N; ++n) {
       const int64_t o = L.plane(n, c);
       const T* dyp = dy + o;
       blend_row(L.hw, blend, dx + o, [=](int64_t i) { return dyp[i] * s; });

@@ -12,6 +12,7 @@
 
 #include "primitives/batchnorm.h"
 #include "primitives/common/batchnorm_ops.h"
+#include "primitives/common/desc_checks.h"
 #include "primitives/common/dtype_visit.h"
 #include "primitives/cuda/cuda_reduce.cuh"
 #include "primitives/cuda/cuda_util.cuh"
@@ -19,9 +20,12 @@
 namespace crema::prim::cuda {
 namespace {
 
+// channel_view's (outer, C, inner): images and planes (NCHW), or pixels and 1 (channels last,
+// where the channel sums take the column path: warps over rows of adjacent channels).
 struct Shape {
   int64_t N, C, hw;
-  explicit Shape(const TensorDesc& d) : N(d.n), C(d.c), hw(int64_t(d.h) * d.w) {}
+  explicit Shape(const TensorDesc& d)
+      : N(channel_view(d).outer), C(d.c), hw(channel_view(d).inner) {}
   double m() const { return double(N) * double(hw); }
 };
 

@@ -51,7 +51,9 @@ __device__ __forceinline__ void block_sum(double (&v)[N]) {
 // of outer rows by C channels) a block takes 32 adjacent channels and its warps take rows, so
 // that every load is a 128-byte row segment and the warps' sums meet in shared memory: one
 // launch, no partials, where the thread path's 32 slices of caffenet:fc6's bias gradient wrote
-// and re-read 1 MB of partials in a second launch (15.5 us for a 4 MB sum).
+// and re-read 1 MB of partials in a second launch (15.5 us for a 4 MB sum). A tall matrix of
+// fewer channels (a channels-last activation: N*H*W rows) takes that path too, where the block
+// path's threads would each read one value of every row, C values apart.
 
 struct ChanPlan {
   int64_t outer, C, inner;
@@ -74,7 +76,7 @@ constexpr int64_t kColumnRows = 64 * kColumnWarps;
 inline ChanPlan plan_channels(int64_t outer, int64_t C, int64_t inner) {
   ChanPlan p{outer, C, inner, 1, false, false};
   const int64_t m = outer * inner;
-  if (inner == 1 && C >= 2048) {
+  if (inner == 1 && (C >= 2048 || outer >= kColumnRows)) {
     const int64_t parts = (outer + kColumnRows - 1) / kColumnRows;
     p.columns = true;
     p.parts = int(parts < 1 ? 1 : parts > 65535 ? 65535 : parts);
