@@ -7,7 +7,7 @@
 //
 //   train_step --solver=models/lenet_fashion/lenet_solver.prototxt [--iterations=200]
 //              [--warmup=20] [--gpu=N | --gpus=0,1] [--precision=P] [--unfused] [--autotune]
-//              [--nocuda_graph]
+//              [--nocuda_graph] [--channels_last]
 //
 // --gpus trains one replica per GPU (solver/data_parallel.h, batch_size per GPU) and times the
 // steps between the root replica's polls. Started by mpirun, it trains one replica per process
@@ -39,6 +39,9 @@ DEFINE_int32(gpu, -1, "train on this GPU (default: the CPU)");
 DEFINE_string(gpus, "", "data-parallel replicas on these GPUs (ids separated by commas)");
 DEFINE_string(precision, "", "fp32, tf32, bf16 or fp16 over the net's own precision fields");
 DEFINE_bool(unfused, false, "run every layer apart (Net::unfuse): what the fusions buy");
+DEFINE_bool(channels_last, false,
+            "store 4-d activations NHWC where every layer touching them can "
+            "(Net::set_channels_last; GPU only)");
 DEFINE_bool(cuda_graph, true, "replay each step from a CUDA graph where the net allows it");
 DEFINE_bool(autotune, false,
             "time the convolution algorithms in the warm-up (Handle::set_conv_autotune)");
@@ -82,6 +85,7 @@ int main(int argc, char** argv) {
         report = world.rank == 0;
       }
       run.prepare = [](crema::Solver<float>& solver) {
+        if (FLAGS_channels_last) solver.net().set_channels_last(true);
         solver.net().fill_inputs_uniform(1234 + uint32_t(crema::this_replica().rank));
         if (FLAGS_unfused) solver.net().unfuse();
       };
@@ -105,6 +109,7 @@ int main(int argc, char** argv) {
       handle.set_conv_autotune(FLAGS_autotune);
       auto solver = crema::create_solver<float>(param, device, handle, FLAGS_solver);
       solver->set_cuda_graph(FLAGS_cuda_graph);
+      if (FLAGS_channels_last) solver->net().set_channels_last(true);
       solver->net().fill_inputs_uniform(1234);  // nets fed by Input layers would see zeros
       if (FLAGS_unfused) solver->net().unfuse();
       solver->step(FLAGS_warmup);

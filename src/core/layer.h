@@ -113,7 +113,12 @@ class Layer {
   // Half-size storage of bottoms and tops in mixed-precision nets on a GPU (storage_plan.h says
   // how the Net decides). A layer that returns kUniform or kMixed passes its tensors' raw
   // pointers and desc() types to primitives that take bf16 and f16 on CUDA.
-  virtual HalfStorage half_storage() const { return HalfStorage::kNone; }
+  virtual StorageSupport half_storage() const { return StorageSupport::kNone; }
+  // Channels-last (NHWC) storage of 4-d bottoms and tops on a GPU, where the net asks for it
+  // (Net::set_channels_last; storage_plan.h). A layer that returns kUniform or kMixed, after its
+  // reshape, passes its tensors' desc() (which then has NHWC strides) or layout-free views to
+  // primitives that take them.
+  virtual StorageSupport channels_last() const { return StorageSupport::kNone; }
   // Why a CUDA graph may not record this layer's forward and backward once and replay them
   // (prim::StreamGraph), or nullptr when it may: replayed work must be the same work with the
   // same arguments at every step of unchanged shapes, and must never wait for the GPU. (A layer

@@ -79,6 +79,11 @@ class Net {
   int absorbed_by(int i) const { return absorbed_by_[size_t(i)]; }
   int group_end(int i) const;
   void unfuse();
+  // Stores 4-d activations channels last (NHWC) on a GPU where every layer that reads or writes
+  // them can take them so (storage_plan.h), or all NCHW again (on false, and on a CPU); before
+  // the first forward: the layers reshape to the new layouts, values are not reordered. Returns
+  // how many activations are channels last.
+  int set_channels_last(bool on);
   // Places activations in one arena where those whose values are never needed at the same time
   // share bytes, data and gradients alike: an activation's data lives until the last forward or
   // backward that reads it (as its layers declare, Layer::bottom_data_use), its gradient from the

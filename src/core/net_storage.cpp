@@ -62,7 +62,33 @@ void Net<Dtype>::plan_half_storage() {
                  << f32_layers;
 }
 
+template <typename Dtype>
+int Net<Dtype>::set_channels_last(bool on) {
+  std::vector<bool> candidates(blobs_.size(), false);
+  if (on && device_ == Device::kCUDA && std::is_same_v<Dtype, float>)
+    for (size_t id = 0; id < blobs_.size(); ++id) {
+      const Tensor<Dtype>& b = *blobs_[id];
+      candidates[id] = b.num_axes() == 4 && b.height() * b.width() > 1;
+    }
+  std::vector<StorageLayer> plan(layers_.size());
+  for (size_t i = 0; i < layers_.size(); ++i)
+    plan[i] = StorageLayer{layers_[i]->channels_last(), prim::DataType::kFloat32, bottom_ids_[i],
+                           top_ids_[i]};
+  const std::vector<bool> nhwc = plan_channels_last(plan, candidates);
+  int count = 0;
+  for (size_t id = 0; id < blobs_.size(); ++id) {
+    blobs_[id]->set_channels_last(nhwc[id]);
+    count += nhwc[id] ? 1 : 0;
+  }
+  reshape();
+  if (on)
+    LOG(INFO) << "Channels-last storage: " << count << " of " << blobs_.size() << " activations";
+  return count;
+}
+
 template void Net<float>::plan_half_storage();
 template void Net<double>::plan_half_storage();
+template int Net<float>::set_channels_last(bool);
+template int Net<double>::set_channels_last(bool);
 
 }  // namespace crema

@@ -160,13 +160,33 @@ std::vector<Dtype> Tensor<Dtype>::host_values(std::shared_ptr<prim::DeviceBuffer
     prim::device_memcpy(raw.data(), Device::kCPU, memory(buf), device_, bytes());
     prim::convert_values(storage_, raw.data(), dtype_of<Dtype>(), v.data(), count_);
   }
-  return v;
+  return channels_last_ ? reordered(v, false) : v;
+}
+
+template <typename Dtype>
+std::vector<Dtype> Tensor<Dtype>::reordered(const std::vector<Dtype>& v, bool to_nhwc) const {
+  std::vector<Dtype> out(v.size());
+  const int64_t c = channels(), hw = height() * width(), image = c * hw;
+  for (int64_t n = 0; n < num(); ++n)
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t p = 0; p < hw; ++p) {
+        const size_t nchw = size_t(n * image + k * hw + p), nhwc = size_t(n * image + p * c + k);
+        out[to_nhwc ? nhwc : nchw] = v[to_nhwc ? nchw : nhwc];
+      }
+  return out;
 }
 
 template <typename Dtype>
 void Tensor<Dtype>::set_host_values(std::shared_ptr<prim::DeviceBuffer>& buf,
                                     const std::vector<Dtype>& values) {
   CHECK_EQ(int64_t(values.size()), count_);
+  if (channels_last_) return set_stored_values(buf, reordered(values, true));
+  set_stored_values(buf, values);
+}
+
+template <typename Dtype>
+void Tensor<Dtype>::set_stored_values(std::shared_ptr<prim::DeviceBuffer>& buf,
+                                      const std::vector<Dtype>& values) {
   if (storage_ == dtype_of<Dtype>()) {
     prim::device_memcpy(memory(buf), device_, values.data(), Device::kCPU, bytes());
   } else {
@@ -186,6 +206,9 @@ void check_shareable(const Tensor<Dtype>& mine, const Tensor<Dtype>& other, cons
   CREMA_REQUIRE(mine.storage() == other.storage(), "cannot share the ", what,
                 " of a tensor stored as ", prim::dtype_name(other.storage()),
                 " with one stored as ", prim::dtype_name(mine.storage()));
+  auto layout = [](const Tensor<Dtype>& t) { return t.channels_last() ? "NHWC" : "NCHW"; };
+  CREMA_REQUIRE(mine.channels_last() == other.channels_last(), "cannot share the ", what,
+                " of a tensor stored ", layout(other), " with one stored ", layout(mine));
 }
 
 }  // namespace
@@ -212,7 +235,7 @@ void Tensor<Dtype>::copy_from(const Tensor& other, bool copy_diff, bool reshape)
     CREMA_REQUIRE(count_ == other.count_, "cannot copy a tensor of shape (", other.shape_string(),
                   ") into one of shape (", shape_string(), ")");
   }
-  if (storage_ != other.storage_) {  // through the host, converting
+  if (storage_ != other.storage_ || channels_last_ != other.channels_last_) {  // through the host
     if (copy_diff)
       set_diff(other.diff_vector());
     else
@@ -325,7 +348,7 @@ template <typename Dtype>
 prim::TensorDesc Tensor<Dtype>::desc() const {
   CREMA_REQUIRE(num_axes() <= 4, "a ", num_axes(), "-d tensor (", shape_string(),
                 ") where at most 4 axes are supported");
-  return prim::TensorDesc::nchw(
+  return (channels_last_ ? prim::TensorDesc::nhwc : prim::TensorDesc::nchw)(
       storage_, desc_size(num(), "a tensor axis"), desc_size(channels(), "a tensor axis"),
       desc_size(height(), "a tensor axis"), desc_size(width(), "a tensor axis"));
 }

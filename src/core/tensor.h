@@ -96,8 +96,14 @@ class Tensor {
   // type throws crema::Error. A change drops the memory (values are not converted).
   void set_storage(prim::DataType t);
 
+  // Whether data and diff are stored channels last (NHWC over the legacy 4-d view) rather than
+  // NCHW: desc() says so to primitives; host copies (data_vector, set_data, BlobProto I/O) stay
+  // in NCHW order. A change drops nothing and converts nothing (the Net sets it before use).
+  bool channels_last() const { return channels_last_; }
+  void set_channels_last(bool on) { channels_last_ = on; }
+
   // Make this tensor use other's data (or diff) memory: in-place layers, shared parameters. The
-  // storage types must match.
+  // storage types and layouts must match.
   void share_data(const Tensor& other);
   void share_diff(const Tensor& other);
   // Make this tensor's data (or diff) use buf, a buffer shared by values that are never live at
@@ -113,8 +119,8 @@ class Tensor {
   std::shared_ptr<prim::DeviceBuffer> shared_data_buffer() const { return data_; }
   std::shared_ptr<prim::DeviceBuffer> shared_diff_buffer() const { return diff_; }
 
-  // Copy other's data (or diff) into this tensor, converting between storage types; shapes must
-  // match unless reshape is set.
+  // Copy other's data (or diff) into this tensor, converting between storage types and layouts;
+  // shapes must match unless reshape is set.
   void copy_from(const Tensor& other, bool copy_diff = false, bool reshape = false);
   // Host copies, for tests, tools and I/O; set_* takes exactly count() values.
   std::vector<Dtype> data_vector() const;
@@ -131,8 +137,9 @@ class Tensor {
 
   // "64 20 24 24 (737280)", as Caffe logs shapes.
   std::string shape_string() const;
-  // A packed NCHW descriptor of the legacy 4-d view, of the storage type; rank > 4, or an axis of
-  // 2^31 or more (descriptor sizes are 32-bit), throws crema::Error.
+  // A packed descriptor of the legacy 4-d view (NCHW, or NHWC where channels_last), of the
+  // storage type; rank > 4, or an axis of 2^31 or more (descriptor sizes are 32-bit), throws
+  // crema::Error.
   prim::TensorDesc desc() const;
   size_t bytes() const { return size_t(count_) * prim::dtype_size(storage_); }
   // Bytes this tensor allocated itself (shared memory is counted by its owner).
@@ -146,9 +153,15 @@ class Tensor {
   // Host copies of data or diff as Dtype, and back.
   std::vector<Dtype> host_values(std::shared_ptr<prim::DeviceBuffer>& buf) const;
   void set_host_values(std::shared_ptr<prim::DeviceBuffer>& buf, const std::vector<Dtype>& values);
+  // The same values in storage order (set_host_values after the reordering).
+  void set_stored_values(std::shared_ptr<prim::DeviceBuffer>& buf,
+                         const std::vector<Dtype>& values);
+  // v (count_ values of the legacy 4-d view) from NCHW to NHWC order, or back.
+  std::vector<Dtype> reordered(const std::vector<Dtype>& v, bool to_nhwc) const;
 
   Device device_;
   prim::DataType storage_ = dtype_of<Dtype>();
+  bool channels_last_ = false;
   std::vector<int64_t> shape_;
   int64_t count_ = 0;
   mutable std::shared_ptr<prim::DeviceBuffer> data_, diff_;

@@ -42,7 +42,9 @@ class ActivationLayer : public Layer<Dtype> {
   // As act_bwd_reads_x / act_bwd_reads_y say for the mode.
   DataUse bottom_data_use(int) const override;
   DataUse top_data_use(int) const override;
-  HalfStorage half_storage() const override { return HalfStorage::kUniform; }
+  StorageSupport half_storage() const override { return StorageSupport::kUniform; }
+  // Element-wise on flat memory: any layout its input and output share.
+  StorageSupport channels_last() const override { return StorageSupport::kUniform; }
 
  private:
   prim::ActDesc act_;

@@ -91,13 +91,17 @@ void BaseConvLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const int64_t n = x.count(0, channel_axis_), in_c = x.shape(channel_axis_);
   const int64_t in_h = x.shape(channel_axis_ + 1), in_w = x.shape(channel_axis_ + 2);
   const int64_t out_h = shape[size_t(channel_axis_) + 1], out_w = shape[size_t(channel_axis_) + 2];
-  // Each side in its storage type (a Convolution converts at the edge of a half-size region).
-  const prim::TensorDesc in = prim::TensorDesc::nchw(
-      x.storage(), desc_size(n, "the batch"), desc_size(in_c, "the input channels"),
-      desc_size(in_h, "the input height"), desc_size(in_w, "the input width"));
-  const prim::TensorDesc out = prim::TensorDesc::nchw(top[0]->storage(), int(n), num_output_,
-                                                      desc_size(out_h, "the output height"),
-                                                      desc_size(out_w, "the output width"));
+  // Each side in its storage type and layout (a Convolution converts at the edges of half-size
+  // and channels-last regions).
+  auto layout = [](const Tensor<Dtype>& t) {
+    return t.channels_last() ? prim::TensorDesc::nhwc : prim::TensorDesc::nchw;
+  };
+  const prim::TensorDesc in =
+      layout(x)(x.storage(), desc_size(n, "the batch"), desc_size(in_c, "the input channels"),
+                desc_size(in_h, "the input height"), desc_size(in_w, "the input width"));
+  const prim::TensorDesc out =
+      layout(*top[0])(top[0]->storage(), int(n), num_output_, desc_size(out_h, "the output height"),
+                      desc_size(out_w, "the output width"));
   x_desc_ = transposed() ? out : in;
   y_desc_ = transposed() ? in : out;
   this->naming_layer_prim([&] { prim::conv_check(conv_, x_desc_, filter_, y_desc_); });

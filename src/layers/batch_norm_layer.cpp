@@ -55,11 +55,14 @@ void BatchNormLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
     this->error("input (", x.shape_string(), ") has ", c, " channels but the layer was set up for ",
                 channels_);
   const int64_t n = x.shape(0), inner = n * c == 0 ? 0 : x.count() / (n * c);
-  desc_ = prim::TensorDesc::nchw(x.storage(), desc_size(n, "the batch"), int(c), 1,
-                                 desc_size(inner, "the values per channel of an image"));
+  desc_ = x.channels_last()
+              ? x.desc()
+              : prim::TensorDesc::nchw(x.storage(), desc_size(n, "the batch"), int(c), 1,
+                                       desc_size(inner, "the values per channel of an image"));
   if (top[0] != bottom[0]) top[0]->reshape_like(x);
   if (!use_global_stats_) {
     x_norm_->set_storage(x.storage());
+    x_norm_->set_channels_last(x.channels_last());
     x_norm_->reshape_like(x);
   }
 }

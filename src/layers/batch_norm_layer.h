@@ -57,7 +57,9 @@ class BatchNormLayer : public Layer<Dtype> {
   }
   bool absorb(Layer<Dtype>& next, bool backward) override;
   void release_absorbed() override;
-  HalfStorage half_storage() const override { return HalfStorage::kUniform; }
+  StorageSupport half_storage() const override { return StorageSupport::kUniform; }
+  // Channels last: the primitives see N*H*W rows of C values (prim::channel_view).
+  StorageSupport channels_last() const override { return StorageSupport::kUniform; }
   // With the stored statistics, folds this normalization and an absorbed Scale into the
   // convolution before it, whose K x inner weights w and K-value bias (null: 0) it writes as
   // w_out and bias_out (K = channels): the convolution then computes this layer's output.

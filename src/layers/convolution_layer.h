@@ -44,8 +44,13 @@ class ConvolutionLayer : public BaseConvLayer<Dtype> {
   void release_absorbed() override;
   // With one bottom, input and output each in their own type (the primitive converts); several
   // bottoms share the layer's descriptors, so then all of one type.
-  HalfStorage half_storage() const override {
-    return this->param_.bottom_size() == 1 ? HalfStorage::kMixed : HalfStorage::kUniform;
+  StorageSupport half_storage() const override {
+    return this->param_.bottom_size() == 1 ? StorageSupport::kMixed : StorageSupport::kUniform;
+  }
+  // Input and output each in its own layout (the convolution takes any), one of each; several
+  // bottoms share one descriptor, so they stay NCHW.
+  StorageSupport channels_last() const override {
+    return this->param_.bottom_size() == 1 ? StorageSupport::kMixed : StorageSupport::kNone;
   }
 
  protected:

@@ -39,7 +39,9 @@ class EltwiseLayer : public Layer<Dtype> {
   DataUse top_data_use(int) const override { return desc_.relu ? DataUse::kBackward : uses(); }
   bool absorb(Layer<Dtype>& next, bool backward) override;
   void release_absorbed() override { desc_.relu = false; }
-  HalfStorage half_storage() const override { return HalfStorage::kUniform; }
+  StorageSupport half_storage() const override { return StorageSupport::kUniform; }
+  // Element-wise on flat memory: any layout its inputs and output share.
+  StorageSupport channels_last() const override { return StorageSupport::kUniform; }
 
  private:
   DataUse uses() const {

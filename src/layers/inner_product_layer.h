@@ -36,7 +36,7 @@ class InnerProductLayer : public Layer<Dtype> {
   // Backward reads the input (weight gradient), never the output.
   DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }
-  HalfStorage half_storage() const override { return HalfStorage::kMixed; }
+  StorageSupport half_storage() const override { return StorageSupport::kMixed; }
 
  private:
   // f32 copies of a half-size bottom and top (data and diff), allocated where used.

@@ -31,7 +31,7 @@ class LrnLayer : public Layer<Dtype> {
   int exact_num_top() const override { return 1; }
   DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
   DataUse top_data_use(int) const override { return DataUse::kBackward; }
-  HalfStorage half_storage() const override { return HalfStorage::kUniform; }
+  StorageSupport half_storage() const override { return StorageSupport::kUniform; }
 
  private:
   prim::LrnDesc lrn_;

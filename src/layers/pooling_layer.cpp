@@ -75,7 +75,8 @@ void PoolingLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
                 pool_.pad_w, " does not fit the input ", in_h, "x", in_w, ": ", e.what());
   }
   x_desc_ = x.desc();
-  y_desc_ = prim::TensorDesc::nchw(x.storage(), x_desc_.n, x_desc_.c, out_h, out_w);
+  y_desc_ = (top[0]->channels_last() ? prim::TensorDesc::nhwc : prim::TensorDesc::nchw)(
+      x.storage(), x_desc_.n, x_desc_.c, out_h, out_w);
   top[0]->reshape({x.num(), x.channels(), out_h, out_w});
 }
 

@@ -34,7 +34,9 @@ class PoolingLayer : public Layer<Dtype> {
   // MAX's gradient reads the input and the output; AVE's neither.
   DataUse bottom_data_use(int) const override { return uses(); }
   DataUse top_data_use(int) const override { return uses(); }
-  HalfStorage half_storage() const override { return HalfStorage::kUniform; }
+  StorageSupport half_storage() const override { return StorageSupport::kUniform; }
+  // Input and output each in its own layout (the pooling rows read any strides).
+  StorageSupport channels_last() const override { return StorageSupport::kMixed; }
 
  private:
   DataUse uses() const {

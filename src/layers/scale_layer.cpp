@@ -49,12 +49,20 @@ void ScaleLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   if (bias_index_ >= 0 && this->blobs_[bias_index_]->count() != view_.channels)
     this->error("bias has ", this->blobs_[bias_index_]->count(), " values but the scale has ",
                 view_.channels);
+  const Tensor<Dtype>& x = *bottom[0];
+  per_channel_4d_ = x.num_axes() == 4 && learned_per_channel(x.shape(1));
+  if (x.channels_last()) {
+    if (!per_channel_4d_) this->error("channels-last input, but not one learned value a channel");
+    view_.outer *= view_.inner;  // N*H*W rows of C values
+    view_.inner = 1;
+  }
   in_place_ = top[0] == bottom[0];
   if (!in_place_) {
-    top[0]->reshape_like(*bottom[0]);
+    top[0]->reshape_like(x);
   } else if (!kept_input_) {
-    x_copy_->set_storage(bottom[0]->storage());
-    x_copy_->reshape_like(*bottom[0]);
+    x_copy_->set_storage(x.storage());
+    x_copy_->set_channels_last(x.channels_last());
+    x_copy_->reshape_like(x);
   }
 }
 

@@ -40,8 +40,13 @@ class ScaleLayer : public Layer<Dtype> {
   // (BatchNorm), else in a copy of this layer's own.
   bool use_kept_bottom(int j, const Tensor<Dtype>* kept) override;
   // bf16/f16 data with a learned scale; a scale that is a bottom stays f32 with its input.
-  HalfStorage half_storage() const override {
-    return learned_ ? HalfStorage::kUniform : HalfStorage::kNone;
+  StorageSupport half_storage() const override {
+    return learned_ ? StorageSupport::kUniform : StorageSupport::kNone;
+  }
+  // Channels last where a learned vector scales the channels of a 4-d input (N*H*W rows of C
+  // values then).
+  StorageSupport channels_last() const override {
+    return per_channel_4d_ ? StorageSupport::kUniform : StorageSupport::kNone;
   }
   // Whether this layer multiplies axis 1 of its one input by a learned vector of `channels`
   // values (what BatchNorm can fuse); the bias is then blob bias_index(), if any.
@@ -57,7 +62,8 @@ class ScaleLayer : public Layer<Dtype> {
   }
 
   int axis_ = 1;
-  int bias_index_ = -1;  // blob index of the bias, -1 without bias_term
+  int bias_index_ = -1;          // blob index of the bias, -1 without bias_term
+  bool per_channel_4d_ = false;  // set by reshape: learned_per_channel of a 4-d input
   prim::ScaleBiasDesc view_;
   std::unique_ptr<Tensor<Dtype>> x_copy_;      // the input, when running in place
   const Tensor<Dtype>* kept_input_ = nullptr;  // or the input as the layer before keeps it

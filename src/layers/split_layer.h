@@ -27,7 +27,8 @@ class SplitLayer : public Layer<Dtype> {
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }
   int data_view_of(int) const override { return 0; }
-  HalfStorage half_storage() const override { return HalfStorage::kUniform; }
+  StorageSupport half_storage() const override { return StorageSupport::kUniform; }
+  StorageSupport channels_last() const override { return StorageSupport::kUniform; }
 };
 
 }  // namespace crema

@@ -71,15 +71,15 @@ TEST(HalfStorage, CpuConvolutionRefusesHalfDataInOneLine) {
   EXPECT_EQ(why, "conv_fwd: bf16 is not supported on cpu");
 }
 
-StorageLayer layer(HalfStorage s, std::vector<int> bottoms, std::vector<int> tops,
+StorageLayer layer(StorageSupport s, std::vector<int> bottoms, std::vector<int> tops,
                    DataType half = DataType::kBFloat16) {
   return StorageLayer{s, half, std::move(bottoms), std::move(tops)};
 }
 
 // data(0) -> conv(1) -> bn+relu in place (1) -> split(1 -> 2, 3) -> conv(4) ; sum(3, 4 -> 5)
 // -> pool(6) -> ip(7) -> loss(8)
-std::vector<StorageLayer> residual_net(HalfStorage ip) {
-  using H = HalfStorage;
+std::vector<StorageLayer> residual_net(StorageSupport ip) {
+  using H = StorageSupport;
   return {layer(H::kNone, {}, {0}),
           layer(H::kMixed, {0}, {1}),
           layer(H::kUniform, {1}, {1}),
@@ -94,17 +94,17 @@ std::vector<StorageLayer> residual_net(HalfStorage ip) {
 
 TEST(HalfStorage, PlanStoresTheRegionBetweenConvertingLayers) {
   const std::vector<bool> keep(9, false);
-  const std::vector<DataType> t = plan_storage(residual_net(HalfStorage::kMixed), keep);
+  const std::vector<DataType> t = plan_storage(residual_net(StorageSupport::kMixed), keep);
   const DataType f = DataType::kFloat32, b = DataType::kBFloat16;
   EXPECT_EQ(t, (std::vector<DataType>{f, b, b, b, b, b, b, f, f}));
   // An inner product that cannot take half turns the pool, the sum, the split and the
   // normalization back to f32, up to the convolutions, which convert.
-  const std::vector<DataType> u = plan_storage(residual_net(HalfStorage::kNone), keep);
+  const std::vector<DataType> u = plan_storage(residual_net(StorageSupport::kNone), keep);
   EXPECT_EQ(u, (std::vector<DataType>{f, f, f, f, f, f, f, f, f}));
 }
 
 TEST(HalfStorage, PlanHonoursTypesAndLossBlobs) {
-  using H = HalfStorage;
+  using H = StorageSupport;
   const DataType f = DataType::kFloat32, b = DataType::kBFloat16, h = DataType::kFloat16;
   // conv (f16) -> relu (bf16) in place: the writers disagree, f32. conv -> conv: f16.
   std::vector<StorageLayer> net = {layer(H::kMixed, {0}, {1}, h), layer(H::kUniform, {1}, {1}, b),

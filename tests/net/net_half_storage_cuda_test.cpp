@@ -1,8 +1,9 @@
-// Half-size activations on the GPU: a residual net (convolutions, BatchNorm with its Scale and
-// ReLU, a Split, the shortcut sum, average pooling, an inner product) with its types set
-// to BFLOAT16 or FLOAT16 stores the activations between the data and the loss in that type, takes
-// less memory, and gives the loss and gradients of the same net storing f32 with the same math,
-// to the half type's rounding; fused and with every layer apart, training and testing.
+// Half-size and channels-last activations on the GPU: a residual net (convolutions, BatchNorm
+// with its Scale and ReLU, a Split, the shortcut sum, average pooling, an inner product) with its
+// types set to BFLOAT16 or FLOAT16 stores the activations between the data and the loss in that
+// type, takes less memory, and gives the loss and gradients of the same net storing f32 with the
+// same math, to the half type's rounding; fused and with every layer apart, training and testing.
+// Stored channels last (Net::set_channels_last), the same net gives the NCHW one's results.
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
@@ -128,6 +129,57 @@ TEST(NetHalfStorageCuda, FollowsTheF32StoredNet) {
           }
         }
       }
+}
+
+// The activations between the first convolution and the global pooling go channels last; the
+// loss, the logits and every parameter gradient follow the NCHW net to the rounding of kernels
+// that sum in other orders (the 1x1 convolution is one GEMM over the pixels in NHWC, a GEMM per
+// image in NCHW).
+TEST(NetChannelsLastCuda, FollowsTheNchwNet) {
+  CREMA_SKIP_WITHOUT_GPU();
+  for (const char* type : {"BFLOAT16", "FLOAT"})
+    for (bool fused : {true, false}) {
+      SCOPED_TRACE(std::string(type) + (fused ? " fused" : " apart"));
+      Net<float> nhwc(residual_net(type), TRAIN, Device::kCUDA),
+          nchw(residual_net(type), TRAIN, Device::kCUDA);
+      if (!fused) {
+        nhwc.unfuse();
+        nchw.unfuse();
+      }
+      NetParameter trained;
+      nchw.to_proto(&trained);
+      nhwc.copy_trained_layers_from(trained);
+      EXPECT_GE(nhwc.set_channels_last(true), 5);  // and the Split's tops
+      for (const char* name : {"conv0", "pool0", "conv", "conv2", "sum"})
+        EXPECT_TRUE(nhwc.blob_by_name(name)->channels_last()) << name;
+      for (const char* name : {"data", "pool", "ip", "loss"})
+        EXPECT_FALSE(nhwc.blob_by_name(name)->channels_last()) << name;
+
+      prim::Handle h(Device::kCUDA);
+      for (int pass = 0; pass < 2; ++pass) {
+        const float loss = nchw.forward(h);
+        nhwc.blob_by_name("data")->copy_from(*nchw.blob_by_name("data"));
+        const float loss_nhwc = nhwc.forward_range(h, 1, nhwc.num_layers() - 1);
+        EXPECT_LT(relative_error(nhwc.blob_by_name("ip")->data_vector(),
+                                 nchw.blob_by_name("ip")->data_vector()),
+                  3e-2);
+        EXPECT_LT(relative_error(nhwc.blob_by_name("sum")->data_vector(),
+                                 nchw.blob_by_name("sum")->data_vector()),
+                  3e-2);
+        EXPECT_NEAR(loss_nhwc, loss, 3e-2 * std::fabs(loss) + 1e-4);
+        nchw.backward(h);
+        nhwc.backward(h);
+        const auto& statistics = nchw.layer_by_name("bn")->blobs();
+        for (size_t k = 0; k < nchw.params().size(); ++k) {
+          if (std::find(statistics.begin(), statistics.end(), nchw.params()[k]) != statistics.end())
+            continue;
+          EXPECT_LT(
+              relative_error(nhwc.params()[k]->diff_vector(), nchw.params()[k]->diff_vector()),
+              0.15)
+              << "gradient of parameter " << k;
+        }
+      }
+    }
 }
 
 }  // namespace
