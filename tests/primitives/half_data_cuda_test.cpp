@@ -368,18 +368,25 @@ TEST(HalfDataCuda, StridedOneByOneInOwnMath) {
 // values; the stored x_hat is rounded before the epilogue, so results follow f32 to within a few
 // units of the half type. The planes cover each pack width the kernels pick (16-byte packs where
 // the plane is a multiple of 8 values, 8-byte ones at 196, single values at 35), and an offset of
-// one value makes every pointer unaligned.
+// one value makes every pointer unaligned. Channels last, the element-wise passes read runs of 8
+// adjacent channels where 8 divides C (24, 64, 256; 6 does not) and the sums of 1024 rows or
+// more read packs of 2 (64 channels) and 8 (256) adjacent channels, 24 one at a time.
 TEST(HalfDataCuda, BatchNormFusedTraining) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle h(Device::kCUDA);
   struct Shape {
     int N, C, H, W, offset;
+    bool nhwc;
   };
   for (DataType t : kHalves)
-    for (const Shape& s : {Shape{4, 6, 5, 7, 0}, Shape{3, 5, 8, 8, 0}, Shape{2, 4, 14, 14, 0},
-                           Shape{3, 5, 8, 8, 1}}) {
-      SCOPED_TRACE(std::string(dtype_name(t)) + " plane " + std::to_string(s.H) + "x" +
-                   std::to_string(s.W) + " offset " + std::to_string(s.offset));
+    for (const Shape& s :
+         {Shape{4, 6, 5, 7, 0, false}, Shape{3, 5, 8, 8, 0, false}, Shape{2, 4, 14, 14, 0, false},
+          Shape{3, 5, 8, 8, 1, false}, Shape{2, 6, 8, 8, 0, true}, Shape{1, 24, 40, 40, 0, true},
+          Shape{2, 64, 32, 32, 0, true}, Shape{4, 256, 16, 16, 0, true},
+          Shape{2, 64, 32, 32, 1, true}}) {
+      SCOPED_TRACE(std::string(dtype_name(t)) + " " + std::to_string(s.C) + " channels, plane " +
+                   std::to_string(s.H) + "x" + std::to_string(s.W) + " offset " +
+                   std::to_string(s.offset) + (s.nhwc ? " nhwc" : ""));
       const int C = s.C, n = s.N * C * s.H * s.W + s.offset, o = s.offset;
       Twin x(t, values(t, n, 40)), y(t, values(t, n, 41)), xhat(t, values(t, n, 42)),
           dy(t, values(t, n, 43)), dx(t, values(t, n, 44));
@@ -391,8 +398,10 @@ TEST(HalfDataCuda, BatchNormFusedTraining) {
           var32(Device::kCUDA, C * 4), varh(Device::kCUDA, C * 4), is32(Device::kCUDA, C * 4),
           ish(Device::kCUDA, C * 4);
       BatchNormEpilogue ep{gamma.get(), beta.get(), true, 0.0};
-      const TensorDesc d32 = desc(DataType::kFloat32, s.N, C, s.H, s.W),
-                       dh = desc(t, s.N, C, s.H, s.W);
+      auto desc_of = [&](DataType type) {
+        return s.nhwc ? TensorDesc::nhwc(type, s.N, C, s.H, s.W) : desc(type, s.N, C, s.H, s.W);
+      };
+      const TensorDesc d32 = desc_of(DataType::kFloat32), dh = desc_of(t);
       BatchNormDesc bd;
       batchnorm_fwd_training_fused(h, bd, ep, d32, f32(x), d32, f32(y), f32(xhat), mean32.get(),
                                    var32.get(), is32.get());
@@ -403,6 +412,11 @@ TEST(HalfDataCuda, BatchNormFusedTraining) {
       expect_rounded(h, xhat, "x_hat");
       const auto [yh, y32] = y.results(h);
       EXPECT_TRUE(test::all_close(yh, y32, {2e-2, 2e-2, true}));
+      // Both backward passes read the half x_hat: where z = gamma x_hat + beta is within a
+      // rounding of 0 the f32 x_hat flips the ReLU's mask (16 of 131072 values at 64 channels).
+      const std::vector<float> xhat_half = xhat.results(h).first;
+      device_memcpy(xhat.f32.get(), Device::kCUDA, xhat_half.data(), Device::kCPU,
+                    xhat_half.size() * sizeof(float));
       DeviceBuffer dg32 = to_gpu(std::vector<float>(C, 0.0f)),
                    dgh = to_gpu(std::vector<float>(C, 0.0f));
       batchnorm_bwd_training_fused(h, bd, ep, d32, f32(xhat), f32(dy), is32.get(), dg32.get(),

@@ -24,19 +24,29 @@ struct Epilogue {
 
   CREMA_HOST_DEVICE T gain(int64_t c) const { return gamma ? gamma[c] : T(1); }
   // z = gamma_c * x_hat + beta_c: the forward's activation input, recomputed by the backward
-  // with the same arithmetic, so the ReLU's mask is the one the forward applied.
-  CREMA_HOST_DEVICE T z(T x_hat, int64_t c) const {
-    const T v = gamma ? x_hat * gamma[c] : x_hat;
-    return beta ? v + beta[c] : v;
+  // with the same arithmetic, so the ReLU's mask is the one the forward applied. The *_of forms
+  // take the channel's gamma and beta already read (g, b: unused where gamma, beta are null).
+  CREMA_HOST_DEVICE T z_of(T x_hat, T g, T b) const {
+    const T v = gamma ? x_hat * g : x_hat;
+    return beta ? v + b : v;
   }
-  CREMA_HOST_DEVICE T fwd(T x_hat, int64_t c) const {
-    const T v = z(x_hat, c);
+  CREMA_HOST_DEVICE T fwd_of(T x_hat, T g, T b) const {
+    const T v = z_of(x_hat, g, b);
     return relu ? act_ops::Relu<T>{slope}.fwd(v) : v;
   }
   // dz: the gradient at z from the gradient at y.
-  CREMA_HOST_DEVICE T grad(T x_hat, T dy, int64_t c) const {
-    return relu ? act_ops::Relu<T>{slope}.bwd(z(x_hat, c), T(0), dy) : dy;
+  CREMA_HOST_DEVICE T grad_of(T x_hat, T dy, T g, T b) const {
+    return relu ? act_ops::Relu<T>{slope}.bwd(z_of(x_hat, g, b), T(0), dy) : dy;
   }
+  CREMA_HOST_DEVICE T fwd(T x_hat, int64_t c) const {
+    return fwd_of(x_hat, param(gamma, c), param(beta, c));
+  }
+  CREMA_HOST_DEVICE T grad(T x_hat, T dy, int64_t c) const {
+    return grad_of(x_hat, dy, param(gamma, c), param(beta, c));
+  }
+
+ private:
+  CREMA_HOST_DEVICE static T param(const T* p, int64_t c) { return p ? p[c] : T(0); }
 };
 
 }  // namespace crema::prim::bn_ops

@@ -30,7 +30,8 @@ struct Shape {
 };
 
 // Every functor below moves its tensors in packs (cuda_pack.cuh): up to 16 bytes a load, as
-// wide as the pointers' alignment and the channel's length allow. The widest pack all of ptrs
+// wide as the pointers' alignment and the channel's length allow; the sums' terms read a
+// channels-last row's adjacent channels as packs too (row<P>). The widest pack all of ptrs
 // (null: any) are aligned to:
 template <typename T>
 int widest_pack(std::initializer_list<const void*> ptrs) {
@@ -65,6 +66,20 @@ struct ShiftedTerms {
       v[1] += d * d;
     }
   }
+  // Channels c0 .. c0 + P - 1 of one row of a channels-last tensor (inner 1: the first row is
+  // the channels' first values).
+  template <int P>
+  __device__ void row(int64_t j, int64_t c0, double (&v)[P][2]) const {
+    M xs[P], x0[P];
+    load_pack<P>(x + j, xs);
+    load_pack<P>(x + c0, x0);
+#pragma unroll
+    for (int e = 0; e < P; ++e) {
+      const double d = double(xs[e]) - double(x0[e]);
+      v[e][0] += d;
+      v[e][1] += d * d;
+    }
+  }
 };
 
 template <typename T, typename M = MathOf<T>>
@@ -96,18 +111,23 @@ struct Normalize {
   bn_ops::Epilogue<M> ep;
   T* x_hat;
   __host__ int pack_width() const { return widest_pack<T>({x, x_hat}); }
-  template <int W>
-  __device__ void pack(int64_t i, const int64_t (&c)[W], M (&v)[W]) const {
+  template <int W, typename Ch>
+  __device__ void pack(int64_t i, const Ch& c, M (&v)[W]) const {
+    M sh[W], sc[W], g[W], bt[W];
+    c.gather(shift, sh);
+    c.gather(scale, sc);
+    c.gather(ep.gamma, g);
+    c.gather(ep.beta, bt);
     load_pack<W>(x + i, v);
 #pragma unroll
-    for (int e = 0; e < W; ++e) v[e] = (v[e] - shift[c[e]]) * scale[c[e]];
+    for (int e = 0; e < W; ++e) v[e] = (v[e] - sh[e]) * sc[e];
     if (x_hat) {
       store_pack<W>(x_hat + i, v);
 #pragma unroll
       for (int e = 0; e < W; ++e) v[e] = round_to<T>(v[e]);
     }
 #pragma unroll
-    for (int e = 0; e < W; ++e) v[e] = ep.fwd(v[e], c[e]);
+    for (int e = 0; e < W; ++e) v[e] = ep.fwd_of(v[e], g[e], bt[e]);
   }
 };
 
@@ -126,11 +146,13 @@ struct DyScale {
   const T* dy;
   const M* scale;
   __host__ int pack_width() const { return widest_pack<T>({dy}); }
-  template <int W>
-  __device__ void pack(int64_t i, const int64_t (&c)[W], M (&v)[W]) const {
+  template <int W, typename Ch>
+  __device__ void pack(int64_t i, const Ch& c, M (&v)[W]) const {
+    M sc[W];
+    c.gather(scale, sc);
     load_pack<W>(dy + i, v);
 #pragma unroll
-    for (int e = 0; e < W; ++e) v[e] *= scale[c[e]];
+    for (int e = 0; e < W; ++e) v[e] *= sc[e];
   }
 };
 
@@ -151,6 +173,21 @@ struct DzTerms {
       const double dz = double(ep.grad(ys[e], gs[e], c));
       v[0] += dz;
       v[1] += dz * double(ys[e]);
+    }
+  }
+  template <int P>
+  __device__ void row(int64_t j, int64_t c0, double (&v)[P][2]) const {
+    M ys[P], gs[P], g[P], bt[P];
+    const ChanRun<P> c{c0};
+    c.gather(ep.gamma, g);
+    c.gather(ep.beta, bt);
+    load_pack<P>(y + j, ys);
+    load_pack<P>(dy + j, gs);
+#pragma unroll
+    for (int e = 0; e < P; ++e) {
+      const double dz = double(ep.grad_of(ys[e], gs[e], g[e], bt[e]));
+      v[e][0] += dz;
+      v[e][1] += dz * double(ys[e]);
     }
   }
 };
@@ -174,15 +211,20 @@ struct TrainingGrad {
   const M *inv_std, *mean_dz, *mean_dz_y;
   bn_ops::Epilogue<M> ep;
   __host__ int pack_width() const { return widest_pack<T>({y, dy}); }
-  template <int W>
-  __device__ void pack(int64_t i, const int64_t (&c)[W], M (&v)[W]) const {
-    M ys[W];
+  template <int W, typename Ch>
+  __device__ void pack(int64_t i, const Ch& c, M (&v)[W]) const {
+    M is[W], mz[W], mzy[W], g[W], bt[W], ys[W];
+    c.gather(inv_std, is);
+    c.gather(mean_dz, mz);
+    c.gather(mean_dz_y, mzy);
+    c.gather(ep.gamma, g);
+    c.gather(ep.beta, bt);
     load_pack<W>(y + i, ys);
     load_pack<W>(dy + i, v);
 #pragma unroll
     for (int e = 0; e < W; ++e)
-      v[e] = ep.gain(c[e]) * inv_std[c[e]] *
-             (ep.grad(ys[e], v[e], c[e]) - mean_dz[c[e]] - ys[e] * mean_dz_y[c[e]]);
+      v[e] = (ep.gamma ? g[e] : M(1)) * is[e] *
+             (ep.grad_of(ys[e], v[e], g[e], bt[e]) - mz[e] - ys[e] * mzy[e]);
   }
 };
 

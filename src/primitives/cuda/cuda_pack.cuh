@@ -66,6 +66,48 @@ __device__ __forceinline__ M round_to(M v) {
   return M(load_as_float(store_from_float<T>(v)));
 }
 
+// The channels of a pack's W elements, as chan_map (cuda_reduce.cuh) hands them to a functor:
+// c[e] for element e. ChanSpread holds any W channels (planes of an NCHW tensor); ChanRun the run
+// c0, c0 + 1, ..., c0 + W - 1 with c0 a multiple of W (a channels-last tensor whose channel
+// count W divides), whose per-channel values gather() reads as packs too: element by element, the
+// lanes of a warp read addresses W values apart, eight 128-byte lines per load where the whole
+// warp needed one for each W loads, and a channels-last BatchNorm ran at a third of the NCHW
+// one's byte rate. A null vector gathers as zeros, reading nothing.
+template <int W>
+struct ChanSpread {
+  int64_t c[W];
+  __device__ int64_t operator[](int e) const { return c[e]; }
+  template <typename M>
+  __device__ void gather(const M* p, M (&v)[W]) const {
+#pragma unroll
+    for (int e = 0; e < W; ++e) v[e] = p ? p[c[e]] : M(0);
+  }
+};
+
+template <int W>
+struct ChanRun {
+  int64_t c0;
+  __device__ int64_t operator[](int e) const { return c0 + e; }
+  template <typename M>
+  __device__ void gather(const M* p, M (&v)[W]) const {
+    constexpr int kP = W * sizeof(M) <= 16 ? W : int(16 / sizeof(M));
+    if (!p) {
+#pragma unroll
+      for (int e = 0; e < W; ++e) v[e] = M(0);
+    } else if (aligned(p, kP * sizeof(M))) {  // the same for every thread: no divergence
+#pragma unroll
+      for (int e = 0; e < W; e += kP) {
+        const Pack<kP, M> q = *reinterpret_cast<const Pack<kP, M>*>(p + c0 + e);
+#pragma unroll
+        for (int k = 0; k < kP; ++k) v[e + k] = q.v[k];
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < W; ++e) v[e] = p[c0 + e];
+    }
+  }
+};
+
 // Whether a functor of chan_map or channel_sums (cuda_reduce.cuh) offers packs: it declares
 // kPacks and a member template pack<W>.
 template <typename F, typename = void>

@@ -95,7 +95,7 @@ inline cublasStatus_t gemm_batched(cublasHandle_t b, MathMode, cublasOperation_t
 inline constexpr int kBlock = 256;
 
 // Whether p is aligned to `bytes`: what a kernel moving vectors of that size needs.
-inline bool aligned(const void* p, size_t bytes) {
+__host__ __device__ inline bool aligned(const void* p, size_t bytes) {
   return reinterpret_cast<uintptr_t>(p) % bytes == 0;
 }
 
