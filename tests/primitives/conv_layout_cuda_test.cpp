@@ -126,7 +126,8 @@ void expect_same(const std::vector<float>& got, const std::vector<float>& want,
 
 // 3x3 layers whose 64 channels fill the Hopper TMA kernel's 128-byte k-tiles in BF16/FP16; 16
 // channels (the 16-byte pieces of the cp.async kernels); groups; a strided 1x1 (the NHWC path
-// forward and backward filter, backward data staged into the 1x1 row); a 1x1 over a wide plane.
+// forward and backward filter, backward data in the 1x1 row, which gathers and spreads whole
+// pixels on NHWC); a 1x1 over a wide plane.
 const ConvProblem kProblems[] = {
     {"3x3 c64", 2, 64, 10, 10, 64, 3, 3, 1, 1, 1, 1},
     {"3x3 c16", 3, 16, 9, 7, 24, 3, 3, 1, 1, 1, 1},
@@ -157,8 +158,9 @@ TEST(ConvLayoutCuda, ChannelsLastMatchesNchwBitForBit) {
         const Outputs nchw = run_passes(pb, math, t, false, algo);
         const Outputs nhwc = run_passes(pb, math, t, true, algo);
         // gemm_1x1 runs half data in its own math through cuBLAS as stored, per image on NCHW
-        // and as one GEMM over all pixels on NHWC (both rounding in cuBLAS), or through f32
-        // copies (forward with a bias, strided backward data): one unit of the half type apart.
+        // and as one GEMM over all pixels on NHWC (both rounding in cuBLAS, or once after the
+        // spread of a strided backward data), or through f32 copies (forward with a bias): one
+        // unit of the half type apart.
         const double rel = algo == ConvAlgo::kGemm1x1 && t == DataType::kBFloat16  ? 1.0 / 128
                            : algo == ConvAlgo::kGemm1x1 && t == DataType::kFloat16 ? 1.0 / 1024
                                                                                    : 0.0;
@@ -188,7 +190,8 @@ TEST(ConvLayoutCuda, BiasGradientOfChannelsLastHalf) {
 }
 
 // kAuto on channels-last tensors in the math's 16-bit type: a stride-1 1x1 is one GEMM over the
-// pixels (gemm_1x1) in every pass; a strided 1x1 forward and a 3x3 take the NHWC path.
+// pixels (gemm_1x1) in every pass, and so is a strided 1x1's backward data (over the subsampled
+// pixels); its forward and a 3x3 take the NHWC path.
 TEST(ConvLayoutCuda, AutoOnChannelsLast) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle h(Device::kCUDA);
@@ -210,7 +213,9 @@ TEST(ConvLayoutCuda, AutoOnChannelsLast) {
                                     FilterDesc{DataType::kFloat32, 64, 64, 3, 3},
                                     TensorDesc::nchw(DataType::kFloat32, 1, 64, 6, 6));
   const ConvAlgo implicit = hopper ? ConvAlgo::kImplicitGemmSm90 : ConvAlgo::kImplicitGemm;
-  EXPECT_EQ(algo_for({"1x1 s2", 4, 64, 14, 14, 128, 1, 1, 0, 0, 2, 2}, ConvPass::kFwd), implicit);
+  const ConvProblem strided{"1x1 s2", 4, 64, 14, 14, 128, 1, 1, 0, 0, 2, 2};
+  EXPECT_EQ(algo_for(strided, ConvPass::kFwd), implicit);
+  EXPECT_EQ(algo_for(strided, ConvPass::kBwdData), ConvAlgo::kGemm1x1);
   EXPECT_EQ(algo_for({"3x3", 4, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1}, ConvPass::kFwd), implicit);
 }
 

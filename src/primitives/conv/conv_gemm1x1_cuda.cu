@@ -18,6 +18,7 @@
 #include "primitives/common/fast_div.h"
 #include "primitives/conv/conv_cuda.cuh"
 #include "primitives/conv/conv_impl.h"
+#include "primitives/conv/conv_subsample.cuh"
 #include "primitives/cuda/cuda_pack.cuh"
 #include "primitives/tensor_copy.h"
 #include "primitives/view.h"
@@ -51,49 +52,6 @@ Conv1x1FilterPlan plan_filter(int64_t c, int k, int64_t cg, int64_t hw, int batc
   plan.chunk = int(std::clamp<size_t>(fit, 1, size_t(std::max(batch, 1))));
   plan.elems = per_image * size_t(plan.chunk);
   return plan;
-}
-
-// The subsampled input of image-packed x (N x C x H x W, batch stride sn): out packed
-// N x C x P x Q, out[n][c][p][q] = x[n][c][p * sh][q * sw]. Below 2^31 elements (the row's rule).
-template <typename T>
-__global__ void gather_strided_kernel(uint32_t total, FastDiv q_div, FastDiv p_div, FastDiv c_div,
-                                      int h, int w, int sh, int sw, int64_t sn,
-                                      const T* __restrict__ x, T* __restrict__ out) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += blockDim.x * gridDim.x) {
-    const uint32_t t = q_div.div(i), q = i - t * q_div.d;
-    const uint32_t t2 = p_div.div(t), p = t - t2 * p_div.d;
-    const uint32_t n = c_div.div(t2), c = t2 - n * c_div.d;
-    out[i] = x[int64_t(n) * sn + (int64_t(c) * h + int64_t(p) * sh) * w + int64_t(q) * sw];
-  }
-}
-
-// dx = alpha * spread(dx_sub) + beta * dx over every element of image-packed dx: the subsampled
-// gradient where the stride samples, zero elsewhere. A thread writes V consecutive values of a row
-// (one 16- or 8-byte store where the rows allow): the kernel is a write of dx, and 2-byte stores
-// would move a quarter of what the memory system takes per access.
-// sub is f32 where dx is half-size (the gradient is rounded once, after the blend).
-template <typename S, typename T, int V>
-__global__ void spread_strided_kernel(uint32_t packs, FastDiv wv_div, FastDiv h_div, FastDiv c_div,
-                                      int p_size, int q_size, FastDiv sh, FastDiv sw, int64_t sn,
-                                      const S* __restrict__ sub, T* dx, MathOf<T> alpha,
-                                      MathOf<T> beta) {
-  using M = MathOf<T>;
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < packs; i += blockDim.x * gridDim.x) {
-    const uint32_t t = wv_div.div(i), x0 = (i - t * wv_div.d) * V;
-    const uint32_t t2 = h_div.div(t), y = t - t2 * h_div.d;
-    const uint32_t n = c_div.div(t2), c = t2 - n * c_div.d;
-    const uint32_t p = sh.div(y);
-    const bool row_kept = p * sh.d == y && int(p) < p_size;
-    const S* row = sub + ((int64_t(n) * c_div.d + c) * p_size + p) * q_size;
-    M v[V];
-#pragma unroll
-    for (int e = 0; e < V; ++e) {
-      const uint32_t x = x0 + e, q = sw.div(x);
-      v[e] = row_kept && q * sw.d == x && int(q) < q_size ? M(load_as_float(row[q])) : M(0);
-    }
-    const int64_t off = int64_t(n) * sn + (int64_t(c) * h_div.d + y) * (wv_div.d * V) + x0;
-    blend_store_pack<V>(dx + off, v, alpha, beta);
-  }
 }
 
 template <typename T>
@@ -173,11 +131,12 @@ bool strided(const ConvProblem& p) { return p.cd.stride_h != 1 || p.cd.stride_w 
 // The GEMMs read and write x and y (dx, dy) as stored, through cuBLAS's Ex form with fp32
 // accumulation; the filter is rounded once into the workspace. No f32 copy of an activation.
 
-// Channels-last x and y at stride 1: every image's pixels are the rows of one matrix (N*H*W x C,
-// a group's channels a column slice), so a pass is one GEMM per group over the whole batch.
+// Channels-last x and y: every image's pixels are the rows of one matrix (N*H*W x C, a group's
+// channels a column slice), so a pass is one GEMM per group over the whole batch (strided: over
+// the subsampled input's pixels).
 bool channels_last(const ConvProblem& p) {
   const int64_t limit = int64_t(1) << 31;
-  return p.xd.is_packed_nhwc() && p.yd.is_packed_nhwc() && !strided(p) && p.xd.count() < limit &&
+  return p.xd.is_packed_nhwc() && p.yd.is_packed_nhwc() && p.xd.count() < limit &&
          p.yd.count() < limit;
 }
 
@@ -323,15 +282,17 @@ class Conv1x1Half {
   int64_t hw_;
 };
 
-// Channels-last half data (channels_last): per group one GEMM over the N*H*W pixel rows,
+// Channels-last half data (channels_last) at stride 1: per group one GEMM over the N*H*W pixel
+// rows,
 //   forward        Y_g  = X_g W_g^T     (rows x Kg, depth Cg), then the ReLU;
 //   backward data  dX_g = dY_g W_g      (rows x Cg, depth Kg);
 //   backward filt. dW_g = dY_g^T X_g    (Kg x Cg, depth rows, into the f32 filter gradient);
-// the filter rounded once into the workspace for the first two.
+// the filter rounded once into the scratch for the first two (half_scratch_bytes).
 class Conv1x1Nhwc {
  public:
-  Conv1x1Nhwc(Handle& h, const ConvProblem& p)
+  Conv1x1Nhwc(Handle& h, const ConvProblem& p, void* scratch)
       : h_(h),
+        scratch_(scratch),
         t_(p.xd.dtype),
         groups_(p.cd.groups),
         rows_(p.xd.n * p.xd.h * p.xd.w),
@@ -341,13 +302,13 @@ class Conv1x1Nhwc {
         kg_(p.wd.k / groups_),
         yd_(p.yd) {}
 
-  void fwd(const void* x, const float* w, void* y, Blend blend, bool relu) {
+  void fwd(const void* x, const float* w, void* y, Blend blend, const ConvEpilogue& ep) {
     const void* wh = rounded_filter(w);
     for (int gi = 0; gi < groups_; ++gi)
       gemm_half(h_, t_, rows_, kg_, cg_, float(blend.alpha), {at(x, gi * cg_, t_), c_, 0},
                 {at(wh, int64_t(gi) * kg_ * cg_, t_), cg_, 0, true}, float(blend.beta),
                 at(y, gi * kg_, t_), t_, k_, 0, 1);
-    if (!relu) return;
+    if (!ep.relu) return;  // no bias here (takes_stored)
     const StridedIndex ix(yd_);
     visit_dtype(DTypes<bf16_t, f16_t>{}, t_, "conv_fwd", Device::kCUDA, [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -356,12 +317,13 @@ class Conv1x1Nhwc {
     check_launch("half_relu_kernel");
   }
 
-  void bwd_data(const float* w, const void* dy, void* dx, Blend blend) {
+  // dx of type dxt: t_, or f32 for a gradient still to be spread and blended.
+  void bwd_data(const float* w, const void* dy, void* dx, DataType dxt, Blend blend) {
     const void* wh = rounded_filter(w);
     for (int gi = 0; gi < groups_; ++gi)
       gemm_half(h_, t_, rows_, cg_, kg_, float(blend.alpha), {at(dy, gi * kg_, t_), k_, 0},
                 {at(wh, int64_t(gi) * kg_ * cg_, t_), cg_, 0}, float(blend.beta),
-                at(dx, gi * cg_, t_), t_, c_, 0, 1);
+                at(dx, gi * cg_, dxt), dxt, c_, 0, 1);
   }
 
   void bwd_filter(const void* x, const void* dy, float* dw, Blend blend) {
@@ -374,65 +336,31 @@ class Conv1x1Nhwc {
  private:
   const void* rounded_filter(const float* w) {
     const int64_t n = int64_t(k_) * cg_;
-    void* out = h_.workspace(size_t(n) * dtype_size(t_));
-    tensor_copy(h_, ViewDesc::packed(DataType::kFloat32, {n}), w, ViewDesc::packed(t_, {n}), out);
-    return out;
+    tensor_copy(h_, ViewDesc::packed(DataType::kFloat32, {n}), w, ViewDesc::packed(t_, {n}),
+                scratch_);
+    return scratch_;
   }
 
   Handle& h_;
+  void* scratch_;
   DataType t_;
   int groups_, rows_, c_, k_, cg_, kg_;
   TensorDesc yd_;
 };
 
-// The stride-1 problem on the subsampled input: x packed N x C x P x Q.
+// The stride-1 problem on the subsampled input: x packed N x C x P x Q, in x's layout.
 struct Subsampled {
   ConvDesc cd;
   TensorDesc xd;
   ConvProblem p;
   explicit Subsampled(const ConvProblem& s)
       : cd(s.cd),
-        xd(TensorDesc::nchw(s.xd.dtype, s.xd.n, s.xd.c, s.yd.h, s.yd.w)),
+        xd(s.xd.is_packed_nhwc() ? TensorDesc::nhwc(s.xd.dtype, s.xd.n, s.xd.c, s.yd.h, s.yd.w)
+                                 : TensorDesc::nchw(s.xd.dtype, s.xd.n, s.xd.c, s.yd.h, s.yd.w)),
         p{cd, xd, s.wd, s.yd} {
     cd.stride_h = cd.stride_w = 1;
   }
 };
-
-template <typename T>
-void gather_strided(cudaStream_t st, const ConvProblem& p, const T* x, T* out) {
-  const TensorDesc& xd = p.xd;
-  const uint32_t total = uint32_t(int64_t(xd.n) * xd.c * p.yd.h * p.yd.w);
-  if (total == 0) return;
-  gather_strided_kernel<T><<<grid_for(total), kBlock, 0, st>>>(
-      total, FastDiv(uint32_t(p.yd.w)), FastDiv(uint32_t(p.yd.h)), FastDiv(uint32_t(xd.c)), xd.h,
-      xd.w, p.cd.stride_h, p.cd.stride_w, xd.stride_n, x, out);
-  check_launch("gather_strided_kernel");
-}
-
-template <typename S, typename T, int V>
-void launch_spread(cudaStream_t st, const ConvProblem& p, const S* sub, T* dx, Blend b) {
-  const TensorDesc& xd = p.xd;
-  const uint32_t packs = uint32_t(xd.count() / V);
-  if (packs == 0) return;
-  spread_strided_kernel<S, T, V><<<grid_for(packs), kBlock, 0, st>>>(
-      packs, FastDiv(uint32_t(xd.w / V)), FastDiv(uint32_t(xd.h)), FastDiv(uint32_t(xd.c)), p.yd.h,
-      p.yd.w, FastDiv(uint32_t(p.cd.stride_h)), FastDiv(uint32_t(p.cd.stride_w)), xd.stride_n, sub,
-      dx, MathOf<T>(b.alpha), MathOf<T>(b.beta));
-  check_launch("spread_strided_kernel");
-}
-
-// The widest pack (16 bytes, 8, or one value) that divides dx's rows and images and its address.
-template <typename S, typename T>
-void spread_strided(cudaStream_t st, const ConvProblem& p, const S* sub, T* dx, Blend b) {
-  constexpr int kWide = kVecWidth<T>;
-  const auto fits = [&](int v) {
-    return p.xd.w % v == 0 && p.xd.stride_n % v == 0 && aligned(dx, size_t(v) * sizeof(T));
-  };
-  if (fits(kWide)) return launch_spread<S, T, kWide>(st, p, sub, dx, b);
-  if constexpr (kWide >= 4)
-    if (fits(kWide / 2)) return launch_spread<S, T, kWide / 2>(st, p, sub, dx, b);
-  launch_spread<S, T, 1>(st, p, sub, dx, b);
-}
 
 size_t subsampled_elems(const ConvProblem& p) {
   return strided(p) ? size_t(p.xd.n) * size_t(p.xd.c) * size_t(p.yd.h) * size_t(p.yd.w) : 0;
@@ -452,6 +380,7 @@ size_t half_sub_bytes(const ConvProblem& p, ConvPass pass) {
 }
 size_t half_scratch_bytes(Handle& h, const ConvProblem& p, ConvPass pass) {
   if (pass != ConvPass::kBwdFilter) return size_t(p.wd.count()) * dtype_size(p.xd.dtype);
+  if (channels_last(p)) return 0;
   return sizeof(float) * plan_filter(p.xd.c, p.wd.k, p.wd.c, int64_t(p.yd.h) * p.yd.w, p.xd.n,
                                      sizeof(float), h.workspace_budget())
                              .elems;
@@ -460,24 +389,33 @@ char* half_workspace(Handle& h, const ConvProblem& p, ConvPass pass) {
   return static_cast<char*>(h.workspace(half_sub_bytes(p, pass) + half_scratch_bytes(h, p, pass)));
 }
 
+// Runs f on the runner for p's layout: Conv1x1Nhwc (channels last) or Conv1x1Half.
+template <typename F>
+void with_half_runner(Handle& h, const ConvProblem& p, void* scratch, F f) {
+  if (channels_last(p))
+    f(Conv1x1Nhwc(h, p, scratch));
+  else
+    f(Conv1x1Half(h, p, scratch));
+}
+
 void fwd_half(Handle& h, const ConvProblem& p, const void* x, const float* w, void* y, Blend blend,
               const ConvEpilogue& ep) {
-  if (channels_last(p)) return Conv1x1Nhwc(h, p).fwd(x, w, y, blend, ep.relu);
   char* ws = half_workspace(h, p, ConvPass::kFwd);
-  if (!strided(p)) return Conv1x1Half(h, p, ws).fwd(x, w, y, blend, ep);
+  if (!strided(p)) return with_half_runner(h, p, ws, [&](auto r) { r.fwd(x, w, y, blend, ep); });
   const Subsampled sub(p);
   gather_strided(stream_of(h), p, static_cast<const uint16_t*>(x), reinterpret_cast<uint16_t*>(ws));
-  Conv1x1Half(h, sub.p, ws + half_sub_bytes(p, ConvPass::kFwd)).fwd(ws, w, y, blend, ep);
+  with_half_runner(h, sub.p, ws + half_sub_bytes(p, ConvPass::kFwd),
+                   [&](auto r) { r.fwd(ws, w, y, blend, ep); });
 }
 
 void bwd_data_half(Handle& h, const ConvProblem& p, const float* w, const void* dy, void* dx,
                    Blend blend) {
-  if (channels_last(p)) return Conv1x1Nhwc(h, p).bwd_data(w, dy, dx, blend);
   char* ws = half_workspace(h, p, ConvPass::kBwdData);
-  if (!strided(p)) return Conv1x1Half(h, p, ws).bwd_data(w, dy, dx, p.xd.dtype, blend);
+  if (!strided(p))
+    return with_half_runner(h, p, ws, [&](auto r) { r.bwd_data(w, dy, dx, p.xd.dtype, blend); });
   const Subsampled sub(p);
-  Conv1x1Half(h, sub.p, ws + half_sub_bytes(p, ConvPass::kBwdData))
-      .bwd_data(w, dy, ws, DataType::kFloat32, Blend{});
+  with_half_runner(h, sub.p, ws + half_sub_bytes(p, ConvPass::kBwdData),
+                   [&](auto r) { r.bwd_data(w, dy, ws, DataType::kFloat32, Blend{}); });
   visit_dtype(DTypes<bf16_t, f16_t>{}, p.xd.dtype, "conv_bwd_data", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
     spread_strided(stream_of(h), p, reinterpret_cast<const float*>(ws), static_cast<T*>(dx), blend);
@@ -486,12 +424,13 @@ void bwd_data_half(Handle& h, const ConvProblem& p, const float* w, const void* 
 
 void bwd_filter_half(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
                      Blend blend) {
-  if (channels_last(p)) return Conv1x1Nhwc(h, p).bwd_filter(x, dy, dw, blend);
   char* ws = half_workspace(h, p, ConvPass::kBwdFilter);
-  if (!strided(p)) return Conv1x1Half(h, p, ws).bwd_filter(x, dy, dw, blend);
+  if (!strided(p))
+    return with_half_runner(h, p, ws, [&](auto r) { r.bwd_filter(x, dy, dw, blend); });
   const Subsampled sub(p);
   gather_strided(stream_of(h), p, static_cast<const uint16_t*>(x), reinterpret_cast<uint16_t*>(ws));
-  Conv1x1Half(h, sub.p, ws + half_sub_bytes(p, ConvPass::kBwdFilter)).bwd_filter(ws, dy, dw, blend);
+  with_half_runner(h, sub.p, ws + half_sub_bytes(p, ConvPass::kBwdFilter),
+                   [&](auto r) { r.bwd_filter(ws, dy, dw, blend); });
 }
 
 void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
