@@ -272,10 +272,13 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
           << pool_algo_name(a) << (forward ? " forward" : " backward") << " never ran";
 }
 
+// Channels last, every row runs what it takes; kAuto takes the window row, whose threads walk the
+// channels of a pixel (64 of them: a warp's loads of one cell are contiguous).
 TEST(PoolCuda, NhwcViewMatchesCpu) {
   CREMA_SKIP_WITHOUT_GPU();
   check_all(as_nhwc(concat({
       expand("nhwc", 2, 3, 7, 6, 3, 3, 1, 1, 2, 2, kAllModes),
+      expand("nhwc_c64", 2, 64, 13, 12, 3, 3, 1, 1, 2, 2, kAllModes, false),
       // Global pooling of planes whose cells are not contiguous: the general kernels.
       expand("nhwc_global", 2, 3, 5, 4, 5, 4, 0, 0, 1, 1, kAllModes, false),
       expand("nhwc_k3s1", 2, 3, 7, 6, 3, 3, 1, 1, 1, 1, kMaxOnly, false),

@@ -54,6 +54,14 @@ inline const char* half_data(const PoolArgs& a) {
                                                                                : nullptr;
 }
 
+// Why a row that walks planes gives way under kAuto to the window row (pool_cuda.cu) on
+// channels-last tensors: a plane's cells lie C values apart, where the window row's threads take
+// adjacent channels (ResNet-50's channels-last pool1 in BF16 on an H100: 2.8 ms backward in the
+// sweep).
+inline const char* channels_last_slower(const PoolArgs& a) {
+  return a.xd.c > 1 && a.xd.stride_c == 1 && a.yd.stride_c == 1 ? "channels last" : nullptr;
+}
+
 // One cell, in row-major order, of the scan for a window's argmax (at: -1 until a cell is
 // recorded; m starts at lowest()): the first cell of the window's maximum, the cell the CPU's
 // backward finds as the first equal to the forward's y. A strict > records each new maximum at its

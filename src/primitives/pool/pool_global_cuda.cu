@@ -212,6 +212,7 @@ void run(Handle& h, const PoolArgs& a) {
 
 }  // namespace
 
-const PoolImpl kPoolGlobal{PoolAlgo::kGlobal, Device::kCUDA, unsupported, nullptr, run};
+const PoolImpl kPoolGlobal{PoolAlgo::kGlobal, Device::kCUDA, unsupported, channels_last_slower,
+                           run};
 
 }  // namespace crema::prim::cuda

@@ -382,6 +382,6 @@ void run(Handle& h, const PoolArgs& a) {
 
 }  // namespace
 
-const PoolImpl kPoolLanes{PoolAlgo::kLanes, Device::kCUDA, unsupported, nullptr, run};
+const PoolImpl kPoolLanes{PoolAlgo::kLanes, Device::kCUDA, unsupported, channels_last_slower, run};
 
 }  // namespace crema::prim::cuda

@@ -301,6 +301,7 @@ void run(Handle& h, const PoolArgs& a) {
 
 }  // namespace
 
-const PoolImpl kPoolLanesS2{PoolAlgo::kLanesS2, Device::kCUDA, unsupported, nullptr, run};
+const PoolImpl kPoolLanesS2{PoolAlgo::kLanesS2, Device::kCUDA, unsupported, channels_last_slower,
+                            run};
 
 }  // namespace crema::prim::cuda

@@ -250,6 +250,7 @@ const char* unsupported(const PoolArgs& a) {
 
 // Taken where it measured faster than the kernels after it.
 const char* slower(const PoolArgs& a) {
+  if (const char* why = channels_last_slower(a)) return why;
   const PlanesGeo g = plan(a.pd, a.xd, a.yd, !a.forward());
   if (a.forward()) {
     if (int64_t(g.outs) * a.pd.kernel_h * a.pd.kernel_w > kMaxReadsPerCell * int64_t(g.cells))

@@ -371,6 +371,6 @@ void run(Handle& h, const PoolArgs& a) {
 
 }  // namespace
 
-const PoolImpl kPoolRows{PoolAlgo::kRows, Device::kCUDA, unsupported, nullptr, run};
+const PoolImpl kPoolRows{PoolAlgo::kRows, Device::kCUDA, unsupported, channels_last_slower, run};
 
 }  // namespace crema::prim::cuda

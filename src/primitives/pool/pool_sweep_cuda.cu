@@ -364,6 +364,6 @@ void run(Handle& h, const PoolArgs& a) {
 
 }  // namespace
 
-const PoolImpl kPoolSweep{PoolAlgo::kSweep, Device::kCUDA, unsupported, nullptr, run};
+const PoolImpl kPoolSweep{PoolAlgo::kSweep, Device::kCUDA, unsupported, channels_last_slower, run};
 
 }  // namespace crema::prim::cuda
