@@ -216,7 +216,35 @@ TEST(ConvLayoutCuda, AutoOnChannelsLast) {
   const ConvProblem strided{"1x1 s2", 4, 64, 14, 14, 128, 1, 1, 0, 0, 2, 2};
   EXPECT_EQ(algo_for(strided, ConvPass::kFwd), implicit);
   EXPECT_EQ(algo_for(strided, ConvPass::kBwdData), ConvAlgo::kGemm1x1);
+  const ConvProblem strided_small{"1x1 s2 to 7x7", 4, 64, 14, 14, 128, 1, 1, 0, 0, 2, 2};
+  EXPECT_EQ(algo_for(strided_small, ConvPass::kBwdData), ConvAlgo::kGemm1x1);
   EXPECT_EQ(algo_for({"3x3", 4, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1}, ConvPass::kFwd), implicit);
+}
+
+// kAuto at run time chooses as conv_heuristic does on the stored tensors: a channels-last bf16
+// strided 1x1 backward data with a 7x7 output runs in gemm_1x1 as stored (its workspace: the f32
+// subsampled gradient and the rounded filter), where the rules for f32 NCHW tensors would stage
+// dx and dy through f32 copies for im2col.
+TEST(ConvLayoutCuda, AutoRunsWhatTheHeuristicChoseOnStoredTensors) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const ConvProblem pb{"1x1 s2 to 7x7", 4, 64, 14, 14, 128, 1, 1, 0, 0, 2, 2};
+  Handle h(Device::kCUDA);
+  test::Descs ds = test::descs_of(pb, DataType::kBFloat16);
+  ds.cd.math = MathMode::kBF16;
+  ds.wd.dtype = DataType::kFloat32;
+  const TensorDesc xn = TensorDesc::nhwc(ds.xd.dtype, ds.xd.n, ds.xd.c, ds.xd.h, ds.xd.w);
+  const TensorDesc yn = TensorDesc::nhwc(ds.yd.dtype, ds.yd.n, ds.yd.c, ds.yd.h, ds.yd.w);
+  ASSERT_EQ(conv_heuristic(h, ds.cd, xn, ds.wd, yn, ConvPass::kBwdData), ConvAlgo::kGemm1x1);
+  const DeviceBuffer w = to_gpu(values(DataType::kBFloat16, ds.wd.count(), 3));
+  const DeviceBuffer dy = upload(values(DataType::kBFloat16, yn.count(), 2), yn);
+  DeviceBuffer dx(Device::kCUDA, size_t(xn.count()) * 2);
+  conv_bwd_data(h, ds.cd, ConvAlgo::kAuto, ds.wd, w.get(), yn, dy.get(), xn, dx.get());
+  h.synchronize();
+  // Staged, dx and dy alone would take (x + y) * 4 bytes of it.
+  const size_t sub = size_t(yn.n) * xn.c * yn.h * yn.w * 4, filter = size_t(ds.wd.count()) * 2;
+  EXPECT_LT(h.workspace_size(), size_t(xn.count()) * 4);
+  EXPECT_LE(h.workspace_size(), 2 * (sub + filter));
+  EXPECT_LE(h.workspace_size(), conv_workspace_size(h, ConvAlgo::kAuto, ds.cd, xn, ds.wd, yn));
 }
 
 // In the math's 16-bit type the NHWC path reads a channels-last x in place: the forward pass asks

@@ -206,7 +206,8 @@ TEST(HalfDataCuda, EltwiseSumMaxAndFusedRelu) {
 }
 
 // Half data takes the sweep row (square 2/2, 3/2, 3/1 windows) or the window row; every CUDA row
-// gives the CPU's f32 result bit for bit.
+// gives the CPU's f32 result bit for bit. Channels last (16 channels) the window row moves packs
+// of 8 (half) and 4 (f32) channels.
 TEST(HalfDataCuda, Pooling) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle h(Device::kCUDA);
@@ -215,26 +216,33 @@ TEST(HalfDataCuda, Pooling) {
     int k, s, p;
   };
   for (DataType t : kHalves)
-    for (const Case& c : {Case{PoolMode::kMax, 3, 2, 1}, Case{PoolMode::kAverage, 2, 2, 0},
-                          Case{PoolMode::kAverage, 7, 1, 0}}) {
-      PoolDesc pd;
-      pd.mode = c.mode;
-      pd.kernel_h = pd.kernel_w = c.k;
-      pd.stride_h = pd.stride_w = c.s;
-      pd.pad_h = pd.pad_w = c.p;
-      const int N = 2, C = 3, H = 14, W = 14;
-      const int P = pool_out_dim(H, c.k, c.p, c.s, true), Q = pool_out_dim(W, c.k, c.p, c.s, true);
-      Twin x(t, values(t, N * C * H * W, 20)), y(t, values(t, N * C * P * Q, 21)),
-          dy(t, values(t, N * C * P * Q, 22)), dx(t, values(t, N * C * H * W, 23));
-      const TensorDesc x32 = desc(DataType::kFloat32, N, C, H, W), xh = desc(t, N, C, H, W);
-      const TensorDesc y32 = desc(DataType::kFloat32, N, C, P, Q), yh = desc(t, N, C, P, Q);
-      pool_fwd(h, pd, x32, x.f32.get(), y32, y.f32.get());
-      pool_fwd(h, pd, xh, x.half.get(), yh, y.half.get());
-      expect_rounded(h, y, "pool_fwd", c.mode == PoolMode::kMax);
-      pool_bwd(h, pd, y32, y.f32.get(), dy.f32.get(), x32, x.f32.get(), dx.f32.get());
-      pool_bwd(h, pd, yh, y.half.get(), dy.half.get(), xh, x.half.get(), dx.half.get());
-      expect_rounded(h, dx, "pool_bwd");
-    }
+    for (bool nhwc : {false, true})
+      for (const Case& c : {Case{PoolMode::kMax, 3, 2, 1}, Case{PoolMode::kAverage, 2, 2, 0},
+                            Case{PoolMode::kAverage, 7, 1, 0}}) {
+        SCOPED_TRACE(std::string(dtype_name(t)) + (nhwc ? " nhwc" : "") + " k" +
+                     std::to_string(c.k));
+        PoolDesc pd;
+        pd.mode = c.mode;
+        pd.kernel_h = pd.kernel_w = c.k;
+        pd.stride_h = pd.stride_w = c.s;
+        pd.pad_h = pd.pad_w = c.p;
+        const int N = 2, C = nhwc ? 16 : 3, H = 14, W = 14;
+        const int P = pool_out_dim(H, c.k, c.p, c.s, true),
+                  Q = pool_out_dim(W, c.k, c.p, c.s, true);
+        Twin x(t, values(t, N * C * H * W, 20)), y(t, values(t, N * C * P * Q, 21)),
+            dy(t, values(t, N * C * P * Q, 22)), dx(t, values(t, N * C * H * W, 23));
+        auto layout = [&](DataType type, int hh, int w) {
+          return nhwc ? TensorDesc::nhwc(type, N, C, hh, w) : desc(type, N, C, hh, w);
+        };
+        const TensorDesc x32 = layout(DataType::kFloat32, H, W), xh = layout(t, H, W);
+        const TensorDesc y32 = layout(DataType::kFloat32, P, Q), yh = layout(t, P, Q);
+        pool_fwd(h, pd, x32, x.f32.get(), y32, y.f32.get());
+        pool_fwd(h, pd, xh, x.half.get(), yh, y.half.get());
+        expect_rounded(h, y, "pool_fwd", c.mode == PoolMode::kMax);
+        pool_bwd(h, pd, y32, y.f32.get(), dy.f32.get(), x32, x.f32.get(), dx.f32.get());
+        pool_bwd(h, pd, yh, y.half.get(), dy.half.get(), xh, x.half.get(), dx.half.get());
+        expect_rounded(h, dx, "pool_bwd");
+      }
 }
 
 // Convolution on half data: rows that stage it through f32 copies, and the implicit GEMM's NHWC

@@ -273,12 +273,17 @@ TEST(PoolCuda, UnitShapesMatchCpu) {
 }
 
 // Channels last, every row runs what it takes; kAuto takes the window row, whose threads walk the
-// channels of a pixel (64 of them: a warp's loads of one cell are contiguous).
+// channels of a pixel, one value a thread (3 channels) or a pack of 2-4 (4 and 64 channels).
 TEST(PoolCuda, NhwcViewMatchesCpu) {
   CREMA_SKIP_WITHOUT_GPU();
   check_all(as_nhwc(concat({
       expand("nhwc", 2, 3, 7, 6, 3, 3, 1, 1, 2, 2, kAllModes),
       expand("nhwc_c64", 2, 64, 13, 12, 3, 3, 1, 1, 2, 2, kAllModes, false),
+  })));
+  // Tensors two values off a 16-byte boundary: packs of 2 (f32: 8 bytes; f64: 16).
+  check_all(shifted(
+      as_nhwc(expand("nhwc_c64_shift2", 2, 64, 9, 8, 3, 3, 1, 1, 2, 2, kAllModes, false)), 2));
+  check_all(as_nhwc(concat({
       // Global pooling of planes whose cells are not contiguous: the general kernels.
       expand("nhwc_global", 2, 3, 5, 4, 5, 4, 0, 0, 1, 1, kAllModes, false),
       expand("nhwc_k3s1", 2, 3, 7, 6, 3, 3, 1, 1, 1, 1, kMaxOnly, false),

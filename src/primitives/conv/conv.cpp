@@ -253,12 +253,17 @@ void run_pass(Handle& h, Pass p, ConvAlgo algo, const ConvProblem& pr, const voi
          dtype_name(half_size(pr.xd.dtype) ? pr.xd.dtype : pr.yd.dtype) +
          " is not supported on cpu");
   as_staged(pr, [&](const ConvProblem& pr32) {
-    if (algo != ConvAlgo::kFind && !(algo == ConvAlgo::kAuto && h.conv_autotune())) {
-      const ConvImpl& row = resolve(h, p, algo, pr32, nullptr, nullptr, nullptr);  // reads no data
-      if (row.takes_stored && row.takes_stored(pr, p, ep))
-        return run(h, p, row, pr, x, w, dy, out, blend, ep);
-    }
-    const size_t row_bytes = round256(workspace_of(h, algo, pr32));
+    // The row, unless timed: kAuto's choice knows how the tensors are stored (conv_heuristic on
+    // pr; on pr32 it took the rules for f32 NCHW tensors), a forced row is checked on the staged
+    // problem; either runs pr32.
+    const bool timed = algo == ConvAlgo::kFind || (algo == ConvAlgo::kAuto && h.conv_autotune());
+    const ConvImpl* row = timed                     ? nullptr
+                          : algo == ConvAlgo::kAuto ? &auto_row(h, p, pr)
+                                                    : &resolve(h, p, algo, pr32, nullptr, nullptr,
+                                                               nullptr);  // reads no data
+    if (row && row->takes_stored && row->takes_stored(pr, p, ep))
+      return run(h, p, *row, pr, x, w, dy, out, blend, ep);
+    const size_t row_bytes = round256(row ? row->workspace(h, pr32) : workspace_of(h, algo, pr32));
     char* base =
         static_cast<char*>(h.workspace(row_bytes + staged_bytes(pr.xd) + staged_bytes(pr.yd)));
     void* x32 = staged(pr.xd) ? base + row_bytes : nullptr;
@@ -275,7 +280,8 @@ void run_pass(Handle& h, Pass p, ConvAlgo algo, const ConvProblem& pr, const voi
     const void* xr = x32 && p != Pass::kBwdData ? x32 : x;
     const void* dyr = y32 && p != Pass::kFwd ? y32 : dy;
     void* outr = out32 ? out32 : out;
-    run(h, p, resolve(h, p, algo, pr32, xr, w, dyr), pr32, xr, w, dyr, outr, blend, ep);
+    run(h, p, row ? *row : resolve(h, p, algo, pr32, xr, w, dyr), pr32, xr, w, dyr, outr, blend,
+        ep);
     if (out32) tensor_copy(h, view_of(packed_f32(out_d)), out32, view_of(out_d), out);
   });
 }
@@ -375,15 +381,17 @@ ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const Filte
   // 2^18 output points (CaffeNet's conv1 forward 2.29 -> 1.49 ms, backward filter 2.62
   // -> 1.76; ResNet-50's 1.37 -> 1.12 and 1.81 -> 1.06): LeNet's and CIFAR-10's conv1 and TF32's
   // padding to 4 run faster on im2col. A stride-1 1x1 on channels-last tensors in the math's
-  // 16-bit type is one GEMM over every image's pixels in gemm_1x1, as cuBLAS reads them; other
-  // channels-last 1x1s in tensor-core math take the NHWC path, the one row that reads them as
-  // stored (gemm_1x1 stages them through NCHW f32 copies). On compute capability 9.0 the Hopper
-  // row (wgmma), where the rules above were measured.
+  // 16-bit type is one GEMM over every image's pixels in gemm_1x1, as cuBLAS reads them, and so
+  // is a strided one's backward data (over the subsampled pixels, then spread; through im2col's
+  // f32 copies ResNet-50's res5a layers took 1.9 ms a step); other channels-last 1x1s in
+  // tensor-core math take the NHWC path, which reads them in place. On
+  // compute capability 9.0 the Hopper row (wgmma), where the rules above were measured.
 #ifdef CREMA_WITH_CUDA
   const bool strided = cd.stride_h != 1 || cd.stride_w != 1;
   const int64_t plane = int64_t(yd.h) * yd.w;
   const bool half_math = cd.math == MathMode::kBF16 || cd.math == MathMode::kFP16;
-  const bool pixel_gemm = stored.own_nhwc && wd.r * wd.s == 1 && !strided;
+  const bool pixel_gemm =
+      stored.own_nhwc && wd.r * wd.s == 1 && (!strided || pass == ConvPass::kBwdData);
   if (h.device() == Device::kCUDA && pixel_gemm && !cuda::kConvGemm1x1.unsupported(pr))
     return ConvAlgo::kGemm1x1;
   const bool one_by_one_nhwc =
@@ -447,7 +455,16 @@ size_t conv_workspace_size(Handle& h, ConvAlgo a, const ConvDesc& cd, const Tens
   const ConvProblem pr{cd, xd, wd, yd};
   if (!any_staged(pr)) return workspace_of(h, a, pr);
   return as_staged(pr,
-                   [&](const ConvProblem& pr32) { return round256(workspace_of(h, a, pr32)); }) +
+                   [&](const ConvProblem& pr32) {
+                     if (a != ConvAlgo::kAuto || h.conv_autotune())
+                       return round256(workspace_of(h, a, pr32));
+                     size_t most = 0;  // the rows run_pass runs: chosen on the stored tensors
+                     for (Pass p : {Pass::kFwd, Pass::kBwdData, Pass::kBwdFilter})
+                       most = std::max(
+                           most, round256(find_row(h.device(), conv_heuristic(h, cd, xd, wd, yd, p))
+                                              ->workspace(h, pr32)));
+                     return most;
+                   }) +
          staged_bytes(xd) + staged_bytes(yd);
 }
 

@@ -17,13 +17,17 @@
 // overlap in cache) and writes y; max backward reads x and y, writes the argmax (4 bytes per
 // output), then reads argmax and dy per covering window and writes dx; average backward reads dy
 // per covering window and writes dx. This row also takes bf16 and f16 data (computed in fp32),
-// as does the sweep row; the other special-shape rows refuse it.
+// as does the sweep row; the other special-shape rows refuse it. On channels-last tensors the
+// threads take a pixel's channels in turn (adjacent threads, adjacent values), on packed NHWC ones
+// packs of up to 16 bytes of them (the *_pack kernels).
 #include <climits>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <type_traits>
 
 #include "primitives/common/fast_div.h"
+#include "primitives/cuda/cuda_pack.cuh"
 #include "primitives/cuda/cuda_util.cuh"
 #include "primitives/pool/pool_cuda.cuh"
 #include "primitives/pool/pool_ops.h"
@@ -274,6 +278,176 @@ __global__ void gather_kernel(Geo<I> g, I total, const T* __restrict__ dy,
   }
 }
 
+// ---- Packed channels-last tensors in packs: a thread takes V adjacent channels of a pixel ------
+// (V dividing C, every pointer aligned to V values, below 2^31 elements, windows under
+// kWarpWindow cells), with the arithmetic of the kernels above per channel, so results are theirs
+// bit for bit. Channel by channel, the index arithmetic (placing an element and its covering
+// windows: eight divisions) was most of the work: ResNet-50's channels-last pool1 took 1.8 ms
+// backward with a thread per value.
+struct PackGeo {
+  int C, H, W, P, Q, kh, kw, ph, pw, sh, sw;
+  PoolMode mode;
+  FastDiv by_packs, by_q, by_p, by_w, by_h, by_sh, by_sw;  // by_packs: C / V packs a pixel
+};
+
+// Pack k's pixel (n, r, c) on planes of rows x cols (by_cols, by_rows) and its first channel.
+template <int V>
+__device__ __forceinline__ void place_pack(uint32_t k, const FastDiv& by_packs,
+                                           const FastDiv& by_cols, const FastDiv& by_rows,
+                                           uint32_t* n, int* r, int* c, int* c0) {
+  const uint32_t pix = by_packs.div(k), t = by_cols.div(pix);
+  *c0 = int(k - pix * by_packs.d) * V;
+  *c = int(pix - t * by_cols.d);
+  *n = by_rows.div(t);
+  *r = int(t - *n * by_rows.d);
+}
+
+template <typename T, int V, typename M = MathOf<T>>
+__global__ void fwd_pack_kernel(PackGeo g, uint32_t packs, const T* __restrict__ x, T* y, M alpha,
+                                M beta) {
+  for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < packs; k += blockDim.x * gridDim.x) {
+    uint32_t n;
+    int p, q, c0;
+    place_pack<V>(k, g.by_packs, g.by_q, g.by_p, &n, &p, &q, &c0);
+    const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
+    const Span b = span_of(q, g.W, g.kw, g.pw, g.sw);
+    M v[V];
+    const bool is_max = g.mode == PoolMode::kMax;
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = is_max ? std::numeric_limits<M>::lowest() : M(0);
+    for (int i = a.lo; i < a.hi; ++i)
+      for (int j = b.lo; j < b.hi; ++j) {
+        M u[V];
+        load_pack<V>(x + ((int64_t(n) * g.H + i) * g.W + j) * g.C + c0, u);
+#pragma unroll
+        for (int e = 0; e < V; ++e) v[e] = is_max ? (u[e] > v[e] ? u[e] : v[e]) : v[e] + u[e];
+      }
+    const bool empty = !(a.lo < a.hi && b.lo < b.hi);
+    const M div = M(pool_ops::divisor_of(g.mode, a, b));
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[e] = empty ? M(0) : is_max ? v[e] : v[e] / div;
+    blend_store_pack<V>(y + int64_t(k) * V, v, alpha, beta);
+  }
+}
+
+// argmax_kernel's first maximum, per channel of the pack, at argmax[V k + e].
+template <typename T, int V, typename M = MathOf<T>>
+__global__ void argmax_pack_kernel(PackGeo g, uint32_t packs, const T* __restrict__ x,
+                                   const T* __restrict__ y, int* argmax) {
+  for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < packs; k += blockDim.x * gridDim.x) {
+    uint32_t n;
+    int p, q, c0;
+    place_pack<V>(k, g.by_packs, g.by_q, g.by_p, &n, &p, &q, &c0);
+    const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
+    const Span b = span_of(q, g.W, g.kw, g.pw, g.sw);
+    M m[V];
+    load_pack<V>(y + int64_t(k) * V, m);
+    int at[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) at[e] = -1;
+    for (int i = a.lo; i < a.hi; ++i)
+      for (int j = b.lo; j < b.hi; ++j) {
+        M u[V];
+        load_pack<V>(x + ((int64_t(n) * g.H + i) * g.W + j) * g.C + c0, u);
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (at[e] < 0 && u[e] == m[e]) at[e] = i * g.W + j;
+      }
+#pragma unroll
+    for (int e = 0; e < V; ++e) argmax[int64_t(k) * V + e] = at[e];
+  }
+}
+
+// gather_kernel per channel of the pack: the covering windows in (p, q) order.
+template <typename T, int V, typename M = MathOf<T>>
+__global__ void gather_pack_kernel(PackGeo g, uint32_t packs, const T* __restrict__ dy,
+                                   const int* __restrict__ argmax, T* dx, M alpha, M beta) {
+  for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < packs; k += blockDim.x * gridDim.x) {
+    uint32_t n;
+    int i, j, c0;
+    place_pack<V>(k, g.by_packs, g.by_w, g.by_h, &n, &i, &j, &c0);
+    int p0, p1, q0, q1;
+    covering(i, g.kh, g.ph, g.by_sh, g.P, &p0, &p1);
+    covering(j, g.kw, g.pw, g.by_sw, g.Q, &q0, &q1);
+    M acc[V];
+    if (beta == M(0)) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[e] = M(0);
+    } else {
+      load_pack<V>(dx + int64_t(k) * V, acc);
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[e] = beta * acc[e];
+    }
+    const int self = i * g.W + j;
+    for (int p = p0; p < p1; ++p)
+      for (int q = q0; q < q1; ++q) {
+        const int64_t o = ((int64_t(n) * g.P + p) * g.Q + q) * g.C + c0;
+        M d[V];
+        load_pack<V>(dy + o, d);
+        if (g.mode == PoolMode::kMax) {
+#pragma unroll
+          for (int e = 0; e < V; ++e)
+            if (argmax[o + e] == self) acc[e] += alpha * d[e];
+        } else {
+          const M div = M(pool_ops::divisor_of(g.mode, span_of(p, g.H, g.kh, g.ph, g.sh),
+                                               span_of(q, g.W, g.kw, g.pw, g.sw)));
+#pragma unroll
+          for (int e = 0; e < V; ++e) acc[e] += alpha * d[e] / div;
+        }
+      }
+    store_pack<V>(dx + int64_t(k) * V, acc);
+  }
+}
+
+// The widest pack (up to 16 bytes, at least 2 values) a call takes, or 0.
+template <typename T>
+int pack_width(const PoolArgs& a, std::initializer_list<const void*> ptrs) {
+  const TensorDesc &xd = a.xd, &yd = a.yd;
+  if (!xd.is_packed_nhwc() || !yd.is_packed_nhwc() ||
+      int64_t(a.pd.kernel_h) * a.pd.kernel_w >= kWarpWindow || xd.count() >= (int64_t(1) << 31) ||
+      yd.count() >= (int64_t(1) << 31))
+    return 0;
+  for (int v = kVecWidth<T>; v >= 2; v /= 2) {
+    bool fits = xd.c % v == 0;
+    for (const void* p : ptrs) fits = fits && aligned(p, size_t(v) * sizeof(T));
+    if (fits) return v;
+  }
+  return 0;
+}
+
+template <int V>
+PackGeo pack_geo(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
+  return PackGeo{xd.c,
+                 xd.h,
+                 xd.w,
+                 yd.h,
+                 yd.w,
+                 pd.kernel_h,
+                 pd.kernel_w,
+                 pd.pad_h,
+                 pd.pad_w,
+                 pd.stride_h,
+                 pd.stride_w,
+                 pd.mode,
+                 FastDiv(uint32_t(xd.c / V)),
+                 FastDiv(uint32_t(yd.w)),
+                 FastDiv(uint32_t(yd.h)),
+                 FastDiv(uint32_t(xd.w)),
+                 FastDiv(uint32_t(xd.h)),
+                 FastDiv(uint32_t(pd.stride_h)),
+                 FastDiv(uint32_t(pd.stride_w))};
+}
+
+// Calls f with std::integral_constant<int, v>, v one of T's pack widths (v >= 2).
+template <typename T, typename F>
+void with_width(int v, F f) {
+  if constexpr (kVecWidth<T> >= 8)
+    if (v == 8) return f(std::integral_constant<int, 8>{});
+  if constexpr (kVecWidth<T> >= 4)
+    if (v == 4) return f(std::integral_constant<int, 4>{});
+  f(std::integral_constant<int, 2>{});
+}
+
 // A pixel's channels adjacent in x and y (packed NHWC, or any strides with channel stride 1).
 bool channels_last(const TensorDesc& xd, const TensorDesc& yd) {
   return xd.c > 1 && xd.stride_c == 1 && yd.stride_c == 1;
@@ -323,6 +497,13 @@ void fwd(const PoolArgs& a, const Typed<T>& t) {
   const PoolDesc& pd = a.pd;
   const TensorDesc &xd = a.xd, &yd = a.yd;
   const int64_t total = yd.count();
+  if (const int v = pack_width<T>(a, {t.x, t.out}))
+    return with_width<T>(v, [&](auto w) {
+      constexpr int V = decltype(w)::value;
+      const uint32_t packs = uint32_t(total / V);
+      fwd_pack_kernel<T, V><<<grid_for(packs), kBlock, 0, t.s>>>(pack_geo<V>(pd, xd, yd), packs,
+                                                                 t.x, t.out, t.alpha, t.beta);
+    });
   if (int64_t(pd.kernel_h) * pd.kernel_w >= kWarpWindow)
     warp_kernel<T, false><<<warp_grid(total), kBlock, 0, t.s>>>(
         geo_of<int64_t>(pd, xd, yd), total, t.x, t.out, t.alpha, t.beta, nullptr, nullptr);
@@ -340,6 +521,19 @@ void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
   const TensorDesc &xd = a.xd, &yd = a.yd;
   const int64_t outputs = yd.count(), inputs = xd.count();
   const bool narrow = fits_int32(inputs) && fits_int32(outputs);
+  if (const int v = pack_width<T>(a, {t.x, t.y, t.dy, t.out}))
+    return with_width<T>(v, [&](auto w) {
+      constexpr int V = decltype(w)::value;
+      int* argmax = nullptr;
+      if (pd.mode == PoolMode::kMax) {
+        argmax = static_cast<int*>(h.workspace(size_t(outputs) * sizeof(int)));
+        argmax_pack_kernel<T, V><<<grid_for(outputs / V), kBlock, 0, t.s>>>(
+            pack_geo<V>(pd, xd, yd), uint32_t(outputs / V), t.x, t.y, argmax);
+        check_launch("pool_bwd argmax");
+      }
+      gather_pack_kernel<T, V><<<grid_for(inputs / V), kBlock, 0, t.s>>>(
+          pack_geo<V>(pd, xd, yd), uint32_t(inputs / V), t.dy, argmax, t.out, t.alpha, t.beta);
+    });
   int* argmax = nullptr;
   if (pd.mode == PoolMode::kMax) {
     argmax = static_cast<int*>(h.workspace(size_t(outputs) * sizeof(int)));
