@@ -49,12 +49,21 @@ struct PlainDiv {
 template <typename I>
 using Div = std::conditional_t<std::is_same_v<I, uint32_t>, FastDiv, PlainDiv>;
 
-// Geometry passed by value to every kernel; I is the flat index type (uint32_t or int64_t).
-template <typename I>
-struct Geo {
+// The sizes and windows every kernel's geometry starts with.
+struct Window {
   int C, H, W, P, Q;
   int kh, kw, ph, pw, sh, sw;
   PoolMode mode;
+};
+
+Window window_of(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
+  return Window{xd.c,        xd.h,     xd.w,     yd.h,        yd.w,        pd.kernel_h,
+                pd.kernel_w, pd.pad_h, pd.pad_w, pd.stride_h, pd.stride_w, pd.mode};
+}
+
+// Geometry passed by value to every kernel; I is the flat index type (uint32_t or int64_t).
+template <typename I>
+struct Geo : Window {
   int64_t xn, xc, xh, xw;  // x (and dx) element strides
   int64_t yn, yc, yh, yw;  // y (and dy) element strides
   Div<I> by_c, by_q, by_pq, by_w, by_hw;
@@ -284,9 +293,7 @@ __global__ void gather_kernel(Geo<I> g, I total, const T* __restrict__ dy,
 // bit for bit. Channel by channel, the index arithmetic (placing an element and its covering
 // windows: eight divisions) was most of the work: ResNet-50's channels-last pool1 took 1.8 ms
 // backward with a thread per value.
-struct PackGeo {
-  int C, H, W, P, Q, kh, kw, ph, pw, sh, sw;
-  PoolMode mode;
+struct PackGeo : Window {
   FastDiv by_packs, by_q, by_p, by_w, by_h, by_sh, by_sw;  // by_packs: C / V packs a pixel
 };
 
@@ -302,15 +309,33 @@ __device__ __forceinline__ void place_pack(uint32_t k, const FastDiv& by_packs,
   *r = int(t - *n * by_rows.d);
 }
 
+// Output pack k: its image, first channel and window, and x's cell (i, j) of that pack.
+struct OutPack {
+  uint32_t n;
+  int c0;
+  Span a, b;
+  template <typename T>
+  __device__ const T* cell(const T* x, const PackGeo& g, int i, int j) const {
+    return x + ((int64_t(n) * g.H + i) * g.W + j) * g.C + c0;
+  }
+};
+
+template <int V>
+__device__ __forceinline__ OutPack out_pack(const PackGeo& g, uint32_t k) {
+  OutPack o;
+  int p, q;
+  place_pack<V>(k, g.by_packs, g.by_q, g.by_p, &o.n, &p, &q, &o.c0);
+  o.a = span_of(p, g.H, g.kh, g.ph, g.sh);
+  o.b = span_of(q, g.W, g.kw, g.pw, g.sw);
+  return o;
+}
+
 template <typename T, int V, typename M = MathOf<T>>
 __global__ void fwd_pack_kernel(PackGeo g, uint32_t packs, const T* __restrict__ x, T* y, M alpha,
                                 M beta) {
   for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < packs; k += blockDim.x * gridDim.x) {
-    uint32_t n;
-    int p, q, c0;
-    place_pack<V>(k, g.by_packs, g.by_q, g.by_p, &n, &p, &q, &c0);
-    const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
-    const Span b = span_of(q, g.W, g.kw, g.pw, g.sw);
+    const OutPack o = out_pack<V>(g, k);
+    const Span &a = o.a, &b = o.b;
     M v[V];
     const bool is_max = g.mode == PoolMode::kMax;
 #pragma unroll
@@ -318,7 +343,7 @@ __global__ void fwd_pack_kernel(PackGeo g, uint32_t packs, const T* __restrict__
     for (int i = a.lo; i < a.hi; ++i)
       for (int j = b.lo; j < b.hi; ++j) {
         M u[V];
-        load_pack<V>(x + ((int64_t(n) * g.H + i) * g.W + j) * g.C + c0, u);
+        load_pack<V>(o.cell(x, g, i, j), u);
 #pragma unroll
         for (int e = 0; e < V; ++e) v[e] = is_max ? (u[e] > v[e] ? u[e] : v[e]) : v[e] + u[e];
       }
@@ -335,20 +360,16 @@ template <typename T, int V, typename M = MathOf<T>>
 __global__ void argmax_pack_kernel(PackGeo g, uint32_t packs, const T* __restrict__ x,
                                    const T* __restrict__ y, int* argmax) {
   for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < packs; k += blockDim.x * gridDim.x) {
-    uint32_t n;
-    int p, q, c0;
-    place_pack<V>(k, g.by_packs, g.by_q, g.by_p, &n, &p, &q, &c0);
-    const Span a = span_of(p, g.H, g.kh, g.ph, g.sh);
-    const Span b = span_of(q, g.W, g.kw, g.pw, g.sw);
+    const OutPack o = out_pack<V>(g, k);
     M m[V];
     load_pack<V>(y + int64_t(k) * V, m);
     int at[V];
 #pragma unroll
     for (int e = 0; e < V; ++e) at[e] = -1;
-    for (int i = a.lo; i < a.hi; ++i)
-      for (int j = b.lo; j < b.hi; ++j) {
+    for (int i = o.a.lo; i < o.a.hi; ++i)
+      for (int j = o.b.lo; j < o.b.hi; ++j) {
         M u[V];
-        load_pack<V>(x + ((int64_t(n) * g.H + i) * g.W + j) * g.C + c0, u);
+        load_pack<V>(o.cell(x, g, i, j), u);
 #pragma unroll
         for (int e = 0; e < V; ++e)
           if (at[e] < 0 && u[e] == m[e]) at[e] = i * g.W + j;
@@ -417,25 +438,10 @@ int pack_width(const PoolArgs& a, std::initializer_list<const void*> ptrs) {
 
 template <int V>
 PackGeo pack_geo(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
-  return PackGeo{xd.c,
-                 xd.h,
-                 xd.w,
-                 yd.h,
-                 yd.w,
-                 pd.kernel_h,
-                 pd.kernel_w,
-                 pd.pad_h,
-                 pd.pad_w,
-                 pd.stride_h,
-                 pd.stride_w,
-                 pd.mode,
-                 FastDiv(uint32_t(xd.c / V)),
-                 FastDiv(uint32_t(yd.w)),
-                 FastDiv(uint32_t(yd.h)),
-                 FastDiv(uint32_t(xd.w)),
-                 FastDiv(uint32_t(xd.h)),
-                 FastDiv(uint32_t(pd.stride_h)),
-                 FastDiv(uint32_t(pd.stride_w))};
+  return PackGeo{window_of(pd, xd, yd),          FastDiv(uint32_t(xd.c / V)),
+                 FastDiv(uint32_t(yd.w)),        FastDiv(uint32_t(yd.h)),
+                 FastDiv(uint32_t(xd.w)),        FastDiv(uint32_t(xd.h)),
+                 FastDiv(uint32_t(pd.stride_h)), FastDiv(uint32_t(pd.stride_w))};
 }
 
 // Calls f with std::integral_constant<int, v>, v one of T's pack widths (v >= 2).
@@ -456,18 +462,7 @@ bool channels_last(const TensorDesc& xd, const TensorDesc& yd) {
 template <typename I>
 Geo<I> geo_of(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd) {
   using D = Div<I>;
-  return Geo<I>{xd.c,
-                xd.h,
-                xd.w,
-                yd.h,
-                yd.w,
-                pd.kernel_h,
-                pd.kernel_w,
-                pd.pad_h,
-                pd.pad_w,
-                pd.stride_h,
-                pd.stride_w,
-                pd.mode,
+  return Geo<I>{window_of(pd, xd, yd),
                 xd.stride_n,
                 xd.stride_c,
                 xd.stride_h,
