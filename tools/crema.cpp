@@ -53,6 +53,9 @@ DEFINE_string(gpu, "",
 DEFINE_string(precision, "",
               "train, test, time: fp32, tf32, bf16 or fp16, overriding the nets' precision "
               "fields (default: the files'; math they leave unset is TF32 on a GPU)");
+DEFINE_bool(channels_last, false,
+            "train, test, time: on a GPU, store the nets' 4-d activations channels last (NHWC) "
+            "where every layer touching them can (guide/precision.md); the CPU keeps NCHW");
 DEFINE_bool(verbose, false,
             "train, test, time: log each convolution's algorithm choice and the algorithms it "
             "skipped, with their reasons (the same as CREMA_VERBOSE=1)");
@@ -239,6 +242,10 @@ int train() {
   CREMA_REQUIRE(FLAGS_cuda_graph == "on" || FLAGS_cuda_graph == "off",
                 "--cuda_graph must be on or off, got \"", FLAGS_cuda_graph, "\"");
   const auto prepare = [](Solver<float>& solver) {
+    if (FLAGS_channels_last) {
+      solver.net().set_channels_last(true);
+      for (const auto& test_net : solver.test_nets()) test_net->set_channels_last(true);
+    }
     if (!FLAGS_weights.empty()) copy_weights(solver.net(), FLAGS_weights);
     solver.set_overwrite_snapshots(FLAGS_overwrite_snapshots);
     solver.set_cuda_graph(FLAGS_cuda_graph == "on");
@@ -291,6 +298,7 @@ int test() {
   prim::Handle handle(device, device_id);
   const std::string tuned = start_autotune(handle);
   Net<float> net(load_model(), TEST, device);
+  if (FLAGS_channels_last) net.set_channels_last(true);
   copy_weights(net, FLAGS_weights);
   net.share_inference_memory();
   LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
@@ -341,6 +349,7 @@ int time() {
   prim::Handle handle(device, device_id);
   const std::string tuned = start_autotune(handle);
   Net<float> net(load_model(), FLAGS_phase == "TEST" ? TEST : TRAIN, device);
+  if (FLAGS_channels_last) net.set_channels_last(true);
   net.fill_inputs_uniform(1234);
   using Clock = std::chrono::steady_clock;
   const auto ms_since = [&](Clock::time_point t) {

@@ -188,6 +188,23 @@ TEST(CremaCli, BadPrecisionIsAClearError) {
                      "--precision must be fp32, tf32, bf16 or fp16, got 'fp8'");
 }
 
+// --channels_last stores activations NHWC on a GPU, and the log counts them; the CPU keeps NCHW
+// (a count of 0).
+TEST(CremaCli, ChannelsLastCountsTheActivationsItStores) {
+  const std::string path = write_file("channels_last.prototxt", kConvNet);
+  const Result cpu = run("time --iterations=1 --channels_last --model=" + path);
+  ASSERT_EQ(cpu.status, 0) << cpu.output;
+  EXPECT_NE(cpu.output.find("Channels-last storage: 0 of 2 activations"), std::string::npos)
+      << cpu.output;
+  if (!crema::prim::cuda_available()) return;
+  const Result gpu = run("time --iterations=1 --channels_last --gpu=0 --model=" + path);
+  ASSERT_EQ(gpu.status, 0) << gpu.output;
+  const std::string counted = "Channels-last storage: ";
+  const size_t at = gpu.output.find(counted);
+  ASSERT_NE(at, std::string::npos) << gpu.output;
+  EXPECT_NE(gpu.output[at + counted.size()], '0') << gpu.output;
+}
+
 // --verbose logs the convolution's choice once per problem and pass, with the rows it skipped.
 TEST(CremaCli, VerboseLogsTheConvolutionChoice) {
   const std::string path = write_file("verbose.prototxt", kConvNet);
