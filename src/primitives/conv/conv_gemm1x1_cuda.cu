@@ -282,8 +282,8 @@ class Conv1x1Half {
   int64_t hw_;
 };
 
-// Channels-last half data (channels_last) at stride 1: per group one GEMM over the N*H*W pixel
-// rows,
+// Channels-last half data (channels_last), a stride-1 problem (a strided one's subsampled input):
+// per group one GEMM over the N*H*W pixel rows,
 //   forward        Y_g  = X_g W_g^T     (rows x Kg, depth Cg), then the ReLU;
 //   backward data  dX_g = dY_g W_g      (rows x Cg, depth Kg);
 //   backward filt. dW_g = dY_g^T X_g    (Kg x Cg, depth rows, into the f32 filter gradient);
