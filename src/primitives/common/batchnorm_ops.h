@@ -22,7 +22,8 @@ struct Epilogue {
         relu(ep.relu),
         slope(T(ep.negative_slope)) {}
 
-  CREMA_HOST_DEVICE T gain(int64_t c) const { return gamma ? gamma[c] : T(1); }
+  CREMA_HOST_DEVICE T gain(int64_t c) const { return gain_of(param(gamma, c)); }
+  CREMA_HOST_DEVICE T gain_of(T g) const { return gamma ? g : T(1); }
   // z = gamma_c * x_hat + beta_c: the forward's activation input, recomputed by the backward
   // with the same arithmetic, so the ReLU's mask is the one the forward applied. The *_of forms
   // take the channel's gamma and beta already read (g, b: unused where gamma, beta are null).

@@ -384,8 +384,8 @@ ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const Filte
   // 16-bit type is one GEMM over every image's pixels in gemm_1x1, as cuBLAS reads them, and so
   // is a strided one's backward data (over the subsampled pixels, then spread; through im2col's
   // f32 copies ResNet-50's res5a layers took 1.9 ms a step); other channels-last 1x1s in
-  // tensor-core math take the NHWC path, which reads them in place. On
-  // compute capability 9.0 the Hopper row (wgmma), where the rules above were measured.
+  // tensor-core math take the NHWC path, which reads them in place. On compute capability 9.0
+  // the Hopper row (wgmma), where the rules above were measured.
 #ifdef CREMA_WITH_CUDA
   const bool strided = cd.stride_h != 1 || cd.stride_w != 1;
   const int64_t plane = int64_t(yd.h) * yd.w;

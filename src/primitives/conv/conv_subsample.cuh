@@ -6,8 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
-#include <type_traits>
 
 #include "primitives/common/fast_div.h"
 #include "primitives/conv/conv_impl.h"
@@ -146,18 +144,6 @@ void spread_planes_strided(cudaStream_t st, const ConvProblem& p, const S* sub, 
   launch_spread_planes<S, T, 1>(st, p, sub, dx, b);
 }
 
-// The widest pack of adjacent channels (16 bytes, 8, or one value) that divides C and the
-// addresses ptrs.
-template <typename T>
-int pixel_pack(int c, std::initializer_list<const void*> ptrs) {
-  for (int v = kVecWidth<T>; v > 1; v /= 2) {
-    bool fits = c % v == 0;
-    for (const void* q : ptrs) fits = fits && aligned(q, size_t(v) * sizeof(T));
-    if (fits) return v;
-  }
-  return 1;
-}
-
 template <typename T, int V>
 void launch_gather_pixels(cudaStream_t st, const ConvProblem& p, const T* x, T* out) {
   const TensorDesc& xd = p.xd;
@@ -179,25 +165,14 @@ void launch_spread_pixels(cudaStream_t st, const ConvProblem& p, const S* sub, T
   check_launch("spread_pixels_kernel");
 }
 
-// Calls f with std::integral_constant<int, v> for v a power of two up to kVecWidth<T>.
-template <typename T, typename F>
-void with_pack(int v, F f) {
-  constexpr int kWide = kVecWidth<T>;
-  if (v >= kWide) return f(std::integral_constant<int, kWide>{});
-  if constexpr (kWide >= 4)
-    if (v >= kWide / 2) return f(std::integral_constant<int, kWide / 2>{});
-  if constexpr (kWide >= 8)
-    if (v >= kWide / 4) return f(std::integral_constant<int, kWide / 4>{});
-  f(std::integral_constant<int, 1>{});
-}
-
 // x (p.xd: packed NCHW images or packed NHWC) subsampled into out, packed in the same layout.
 template <typename T>
 void gather_strided(cudaStream_t st, const ConvProblem& p, const T* x, T* out) {
   if (p.xd.count() == 0 || p.yd.count() == 0) return;
   if (!p.xd.is_packed_nhwc()) return gather_planes_strided(st, p, x, out);
-  with_pack<T>(pixel_pack<T>(p.xd.c, {x, out}),
-               [&](auto v) { launch_gather_pixels<T, decltype(v)::value>(st, p, x, out); });
+  with_width<kVecWidth<T>>(widest_pack_dividing<T>(p.xd.c, {x, out}), [&](auto v) {
+    launch_gather_pixels<T, decltype(v)::value>(st, p, x, out);
+  });
 }
 
 // dx = alpha * spread(sub) + beta * dx, sub the subsampled gradient in dx's layout (f32 where dx
@@ -206,8 +181,9 @@ template <typename S, typename T>
 void spread_strided(cudaStream_t st, const ConvProblem& p, const S* sub, T* dx, Blend b) {
   if (p.xd.count() == 0) return;
   if (!p.xd.is_packed_nhwc()) return spread_planes_strided(st, p, sub, dx, b);
-  with_pack<T>(pixel_pack<T>(p.xd.c, {dx}),
-               [&](auto v) { launch_spread_pixels<S, T, decltype(v)::value>(st, p, sub, dx, b); });
+  with_width<kVecWidth<T>>(widest_pack_dividing<T>(p.xd.c, {dx}), [&](auto v) {
+    launch_spread_pixels<S, T, decltype(v)::value>(st, p, sub, dx, b);
+  });
 }
 
 }  // namespace crema::prim::cuda

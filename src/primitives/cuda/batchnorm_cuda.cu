@@ -223,7 +223,7 @@ struct TrainingGrad {
     load_pack<W>(dy + i, v);
 #pragma unroll
     for (int e = 0; e < W; ++e)
-      v[e] = (ep.gamma ? g[e] : M(1)) * is[e] *
+      v[e] = ep.gain_of(g[e]) * is[e] *
              (ep.grad_of(ys[e], v[e], g[e], bt[e]) - mz[e] - ys[e] * mzy[e]);
   }
 };

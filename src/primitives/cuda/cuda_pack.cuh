@@ -5,6 +5,8 @@
 // one (ResNet-50's res2 BatchNorms: the same 0.54 ms at half the bytes).
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
 #include <type_traits>
 
 #include "primitives/common/dtype_visit.h"
@@ -27,6 +29,30 @@ using Vec = Pack<kVecWidth<T>, T>;
 template <typename T>
 inline bool vec_aligned(const void* p) {
   return aligned(p, sizeof(Vec<T>));
+}
+
+// The widest pack of T (16 bytes down to one value) whose width divides n and to which every
+// pointer of ptrs is aligned.
+template <typename T>
+inline int widest_pack_dividing(int64_t n, std::initializer_list<const void*> ptrs) {
+  for (int v = kVecWidth<T>; v > 1; v /= 2) {
+    bool fits = n % v == 0;
+    for (const void* q : ptrs) fits = fits && aligned(q, size_t(v) * sizeof(T));
+    if (fits) return v;
+  }
+  return 1;
+}
+
+// Calls f(std::integral_constant<int, w>) for w the widest power of two from kMost down to kLeast
+// that is at most v (kLeast where none is): a kernel instantiated for each pack width it may take.
+template <int kMost, int kLeast = 1, typename F>
+void with_width(int v, F&& f) {
+  if constexpr (kMost <= kLeast)
+    f(std::integral_constant<int, kLeast>{});
+  else if (v >= kMost)
+    f(std::integral_constant<int, kMost>{});
+  else
+    with_width<kMost / 2, kLeast>(v, f);
 }
 
 // p[0..W) as the math type M; p aligned to the pack.

@@ -282,15 +282,7 @@ void channel_sums(Handle& h, const ChanPlan& plan, double* scratch, Term term, F
           <<<grid, 32 * kColumnWarps, 0, s>>>(term, fin, plan.outer, plan.C, plan.parts, scratch);
     };
     if constexpr (OffersPacks<Term>::value) {
-      constexpr int kMost = Term::kPacks < kColumnPack ? Term::kPacks : kColumnPack;
-      bool done = false;
-      if constexpr (kMost >= 8)
-        if (width >= 8) launch(std::integral_constant<int, 8>{}), done = true;
-      if constexpr (kMost >= 4)
-        if (!done && width >= 4) launch(std::integral_constant<int, 4>{}), done = true;
-      if constexpr (kMost >= 2)
-        if (!done && width >= 2) launch(std::integral_constant<int, 2>{}), done = true;
-      if (!done) launch(std::integral_constant<int, 1>{});
+      with_width<(Term::kPacks < kColumnPack ? Term::kPacks : kColumnPack)>(width, launch);
     } else {
       launch(std::integral_constant<int, 1>{});
     }

@@ -22,7 +22,6 @@
 // packs of up to 16 bytes of them (the *_pack kernels).
 #include <climits>
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
 #include <type_traits>
 
@@ -428,12 +427,8 @@ int pack_width(const PoolArgs& a, std::initializer_list<const void*> ptrs) {
       int64_t(a.pd.kernel_h) * a.pd.kernel_w >= kWarpWindow || xd.count() >= (int64_t(1) << 31) ||
       yd.count() >= (int64_t(1) << 31))
     return 0;
-  for (int v = kVecWidth<T>; v >= 2; v /= 2) {
-    bool fits = xd.c % v == 0;
-    for (const void* p : ptrs) fits = fits && aligned(p, size_t(v) * sizeof(T));
-    if (fits) return v;
-  }
-  return 0;
+  const int v = widest_pack_dividing<T>(xd.c, ptrs);
+  return v >= 2 ? v : 0;
 }
 
 template <int V>
@@ -442,21 +437,6 @@ PackGeo pack_geo(const PoolDesc& pd, const TensorDesc& xd, const TensorDesc& yd)
                  FastDiv(uint32_t(yd.w)),        FastDiv(uint32_t(yd.h)),
                  FastDiv(uint32_t(xd.w)),        FastDiv(uint32_t(xd.h)),
                  FastDiv(uint32_t(pd.stride_h)), FastDiv(uint32_t(pd.stride_w))};
-}
-
-// Calls f with std::integral_constant<int, v>, v one of T's pack widths (v >= 2).
-template <typename T, typename F>
-void with_width(int v, F f) {
-  if constexpr (kVecWidth<T> >= 8)
-    if (v == 8) return f(std::integral_constant<int, 8>{});
-  if constexpr (kVecWidth<T> >= 4)
-    if (v == 4) return f(std::integral_constant<int, 4>{});
-  f(std::integral_constant<int, 2>{});
-}
-
-// A pixel's channels adjacent in x and y (packed NHWC, or any strides with channel stride 1).
-bool channels_last(const TensorDesc& xd, const TensorDesc& yd) {
-  return xd.c > 1 && xd.stride_c == 1 && yd.stride_c == 1;
 }
 
 template <typename I>
@@ -493,7 +473,7 @@ void fwd(const PoolArgs& a, const Typed<T>& t) {
   const TensorDesc &xd = a.xd, &yd = a.yd;
   const int64_t total = yd.count();
   if (const int v = pack_width<T>(a, {t.x, t.out}))
-    return with_width<T>(v, [&](auto w) {
+    return with_width<kVecWidth<T>, 2>(v, [&](auto w) {
       constexpr int V = decltype(w)::value;
       const uint32_t packs = uint32_t(total / V);
       fwd_pack_kernel<T, V><<<grid_for(packs), kBlock, 0, t.s>>>(pack_geo<V>(pd, xd, yd), packs,
@@ -517,7 +497,7 @@ void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
   const int64_t outputs = yd.count(), inputs = xd.count();
   const bool narrow = fits_int32(inputs) && fits_int32(outputs);
   if (const int v = pack_width<T>(a, {t.x, t.y, t.dy, t.out}))
-    return with_width<T>(v, [&](auto w) {
+    return with_width<kVecWidth<T>, 2>(v, [&](auto w) {
       constexpr int V = decltype(w)::value;
       int* argmax = nullptr;
       if (pd.mode == PoolMode::kMax) {

@@ -54,12 +54,15 @@ inline const char* half_data(const PoolArgs& a) {
                                                                                : nullptr;
 }
 
-// Why a row that walks planes gives way under kAuto to the window row (pool_cuda.cu) on
-// channels-last tensors: a plane's cells lie C values apart, where the window row's threads take
-// adjacent channels (ResNet-50's channels-last pool1 in BF16 on an H100: 2.8 ms backward in the
-// sweep).
+// Whether x and y hold a pixel's channels adjacent (packed NHWC, or any strides with channel
+// stride 1). A row that walks planes then gives way under kAuto to the window row (pool_cuda.cu):
+// a plane's cells lie C values apart, where the window row's threads take adjacent channels
+// (ResNet-50's channels-last pool1 in BF16 on an H100: 2.8 ms backward in the sweep).
+inline bool channels_last(const TensorDesc& xd, const TensorDesc& yd) {
+  return xd.c > 1 && xd.stride_c == 1 && yd.stride_c == 1;
+}
 inline const char* channels_last_slower(const PoolArgs& a) {
-  return a.xd.c > 1 && a.xd.stride_c == 1 && a.yd.stride_c == 1 ? "channels last" : nullptr;
+  return channels_last(a.xd, a.yd) ? "channels last" : nullptr;
 }
 
 // One cell, in row-major order, of the scan for a window's argmax (at: -1 until a cell is
