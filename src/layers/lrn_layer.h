@@ -32,6 +32,11 @@ class LrnLayer : public Layer<Dtype> {
   DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
   DataUse top_data_use(int) const override { return DataUse::kBackward; }
   StorageSupport half_storage() const override { return StorageSupport::kUniform; }
+  // Across channels, a channels-last pixel's channels are adjacent: the primitive takes it.
+  StorageSupport channels_last() const override {
+    return lrn_.mode == prim::LrnMode::kAcrossChannels ? StorageSupport::kUniform
+                                                       : StorageSupport::kNone;
+  }
 
  private:
   prim::LrnDesc lrn_;

@@ -1,4 +1,4 @@
-// Half-size and channels-last activations on the GPU: a residual net (convolutions, BatchNorm
+// Half-size and channels-last activations on the GPU: a residual net (convolutions, LRN, BatchNorm
 // with its Scale and ReLU, a Split, the shortcut sum, average pooling, an inner product) with its
 // types set to BFLOAT16 or FLOAT16 stores the activations between the data and the loss in that
 // type, takes less memory, and gives the loss and gradients of the same net storing f32 with the
@@ -34,7 +34,9 @@ NetParameter residual_net(const std::string& type) {
     layer { name: "relu0" type: "ReLU" bottom: "conv0" top: "conv0" }
     layer { name: "pool0" type: "Pooling" bottom: "conv0" top: "pool0"
       pooling_param { pool: AVE kernel_size: 3 stride: 1 pad: 1 } }
-    layer { name: "conv" type: "Convolution" bottom: "pool0" top: "conv"
+    layer { name: "norm0" type: "LRN" bottom: "pool0" top: "norm0"
+      lrn_param { local_size: 5 alpha: 0.5 beta: 0.75 } }
+    layer { name: "conv" type: "Convolution" bottom: "norm0" top: "conv"
       convolution_param { num_output: 32 kernel_size: 3 pad: 1 bias_term: false
         weight_filler { type: "gaussian" std: 0.1 } } }
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
@@ -88,7 +90,7 @@ TEST(NetHalfStorageCuda, FollowsTheF32StoredNet) {
         // rounding of what it keeps: measured at most 0.082 (bf16) and 0.066 (f16, in BF16
         // math) on an H100, for the first convolution's weights.
         const double tol = t == prim::DataType::kBFloat16 ? 0.15 : 0.12;
-        for (const char* name : {"conv0", "pool0", "conv", "conv2", "sum", "pool"})
+        for (const char* name : {"conv0", "pool0", "norm0", "conv", "conv2", "sum", "pool"})
           EXPECT_EQ(half.blob_by_name(name)->storage(), t) << name;
         for (const char* name : {"data", "ip", "loss"})
           EXPECT_EQ(half.blob_by_name(name)->storage(), prim::DataType::kFloat32) << name;
@@ -149,8 +151,8 @@ TEST(NetChannelsLastCuda, FollowsTheNchwNet) {
       NetParameter trained;
       nchw.to_proto(&trained);
       nhwc.copy_trained_layers_from(trained);
-      EXPECT_GE(nhwc.set_channels_last(true), 5);  // and the Split's tops
-      for (const char* name : {"conv0", "pool0", "conv", "conv2", "sum"})
+      EXPECT_GE(nhwc.set_channels_last(true), 6);  // and the Split's tops
+      for (const char* name : {"conv0", "pool0", "norm0", "conv", "conv2", "sum"})
         EXPECT_TRUE(nhwc.blob_by_name(name)->channels_last()) << name;
       for (const char* name : {"data", "pool", "ip", "loss"})
         EXPECT_FALSE(nhwc.blob_by_name(name)->channels_last()) << name;

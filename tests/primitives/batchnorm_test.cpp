@@ -380,14 +380,10 @@ TEST(BatchNormReference, FusedBackwardIsTheGradientOfForward) {
 TEST(BatchNormLayouts, ChannelsLastIsNchwPermuted) {
   Handle h;
   const Shape s{3, 5, 2, 4};
-  const size_t n = 120, C = 5, hw = 8;
+  const size_t n = 120, C = 5;
   const TensorDesc nchw = TensorDesc::nchw(DataType::kFloat64, s.n, s.c, s.h, s.w);
   const TensorDesc nhwc = TensorDesc::nhwc(DataType::kFloat64, s.n, s.c, s.h, s.w);
-  auto to_nhwc = [&](const std::vector<double>& v) {
-    std::vector<double> out(n);
-    for (size_t i = 0; i < n; ++i) out[(i / (C * hw) * hw + i % hw) * C + i / hw % C] = v[i];
-    return out;
-  };
+  auto to_nhwc = [&](const std::vector<double>& v) { return test::laid_out(v, nhwc); };
   const BatchNormDesc bd{1e-3};
   const auto x = random_vector<double>(n, 71, -1.0, 3.0), dy = random_vector<double>(n, 72);
   const auto gamma = random_vector<double>(C, 73), beta = random_vector<double>(C, 74);

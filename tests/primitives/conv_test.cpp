@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "doc_tables.h"
+#include "prim_test_util.h"
 #include "primitives/common/dtype_visit.h"
 #include "primitives/handle.h"
 #include "problems.h"
@@ -357,15 +358,8 @@ TEST(ConvStrided, NhwcAndChannelSliceViews) {
   Handle h;
 
   auto nhwc = [](const TensorDesc& t) { return TensorDesc::nhwc(t.dtype, t.n, t.c, t.h, t.w); };
-  auto to_nhwc = [](const std::vector<double>& v, const TensorDesc& t) {
-    std::vector<float> out(v.size());
-    for (int n = 0; n < t.n; ++n)
-      for (int c = 0; c < t.c; ++c)
-        for (int i = 0; i < t.h; ++i)
-          for (int j = 0; j < t.w; ++j)
-            out[((int64_t(n) * t.h + i) * t.w + j) * t.c + c] =
-                float(v[((int64_t(n) * t.c + c) * t.h + i) * t.w + j]);
-    return out;
+  auto to_nhwc = [&](const std::vector<double>& v, const TensorDesc& t) {
+    return test::laid_out<float>(v, nhwc(t));
   };
   const TensorDesc xn = nhwc(ds.xd), yn = nhwc(ds.yd);
   EXPECT_TRUE(xn.is_packed_nhwc() && !xn.is_packed_nchw());

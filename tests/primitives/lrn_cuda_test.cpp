@@ -18,14 +18,15 @@ namespace {
 using Shape = test::Nchw;
 
 template <typename T>
-void check_case(const LrnDesc& ld, const Shape& s, Blend blend, bool in_place) {
+void check_case(const LrnDesc& ld, const Shape& s, Blend blend, bool in_place, bool channels_last) {
   SCOPED_TRACE(::testing::Message()
                << (ld.mode == LrnMode::kAcrossChannels ? "across" : "within") << " n"
                << ld.local_size << " beta " << ld.beta << " " << s.n << "x" << s.c << "x" << s.h
                << "x" << s.w << (blend.beta != 0 ? " blend" : "") << (in_place ? " in place" : "")
-               << (sizeof(T) == 8 ? " f64" : " f32"));
+               << (sizeof(T) == 8 ? " f64" : " f32") << (channels_last ? " nhwc" : ""));
   constexpr DataType t = sizeof(T) == 8 ? DataType::kFloat64 : DataType::kFloat32;
-  const TensorDesc d = TensorDesc::nchw(t, s.n, s.c, s.h, s.w);
+  const TensorDesc d = channels_last ? TensorDesc::nhwc(t, s.n, s.c, s.h, s.w)
+                                     : TensorDesc::nchw(t, s.n, s.c, s.h, s.w);
   const size_t n = size_t(d.count());
   const auto x = random_vector<T>(n, 21, -2, 2);
   const auto dy = random_vector<T>(n, 22);
@@ -63,9 +64,9 @@ void check_case(const LrnDesc& ld, const Shape& s, Blend blend, bool in_place) {
 }
 
 template <typename T>
-void check_all_blends(const LrnDesc& ld, const Shape& s) {
+void check_all_blends(const LrnDesc& ld, const Shape& s, bool channels_last = false) {
   for (Blend blend : {Blend{}, Blend{0.5, -1.5}})
-    for (bool in_place : {false, true}) check_case<T>(ld, s, blend, in_place);
+    for (bool in_place : {false, true}) check_case<T>(ld, s, blend, in_place, channels_last);
 }
 
 // The CPU test's shapes.
@@ -121,6 +122,19 @@ TEST(LrnCuda, RealSizeLayersMatchCpu) {
   const LrnDesc caffenet{LrnMode::kAcrossChannels, 5, 1e-4, 0.75, 1.0};
   for (const Shape& s : {Shape{8, 96, 55, 55}, Shape{8, 256, 27, 27}, Shape{8, 64, 56, 56}})
     check_all_blends<float>(caffenet, s);
+}
+
+// Channels last across channels (the kernels walk N*H*W images of 1 x 1 pixels), against the
+// CPU on the same layout (LrnTest.ChannelsLastAcrossIsNchwPermuted checks that against NCHW):
+// CaffeNet's norm1 and norm2 at batch 2, and a window wider than the channels.
+TEST(LrnCuda, ChannelsLastMatchesCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const LrnDesc caffenet{LrnMode::kAcrossChannels, 5, 1e-4, 0.75, 1.0};
+  for (const Shape& s : {Shape{2, 96, 27, 27}, Shape{2, 256, 13, 13}}) {
+    check_all_blends<float>(caffenet, s, true);
+    check_all_blends<double>(caffenet, s, true);
+  }
+  check_all_blends<float>({LrnMode::kAcrossChannels, 7, 2.0, 0.6, 1.0}, {3, 5, 4, 3}, true);
 }
 
 }  // namespace

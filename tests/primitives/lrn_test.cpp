@@ -223,6 +223,36 @@ TYPED_TEST(LrnTest, BackwardInPlaceOnDy) {
   }
 }
 
+// Across channels, a channels-last pair gives the NCHW results, permuted (lrn.cpp walks it as
+// N*H*W images of 1 x 1 pixels); the within-channel mode and a mixed pair are refused.
+TYPED_TEST(LrnTest, ChannelsLastAcrossIsNchwPermuted) {
+  using T = TypeParam;
+  Handle h;
+  const Shape s{3, 7, 4, 5};
+  const TensorDesc nhwc = TensorDesc::nhwc(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const size_t count = size_t(s.count());
+  for (int local_size : {3, 5}) {
+    const LrnDesc ld{LrnMode::kAcrossChannels, local_size, 2.0, 0.75, 1.0};
+    SCOPED_TRACE(describe(ld, s));
+    const auto x = random_vector<T>(count, 81, -2.0, 2.0), dy = random_vector<T>(count, 82);
+    const auto y_ref = ref_fwd(ld, s, to_double(x));
+    const auto dx_ref = ref_bwd(ld, s, to_double(x), to_double(dy));
+    const auto xn = test::laid_out<T>(x, nhwc), dyn = test::laid_out<T>(dy, nhwc);
+    const auto yn = test::laid_out<T>(y_ref, nhwc);
+    auto y = poisoned<T>(count);
+    lrn_fwd(h, ld, nhwc, xn.data(), nhwc, y.data());
+    EXPECT_TRUE(all_close(y, test::laid_out(y_ref, nhwc), tol<T>()));
+    auto dx = poisoned<T>(count);
+    lrn_bwd(h, ld, nhwc, yn.data(), dyn.data(), nhwc, xn.data(), dx.data());
+    EXPECT_TRUE(all_close(dx, test::laid_out(dx_ref, nhwc), tol<T>()));
+  }
+  const TensorDesc nchw = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  std::vector<T> a(count, T(1)), b(count);
+  const LrnDesc within{LrnMode::kWithinChannel, 3, 2.0, 0.75, 1.0};
+  EXPECT_THROW(lrn_fwd(h, within, nhwc, a.data(), nhwc, b.data()), PrimError);
+  EXPECT_THROW(lrn_fwd(h, LrnDesc{}, nchw, a.data(), nhwc, b.data()), PrimError);
+}
+
 // The oracle's analytic gradient against central differences of the oracle's forward pass, on
 // the scalar L = sum(dy * y): the reference is only an oracle if its gradient is right.
 TEST(LrnReference, GradientMatchesFiniteDifferences) {

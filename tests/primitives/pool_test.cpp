@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "doc_tables.h"
+#include "prim_test_util.h"
 #include "primitives/handle.h"
 #include "problems.h"
 #include "test_util.h"
@@ -359,14 +360,7 @@ TEST(PoolStrided, NhwcMatchesReference) {
   };
   const TensorDesc xd = nhwc(pc.n, pc.c, pc.h, pc.w), yd = nhwc(pc.n, pc.c, pc.p, pc.q);
   auto to_nhwc = [](const std::vector<double>& v, const TensorDesc& t) {
-    std::vector<double> out(v.size());
-    for (int n = 0; n < t.n; ++n)
-      for (int c = 0; c < t.c; ++c)
-        for (int i = 0; i < t.h; ++i)
-          for (int j = 0; j < t.w; ++j)
-            out[n * t.stride_n + c * t.stride_c + i * t.stride_h + j * t.stride_w] =
-                v[((int64_t(n) * t.c + c) * t.h + i) * t.w + j];
-    return out;
+    return test::laid_out(v, t);
   };
   const auto x = test::random_int_vector<double>(xd.count(), 3, -4, 4);
   const auto dy = test::random_int_vector<double>(yd.count(), 4, -4, 4);

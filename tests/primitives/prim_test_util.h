@@ -26,6 +26,21 @@ std::vector<double> numeric_gradient(const F& f, const std::vector<double>& x, d
   return g;
 }
 
+// v, the values of a packed NCHW tensor of t's sizes, placed where t's strides put them (t
+// packed channels last: the NHWC copy), converted to To.
+template <typename To = double, typename From>
+std::vector<To> laid_out(const std::vector<From>& v, const prim::TensorDesc& t) {
+  std::vector<To> out(v.size());
+  size_t i = 0;
+  for (int n = 0; n < t.n; ++n)
+    for (int c = 0; c < t.c; ++c)
+      for (int h = 0; h < t.h; ++h)
+        for (int w = 0; w < t.w; ++w)
+          out[size_t(n * t.stride_n + c * t.stride_c + h * t.stride_h + w * t.stride_w)] =
+              To(v[i++]);
+  return out;
+}
+
 // call(xd, yd) runs an entry point on input and output descriptors; it must refuse an output of
 // other sizes or of another dtype than x (an N=1, float, 2 x 3 x 4 tensor), and a strided pair
 // whose images are 48 values apart.

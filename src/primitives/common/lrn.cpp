@@ -2,6 +2,7 @@
 // (lrn_impl.h).
 #include "primitives/lrn.h"
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -52,6 +53,22 @@ std::string call_key(const LrnArgs& a) {
          std::to_string(a.ld.local_size) + " x" + dims(a.xd);
 }
 
+// The tensors the kernels walk: packed NCHW as given, or, across channels, a packed channels-last
+// pair as packed NCHW N*H*W images of 1 x 1 pixels (each pixel's channels are adjacent there, as
+// a 1 x 1 image's are).
+TensorDesc walked(const char* op, const LrnDesc& ld, const TensorDesc& xd, const TensorDesc& yd) {
+  check_dense_pair(op, xd, yd);
+  if (xd.is_packed_nchw() && yd.is_packed_nchw()) return xd;
+  const std::string o(op);
+  if (ld.mode != LrnMode::kAcrossChannels)
+    throw PrimError(o + ": the within-channel mode takes packed NCHW tensors only");
+  const int64_t pixels = int64_t(xd.n) * xd.h * xd.w;
+  if (pixels > INT_MAX)
+    throw PrimError(o + ": " + std::to_string(pixels) + " pixels on channels last (at most " +
+                    std::to_string(INT_MAX) + ")");
+  return TensorDesc::nchw(xd.dtype, int(pixels), xd.c, 1, 1);
+}
+
 void run(Handle& h, const LrnArgs& a) {
   choose_row(kTable, h, a.ld.algo, a, a.forward ? "lrn_fwd" : "lrn_bwd", lrn_algo_name, [&] {
     return call_key(a);
@@ -63,18 +80,18 @@ void run(Handle& h, const LrnArgs& a) {
 void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
              const TensorDesc& yd, void* y, Blend blend) {
   check_desc("lrn_fwd", ld);
-  check_packed_pair("lrn_fwd", xd, yd);
+  const TensorDesc d = walked("lrn_fwd", ld, xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y) throw PrimError("lrn_fwd: null x or y");
   const size_t bytes = size_t(xd.count()) * dtype_size(xd.dtype);
   if (overlap(x, y, bytes)) throw PrimError("lrn_fwd: y overlaps x (no in-place LRN)");
-  run(h, LrnArgs{true, ld, xd, x, nullptr, nullptr, y, blend});
+  run(h, LrnArgs{true, ld, d, x, nullptr, nullptr, y, blend});
 }
 
 void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend) {
   check_desc("lrn_bwd", ld);
-  check_packed_pair("lrn_bwd", xd, yd);
+  const TensorDesc d = walked("lrn_bwd", ld, xd, yd);
   if (xd.count() == 0) return;
   if (!x || !y || !dy || !dx) throw PrimError("lrn_bwd: null x, y, dy or dx");
   const size_t bytes = size_t(xd.count()) * dtype_size(xd.dtype);
@@ -82,7 +99,7 @@ void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, 
   // window of dy * y / scale is kept in the workspace); any other overlap is not.
   if (overlap(dx, x, bytes) || overlap(dx, y, bytes) || (dx != dy && overlap(dx, dy, bytes)))
     throw PrimError("lrn_bwd: dx overlaps x, y or part of dy");
-  run(h, LrnArgs{false, ld, xd, x, y, dy, dx, blend});
+  run(h, LrnArgs{false, ld, d, x, y, dy, dx, blend});
 }
 
 const char* lrn_algo_name(LrnAlgo a) { return name_in(kNames, a); }
@@ -92,17 +109,18 @@ LrnAlgo lrn_algo_of(const std::string& name) { return algo_in(kNames, name, "lrn
 std::vector<LrnAlgo> lrn_algos(Device device) { return table_algos(kTable, device); }
 
 const char* lrn_fwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
-                                const TensorDesc&, const void* y, Blend blend) {
-  return forced_unsupported(
-      kTable, h.device(), ld.algo,
-      LrnArgs{true, ld, xd, x, nullptr, nullptr, const_cast<void*>(y), blend});
+                                const TensorDesc& yd, const void* y, Blend blend) {
+  const TensorDesc d = walked("lrn_fwd", ld, xd, yd);
+  return forced_unsupported(kTable, h.device(), ld.algo,
+                            LrnArgs{true, ld, d, x, nullptr, nullptr, const_cast<void*>(y), blend});
 }
 
-const char* lrn_bwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc&, const void* y,
+const char* lrn_bwd_unsupported(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y,
                                 const void* dy, const TensorDesc& xd, const void* x, const void* dx,
                                 Blend blend) {
+  const TensorDesc d = walked("lrn_bwd", ld, xd, yd);
   return forced_unsupported(kTable, h.device(), ld.algo,
-                            LrnArgs{false, ld, xd, x, y, dy, const_cast<void*>(dx), blend});
+                            LrnArgs{false, ld, d, x, y, dy, const_cast<void*>(dx), blend});
 }
 
 }  // namespace crema::prim

@@ -7,7 +7,8 @@
 
 namespace crema::prim {
 
-// One LRN call, validated by lrn.cpp (packed NCHW, same shapes, non-empty). Forward reads x and
+// One LRN call, validated by lrn.cpp (packed NCHW, a channels-last pair seen as N*H*W images of
+// 1 x 1 pixels; same shapes, non-empty). Forward reads x and
 // writes out (y); backward reads x, y and dy and writes out (dx).
 struct LrnArgs {
   bool forward;

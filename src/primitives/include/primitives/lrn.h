@@ -1,5 +1,6 @@
 // Local Response Normalization (Caffe's LRN, cuDNN's LRN/DivisiveNormalization), forward and
-// backward, on packed NCHW tensors. n = local_size (odd), r = (n - 1) / 2.
+// backward, on packed NCHW tensors, or across channels also on packed channels-last (NHWC) ones.
+// n = local_size (odd), r = (n - 1) / 2.
 //
 // kAcrossChannels: each value is divided by the energy of a window of n channels centred on its
 // own channel, at the same pixel; channels outside [0, C) count as zeros.
