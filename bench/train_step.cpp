@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
     std::vector<double> ms;
     double final_loss = 0;
     double back_to_back = 0;  // ms per step of one step(iterations) call (one GPU)
+    size_t workspace = 0;     // the handle's workspace after the run (one GPU)
     int replicas = 1;
     bool report = true;  // the root process prints
     crema::Device device = FLAGS_gpu >= 0 ? crema::Device::kCUDA : crema::Device::kCPU;
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
       back_to_back =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
           FLAGS_iterations;
+      workspace = handle.workspace_size();
     }
     if (!report) return 0;
     std::vector<double> sorted = ms;
@@ -145,6 +147,7 @@ int main(int argc, char** argv) {
     if (replicas > 1)
       std::printf("replicas %d: %.1f steps/s\n", replicas, 1000.0 / sorted[sorted.size() / 2]);
     std::printf("peak resident memory: %.1f MiB\n", double(usage.ru_maxrss) / 1024.0);
+    if (workspace > 0) std::printf("workspace: %.1f MiB\n", double(workspace) / 1048576.0);
     if (device == crema::Device::kCUDA)
       std::printf("peak GPU memory allocated: %.1f MiB\n",
                   double(crema::prim::cuda_peak_allocated_bytes()) / 1048576.0);
