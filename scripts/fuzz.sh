@@ -8,6 +8,7 @@
 #   scripts/fuzz.sh --seconds N  each target: its corpus, then N seconds of fuzzing (a campaign)
 #   scripts/fuzz.sh --runs N     each target: its corpus, then N runs from seed 1
 #   scripts/fuzz.sh --tests      also the CPU test suite, under the sanitizers
+#   scripts/fuzz.sh --only NAME  only target NAME (e.g. fuzz_jpeg; repeatable)
 #
 # A target's corpus: tests/fuzz/corpus/<target>/ (every input that once failed, kept as a
 # regression case), the prototxt files of models/ and tests/ (text targets) or build-fuzz's
@@ -20,12 +21,14 @@ mode=runs
 seconds=0
 runs=20000
 tests=0
+only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) mode=time; seconds=$2; shift 2 ;;
     --runs) mode=runs; runs=$2; shift 2 ;;
     --tests) tests=1; shift ;;
-    *) echo "usage: scripts/fuzz.sh [--seconds N | --runs N] [--tests]" >&2; exit 2 ;;
+    --only) only="$only $2"; shift 2 ;;
+    *) echo "usage: scripts/fuzz.sh [--seconds N | --runs N] [--only NAME]... [--tests]" >&2; exit 2 ;;
   esac
 done
 
@@ -76,6 +79,7 @@ for target in "$B"/fuzz_*; do
   name=$(basename "$target")
   [ "$name" = fuzz_make_seeds ] && continue
   [ -x "$target" ] || continue
+  [ -z "$only" ] || case " $only " in *" $name "*) ;; *) continue ;; esac
   work="$B/corpus/$name"
   findings="$B/findings/$name"
   rm -rf "$work"
