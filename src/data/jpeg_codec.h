@@ -8,6 +8,7 @@
 // gray) is an error, and CMYK JPEGs are refused.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -25,9 +26,13 @@ bool looks_like_jpeg(std::string_view bytes);
 // header is corrupt.
 int jpeg_channels(std::string_view bytes, const std::string& where);
 
+// What decoding one JPEG may allocate: 512 MiB (about 35 megapixels in color).
+inline constexpr uint64_t kJpegDecodeBytes = uint64_t(512) << 20;
+
 // Decodes a JPEG into C-H-W values with the channels `color` asks for (kNative: the file's).
-// Throws crema::Error naming `where` for corrupt or truncated data, CMYK, an image over the
-// tensor limit, and in a build without libjpeg. Safe on several threads at once.
+// Throws crema::Error naming `where` for corrupt or truncated data, CMYK, an image that would
+// need more than kJpegDecodeBytes to decode, and in a build without libjpeg. Safe on several
+// threads at once.
 void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode color,
                  ChwImage* image);
 

@@ -100,6 +100,14 @@ TEST(JpegCodec, TruncatedAndCorruptDataAreOneError) {
       test::error_of([&] { decode_jpeg(huge, "f.jpg", ColorMode::kColor, &img); });
   EXPECT_EQ(claimed.rfind("f.jpg: corrupt JPEG (truncated: ", 0), 0u) << claimed;
   EXPECT_NE(claimed.find("30000x20000 pixels"), std::string::npos) << claimed;
+  // The same header, progressive with arithmetic coding (SOF10): the file's size bounds nothing
+  // there, so the memory decoding would take is refused, before libjpeg allocates it.
+  std::string arithmetic = huge;
+  arithmetic[sof + 1] = char(0xCA);
+  const std::string needs =
+      test::error_of([&] { decode_jpeg(arithmetic, "f.jpg", ColorMode::kColor, &img); });
+  EXPECT_EQ(needs.rfind("f.jpg: JPEG of 30000x20000 pixels needs ", 0), 0u) << needs;
+  EXPECT_NE(needs.find(" MiB to decode (at most 512 MiB)"), std::string::npos) << needs;
 }
 
 #ifdef CREMA_WITH_OPENCV
