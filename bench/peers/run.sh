@@ -10,7 +10,8 @@
 #
 # Environment: OUT (logs go to $OUT/peers, default /tmp/peers), PYTHON (default python3),
 # ITERS / WARMUP (timed and untimed steps of the big nets, default 50 / 10; LeNet runs 4x as
-# many), TIME_ITERS (`crema time` iterations, default 10), TOP (layers shown per net, default 12).
+# many), TIME_ITERS (`crema time` iterations, default 10), TOP (layers shown per net, default 12),
+# NETS (the nets to run, default "lenet caffenet vgg16 resnet50").
 set -u
 BUILD=$(cd "${1:-/tmp/b}" && pwd) || exit 1
 cd "$(dirname "$0")/../.." || exit 1  # prototxt paths are relative to the repository root
@@ -50,6 +51,7 @@ declare -A CREMA TORCH
 for spec in "lenet 64 lenet_time" "caffenet 256 caffenet_train_b256" "vgg16 64 vgg16_train_b64" \
   "resnet50 128 resnet50_train_b128"; do
   read -r net batch model <<<"$spec"
+  case " ${NETS:-lenet caffenet vgg16 resnet50} " in *" $net "*) ;; *) continue ;; esac
   iters=$ITERS warmup=$WARMUP
   [ "$net" = lenet ] && iters=$((ITERS * 4)) warmup=$((WARMUP * 4))
   echo "=== $net, batch $batch ==="
