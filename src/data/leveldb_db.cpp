@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "core/errors.h"
+#include "data/leveldb_manifest.h"
 
 #ifdef CREMA_WITH_LEVELDB
 #include <leveldb/db.h>
@@ -49,6 +50,7 @@ class LevelDbReader final : public RecordReader {
  public:
   explicit LevelDbReader(const std::string& path) : path_(path) {
     refuse_file_number_zero(path);
+    check_leveldb_manifest(path);
     leveldb::Options options;
     options.create_if_missing = false;
     options.paranoid_checks = true;
