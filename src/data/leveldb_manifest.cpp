@@ -182,6 +182,7 @@ class ManifestCheck {
     for (auto& [level, f] : added) {
       const std::string where =
           "file " + std::to_string(f.number) + " of level " + std::to_string(level);
+      if (f.number == 0) refuse(where + ": table files are numbered from 1");
       key_length(f.smallest, where);
       key_length(f.largest, where);
       deleted_[level].erase(f.number);

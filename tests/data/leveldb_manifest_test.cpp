@@ -106,6 +106,12 @@ TEST(LevelDbManifest, WhatLevelDbAssertsOnIsOneError) {
             short_key +
                 ": corrupt LevelDB: MANIFEST-000002: a key of 3 bytes in file 7 of level "
                 "0 (internal keys end in an 8-byte tag)");
+  const std::string zero =
+      folder_with(dir, {meta().file(3, 0, internal_key("a", 1), internal_key("b", 1))});
+  EXPECT_EQ(error_of([&] { check_leveldb_manifest(zero); }),
+            zero +
+                ": corrupt LevelDB: MANIFEST-000002: file 0 of level 3: table files are "
+                "numbered from 1");
   const std::string log = folder_with(dir, {meta().number(2, 9)});
   EXPECT_EQ(error_of([&] { check_leveldb_manifest(log); }),
             log +
