@@ -1,9 +1,6 @@
 // LevelDB reader and writer; without libleveldb, leveldb_available() says so.
 #include "data/leveldb_db.h"
 
-#include <filesystem>
-#include <system_error>
-
 #include "core/errors.h"
 #include "data/leveldb_manifest.h"
 
@@ -25,32 +22,10 @@ namespace {
   fail(path, ": ", what, ": ", s.ToString());
 }
 
-// LevelDB asserts (an abort, in Debian's build) where it makes the name of a file numbered 0:
-// a folder holding "000000.log" or "MANIFEST-000000" stops the process inside DB::Open. Such
-// names are refused first, as the corruption they are.
-void refuse_file_number_zero(const std::string& path) {
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    const size_t dot = name.find('.');
-    std::string digits;
-    if (name.rfind("MANIFEST-", 0) == 0) {
-      digits = name.substr(9);
-    } else if (dot != std::string::npos) {
-      const std::string ext = name.substr(dot + 1);
-      if (ext == "log" || ext == "sst" || ext == "ldb" || ext == "dbtmp")
-        digits = name.substr(0, dot);
-    }
-    if (!digits.empty() && digits.find_first_not_of('0') == std::string::npos)
-      fail(path, ": corrupt LevelDB: file ", name, " has number 0");
-  }
-}
-
 class LevelDbReader final : public RecordReader {
  public:
   explicit LevelDbReader(const std::string& path) : path_(path) {
-    refuse_file_number_zero(path);
-    check_leveldb_manifest(path);
+    check_leveldb_folder(path);
     leveldb::Options options;
     options.create_if_missing = false;
     options.paranoid_checks = true;

@@ -1,5 +1,6 @@
-// LevelDB's manifest and logs as its recovery reads them (db/log_format.h, db/version_edit.cc,
-// db/write_batch.cc of LevelDB describe the formats), checked for what LevelDB asserts on.
+// A LevelDB folder's file names, manifest and logs as its recovery reads them (db/filename.cc,
+// db/log_format.h, db/version_edit.cc, db/write_batch.cc of LevelDB describe them), checked for
+// what LevelDB asserts on.
 #include "data/leveldb_manifest.h"
 
 #include <algorithm>
@@ -20,6 +21,13 @@ namespace {
 
 constexpr int kLevels = 7;
 constexpr uint64_t kMaxSequence = (uint64_t(1) << 56) - 1;
+
+// LevelDB's fixed-width little-endian integers (the tags of keys, a write batch's header).
+uint64_t fixed(std::string_view bytes, size_t at, int width) {
+  uint64_t v = 0;
+  for (int i = 0; i < width; ++i) v |= uint64_t(uint8_t(bytes[at + size_t(i)])) << (8 * i);
+  return v;
+}
 
 // The bytes of a regular file (a folder of that name opens on Linux but cannot be read).
 std::string read_file(const std::filesystem::path& path, bool* found) {
@@ -111,12 +119,7 @@ struct Input {
 int compare_keys(std::string_view a, std::string_view b) {
   const int r = a.substr(0, a.size() - 8).compare(b.substr(0, b.size() - 8));
   if (r != 0) return r;
-  auto tag = [](std::string_view k) {
-    uint64_t t = 0;
-    for (int i = 0; i < 8; ++i) t |= uint64_t(uint8_t(k[k.size() - 8 + i])) << (8 * i);
-    return t;
-  };
-  const uint64_t ta = tag(a), tb = tag(b);
+  const uint64_t ta = fixed(a, a.size() - 8, 8), tb = fixed(b, b.size() - 8, 8);
   return ta > tb ? -1 : ta < tb ? 1 : 0;
 }
 
@@ -236,9 +239,7 @@ class ManifestCheck {
 void check_log(const std::string& folder, const std::string& name, const std::string& file) {
   for (const std::string& batch : log_records(file)) {
     if (batch.size() < 12) continue;  // LevelDB refuses it
-    uint64_t sequence = 0, count = 0;
-    for (int i = 0; i < 8; ++i) sequence |= uint64_t(uint8_t(batch[size_t(i)])) << (8 * i);
-    for (int i = 0; i < 4; ++i) count |= uint64_t(uint8_t(batch[size_t(8 + i)])) << (8 * i);
+    const uint64_t sequence = fixed(batch, 0, 8), count = fixed(batch, 8, 4);
     const uint64_t last = sequence + count - 1;  // as LevelDB computes it, wrapping
     if (sequence > kMaxSequence || last > kMaxSequence)
       fail(folder, ": corrupt LevelDB: ", name, ": a write batch's sequence numbers reach ",
@@ -246,11 +247,34 @@ void check_log(const std::string& folder, const std::string& name, const std::st
   }
 }
 
+// LevelDB asserts where it makes the name of a file numbered 0: a folder holding "000000.log" or
+// "MANIFEST-000000" stops the process inside DB::Open.
+void check_file_number(const std::string& folder, const std::string& name) {
+  const size_t dot = name.find('.');
+  std::string digits;
+  if (name.rfind("MANIFEST-", 0) == 0) {
+    digits = name.substr(9);
+  } else if (dot != std::string::npos) {
+    const std::string ext = name.substr(dot + 1);
+    if (ext == "log" || ext == "sst" || ext == "ldb" || ext == "dbtmp")
+      digits = name.substr(0, dot);
+  }
+  if (!digits.empty() && digits.find_first_not_of('0') == std::string::npos)
+    fail(folder, ": corrupt LevelDB: file ", name, " has number 0");
+}
+
 }  // namespace
 
-void check_leveldb_manifest(const std::string& folder) {
+void check_leveldb_folder(const std::string& folder) {
   const std::filesystem::path dir(folder);
   bool found = false;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    check_file_number(folder, name);
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0)
+      check_log(folder, name, read_file(it->path(), &found));
+  }
   std::string current = read_file(dir / "CURRENT", &found);
   if (!found || current.empty() || current.back() != '\n') return;
   current.pop_back();
@@ -261,12 +285,6 @@ void check_leveldb_manifest(const std::string& folder) {
   for (const std::string& record : log_records(manifest))
     if (!(decoded = check.apply(record))) break;
   if (decoded) check.finish();
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0)
-      check_log(folder, name, read_file(it->path(), &found));
-  }
 }
 
 }  // namespace crema

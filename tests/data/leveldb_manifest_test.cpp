@@ -1,6 +1,6 @@
 // LevelDB manifests and logs that are well formed, checksums included, but say what LevelDB's
 // assertions do not allow: each is one error naming the folder and the file, from
-// check_leveldb_manifest and, where LevelDB is built in, from opening the database (where
+// check_leveldb_folder and, where LevelDB is built in, from opening the database (where
 // Debian's libleveldb would otherwise abort the process).
 #include "data/leveldb_manifest.h"
 
@@ -84,12 +84,12 @@ TEST(LevelDbManifest, WellFormedManifestsPass) {
                 .file(0, 9, internal_key("a", 3), internal_key("z", 2))
                 .file(0, 10, internal_key("b", 5), internal_key("y", 4)),
             Edit().deleted(1, 8).file(1, 11, internal_key("c", 1), internal_key("e", 1))});
-  EXPECT_NO_THROW(check_leveldb_manifest(path));
+  EXPECT_NO_THROW(check_leveldb_folder(path));
   // No CURRENT, or a CURRENT naming a folder (here the database's own, through a NUL in the
   // name): LevelDB says so itself.
-  EXPECT_NO_THROW(check_leveldb_manifest(dir.file("none")));
+  EXPECT_NO_THROW(check_leveldb_folder(dir.file("none")));
   write(path + "/CURRENT", std::string("\0MANIFEST\n", 10));
-  EXPECT_NO_THROW(check_leveldb_manifest(path));
+  EXPECT_NO_THROW(check_leveldb_folder(path));
 }
 
 TEST(LevelDbManifest, WhatLevelDbAssertsOnIsOneError) {
@@ -97,28 +97,28 @@ TEST(LevelDbManifest, WhatLevelDbAssertsOnIsOneError) {
   const std::string overlap =
       folder_with(dir, {meta().file(2, 7, internal_key("a", 9), internal_key("m", 8)),
                         Edit().file(2, 8, internal_key("k", 7), internal_key("z", 6))});
-  EXPECT_EQ(error_of([&] { check_leveldb_manifest(overlap); }),
+  EXPECT_EQ(error_of([&] { check_leveldb_folder(overlap); }),
             overlap +
                 ": corrupt LevelDB: MANIFEST-000002: level 2 lists files 7 and 8 with "
                 "overlapping keys");
   const std::string short_key = folder_with(dir, {meta().file(0, 7, "abc", internal_key("b", 1))});
-  EXPECT_EQ(error_of([&] { check_leveldb_manifest(short_key); }),
+  EXPECT_EQ(error_of([&] { check_leveldb_folder(short_key); }),
             short_key +
                 ": corrupt LevelDB: MANIFEST-000002: a key of 3 bytes in file 7 of level "
                 "0 (internal keys end in an 8-byte tag)");
   const std::string zero =
       folder_with(dir, {meta().file(3, 0, internal_key("a", 1), internal_key("b", 1))});
-  EXPECT_EQ(error_of([&] { check_leveldb_manifest(zero); }),
+  EXPECT_EQ(error_of([&] { check_leveldb_folder(zero); }),
             zero +
                 ": corrupt LevelDB: MANIFEST-000002: file 0 of level 3: table files are "
                 "numbered from 1");
   const std::string log = folder_with(dir, {meta().number(2, 9)});
-  EXPECT_EQ(error_of([&] { check_leveldb_manifest(log); }),
+  EXPECT_EQ(error_of([&] { check_leveldb_folder(log); }),
             log +
                 ": corrupt LevelDB: MANIFEST-000002: log number 9 is not below the next file "
                 "number 4");
   const std::string sequence = folder_with(dir, {meta().number(4, uint64_t(1) << 56)});
-  EXPECT_EQ(error_of([&] { check_leveldb_manifest(sequence); }),
+  EXPECT_EQ(error_of([&] { check_leveldb_folder(sequence); }),
             sequence + ": corrupt LevelDB: MANIFEST-000002: last sequence number " +
                 std::to_string(uint64_t(1) << 56) + " is past 2^56 - 1");
   // A log whose write batch starts at sequence 2^56 - 1 and holds 2 records.
@@ -128,7 +128,7 @@ TEST(LevelDbManifest, WhatLevelDbAssertsOnIsOneError) {
   for (int i = 0; i < 8; ++i) batch[size_t(i)] = char((first >> (8 * i)) & 0xff);
   batch[8] = 2;
   write(batches + "/000003.log", test::log_file({batch}));
-  EXPECT_EQ(error_of([&] { check_leveldb_manifest(batches); }),
+  EXPECT_EQ(error_of([&] { check_leveldb_folder(batches); }),
             batches + ": corrupt LevelDB: 000003.log: a write batch's sequence numbers reach " +
                 std::to_string(first + 1) + ", past 2^56 - 1");
 }
@@ -144,7 +144,7 @@ TEST(LevelDbManifest, OpeningARealDatabase) {
     for (const char* key : {"a", "b", "c"}) writer->put(key, "value");
     writer->commit();
   }
-  EXPECT_NO_THROW(check_leveldb_manifest(path));
+  EXPECT_NO_THROW(check_leveldb_folder(path));
   EXPECT_EQ(open_record_reader(path, RecordBackend::kLevelDb)->size(), 3u);
   std::ifstream current(path + "/CURRENT");
   std::string name;

@@ -4,7 +4,7 @@
 // and decoded as Datums. A corrupt manifest, log or table must be an error naming the database,
 // never an abort or a fault. In inputs of odd length the manifest's and logs' checksums are
 // written anew, so that a mutation inside their records reaches LevelDB's recovery (and the
-// assertions check_leveldb_manifest guards) instead of stopping at the checksum.
+// assertions check_leveldb_folder guards) instead of stopping at the checksum.
 #include <filesystem>
 #include <fstream>
 #include <iterator>

@@ -54,19 +54,19 @@ std::string call_key(const LrnArgs& a) {
 }
 
 // The tensors the kernels walk: packed NCHW as given, or, across channels, a packed channels-last
-// pair as packed NCHW N*H*W images of 1 x 1 pixels (each pixel's channels are adjacent there, as
-// a 1 x 1 image's are).
+// pair as its channel_view: packed NCHW N*H*W images of 1 x 1 pixels (each pixel's channels are
+// adjacent there, as a 1 x 1 image's are).
 TensorDesc walked(const char* op, const LrnDesc& ld, const TensorDesc& xd, const TensorDesc& yd) {
   check_dense_pair(op, xd, yd);
   if (xd.is_packed_nchw() && yd.is_packed_nchw()) return xd;
   const std::string o(op);
   if (ld.mode != LrnMode::kAcrossChannels)
     throw PrimError(o + ": the within-channel mode takes packed NCHW tensors only");
-  const int64_t pixels = int64_t(xd.n) * xd.h * xd.w;
-  if (pixels > INT_MAX)
-    throw PrimError(o + ": " + std::to_string(pixels) + " pixels on channels last (at most " +
+  const ChannelView v = channel_view(xd);
+  if (v.outer > INT_MAX)
+    throw PrimError(o + ": " + std::to_string(v.outer) + " pixels on channels last (at most " +
                     std::to_string(INT_MAX) + ")");
-  return TensorDesc::nchw(xd.dtype, int(pixels), xd.c, 1, 1);
+  return TensorDesc::nchw(xd.dtype, int(v.outer), xd.c, 1, 1);
 }
 
 void run(Handle& h, const LrnArgs& a) {
