@@ -108,8 +108,9 @@ TEST(HalfDataCuda, Activations) {
 }
 
 // LRN on each of its CUDA rows: the window's register ring (local_size 5), the generic slide
-// (local_size 9) and within a channel. The half run widens the same values into the same fp32
-// sums, so it rounds the f32 result.
+// (local_size 9), within a channel, and across the channels of images of one pixel (a
+// channels-last tensor's view: 16 channels, so 16-byte packs). The half run widens the same
+// values into the same fp32 sums, so it rounds the f32 result.
 TEST(HalfDataCuda, Lrn) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle h(Device::kCUDA);
@@ -117,21 +118,24 @@ TEST(HalfDataCuda, Lrn) {
     LrnMode mode;
     int local_size;
     LrnAlgo algo;
+    int N, C, H, W;
   };
   for (DataType t : kHalves)
-    for (const Case& c : {Case{LrnMode::kAcrossChannels, 5, LrnAlgo::kAcrossRing},
-                          Case{LrnMode::kAcrossChannels, 9, LrnAlgo::kAcross},
-                          Case{LrnMode::kWithinChannel, 3, LrnAlgo::kWithin}}) {
+    for (const Case& c : {Case{LrnMode::kAcrossChannels, 5, LrnAlgo::kAcrossRing, 2, 11, 5, 6},
+                          Case{LrnMode::kAcrossChannels, 9, LrnAlgo::kAcross, 2, 11, 5, 6},
+                          Case{LrnMode::kWithinChannel, 3, LrnAlgo::kWithin, 2, 11, 5, 6},
+                          Case{LrnMode::kAcrossChannels, 5, LrnAlgo::kAcrossLanes, 60, 16, 1, 1}}) {
       SCOPED_TRACE(std::string(dtype_name(t)) + " " + lrn_algo_name(c.algo));
       LrnDesc ld;
       ld.mode = c.mode;
       ld.local_size = c.local_size;
       ld.alpha = 0.5;
       ld.algo = c.algo;
-      const int N = 2, C = 11, H = 5, W = 6, n = N * C * H * W;
+      const int n = c.N * c.C * c.H * c.W;
       Twin x(t, values(t, n, 50)), y(t, values(t, n, 51)), dy(t, values(t, n, 52)),
           dx(t, values(t, n, 53));
-      const TensorDesc d32 = desc(DataType::kFloat32, N, C, H, W), dh = desc(t, N, C, H, W);
+      const TensorDesc d32 = desc(DataType::kFloat32, c.N, c.C, c.H, c.W),
+                       dh = desc(t, c.N, c.C, c.H, c.W);
       const Blend blend{0.5, 2.0};  // reads the old output
       lrn_fwd(h, ld, d32, x.f32.get(), d32, y.f32.get(), blend);
       lrn_fwd(h, ld, dh, x.half.get(), dh, y.half.get(), blend);

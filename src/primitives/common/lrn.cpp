@@ -16,13 +16,14 @@ namespace {
 // Each device's rows in order of preference (the kAuto walk).
 const LrnImpl* const kTable[] = {
 #ifdef CREMA_WITH_CUDA
-    &cuda::kLrnAcrossRing, &cuda::kLrnAcross, &cuda::kLrnWithin,
+    &cuda::kLrnAcrossLanes, &cuda::kLrnAcrossRing, &cuda::kLrnAcross, &cuda::kLrnWithin,
 #endif
-    &cpu::kLrnAcross,      &cpu::kLrnWithin,
+    &cpu::kLrnAcross,       &cpu::kLrnWithin,
 };
 
 constexpr std::pair<LrnAlgo, const char*> kNames[] = {
     {LrnAlgo::kAuto, "auto"},
+    {LrnAlgo::kAcrossLanes, "across_lanes"},
     {LrnAlgo::kAcrossRing, "across_ring"},
     {LrnAlgo::kAcross, "across"},
     {LrnAlgo::kWithin, "within"},

@@ -38,7 +38,7 @@ namespace cpu {
 extern const LrnImpl kLrnAcross, kLrnWithin;
 }
 namespace cuda {
-extern const LrnImpl kLrnAcrossRing, kLrnAcross, kLrnWithin;
+extern const LrnImpl kLrnAcrossLanes, kLrnAcrossRing, kLrnAcross, kLrnWithin;
 }
 
 }  // namespace crema::prim

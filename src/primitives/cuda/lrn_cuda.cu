@@ -1,5 +1,6 @@
 // Local Response Normalization on CUDA, with the s^-beta functors of lrn_ops.h (shared with the
-// CPU): three rows of LRN's table (lrn_impl.h), "across_ring", "across" and "within".
+// CPU): three rows of LRN's table (lrn_impl.h), "across_ring", "across" and "within" (images of
+// one pixel, as channels-last tensors are walked, take "across_lanes": lrn_lanes_cuda.cu).
 //
 // Across channels ("across_ring"): a thread owns one (n, h, w) column (coalesced over h * w) and
 // slides the channel window down it in the CPU's order (add the channel entering, then subtract the
@@ -26,10 +27,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "primitives/common/dtype_visit.h"
-#include "primitives/common/lrn_impl.h"
-#include "primitives/common/lrn_ops.h"
-#include "primitives/cuda/cuda_util.cuh"
+#include "primitives/cuda/lrn_cuda.cuh"
 
 namespace crema::prim::cuda {
 namespace {
@@ -40,24 +38,9 @@ struct Geo {
   int C, H, W, r;
 };
 
-// a * b rounded on its own, never fused into the following add: the CPU's running sums add
-// rounded squares.
-__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-
 // Channels loaded ahead of their use by the register kernels, so a column has several loads in
 // flight instead of one.
 constexpr int kAhead = 4;
-
-// The value at p (stored as S: f32, f64, bf16 or f16) in the math type T, through the read-only
-// cache.
-template <typename T, typename S>
-__device__ __forceinline__ T ld(const S* p) {
-  if constexpr (std::is_same_v<S, T>)
-    return __ldg(p);
-  else
-    return T(load_as_float(S{__ldg(reinterpret_cast<const uint16_t*>(p))}));
-}
 
 // Channel c of a column (stride hw), 0 outside [0, C). The backward passes a 32-bit hw (an
 // image spans less than 2^31 elements, the ring kernels' launch condition: one 32-bit product
@@ -347,69 +330,11 @@ int chunk_of(const Geo& g) {
 // elements or more (their channel offsets are 32-bit).
 int ring_radius(const Geo& g) { return int64_t(g.C) * g.hw < (int64_t(1) << 31) ? g.r : -1; }
 
-// Calls f with std::integral_constant<int, r> for the register-ring kernels (0 <= r <= 3), or
-// returns false.
-template <typename F>
-bool visit_radius(int r, F&& f) {
-  switch (r) {
-    case 0:
-      f(std::integral_constant<int, 0>{});
-      return true;
-    case 1:
-      f(std::integral_constant<int, 1>{});
-      return true;
-    case 2:
-      f(std::integral_constant<int, 2>{});
-      return true;
-    case 3:
-      f(std::integral_constant<int, 3>{});
-      return true;
-    default:
-      return false;
-  }
-}
-
 const char* ring_unsupported(const LrnArgs& a) {
   if (const char* why = lrn_across_only(a)) return why;
   const int r = ring_radius(geo_of(a.ld, a.xd));
   if (r < 0) return "an image of 2^31 elements or more";
   return r > 3 ? "local_size above 7" : nullptr;
-}
-
-// A call with its data stored as S, and in S's math type T the blend, k, and the window's
-// coefficients a = alpha / N and c = 2 alpha beta / N (N: the window's cells, local_size across
-// channels, its square within).
-template <typename S, typename T = MathOf<S>>
-struct Typed {
-  using Math = T;
-  const S* x;
-  const S* y;
-  const S* dy;
-  S* out;
-  T alpha, beta, k, a, c;
-};
-
-// Runs f(Typed<T>, neg_pow) for a's data type and beta (lrn_ops.h), then checks the launches.
-template <typename F>
-void typed(const LrnArgs& a, F&& f) {
-  const char* op = a.forward ? "lrn_fwd" : "lrn_bwd";
-  const LrnDesc& ld = a.ld;
-  const double cells = a.across() ? ld.local_size : double(ld.local_size) * ld.local_size;
-  visit_dtype(kAllTypes, a.xd.dtype, op, Device::kCUDA, [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    using T = MathOf<S>;
-    const Typed<S> t{static_cast<const S*>(a.x),
-                     static_cast<const S*>(a.y),
-                     static_cast<const S*>(a.dy),
-                     static_cast<S*>(a.out),
-                     T(a.blend.alpha),
-                     T(a.blend.beta),
-                     T(ld.k),
-                     T(ld.alpha / cells),
-                     T(2 * ld.alpha * ld.beta / cells)};
-    lrn_ops::visit_neg_pow<T>(ld.beta, [&](auto neg_pow) { f(t, neg_pow); });
-  });
-  check_launch(op);
 }
 
 void run_ring(Handle& h, const LrnArgs& a) {

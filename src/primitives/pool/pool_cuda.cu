@@ -1,25 +1,25 @@
-// Pooling on CUDA, the table's last row ("window"): any window, with the window rules of
-// pool_ops.h (the same as the CPU). The rows before it in pool.cpp's table take special shapes,
-// each in its own file: global pooling (pool_global_cuda.cu), row vectors (pool_rows_cuda.cu),
-// small planes staged in shared memory (pool_planes_cuda.cu), lane kernels for max 3/1 and 3/2
-// windows (pool_lanes_cuda.cu, pool_lanes_s2_cuda.cu) and column sweeps for square 2/2, 3/2 and
-// 3/1 windows (pool_sweep_cuda.cu).
-// Forward: one thread per output (a warp per output for large windows such as global pooling).
-// Backward without atomics, so it is deterministic: each input element gathers,
-// in the CPU's (p, q) order, from the output windows covering it. Max backward first stores each
+// Pooling on CUDA, the table's last row ("window"): any window, with the window rules of pool_ops.h
+// (the same as the CPU). The rows before it in pool.cpp's table take special shapes, each in its
+// own file: global pooling (pool_global_cuda.cu), row vectors (pool_rows_cuda.cu), small planes
+// staged in shared memory (pool_planes_cuda.cu), lane kernels for max 3/1 and 3/2 windows
+// (pool_lanes_cuda.cu, pool_lanes_s2_cuda.cu) and column sweeps for square 2/2, 3/2 and 3/1 windows
+// (pool_sweep_cuda.cu). Forward: one thread per output (a warp per output for large windows such as
+// global pooling). Backward without atomics, so it is deterministic: each input element gathers, in
+// the CPU's (p, q) order, from the output windows covering it. Max backward first stores each
 // window's argmax (the first maximum in row-major order, found by comparing x with y as the CPU
-// does) as an int per output in the workspace, so the gather only compares indices (recomputing it
-// per input instead measured slower: the warp waits for its slowest lane's tie scan). Placing an
-// element takes five to seven divisions (flat index -> plane, row, column; plane -> image, channel;
-// the covering windows); as ~20-instruction software divisions they made these memory-bound kernels
+// does) in the workspace, so the gather only compares indices (recomputing it per input instead
+// measured slower: the warp waits for its slowest lane's tie scan). Placing an element takes five
+// to seven divisions (flat index -> plane, row, column; plane -> image, channel; the covering
+// windows); as ~20-instruction software divisions they made these memory-bound kernels
 // instruction-bound, so tensors under 2^31 elements divide by FastDiv (fast_div.h) and walk windows
 // with pointer increments, 64-bit products only per plane. Traffic: forward reads x (windows
-// overlap in cache) and writes y; max backward reads x and y, writes the argmax (4 bytes per
-// output), then reads argmax and dy per covering window and writes dx; average backward reads dy
-// per covering window and writes dx. This row also takes bf16 and f16 data (computed in fp32),
-// as does the sweep row; the other special-shape rows refuse it. On channels-last tensors the
-// threads take a pixel's channels in turn (adjacent threads, adjacent values), on packed NHWC ones
-// packs of up to 16 bytes of them (the *_pack kernels).
+// overlap in cache) and writes y; max backward reads x and y, writes the argmax (an int per output:
+// the in-plane index; on packed NHWC tensors a byte: the place in the window), then reads argmax
+// and dy per covering window and writes dx; average backward reads dy per covering window and
+// writes dx. This row also takes bf16 and f16 data (computed in fp32), as does the sweep row; the
+// other special-shape rows refuse it. On channels-last tensors the threads take a pixel's channels
+// in turn (adjacent threads, adjacent values), on packed NHWC ones packs of up to 16 bytes of them
+// (the *_pack kernels).
 #include <climits>
 #include <cstdint>
 #include <limits>
@@ -308,10 +308,11 @@ __device__ __forceinline__ void place_pack(uint32_t k, const FastDiv& by_packs,
   *r = int(t - *n * by_rows.d);
 }
 
-// Output pack k: its image, first channel and window, and x's cell (i, j) of that pack.
+// Output pack k: its image, output pixel, first channel and window, and x's cell (i, j) of that
+// pack.
 struct OutPack {
   uint32_t n;
-  int c0;
+  int p, q, c0;
   Span a, b;
   template <typename T>
   __device__ const T* cell(const T* x, const PackGeo& g, int i, int j) const {
@@ -322,10 +323,9 @@ struct OutPack {
 template <int V>
 __device__ __forceinline__ OutPack out_pack(const PackGeo& g, uint32_t k) {
   OutPack o;
-  int p, q;
-  place_pack<V>(k, g.by_packs, g.by_q, g.by_p, &o.n, &p, &q, &o.c0);
-  o.a = span_of(p, g.H, g.kh, g.ph, g.sh);
-  o.b = span_of(q, g.W, g.kw, g.pw, g.sw);
+  place_pack<V>(k, g.by_packs, g.by_q, g.by_p, &o.n, &o.p, &o.q, &o.c0);
+  o.a = span_of(o.p, g.H, g.kh, g.ph, g.sh);
+  o.b = span_of(o.q, g.W, g.kw, g.pw, g.sw);
   return o;
 }
 
@@ -354,34 +354,45 @@ __global__ void fwd_pack_kernel(PackGeo g, uint32_t packs, const T* __restrict__
   }
 }
 
-// argmax_kernel's first maximum, per channel of the pack, at argmax[V k + e].
+// Cell (i, j)'s place in window (p, q), counted row-major from the window's corner (which may lie
+// in the padding): below kh * kw, so under kWarpWindow.
+__device__ __forceinline__ int cell_in_window(const Window& g, int p, int q, int i, int j) {
+  return (i - p * g.sh + g.ph) * g.kw + (j - q * g.sw + g.pw);
+}
+
+// The pack path's argmax: per channel of the pack, the place in its window (cell_in_window) of
+// argmax_kernel's first maximum, one byte (kNoCell where no input equals y), at argmax[V k + e].
+// A byte instead of an int per output: VGG-16's channels-last pool1 took 196 MiB of workspace at
+// batch 64 with ints, the most of any layer.
+constexpr uint8_t kNoCell = 0xff;
+
 template <typename T, int V, typename M = MathOf<T>>
 __global__ void argmax_pack_kernel(PackGeo g, uint32_t packs, const T* __restrict__ x,
-                                   const T* __restrict__ y, int* argmax) {
+                                   const T* __restrict__ y, uint8_t* argmax) {
   for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < packs; k += blockDim.x * gridDim.x) {
     const OutPack o = out_pack<V>(g, k);
     M m[V];
     load_pack<V>(y + int64_t(k) * V, m);
-    int at[V];
+    Pack<V, uint8_t> at;
 #pragma unroll
-    for (int e = 0; e < V; ++e) at[e] = -1;
+    for (int e = 0; e < V; ++e) at.v[e] = kNoCell;
     for (int i = o.a.lo; i < o.a.hi; ++i)
       for (int j = o.b.lo; j < o.b.hi; ++j) {
         M u[V];
         load_pack<V>(o.cell(x, g, i, j), u);
+        const uint8_t cell = uint8_t(cell_in_window(g, o.p, o.q, i, j));
 #pragma unroll
         for (int e = 0; e < V; ++e)
-          if (at[e] < 0 && u[e] == m[e]) at[e] = i * g.W + j;
+          if (at.v[e] == kNoCell && u[e] == m[e]) at.v[e] = cell;
       }
-#pragma unroll
-    for (int e = 0; e < V; ++e) argmax[int64_t(k) * V + e] = at[e];
+    *reinterpret_cast<Pack<V, uint8_t>*>(argmax + int64_t(k) * V) = at;
   }
 }
 
 // gather_kernel per channel of the pack: the covering windows in (p, q) order.
 template <typename T, int V, typename M = MathOf<T>>
 __global__ void gather_pack_kernel(PackGeo g, uint32_t packs, const T* __restrict__ dy,
-                                   const int* __restrict__ argmax, T* dx, M alpha, M beta) {
+                                   const uint8_t* __restrict__ argmax, T* dx, M alpha, M beta) {
   for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < packs; k += blockDim.x * gridDim.x) {
     uint32_t n;
     int i, j, c0;
@@ -398,16 +409,17 @@ __global__ void gather_pack_kernel(PackGeo g, uint32_t packs, const T* __restric
 #pragma unroll
       for (int e = 0; e < V; ++e) acc[e] = beta * acc[e];
     }
-    const int self = i * g.W + j;
     for (int p = p0; p < p1; ++p)
       for (int q = q0; q < q1; ++q) {
         const int64_t o = ((int64_t(n) * g.P + p) * g.Q + q) * g.C + c0;
         M d[V];
         load_pack<V>(dy + o, d);
         if (g.mode == PoolMode::kMax) {
+          const Pack<V, uint8_t> at = *reinterpret_cast<const Pack<V, uint8_t>*>(argmax + o);
+          const int self = cell_in_window(g, p, q, i, j);
 #pragma unroll
           for (int e = 0; e < V; ++e)
-            if (argmax[o + e] == self) acc[e] += alpha * d[e];
+            if (at.v[e] == self) acc[e] += alpha * d[e];
         } else {
           const M div = M(pool_ops::divisor_of(g.mode, span_of(p, g.H, g.kh, g.ph, g.sh),
                                                span_of(q, g.W, g.kw, g.pw, g.sw)));
@@ -499,9 +511,9 @@ void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
   if (const int v = pack_width<T>(a, {t.x, t.y, t.dy, t.out}))
     return with_width<kVecWidth<T>, 2>(v, [&](auto w) {
       constexpr int V = decltype(w)::value;
-      int* argmax = nullptr;
+      uint8_t* argmax = nullptr;
       if (pd.mode == PoolMode::kMax) {
-        argmax = static_cast<int*>(h.workspace(size_t(outputs) * sizeof(int)));
+        argmax = static_cast<uint8_t*>(h.workspace(size_t(outputs)));
         argmax_pack_kernel<T, V><<<grid_for(outputs / V), kBlock, 0, t.s>>>(
             pack_geo<V>(pd, xd, yd), uint32_t(outputs / V), t.x, t.y, argmax);
         check_launch("pool_bwd argmax");

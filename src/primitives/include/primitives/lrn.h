@@ -47,9 +47,10 @@ enum class LrnMode { kAcrossChannels, kWithinChannel };
 
 enum class LrnAlgo {
   kAuto,
-  kAcrossRing,  // cuda: across channels, local_size up to 7, the window in registers
-  kAcross,      // cpu, cuda: across channels, any local_size
-  kWithin,      // cpu, cuda: within a channel
+  kAcrossLanes,  // cuda: across channels on images of one pixel (channels last), local_size up to 7
+  kAcrossRing,   // cuda: across channels, local_size up to 7, the window in registers
+  kAcross,       // cpu, cuda: across channels, any local_size
+  kWithin,       // cpu, cuda: within a channel
 };
 
 struct LrnDesc {
@@ -66,8 +67,8 @@ void lrn_fwd(Handle& h, const LrnDesc& ld, const TensorDesc& xd, const void* x,
 void lrn_bwd(Handle& h, const LrnDesc& ld, const TensorDesc& yd, const void* y, const void* dy,
              const TensorDesc& xd, const void* x, void* dx, Blend blend = {});
 
-// "auto", "across_ring", "across", "within"; lrn_algo_of is the inverse and throws PrimError for
-// any other name. lrn_algos lists a device's rows in kAuto's order.
+// "auto", "across_lanes", "across_ring", "across", "within"; lrn_algo_of is the inverse and throws
+// PrimError for any other name. lrn_algos lists a device's rows in kAuto's order.
 const char* lrn_algo_name(LrnAlgo a);
 LrnAlgo lrn_algo_of(const std::string& name);
 std::vector<LrnAlgo> lrn_algos(Device device);
