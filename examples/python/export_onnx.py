@@ -12,11 +12,12 @@ import argparse
 
 import numpy as np
 
-try:  # before crema: tests/python/test_onnxruntime.py says why
+import crema as caffe
+
+try:
     import onnxruntime
 except ImportError:
     onnxruntime = None
-import crema as caffe  # noqa: E402
 
 
 def shape_text(value):

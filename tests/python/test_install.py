@@ -1,8 +1,11 @@
 """`cmake --install` puts the package where Python finds it under the prefix, and the installed
-copy works without the build tree."""
+copy works without the build tree; the compiled module exports nothing but its entry point."""
 import os
+import shutil
 import subprocess
 import sys
+
+import pytest
 
 from conftest import BUILD_DIR, SMALL_NET
 
@@ -27,3 +30,16 @@ def test_installed_package_imports_and_runs(tmp_path):
     where, total = run.stdout.split()
     assert where.startswith(str(site))
     assert abs(float(total) - 2) < 1e-5
+
+
+def test_module_exports_only_its_entry_point():
+    """A symbol the module exported could bind an extension module imported after it: with
+    libstdc++'s locale facet ids among them, onnxruntime 1.30 crashed in its own import."""
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("nm (binutils) is not installed")
+    import crema._crema as module
+    out = subprocess.run([nm, "-D", "--defined-only", module.__file__], check=True,
+                         capture_output=True, text=True).stdout
+    exported = sorted(line.split()[-1] for line in out.splitlines() if line.strip())
+    assert exported == ["PyInit__crema"]

@@ -8,15 +8,15 @@ import os
 import numpy as np
 import pytest
 
-# onnxruntime before crema: on the GPU machine (onnxruntime 1.30, Python 3.12), importing crema
-# first and then onnxruntime made the next Net construction crash the interpreter with a
-# segmentation fault (not yet explained), while this order ran all six nets.
+import crema as caffe
+from conftest import SOURCE_DIR
+
+# crema first, then onnxruntime: the order in which onnxruntime 1.30 once crashed in its own
+# import, binding symbols the module exported (python/src/module.map).
 try:
     import onnxruntime  # noqa: F401
 except ImportError:
     pass
-import crema as caffe  # noqa: E402
-from conftest import SOURCE_DIR  # noqa: E402
 
 NETS = ["lenet_fashion/lenet_deploy.prototxt", "cifar10_quick/deploy.prototxt",
         "caffenet/deploy.prototxt", "googlenet/deploy.prototxt"]
