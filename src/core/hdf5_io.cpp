@@ -1,9 +1,17 @@
 // HDF5 files through the C API: opening (disk or memory), datasets, scalars, strings, groups.
 #include "core/hdf5_io.h"
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 
 #include "core/errors.h"
 #include "core/tensor.h"
@@ -33,13 +41,31 @@ bool hdf5_available() { return true; }
 namespace {
 
 // HDF5 prints its error stack to stderr by default; crema reports errors itself. The setting is
-// per thread in a thread-safe libhdf5 (Debian's), so every entry point calls this.
+// per thread in a thread-safe libhdf5 (Debian's).
 void quiet() {
   thread_local bool done = false;
   if (done) return;
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   done = true;
 }
+
+// Every entry point holds crema's HDF5 lock while it calls the library (and sets quiet()), so
+// that no other thread is inside libhdf5 when check_in_child forks: the child would otherwise
+// inherit the library's own lock held by a thread it does not have. The child, whose one thread
+// has a new id, cannot take the lock its parent's thread held at the fork; it needs none.
+std::recursive_mutex& api_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+bool checking_child = false;
+
+struct Entry {
+  std::unique_lock<std::recursive_mutex> lock{api_mutex(), std::defer_lock};
+  Entry() {
+    if (!checking_child) lock.lock();
+    quiet();
+  }
+};
 
 herr_t take_innermost(unsigned, const H5E_error2_t* err, void* out) {
   auto* text = static_cast<std::string*>(out);
@@ -94,7 +120,7 @@ Object memory_access(size_t increment) {
 }
 
 Object open_dataset(Id loc, const std::string& name, const std::string& where) {
-  quiet();
+  const Entry entry;
   if (!has_link(loc, name)) fail(where, ": no dataset \"", name, "\"");
   Object ds(H5Dopen2(loc, name.c_str(), H5P_DEFAULT));
   if (ds.id() < 0) h5fail(where, ": cannot open dataset \"", name, "\"");
@@ -105,7 +131,7 @@ Object open_dataset(Id loc, const std::string& name, const std::string& where) {
 
 Object::~Object() {
   if (id_ >= 0) {
-    quiet();
+    const Entry entry;
     H5Idec_ref(id_);
   }
 }
@@ -118,7 +144,7 @@ Object& Object::operator=(Object&& other) noexcept {
 }
 
 File File::open(const std::string& path) {
-  quiet();
+  const Entry entry;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) fail(path, ": no such file");
   Object file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
@@ -127,7 +153,7 @@ File File::open(const std::string& path) {
 }
 
 File File::open_image(const void* data, size_t size, const std::string& name) {
-  quiet();
+  const Entry entry;
   Object fapl = memory_access(64 * 1024);
   if (H5Pset_file_image(fapl.id(), const_cast<void*>(data), size) < 0)
     h5fail(name, ": cannot hand the file's bytes to HDF5");
@@ -137,7 +163,7 @@ File File::open_image(const void* data, size_t size, const std::string& name) {
 }
 
 File File::create_in_memory(const std::string& name) {
-  quiet();
+  const Entry entry;
   Object fapl = memory_access(1 << 20);
   Object file(H5Fcreate(unique_memory_name(name).c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id()));
   if (file.id() < 0) h5fail("cannot write ", name, ": cannot create an HDF5 file in memory");
@@ -145,18 +171,19 @@ File File::create_in_memory(const std::string& name) {
 }
 
 File File::create(const std::string& path) {
-  quiet();
+  const Entry entry;
   Object file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
   if (file.id() < 0) h5fail("cannot create HDF5 file ", path);
   return File(std::move(file), path);
 }
 
 void File::flush() {
-  quiet();
+  const Entry entry;
   if (H5Fflush(id(), H5F_SCOPE_GLOBAL) < 0) h5fail("cannot write ", name_);
 }
 
 std::string File::image() {
+  const Entry entry;
   flush();
   const ssize_t size = H5Fget_file_image(id(), nullptr, 0);
   if (size < 0) h5fail("cannot write ", name_, ": cannot take the file's bytes");
@@ -166,15 +193,51 @@ std::string File::image() {
   return bytes;
 }
 
+void check_in_child(const std::string& path, const char* kind, const std::function<void()>& read) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;  // read() itself reports a missing file
+  const std::string key = std::string(kind) + "\n" + path + "\n" + std::to_string(st.st_size) +
+                          "\n" + std::to_string(st.st_mtim.tv_sec) + "." +
+                          std::to_string(st.st_mtim.tv_nsec);
+  static std::set<std::string> read_cleanly;
+  const Entry entry;
+  if (read_cleanly.count(key)) return;
+  if (read_cleanly.size() >= 4096) read_cleanly.clear();  // bounded, for long-lived processes
+  std::fflush(nullptr);  // or the child's exit would write the parent's buffered output again
+  const pid_t pid = ::fork();
+  if (pid < 0)
+    fail(path, ": cannot start a process to check the HDF5 file: ", std::strerror(errno));
+  if (pid == 0) {
+    checking_child = true;
+    // A crash must end the child by its signal, not run a handler the parent installed.
+    for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
+    try {
+      read();
+    } catch (...) {  // the parent's own read() reports it
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) fail(path, ": lost the process checking the HDF5 file");
+  if (WIFSIGNALED(status))
+    fail(path, ": damaged HDF5 file: libhdf5 crashed reading it as ", kind, " (",
+         strsignal(WTERMSIG(status)), ")");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail(path, ": damaged HDF5 file: reading it as ", kind, " stopped the process (exit status ",
+         WEXITSTATUS(status), ")");
+  read_cleanly.insert(key);
+}
+
 bool has_link(Id loc, const std::string& name) {
-  quiet();
+  const Entry entry;
   const htri_t exists = H5Lexists(loc, name.c_str(), H5P_DEFAULT);
   if (exists < 0) H5Eclear2(H5E_DEFAULT);  // a missing intermediate group of "a/b"
   return exists > 0;
 }
 
 std::vector<std::string> link_names(Id group, const std::string& where) {
-  quiet();
+  const Entry entry;
   H5G_info_t info;
   if (H5Gget_info(group, &info) < 0) h5fail(where, ": cannot list the group");
   std::vector<std::string> names;
@@ -193,7 +256,7 @@ std::vector<std::string> link_names(Id group, const std::string& where) {
 }
 
 bool is_group(Id loc, const std::string& name) {
-  quiet();
+  const Entry entry;
   H5L_info_t link;
   if (!has_link(loc, name) || H5Lget_info(loc, name.c_str(), &link, H5P_DEFAULT) < 0 ||
       link.type != H5L_TYPE_HARD) {
@@ -209,7 +272,7 @@ bool is_group(Id loc, const std::string& name) {
 }
 
 Object open_group(Id loc, const std::string& name, const std::string& where) {
-  quiet();
+  const Entry entry;
   if (!is_group(loc, name)) fail(where, ": no group \"", name, "\"");
   Object group(H5Gopen2(loc, name.c_str(), H5P_DEFAULT));
   if (group.id() < 0) h5fail(where, ": cannot open group \"", name, "\"");
@@ -217,7 +280,7 @@ Object open_group(Id loc, const std::string& name, const std::string& where) {
 }
 
 Object create_group(Id loc, const std::string& name, const std::string& where) {
-  quiet();
+  const Entry entry;
   // A layer named "a/b" is the group b inside a; a may exist already (the layer a's own group).
   if (is_group(loc, name)) return open_group(loc, name, where);
   Object lcpl(H5Pcreate(H5P_LINK_CREATE));
@@ -274,7 +337,7 @@ std::vector<T> read_dataset(Id loc, const std::string& name, const std::string& 
 template <typename T>
 void write_dataset(Id loc, const std::string& name, const std::vector<int64_t>& dims, const T* data,
                    const std::string& where) {
-  quiet();
+  const Entry entry;
   const std::vector<hsize_t> h = to_hsize(dims);
   Object space(dims.empty() ? H5Screate(H5S_SCALAR)
                             : H5Screate_simple(int(h.size()), h.data(), nullptr));
@@ -299,7 +362,7 @@ int64_t read_int(Id loc, const std::string& name, const std::string& where) {
 }
 
 void write_int(Id loc, const std::string& name, int64_t value, const std::string& where) {
-  quiet();
+  const Entry entry;
   // As H5LTmake_dataset_int: a scalar of the native int.
   if (value < INT32_MIN || value > INT32_MAX)
     fail(where, ": ", name, " = ", value, " does not fit a 32-bit integer");
@@ -342,7 +405,7 @@ std::string read_string(Id loc, const std::string& name, const std::string& wher
 
 void write_string(Id loc, const std::string& name, const std::string& value,
                   const std::string& where) {
-  quiet();
+  const Entry entry;
   // As H5LTmake_dataset_string: a scalar, fixed-size, NUL-terminated C string.
   Object type(H5Tcopy(H5T_C_S1));
   Object space(H5Screate(H5S_SCALAR));
@@ -370,7 +433,7 @@ void write_bytes(Id loc, const std::string& name, const std::string& value,
 
 template <typename T>
 void RowAppender::append(const std::vector<int64_t>& dims, const T* data) {
-  quiet();
+  const Entry entry;
   if (dims.empty()) fail(where_, ": dataset \"", name_, "\": a value without rows");
   const std::vector<int64_t> row(dims.begin() + 1, dims.end());
   int64_t row_values = 1;
@@ -417,6 +480,7 @@ void RowAppender::append(const std::vector<int64_t>& dims, const T* data) {
 #else  // no HDF5
 
 bool hdf5_available() { return false; }
+void check_in_child(const std::string&, const char*, const std::function<void()>&) {}
 Object::~Object() {}
 Object& Object::operator=(Object&& other) noexcept {
   id_ = std::exchange(other.id_, -1);

@@ -130,7 +130,9 @@ bool looks_like_hdf5(const std::string& path) {
   return false;
 }
 
-NetParameter read_net_hdf5(const std::string& path) {
+namespace {
+
+NetParameter read_net_in_process(const std::string& path) {
   hdf5::File file = hdf5::File::open(path);
   if (!hdf5::is_group(file.id(), "data"))
     fail(path, ": no group \"data\"; not a weights file (.caffemodel.h5)");
@@ -138,6 +140,13 @@ NetParameter read_net_hdf5(const std::string& path) {
   NetParameter net;
   collect_layers(data.id(), "", 0, path, &net);
   return net;
+}
+
+}  // namespace
+
+NetParameter read_net_hdf5(const std::string& path) {
+  hdf5::check_in_child(path, "weights", [&] { read_net_in_process(path); });
+  return read_net_in_process(path);
 }
 
 void write_net_hdf5(const NetParameter& net, const std::string& path) {
@@ -161,7 +170,9 @@ void write_net_hdf5(const NetParameter& net, const std::string& path) {
   write_file_atomic(file.image(), path);
 }
 
-SolverState read_solver_state_hdf5(const std::string& path) {
+namespace {
+
+SolverState read_solver_state_in_process(const std::string& path) {
   hdf5::File file = hdf5::File::open(path);
   SolverState state;
   state.set_iter(int32_t(hdf5::read_int(file.id(), "iter", path)));
@@ -181,6 +192,13 @@ SolverState read_solver_state_hdf5(const std::string& path) {
     state.MergeFrom(crema_fields(extra));
   }
   return state;
+}
+
+}  // namespace
+
+SolverState read_solver_state_hdf5(const std::string& path) {
+  hdf5::check_in_child(path, "a solver state", [&] { read_solver_state_in_process(path); });
+  return read_solver_state_in_process(path);
 }
 
 void write_solver_state_hdf5(const SolverState& state, const std::string& path) {

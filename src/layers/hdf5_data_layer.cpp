@@ -90,8 +90,17 @@ void Hdf5DataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
 }
 
 template <typename Dtype>
+void Hdf5DataLayer<Dtype>::check_file(const std::string& path) const {
+  hdf5::check_in_child(path, "an HDF5Data source", [&] {
+    const hdf5::File f = hdf5::File::open(path);
+    for (const std::string& top : tops_) hdf5::read_dataset<Dtype>(f.id(), top, path);
+  });
+}
+
+template <typename Dtype>
 int64_t Hdf5DataLayer<Dtype>::rows_of(size_t file) {
   if (file_rows_[file] < 0) {
+    check_file(files_[file]);
     hdf5::File f = hdf5::File::open(files_[file]);
     const hdf5::DatasetInfo info = hdf5::dataset_info(f.id(), tops_[0], files_[file]);
     if (info.dims.empty())
@@ -108,6 +117,7 @@ void Hdf5DataLayer<Dtype>::load_current() {
   const std::string& path = files_[file];
   if (file != loaded_file_) {
     loaded_file_ = SIZE_MAX;  // until the whole file is in
+    check_file(path);
     hdf5::File f = hdf5::File::open(path);
     const bool first = row_dims_.empty();
     int64_t rows = -1;

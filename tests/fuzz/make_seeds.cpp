@@ -6,7 +6,9 @@
 // the legacy 4-d form and in the N-d form; <out>/fuzz_lmdb/: an LMDB data file of those Datums;
 // <out>/fuzz_leveldb/: a LevelDB of them, packed (fuzz_util.h), as written (records in the log)
 // and once opened (records in a table); <out>/fuzz_idx/: IDX images and labels; <out>/fuzz_jpeg/:
-// small color and gray JPEGs, one with an EXIF orientation (where the build has libjpeg).
+// small color and gray JPEGs, one with an EXIF orientation (where the build has libjpeg);
+// <out>/fuzz_hdf5/: HDF5 weights and solver state as snapshots write them, and an HDF5Data source
+// file (where the build has libhdf5).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +19,8 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/hdf5_io.h"
+#include "core/hdf5_weights.h"
 #include "core/proto_io.h"
 #include "crema.pb.h"
 #include "data/jpeg_codec.h"
@@ -60,7 +64,7 @@ int main(int argc, char** argv) {
   try {
     const std::filesystem::path out = argv[1];
     for (const char* dir : {"fuzz_net_binary", "fuzz_datum", "fuzz_blobproto", "fuzz_lmdb",
-                            "fuzz_leveldb", "fuzz_idx", "fuzz_jpeg"})
+                            "fuzz_leveldb", "fuzz_idx", "fuzz_jpeg", "fuzz_hdf5"})
       std::filesystem::create_directories(out / dir);
     for (int i = 2; i < argc; ++i) {
       crema::NetParameter net;
@@ -144,6 +148,34 @@ int main(int argc, char** argv) {
           36);
       write_bytes(color.substr(0, 2) + exif + color.substr(2),
                   out / "fuzz_jpeg" / "exif_rotated.jpg");
+    }
+    if (crema::hdf5::hdf5_available()) {
+      // A layer with a 2 x 1 x 2 x 2 filter and 2 biases, its history, and 2 rows of data.
+      crema::BlobProto filter, bias;
+      for (int d : {2, 1, 2, 2}) filter.mutable_shape()->add_dim(d);
+      for (int k = 0; k < 8; ++k) filter.add_data(0.125f * float(k) - 0.5f);
+      bias.mutable_shape()->add_dim(2);
+      for (float v : {0.1f, -0.2f}) bias.add_data(v);
+      crema::NetParameter weights;
+      crema::LayerParameter* conv = weights.add_layer();
+      conv->set_name("conv1");
+      conv->set_type("Convolution");
+      *conv->add_blobs() = filter;
+      *conv->add_blobs() = bias;
+      crema::write_net_hdf5(weights, (out / "fuzz_hdf5" / "weights.caffemodel.h5").string());
+      crema::SolverState state;
+      state.set_iter(10);
+      state.set_current_step(1);
+      state.set_learned_net("weights.caffemodel.h5");
+      *state.add_history() = filter;
+      *state.add_history() = bias;
+      crema::write_solver_state_hdf5(state, (out / "fuzz_hdf5" / "state.solverstate.h5").string());
+      const std::string source = (out / "fuzz_hdf5" / "data.h5").string();
+      crema::hdf5::File f = crema::hdf5::File::create(source);
+      const float rows[] = {1, 2, 3, 4, 5, 6}, labels[] = {0, 1};
+      crema::hdf5::write_dataset<float>(f.id(), "data", {2, 3}, rows, source);
+      crema::hdf5::write_dataset<float>(f.id(), "label", {2}, labels, source);
+      f.flush();
     }
   } catch (const crema::Error& e) {
     std::fprintf(stderr, "make_seeds: %s\n", e.what());
