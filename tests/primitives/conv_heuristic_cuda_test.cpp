@@ -15,6 +15,22 @@ namespace {
 using test::Descs;
 using test::descs_of;
 
+// conv_test.cpp's ConvTable.HugePlanesGoToTheDirectRow on CUDA: a 46341 x 46341 plane (2^31
+// elements and more) is refused by every GEMM row, in strict fp32 and TF32 math.
+TEST(ConvCuda, HugePlanesGoToTheDirectRow) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle gpu(Device::kCUDA);
+  for (const int r : {1, 3})
+    for (const MathMode math : {MathMode::kFP32, MathMode::kTF32}) {
+      Descs ds =
+          descs_of({"huge_plane", 1, 1, 46341, 46341, 2, r, r, 0, 0, 1, 1}, DataType::kFloat32);
+      ds.cd.math = math;
+      for (const ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
+        EXPECT_EQ(conv_heuristic(gpu, ds.cd, ds.xd, ds.wd, ds.yd, pass), ConvAlgo::kDirect)
+            << r << " " << math_name(math);
+    }
+}
+
 // kAuto in tensor-core math sends such layers to the implicit GEMM (its Hopper row where it
 // runs), but for TF32 backward filter of ungrouped layers; strict fp32 stays on im2col or
 // Winograd.

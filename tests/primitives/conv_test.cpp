@@ -498,6 +498,21 @@ TEST(ConvTable, DocsListEveryRowInOrder) {
   EXPECT_EQ(conv_algos(Device::kCPU).size(), 4u);
 }
 
+// A plane of 2^31 elements or more is no GEMM's row or column (OpenBLAS and cuBLAS take 32-bit
+// sizes): the GEMM rows refuse it and kAuto takes the direct loops, on the CPU here and on CUDA
+// in ConvCuda.HugePlanesGoToTheDirectRow. Descriptors only: nothing is allocated.
+TEST(ConvTable, HugePlanesGoToTheDirectRow) {
+  Handle cpu(Device::kCPU);
+  for (const int r : {1, 3}) {
+    const test::Descs ds =
+        test::descs_of({"huge_plane", 1, 1, 46341, 46341, 2, r, r, 0, 0, 1, 1}, DataType::kFloat32);
+    for (const ConvAlgo a : {ConvAlgo::kGemm1x1, ConvAlgo::kIm2colGemm, ConvAlgo::kWinograd})
+      EXPECT_FALSE(conv_supports(cpu, a, ds.cd, ds.xd, ds.wd, ds.yd)) << conv_algo_name(a);
+    for (const ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
+      EXPECT_EQ(conv_heuristic(cpu, ds.cd, ds.xd, ds.wd, ds.yd, pass), ConvAlgo::kDirect) << r;
+  }
+}
+
 TEST(ConvCheck, RejectsInconsistentDescriptorsWithPrimError) {
   const DataType f = DataType::kFloat32;
   const ConvDesc cd{1, 1, 1, 1, 1, 1, 1};

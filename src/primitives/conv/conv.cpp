@@ -53,6 +53,11 @@ const ConvImpl* find_row(Device d, ConvAlgo a) { return table_row(kTable, d, a);
 const char* conv_unsupported_gemm(const ConvProblem& p) {
   if (!conv_image_packed(p.xd) || !conv_image_packed(p.yd))
     return "x and y images must be packed C x H x W";
+  // A plane is a GEMM's row or column (and CUDA's im2col indexes within one in 32 bits), and
+  // cuBLAS and OpenBLAS take 32-bit sizes: such planes go to the direct rows.
+  constexpr int64_t kPlaneLimit = int64_t(1) << 31;
+  if (int64_t(p.xd.h) * p.xd.w >= kPlaneLimit || int64_t(p.yd.h) * p.yd.w >= kPlaneLimit)
+    return "an input or output plane of 2^31 elements or more";
   return nullptr;
 }
 
