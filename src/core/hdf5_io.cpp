@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <csignal>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -203,7 +202,6 @@ void check_in_child(const std::string& path, const char* kind, const std::functi
   const Entry entry;
   if (read_cleanly.count(key)) return;
   if (read_cleanly.size() >= 4096) read_cleanly.clear();  // bounded, for long-lived processes
-  std::fflush(nullptr);  // or the child's exit would write the parent's buffered output again
   const pid_t pid = ::fork();
   if (pid < 0)
     fail(path, ": cannot start a process to check the HDF5 file: ", std::strerror(errno));
@@ -215,7 +213,7 @@ void check_in_child(const std::string& path, const char* kind, const std::functi
       read();
     } catch (...) {  // the parent's own read() reports it
     }
-    ::_exit(0);
+    ::_exit(0);  // no exit handlers, no flush of the stdio buffers copied from the parent
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
