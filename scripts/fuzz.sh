@@ -91,7 +91,7 @@ for target in "$B"/fuzz_*; do
   if [ "$mode" = time ]; then
     limit="-max_total_time=$seconds"
   else
-    # fuzz_hdf5 forks a child for each read of an input (hdf5::check_in_child, about 25 runs a
+    # fuzz_hdf5 forks a child for each read of an input (hdf5::check_in_child, about 7 runs a
     # second under the sanitizers): a tenth of the runs.
     n=$runs
     [ "$name" = fuzz_hdf5 ] && n=$(((runs + 9) / 10))

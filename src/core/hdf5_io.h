@@ -76,6 +76,12 @@ struct DatasetInfo {
 // seconds), which would take the whole process down. A file the child read to the end as `kind`
 // ("weights", ...; same path, size and modification time) is not checked again as that kind.
 void check_in_child(const std::string& path, const char* kind, const std::function<void()>& read);
+// check_in_child, then read() in this process: what it returns.
+template <typename Read>
+auto read_checked(const std::string& path, const char* kind, const Read& read) {
+  check_in_child(path, kind, [&] { read(); });
+  return read();
+}
 
 // `where` is the prefix of error messages ("<file>: group \"data/conv1\"").
 bool has_link(Id loc, const std::string& name);
