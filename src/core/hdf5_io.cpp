@@ -1,18 +1,13 @@
 // HDF5 files through the C API: opening (disk or memory), datasets, scalars, strings, groups.
 #include "core/hdf5_io.h"
 
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
-#include <set>
+#include <utility>
 
 #include "core/errors.h"
+#include "core/hdf5_lock.h"
 #include "core/tensor.h"
 
 #ifdef CREMA_WITH_HDF5
@@ -48,22 +43,10 @@ void quiet() {
   done = true;
 }
 
-// Every entry point holds crema's HDF5 lock while it calls the library (and sets quiet()), so
-// that no other thread is inside libhdf5 when check_in_child forks: the child would otherwise
-// inherit the library's own lock held by a thread it does not have. The child, whose one thread
-// has a new id, cannot take the lock its parent's thread held at the fork; it needs none.
-std::recursive_mutex& api_mutex() {
-  static std::recursive_mutex m;
-  return m;
-}
-bool checking_child = false;
-
+// Sets quiet() under crema's lock: every entry point holds one.
 struct Entry {
-  std::unique_lock<std::recursive_mutex> lock{api_mutex(), std::defer_lock};
-  Entry() {
-    if (!checking_child) lock.lock();
-    quiet();
-  }
+  internal::ApiLock lock;
+  Entry() { quiet(); }
 };
 
 herr_t take_innermost(unsigned, const H5E_error2_t* err, void* out) {
@@ -190,41 +173,6 @@ std::string File::image() {
   if (H5Fget_file_image(id(), bytes.data(), bytes.size()) != size)
     h5fail("cannot write ", name_, ": cannot take the file's bytes");
   return bytes;
-}
-
-void check_in_child(const std::string& path, const char* kind, const std::function<void()>& read) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return;  // read() itself reports a missing file
-  const std::string key = std::string(kind) + "\n" + path + "\n" + std::to_string(st.st_size) +
-                          "\n" + std::to_string(st.st_mtim.tv_sec) + "." +
-                          std::to_string(st.st_mtim.tv_nsec);
-  static std::set<std::string> read_cleanly;
-  const Entry entry;
-  if (read_cleanly.count(key)) return;
-  if (read_cleanly.size() >= 4096) read_cleanly.clear();  // bounded, for long-lived processes
-  const pid_t pid = ::fork();
-  if (pid < 0)
-    fail(path, ": cannot start a process to check the HDF5 file: ", std::strerror(errno));
-  if (pid == 0) {
-    checking_child = true;
-    // A crash must end the child by its signal, not run a handler the parent installed.
-    for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
-    try {
-      read();
-    } catch (...) {  // the parent's own read() reports it
-    }
-    ::_exit(0);  // no exit handlers, no flush of the stdio buffers copied from the parent
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) fail(path, ": lost the process checking the HDF5 file");
-  if (WIFSIGNALED(status))
-    fail(path, ": damaged HDF5 file: libhdf5 crashed reading it as ", kind, " (",
-         strsignal(WTERMSIG(status)), ")");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    fail(path, ": damaged HDF5 file: reading it as ", kind, " stopped the process (exit status ",
-         WEXITSTATUS(status), ")");
-  read_cleanly.insert(key);
 }
 
 bool has_link(Id loc, const std::string& name) {
@@ -478,7 +426,6 @@ void RowAppender::append(const std::vector<int64_t>& dims, const T* data) {
 #else  // no HDF5
 
 bool hdf5_available() { return false; }
-void check_in_child(const std::string&, const char*, const std::function<void()>&) {}
 Object::~Object() {}
 Object& Object::operator=(Object&& other) noexcept {
   id_ = std::exchange(other.id_, -1);

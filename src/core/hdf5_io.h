@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,17 +69,25 @@ struct DatasetInfo {
   int64_t count() const;
 };
 
-// Runs read() (which opens path and reads it as the caller then does) in a child process first,
-// and throws an Error naming the file if the child dies: libhdf5 crashes on some damaged files
-// (fuzz_hdf5 found a .caffemodel.h5 whose symbol table made H5Lexists read address 0 within
-// seconds), which would take the whole process down. A file the child read to the end as `kind`
-// ("weights", ...; same path, size and modification time) is not checked again as that kind.
-void check_in_child(const std::string& path, const char* kind, const std::function<void()>& read);
-// check_in_child, then read() in this process: what it returns.
-template <typename Read>
-auto read_checked(const std::string& path, const char* kind, const Read& read) {
-  check_in_child(path, kind, [&] { read(); });
-  return read();
+// A read that check_in_child runs in its checking process: it opens path and reads it as the
+// caller then does; args are what else it needs (dataset names, ...). A plain function: the
+// checking process is a fork of this one, where the function's address names the same code.
+using CheckedRead = void (*)(const std::string& path, const std::vector<std::string>& args);
+
+// Runs read(path, args) in a checking process first, and throws an Error naming the file if that
+// process dies: libhdf5 crashes on some damaged files (fuzz_hdf5 found a .caffemodel.h5 whose
+// symbol table made H5Lexists read address 0 within seconds), which would take the whole process
+// down. One checking process serves the checks that come within seconds of each other; a file
+// it read to the end as `kind` ("weights", ...; same path, args, size and modification time) is
+// not checked again as that kind.
+void check_in_child(const std::string& path, const char* kind, CheckedRead read,
+                    const std::vector<std::string>& args = {});
+// check_in_child, then Read(path) in this process: what it returns.
+template <auto Read>
+auto read_checked(const std::string& path, const char* kind) {
+  check_in_child(path, kind,
+                 [](const std::string& p, const std::vector<std::string>&) { Read(p); });
+  return Read(path);
 }
 
 // `where` is the prefix of error messages ("<file>: group \"data/conv1\"").

@@ -145,7 +145,7 @@ NetParameter read_net_in_process(const std::string& path) {
 }  // namespace
 
 NetParameter read_net_hdf5(const std::string& path) {
-  return hdf5::read_checked(path, "weights", [&] { return read_net_in_process(path); });
+  return hdf5::read_checked<read_net_in_process>(path, "weights");
 }
 
 void write_net_hdf5(const NetParameter& net, const std::string& path) {
@@ -196,8 +196,7 @@ SolverState read_solver_state_in_process(const std::string& path) {
 }  // namespace
 
 SolverState read_solver_state_hdf5(const std::string& path) {
-  return hdf5::read_checked(path, "a solver state",
-                            [&] { return read_solver_state_in_process(path); });
+  return hdf5::read_checked<read_solver_state_in_process>(path, "a solver state");
 }
 
 void write_solver_state_hdf5(const SolverState& state, const std::string& path) {

@@ -17,6 +17,13 @@
 namespace crema {
 namespace {
 
+// What check_file has the checking process read: each named dataset, as the layer reads it.
+template <typename Dtype>
+void read_datasets(const std::string& path, const std::vector<std::string>& names) {
+  const hdf5::File f = hdf5::File::open(path);
+  for (const std::string& name : names) hdf5::read_dataset<Dtype>(f.id(), name, path);
+}
+
 // The files a source list names: whitespace-separated, as Caffe reads it. A relative path that
 // does not exist from the working directory is taken beside the list, so that a folder holding
 // a list and its files works from anywhere.
@@ -91,10 +98,7 @@ void Hdf5DataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
 
 template <typename Dtype>
 void Hdf5DataLayer<Dtype>::check_file(const std::string& path) const {
-  hdf5::check_in_child(path, "an HDF5Data source", [&] {
-    const hdf5::File f = hdf5::File::open(path);
-    for (const std::string& top : tops_) hdf5::read_dataset<Dtype>(f.id(), top, path);
-  });
+  hdf5::check_in_child(path, "an HDF5Data source", read_datasets<Dtype>, tops_);
 }
 
 template <typename Dtype>

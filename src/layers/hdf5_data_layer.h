@@ -59,7 +59,7 @@ class Hdf5DataLayer : public Layer<Dtype> {
   // Puts the reader where it stands after `records` rows from the start.
   void seek(uint64_t records);
   int64_t rows_of(size_t file);
-  // Reads path's datasets in a child process first (hdf5::check_in_child): libhdf5 crashes on
+  // Reads path's datasets in the checking process first (hdf5::check_in_child): libhdf5 crashes on
   // some damaged files.
   void check_file(const std::string& path) const;
 
