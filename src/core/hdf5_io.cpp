@@ -237,6 +237,10 @@ Object create_group(Id loc, const std::string& name, const std::string& where) {
   return group;
 }
 
+// How far a dataset's bytes may exceed what the file stores for it (dataset_info).
+constexpr uint64_t kUnbackedBytes = uint64_t(1) << 20;
+constexpr uint64_t kMaxExpansion = 4096;
+
 DatasetInfo dataset_info(Id loc, const std::string& name, const std::string& where, int max_rank) {
   Object ds = open_dataset(loc, name, where);
   Object type(H5Dget_type(ds.id()));
@@ -263,6 +267,14 @@ DatasetInfo dataset_info(Id loc, const std::string& name, const std::string& whe
     count *= d;
     info.dims.push_back(int64_t(d));
   }
+  // The values come from the bytes the file stores for the dataset, which deflate expands at most
+  // about 1032 times: a claim far past that (a damaged header, or chunks never written, which
+  // read as the fill value) would have crema allocate memory the file cannot back.
+  const uint64_t claimed = count * uint64_t(H5Tget_size(type.id()));
+  const uint64_t stored = H5Dget_storage_size(ds.id());
+  if (claimed > kUnbackedBytes && claimed / kMaxExpansion > stored)
+    fail(where, ": dataset \"", name, "\" claims ", count, " values (", claimed,
+         " bytes) but the file stores ", stored, " bytes of them (damaged?)");
   return info;
 }
 

@@ -245,7 +245,17 @@ TEST(Hdf5DataLayer, TruncatedOrCorruptFilesAreErrorsNamingTheFile) {
   junk.replace(0, 8, "\x89HDF\r\n\x1a\n");
   std::ofstream(dir.file("junk.h5"), std::ios::binary) << junk;
   EXPECT_NE(setup_error(hdf5_param(list, 2)).find(dir.file("junk.h5")), std::string::npos);
-  // A file on which libhdf5 itself crashes (fuzz_hdf5's finding), read in a child process first
+  // A dataset claiming 4 GiB of values the file does not store (chunks never written read as
+  // the fill value): refused before anything is allocated (fuzz_hdf5's finding).
+  write_h5(dir.file("unbacked.h5"),
+           {{"data", {uint64_t(1) << 28, 4}, {}, false, false, 1024}, {"label", {2}, {0, 1}}});
+  std::ofstream(list) << dir.file("unbacked.h5");
+  EXPECT_NE(setup_error(hdf5_param(list, 2))
+                .find(dir.file("unbacked.h5") + ": dataset \"data\" claims 1073741824 values "
+                                                "(4294967296 bytes) but the file stores 0 bytes"),
+            std::string::npos)
+      << setup_error(hdf5_param(list, 2));
+  // A file on which libhdf5 itself crashes (fuzz_hdf5's finding), read in a checking process first
   // (under AddressSanitizer the child may end by the sanitizer's exit instead of the signal).
   const std::string crash = std::string(CREMA_SOURCE_DIR) +
                             "/tests/fuzz/corpus/fuzz_hdf5/symbol_table_read_at_address_0.h5";
