@@ -129,6 +129,7 @@ struct Checker {
   pid_t pid = -1;
   int fd = -1;
   pid_t owner = -1;  // the process that forked it: a fork of that one needs its own
+  int served = 0;    // requests the process has answered
 
   void start(const std::string& path) {
     int fds[2];
@@ -149,6 +150,7 @@ struct Checker {
     pid = child;
     fd = fds[0];
     owner = ::getpid();
+    served = 0;
   }
 
   // Closes this end and waits for the process: its wait status, or -1 if none can be had.
@@ -165,14 +167,21 @@ struct Checker {
     return status;
   }
 
-  // Whether the checking process read path to the end; its wait status in *status if it died.
+  // Whether the checking process read path to the end. If it died: its wait status in *status,
+  // and in *suspect whether the death may not be path's (the process had served earlier files,
+  // whose damage it may carry, or ended cleanly, idle as the request came).
   bool check(const std::string& path, CheckedRead read, const std::vector<std::string>& args,
-             int* status) {
+             int* status, bool* suspect) {
     if (pid >= 0 && owner != ::getpid()) stop();  // this process is a fork of its owner
     if (pid < 0) start(path);
     char done = 1;
-    if (send_request(fd, read, path, args) && receive_all(fd, &done, 1)) return true;
+    if (send_request(fd, read, path, args) && receive_all(fd, &done, 1)) {
+      ++served;
+      return true;
+    }
+    const bool was_serving = served > 0;
     *status = stop();
+    *suspect = was_serving || (WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
     return false;
   }
 };
@@ -192,10 +201,11 @@ void check_in_child(const std::string& path, const char* kind, CheckedRead read,
   const internal::ApiLock lock;
   if (read_cleanly.count(key)) return;
   if (read_cleanly.size() >= 4096) read_cleanly.clear();  // bounded, for long-lived processes
-  // A process that dies is asked again anew: it may have ended idle as the request came, or
-  // carried damage from an earlier file. A second death is this file's.
+  // A death that may not be this file's is checked again by a new process.
   int status = -1;
-  if (!checker.check(path, read, args, &status) && !checker.check(path, read, args, &status)) {
+  bool suspect = false;
+  if (!checker.check(path, read, args, &status, &suspect) &&
+      (!suspect || !checker.check(path, read, args, &status, &suspect))) {
     if (status >= 0 && WIFSIGNALED(status))
       fail(path, ": damaged HDF5 file: libhdf5 crashed reading it as ", kind, " (",
            strsignal(WTERMSIG(status)), ")");

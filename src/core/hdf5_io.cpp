@@ -1,6 +1,7 @@
 // HDF5 files through the C API: opening (disk or memory), datasets, scalars, strings, groups.
 #include "core/hdf5_io.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -237,9 +238,9 @@ Object create_group(Id loc, const std::string& name, const std::string& where) {
   return group;
 }
 
-// How far a dataset's bytes may exceed what the file stores for it (dataset_info).
-constexpr uint64_t kUnbackedBytes = uint64_t(1) << 20;
-constexpr uint64_t kMaxExpansion = 4096;
+// How many values a dataset may claim beyond what the file stores for it (dataset_info).
+constexpr uint64_t kUnbackedValues = uint64_t(1) << 18;
+constexpr uint64_t kMaxValuesPerByte = 4096;
 
 DatasetInfo dataset_info(Id loc, const std::string& name, const std::string& where, int max_rank) {
   Object ds = open_dataset(loc, name, where);
@@ -267,14 +268,18 @@ DatasetInfo dataset_info(Id loc, const std::string& name, const std::string& whe
     count *= d;
     info.dims.push_back(int64_t(d));
   }
-  // The values come from the bytes the file stores for the dataset, which deflate expands at most
-  // about 1032 times: a claim far past that (a damaged header, or chunks never written, which
-  // read as the fill value) would have crema allocate memory the file cannot back.
-  const uint64_t claimed = count * uint64_t(H5Tget_size(type.id()));
-  const uint64_t stored = H5Dget_storage_size(ds.id());
-  if (claimed > kUnbackedBytes && claimed / kMaxExpansion > stored)
-    fail(where, ": dataset \"", name, "\" claims ", count, " values (", claimed,
-         " bytes) but the file stores ", stored, " bytes of them (damaged?)");
+  // The values come from the bytes the file stores for the dataset (no more than the file holds),
+  // which deflate expands at most about 1032 times, so at most that many 1-byte values a byte: a
+  // claim far past that (a damaged header, or chunks never written, which read as the fill
+  // value) would have crema allocate memory the file cannot back.
+  const Object file(H5Iget_file_id(ds.id()));
+  hsize_t file_bytes = 0;
+  if (file.id() < 0 || H5Fget_filesize(file.id(), &file_bytes) < 0)
+    h5fail(where, ": dataset \"", name, "\": cannot read the file's size");
+  const uint64_t stored = std::min<uint64_t>(H5Dget_storage_size(ds.id()), file_bytes);
+  if (count > kUnbackedValues && count / kMaxValuesPerByte > stored)
+    fail(where, ": dataset \"", name, "\" claims ", count, " values but the file stores ", stored,
+         " bytes of them (damaged?)");
   return info;
 }
 
