@@ -92,9 +92,8 @@ for target in "$B"/fuzz_*; do
     limit="-max_total_time=$seconds"
   else
     # fuzz_hdf5 reads each input in the checking process and then in its own
-    # (hdf5::check_in_child), and most of its time is page faults on the fresh memory libhdf5
-    # callocs for each file it opens: about 40 runs a second on the 2-core VM, a quarter of the
-    # runs.
+    # (hdf5::check_in_child), and LeakSanitizer scans the heap after most runs (libhdf5 keeps
+    # freed blocks on its lists): about 50 runs a second on the 2-core VM, a quarter of the runs.
     n=$runs
     [ "$name" = fuzz_hdf5 ] && n=$(((runs + 3) / 4))
     limit="-runs=$n -seed=1"
