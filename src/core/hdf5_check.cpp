@@ -105,6 +105,7 @@ bool receive_string(int fd, std::string* s) {
   for (const int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(sig, SIG_DFL);
   for (;;) {
     pollfd ready{fd, POLLIN, 0};
+    // _exit, never exit: no exit handlers, no flush of the stdio buffers copied from the parent.
     if (::poll(&ready, 1, kIdleSeconds * 1000) <= 0) ::_exit(0);
     uintptr_t address = 0;
     uint64_t count = 0;
@@ -122,7 +123,6 @@ bool receive_string(int fd, std::string* s) {
     const char done = 0;
     if (!send_all(fd, &done, 1)) ::_exit(0);
   }
-  // _exit, never exit: no exit handlers, no flush of the stdio buffers copied from the parent.
 }
 
 struct Checker {

@@ -30,10 +30,10 @@ void read_source(const std::string& path, const std::vector<std::string>& names)
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!crema::hdf5::hdf5_available()) return 0;
 #ifdef CREMA_WITH_HDF5
-  // libhdf5 keeps up to 32 MiB of each kind of block it frees on its own free lists (64 KiB to
-  // 1 MiB by default; the checking process forks with the setting): otherwise each file it opens
-  // callocs its metadata cache anew, fresh pages under ASan, and page faults took half of each
-  // run. Without a limit, blocks of every size a damaged file asks for pile up.
+  // libhdf5 keeps up to 32 MiB of each kind of block it frees on its own free lists (the checking
+  // process forks with the setting): at its default limits each file it opened calloced its
+  // metadata cache anew, fresh pages under ASan, and page faults took half of each run. Without
+  // a limit, blocks of every size a damaged file asks for pile up.
   static const bool kept =
       H5set_free_list_limits(128 << 20, 32 << 20, 128 << 20, 32 << 20, 128 << 20, 32 << 20) >= 0;
   (void)kept;
