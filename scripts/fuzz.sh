@@ -91,15 +91,16 @@ for target in "$B"/fuzz_*; do
   if [ "$mode" = time ]; then
     limit="-max_total_time=$seconds"
   else
-    # fuzz_hdf5 reads each input in the checking process and then in its own
-    # (hdf5::check_in_child), and LeakSanitizer scans the heap after most runs (libhdf5 keeps
-    # freed blocks on its lists): about 50 runs a second on the 2-core VM, a quarter of the runs.
+    # fuzz_hdf5 reads each input in the checking process, and again in its own where that read
+    # succeeded (hdf5::check_in_child), and LeakSanitizer scans the heap after most runs (libhdf5
+    # keeps freed blocks on its lists): about 70 runs a second on the 2-core VM, a quarter of
+    # the runs.
     n=$runs
     [ "$name" = fuzz_hdf5 ] && n=$(((runs + 3) / 4))
     limit="-runs=$n -seed=1"
   fi
-  # A damaged HDF5 file can make libhdf5 ask for gigabytes; the checking process that dies of it
-  # (libFuzzer's malloc limit) takes a second or more to go, and an input may take several.
+  # A damaged HDF5 file can make libhdf5 work for seconds in the checking process before its
+  # memory limit stops it, and an input is read three ways.
   timeout=10
   [ "$name" = fuzz_hdf5 ] && timeout=30
   echo "== $name"

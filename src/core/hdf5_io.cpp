@@ -287,6 +287,8 @@ template <typename T>
 std::vector<T> read_dataset(Id loc, const std::string& name, const std::string& where,
                             DatasetInfo* info_out) {
   const DatasetInfo info = dataset_info(loc, name, where);
+  // The values, and the copy the caller makes of them (a weights blob, an HDF5Data batch).
+  internal::allow_data(2 * uint64_t(info.count()) * sizeof(T));
   std::vector<T> values(size_t(info.count()));
   if (!values.empty()) {
     Object ds = open_dataset(loc, name, where);

@@ -77,9 +77,10 @@ using CheckedRead = void (*)(const std::string& path, const std::vector<std::str
 // Runs read(path, args) in a checking process first, and throws an Error naming the file if that
 // process dies: libhdf5 crashes on some damaged files (fuzz_hdf5 found a .caffemodel.h5 whose
 // symbol table made H5Lexists read address 0 within seconds), which would take the whole process
-// down. One checking process serves the checks that come within seconds of each other; a file
-// it read to the end as `kind` ("weights", ...; same path, args, size and modification time) is
-// not checked again as that kind.
+// down. A read that fails there throws its error here, and one that needs more than 1 GiB of
+// memory beyond its data is an error naming the file. One checking process serves the checks that
+// come within seconds of each other; a file it read to the end as `kind` ("weights", ...; same
+// path, args, size and modification time) is not checked again as that kind.
 void check_in_child(const std::string& path, const char* kind, CheckedRead read,
                     const std::vector<std::string>& args = {});
 // check_in_child, then Read(path) in this process: what it returns.

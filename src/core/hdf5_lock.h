@@ -1,6 +1,7 @@
 // crema's lock around libhdf5, shared by hdf5_io.cpp and hdf5_check.cpp.
 #pragma once
 
+#include <cstdint>
 #include <mutex>
 
 namespace crema::hdf5::internal {
@@ -20,5 +21,8 @@ class ApiLock {
 // Marks this process as the checking process (no locking, no checks of its own).
 void become_checking_process();
 bool is_checking_process();
+// In the checking process, raises its memory limit by bytes: the data a read is about to hold
+// (each read may map a fixed overhead beyond its data). Elsewhere it does nothing.
+void allow_data(uint64_t bytes);
 
 }  // namespace crema::hdf5::internal
