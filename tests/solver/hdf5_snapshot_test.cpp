@@ -132,6 +132,16 @@ TEST(Hdf5Snapshot, FileThatCrashesLibhdf5IsOneError) {
   EXPECT_TRUE(loads(3));
 }
 
+// A 5.6 KB solver state (found by fuzz_hdf5) on which libhdf5 allocates past the checking
+// process's 1 GiB reading its "learned_net" dataset: one error naming the file.
+TEST(Hdf5Snapshot, SolverStateNeedingGigabytesIsOneError) {
+  CREMA_SKIP_WITHOUT_HDF5();
+  const std::string file =
+      std::string(CREMA_SOURCE_DIR) + "/tests/solver/solver_state_allocating_past_1gib.h5";
+  const std::string what = error_of([&] { read_solver_state_hdf5(file); });
+  EXPECT_EQ(what.rfind(file + ": ", 0), 0u) << what;
+}
+
 // Two Gaussian clouds of 4 features, one per class, as the notebook's make_classification.
 void write_classification_set(const std::string& path, int n, uint32_t seed) {
   std::mt19937 rng(seed);
