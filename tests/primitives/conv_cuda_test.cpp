@@ -347,6 +347,25 @@ TEST(ConvCuda, WorkspaceSizeCoversTheChunk) {
   const Descs one = descs_of({"1x1", 2, 8, 5, 5, 4, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
   EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kGemm1x1, one.cd, one.xd, one.wd, one.yd),
             2 * (8 + 4) * 25 * sizeof(float));
+  // A first layer's NHWC copy padded from 3 colours to 8 channels (CaffeNet's conv1 in BF16: 201
+  // MiB for the batch) is made for slices of 22 images, forward and backward filter (whose dy copy,
+  // from f32 NCHW here, and partial filters come on top): the workspace they leave on a new handle.
+  Descs conv1 =
+      descs_of({"caffenet:conv1", 256, 3, 227, 227, 96, 11, 11, 0, 0, 4, 4}, DataType::kFloat32);
+  conv1.cd.math = MathMode::kBF16;
+  {
+    Handle sliced(Device::kCUDA);
+    const DeviceBuffer x(Device::kCUDA, size_t(conv1.xd.count()) * sizeof(float));
+    const DeviceBuffer w(Device::kCUDA, size_t(conv1.wd.count()) * sizeof(float));
+    const DeviceBuffer y(Device::kCUDA, size_t(conv1.yd.count()) * sizeof(float));
+    conv_fwd(sliced, conv1.cd, ConvAlgo::kImplicitGemm, conv1.xd, x.get(), conv1.wd, w.get(),
+             conv1.yd, y.get());
+    conv_bwd_filter(sliced, conv1.cd, ConvAlgo::kImplicitGemm, conv1.xd, x.get(), conv1.yd, y.get(),
+                    conv1.wd, w.get());
+    const size_t batch_copy = size_t(256) * 8 * 227 * 227 * 2;
+    EXPECT_GE(sliced.workspace_size(), batch_copy / 256 * 22);
+    EXPECT_LT(sliced.workspace_size(), batch_copy / 3);
+  }
   Handle fresh(Device::kCUDA);
   EXPECT_EQ(fresh.workspace_budget(), size_t(512) << 20);
   // Depthwise goes to the direct kernel on CUDA.
@@ -459,7 +478,8 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
 // group has no more) 64 output channels. Several row and column tiles, more k-tiles than
 // pipeline stages, a partial last k-tile, groups, stride and dilation, a backward-filter depth
 // split over many blocks with a short last split; ungrouped layers with fewer input channels
-// than a piece (1, 3, 5), whose copies are padded with zeros to one, forward and backward filter;
+// than a piece (1, 3, 5), whose copies are padded with zeros to one, forward and backward filter,
+// and a batch of them whose copy passes 16 MiB, run in slices of images (the last one shorter);
 // exact on integers, within the rounding bound on real values. On compute capability 9.0 the
 // Hopper row's TMA kernel takes those with whole 128-byte k-tiles of inner channels (or an
 // ungrouped layer's channels padded by at most a third): row tiles that start mid-row and cross
@@ -483,6 +503,7 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
       {"i16_rgb_7x7_stride2", 3, 3, 23, 20, 64, 7, 7, 3, 3, 2, 2},
       {"i16_gray_5x5", 2, 1, 16, 16, 24, 5, 5, 0, 0, 1, 1},
       {"i16_five_3x3", 2, 5, 12, 9, 16, 3, 3, 1, 1, 1, 1},
+      {"i16_rgb_batch_in_slices", 25, 3, 227, 227, 16, 11, 11, 0, 0, 4, 4},
       {"tma_grouped_strided_dilated", 3, 128, 13, 11, 200, 3, 3, 2, 1, 2, 1, 2, 1, 2},
       {"tma_no_pad", 2, 64, 10, 9, 64, 3, 3, 0, 0, 1, 1},
       {"tma_5x5_padded_channels", 3, 96, 9, 12, 72, 5, 5, 1, 2, 1, 1},

@@ -283,6 +283,26 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float
     launch<M, 128>(st, g, act_bits, w_bits, pieces, o, groups);
 }
 
+// Images a slice of the pass (slice_images): forward copies of padded channels only.
+int images_a_slice(const ConvProblem& p, bool fwd) {
+  const int cp = fwd_channels(p);
+  if (!fwd || cp == p.wd.c) return p.xd.n;
+  const int64_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
+  return slice_images(p.xd.n, elem * cp * p.xd.h * p.xd.w, int64_t(p.yd.h) * p.yd.w);
+}
+
+void run_math(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float* w, void* out,
+              Blend blend, const float* bias, bool relu, bool wgmma) {
+  switch (p.cd.math) {
+    case MathMode::kTF32:
+      return run<MathMode::kTF32>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
+    case MathMode::kBF16:
+      return run<MathMode::kBF16>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
+    default:
+      return run<MathMode::kFP16>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
+  }
+}
+
 }  // namespace
 
 bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass) {
@@ -310,20 +330,22 @@ bool igemm_nhwc_takes_half(const ConvProblem& p, ConvPass pass) {
 
 size_t igemm_nhwc_workspace(const ConvProblem& p, ConvPass pass) {
   const bool fwd = pass == ConvPass::kFwd;
-  const TensorDesc& src = fwd ? p.xd : p.yd;
-  return layout_of(p, fwd, !nhwc_in_place(p.cd.math, src, src_channels(p, fwd))).total;
+  const ImageSlice slice(p, images_a_slice(p, fwd));
+  const TensorDesc& src = fwd ? slice.xd : slice.yd;
+  return layout_of(slice.of(p), fwd, !nhwc_in_place(p.cd.math, src, src_channels(p, fwd))).total;
 }
 
 void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const void* act, const float* w,
                     void* out, Blend blend, const float* bias, bool relu, bool wgmma) {
   const bool fwd = pass == ConvPass::kFwd;
-  switch (p.cd.math) {
-    case MathMode::kTF32:
-      return run<MathMode::kTF32>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
-    case MathMode::kBF16:
-      return run<MathMode::kBF16>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
-    default:
-      return run<MathMode::kFP16>(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
+  const int n = p.xd.n, per = images_a_slice(p, fwd);
+  if (per == n) return run_math(h, p, fwd, act, w, out, blend, bias, relu, wgmma);
+  // Each image's output is its own: the slices blend as the whole would.
+  const TensorDesc &src = fwd ? p.xd : p.yd, &dst = fwd ? p.yd : p.xd;
+  for (int n0 = 0; n0 < n; n0 += per) {
+    const ImageSlice slice(p, std::min(per, n - n0));
+    run_math(h, slice.of(p), fwd, image_at(act, src, n0), w, image_at(out, dst, n0), blend, bias,
+             relu, wgmma);
   }
 }
 

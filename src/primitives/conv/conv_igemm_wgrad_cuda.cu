@@ -298,15 +298,8 @@ void run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* 
   check_launch("igemm wgrad finish_kernel");
 }
 
-}  // namespace
-
-size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p) {
-  const size_t cp_async = carving_of(p, geo_of(h, p, false)).total;
-  return tma_channels(p) ? std::max(cp_async, carving_of(p, geo_of(h, p, true)).total) : cp_async;
-}
-
-void igemm_wgrad_run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
-                     Blend blend, bool wgmma) {
+void run_math(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
+              Blend blend, bool wgmma) {
   switch (p.cd.math) {
     case MathMode::kTF32:
       return run<MathMode::kTF32>(h, p, x, dy, dw, blend, wgmma);
@@ -314,6 +307,35 @@ void igemm_wgrad_run(Handle& h, const ConvProblem& p, const void* x, const void*
       return run<MathMode::kBF16>(h, p, x, dy, dw, blend, wgmma);
     default:
       return run<MathMode::kFP16>(h, p, x, dy, dw, blend, wgmma);
+  }
+}
+
+// Images a slice of the pass (slice_images): where x's copy pads its channels.
+int images_a_slice(const ConvProblem& p) {
+  const int cp = nhwc_input_channels(p.wd.c, p.cd.groups, p.cd.math);
+  if (cp == p.wd.c) return p.xd.n;
+  const int64_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
+  return slice_images(p.xd.n, elem * cp * p.xd.h * p.xd.w, int64_t(p.yd.h) * p.yd.w);
+}
+
+}  // namespace
+
+size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p) {
+  const ImageSlice slice(p, images_a_slice(p));
+  const ConvProblem s = slice.of(p);
+  const size_t cp_async = carving_of(s, geo_of(h, s, false)).total;
+  return tma_channels(s) ? std::max(cp_async, carving_of(s, geo_of(h, s, true)).total) : cp_async;
+}
+
+void igemm_wgrad_run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
+                     Blend blend, bool wgmma) {
+  const int n = p.xd.n, per = images_a_slice(p);
+  if (per == n) return run_math(h, p, x, dy, dw, blend, wgmma);
+  // The filter's gradient sums over images: each slice after the first adds to it.
+  for (int n0 = 0; n0 < n; n0 += per) {
+    const ImageSlice slice(p, std::min(per, n - n0));
+    run_math(h, slice.of(p), image_at(x, p.xd, n0), image_at(dy, p.yd, n0), dw,
+             n0 == 0 ? blend : Blend{blend.alpha, 1.0}, wgmma);
   }
 }
 

@@ -5,7 +5,10 @@
 // defines its rows; adding an algorithm is one file plus one row in conv.cpp's table.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
 
 #include "primitives/conv.h"
 
@@ -86,6 +89,32 @@ inline int nhwc_piece_values(MathMode m) {
 inline int nhwc_input_channels(int cg, int groups, MathMode m) {
   const int piece = nhwc_piece_values(m);
   return groups == 1 && cg < piece ? piece : cg;
+}
+// Such a padded copy is the largest workspace of a net whose other layers are read in place
+// (CaffeNet's 256 x 3 x 227 x 227 input: 201 MiB of 8-channel BF16 rows), so the passes that make
+// one run over slices of the batch: the images of a slice. The whole batch where its copy fits in
+// kSliceBytes, else as few images as keep a slice's copy within it, but no fewer than give the
+// GEMM kSliceRows rows (512 row tiles, several waves of blocks), the same number in each slice.
+inline constexpr int64_t kSliceBytes = int64_t(16) << 20;
+inline constexpr int64_t kSliceRows = int64_t(1) << 16;
+inline int slice_images(int n, int64_t copy_bytes_an_image, int64_t rows_an_image) {
+  if (copy_bytes_an_image * n <= kSliceBytes) return n;
+  const int64_t fit = kSliceBytes / copy_bytes_an_image;
+  const int64_t busy = (kSliceRows + rows_an_image - 1) / rows_an_image;
+  const int64_t most = std::clamp<int64_t>(std::max(fit, busy), 1, n);
+  const int64_t slices = (n + most - 1) / most;
+  return int((n + slices - 1) / slices);
+}
+// A problem's images [n0, n0 + count): its own descriptors, pointers moved by image_at.
+struct ImageSlice {
+  TensorDesc xd, yd;
+  ImageSlice(const ConvProblem& p, int count) : xd(p.xd), yd(p.yd) { xd.n = yd.n = count; }
+  ConvProblem of(const ConvProblem& p) const { return {p.cd, xd, p.wd, yd}; }
+};
+template <typename T>  // void or const void
+T* image_at(T* base, const TensorDesc& d, int n) {
+  using Byte = std::conditional_t<std::is_const_v<T>, const char, char>;
+  return static_cast<Byte*>(base) + int64_t(n) * d.stride_n * int64_t(dtype_size(d.dtype));
 }
 // Whether the implicit GEMM runs a pass through its NHWC path: TF32/BF16/FP16 math, the channels
 // per group the pass reads along memory filling 16-byte pieces (inner channels for forward and
