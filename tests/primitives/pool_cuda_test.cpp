@@ -289,6 +289,11 @@ TEST(PoolCuda, NhwcViewMatchesCpu) {
       expand("nhwc_k3s1", 2, 3, 7, 6, 3, 3, 1, 1, 1, 1, kMaxOnly, false),
       expand("nhwc_k2s2", 2, 4, 6, 8, 2, 2, 0, 0, 2, 2, kMaxOnly, false),
   })));
+  // Max backward whose argmax passes 16 MiB runs over slices of the batch: packed NHWC, a byte an
+  // output (17.7 MB: two slices of 9 images), and NCHW, an int an output (19.7 MB: 3 and 2).
+  check_all(as_nhwc(
+      expand("nhwc_argmax_in_slices", 18, 64, 124, 124, 3, 3, 1, 1, 1, 1, kMaxOnly, false)));
+  check_all(expand("argmax_in_slices", 5, 64, 124, 124, 3, 3, 1, 1, 1, 1, kMaxOnly, false));
 }
 
 // The staged forward and max backward of small packed planes (pool_planes_cuda.cu) run on grids

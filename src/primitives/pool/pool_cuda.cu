@@ -20,6 +20,7 @@
 // other special-shape rows refuse it. On channels-last tensors the threads take a pixel's channels
 // in turn (adjacent threads, adjacent values), on packed NHWC ones packs of up to 16 bytes of them
 // (the *_pack kernels).
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <limits>
@@ -503,7 +504,7 @@ void fwd(const PoolArgs& a, const Typed<T>& t) {
 }
 
 template <typename T>
-void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
+void bwd_batch(Handle& h, const PoolArgs& a, const Typed<T>& t) {
   const PoolDesc& pd = a.pd;
   const TensorDesc &xd = a.xd, &yd = a.yd;
   const int64_t outputs = yd.count(), inputs = xd.count();
@@ -542,6 +543,31 @@ void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
   else
     gather_kernel<T, int64_t><<<grid_for(inputs), kBlock, 0, t.s>>>(
         geo_of<int64_t>(pd, xd, yd), inputs, t.dy, argmax, t.out, t.alpha, t.beta);
+}
+
+// The max backward's argmax takes the workspace a byte (pack path) or an int per output: VGG-16's
+// channels-last pool1 49 MiB at batch 64, its largest workspace in BF16. Past kArgmaxSliceBytes
+// it runs over slices of the batch, as few as keep each slice's argmax within it (an image's
+// gradient is its own).
+constexpr int64_t kArgmaxSliceBytes = int64_t(16) << 20;
+
+template <typename T>
+void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
+  const TensorDesc &xd = a.xd, &yd = a.yd;
+  const int n = xd.n;
+  const int64_t image_bytes =
+      yd.count() / n * (pack_width<T>(a, {t.x, t.y, t.dy, t.out}) ? 1 : int64_t(sizeof(int)));
+  if (!a.is_max() || image_bytes * n <= kArgmaxSliceBytes) return bwd_batch(h, a, t);
+  const int64_t most = std::max<int64_t>(1, kArgmaxSliceBytes / image_bytes);
+  const int64_t slices = (n + most - 1) / most;
+  const int per = int((n + slices - 1) / slices);
+  for (int n0 = 0; n0 < n; n0 += per) {
+    TensorDesc xs = xd, ys = yd;
+    xs.n = ys.n = std::min(per, n - n0);
+    const int64_t xo = n0 * xd.stride_n, yo = n0 * yd.stride_n;
+    const Typed<T> ts{t.s, t.x + xo, t.y + yo, t.dy + yo, t.out + xo, t.alpha, t.beta};
+    bwd_batch(h, PoolArgs{a.pass, a.pd, xs, ys, ts.x, ts.y, ts.dy, ts.out, a.blend}, ts);
+  }
 }
 
 void run(Handle& h, const PoolArgs& a) {
