@@ -283,13 +283,8 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float
     launch<M, 128>(st, g, act_bits, w_bits, pieces, o, groups);
 }
 
-// Images a slice of the pass (slice_images): forward copies of padded channels only.
-int images_a_slice(const ConvProblem& p, bool fwd) {
-  const int cp = fwd_channels(p);
-  if (!fwd || cp == p.wd.c) return p.xd.n;
-  const int64_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
-  return slice_images(p.xd.n, elem * cp * p.xd.h * p.xd.w, int64_t(p.yd.h) * p.yd.w);
-}
+// Images a slice of the pass: forward's padded copies only (padded_copy_slice).
+int images_a_slice(const ConvProblem& p, bool fwd) { return fwd ? padded_copy_slice(p) : p.xd.n; }
 
 void run_math(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float* w, void* out,
               Blend blend, const float* bias, bool relu, bool wgmma) {

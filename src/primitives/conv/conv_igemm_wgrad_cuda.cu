@@ -310,18 +310,10 @@ void run_math(Handle& h, const ConvProblem& p, const void* x, const void* dy, fl
   }
 }
 
-// Images a slice of the pass (slice_images): where x's copy pads its channels.
-int images_a_slice(const ConvProblem& p) {
-  const int cp = nhwc_input_channels(p.wd.c, p.cd.groups, p.cd.math);
-  if (cp == p.wd.c) return p.xd.n;
-  const int64_t elem = p.cd.math == MathMode::kTF32 ? 4 : 2;
-  return slice_images(p.xd.n, elem * cp * p.xd.h * p.xd.w, int64_t(p.yd.h) * p.yd.w);
-}
-
 }  // namespace
 
 size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p) {
-  const ImageSlice slice(p, images_a_slice(p));
+  const ImageSlice slice(p, padded_copy_slice(p));
   const ConvProblem s = slice.of(p);
   const size_t cp_async = carving_of(s, geo_of(h, s, false)).total;
   return tma_channels(s) ? std::max(cp_async, carving_of(s, geo_of(h, s, true)).total) : cp_async;
@@ -329,7 +321,7 @@ size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p) {
 
 void igemm_wgrad_run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
                      Blend blend, bool wgmma) {
-  const int n = p.xd.n, per = images_a_slice(p);
+  const int n = p.xd.n, per = padded_copy_slice(p);
   if (per == n) return run_math(h, p, x, dy, dw, blend, wgmma);
   // The filter's gradient sums over images: each slice after the first adds to it.
   for (int n0 = 0; n0 < n; n0 += per) {

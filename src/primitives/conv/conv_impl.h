@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "primitives/common/batch_slices.h"
 #include "primitives/conv.h"
 
 namespace crema::prim {
@@ -92,18 +93,17 @@ inline int nhwc_input_channels(int cg, int groups, MathMode m) {
 }
 // Such a padded copy is the largest workspace of a net whose other layers are read in place
 // (CaffeNet's 256 x 3 x 227 x 227 input: 201 MiB of 8-channel BF16 rows), so the passes that make
-// one run over slices of the batch: the images of a slice. The whole batch where its copy fits in
-// kSliceBytes, else as few images as keep a slice's copy within it, but no fewer than give the
-// GEMM kSliceRows rows (512 row tiles, several waves of blocks), the same number in each slice.
-inline constexpr int64_t kSliceBytes = int64_t(16) << 20;
+// one (forward, backward filter) run over slices of the batch: the images of a slice. The whole
+// batch where x's copy pads nothing or fits in kSliceBytes, else as few images as keep a slice's
+// copy within it, but no fewer than give the GEMM kSliceRows rows (512 row tiles, several waves
+// of blocks).
 inline constexpr int64_t kSliceRows = int64_t(1) << 16;
-inline int slice_images(int n, int64_t copy_bytes_an_image, int64_t rows_an_image) {
-  if (copy_bytes_an_image * n <= kSliceBytes) return n;
-  const int64_t fit = kSliceBytes / copy_bytes_an_image;
-  const int64_t busy = (kSliceRows + rows_an_image - 1) / rows_an_image;
-  const int64_t most = std::clamp<int64_t>(std::max(fit, busy), 1, n);
-  const int64_t slices = (n + most - 1) / most;
-  return int((n + slices - 1) / slices);
+inline int padded_copy_slice(const ConvProblem& p) {
+  const int cp = nhwc_input_channels(p.wd.c, p.cd.groups, p.cd.math);
+  const int64_t image = int64_t(p.cd.math == MathMode::kTF32 ? 4 : 2) * cp * p.xd.h * p.xd.w;
+  if (cp == p.wd.c || image * p.xd.n <= kSliceBytes) return p.xd.n;
+  const int64_t rows = int64_t(p.yd.h) * p.yd.w;
+  return even_slice(p.xd.n, std::max(kSliceBytes / image, (kSliceRows + rows - 1) / rows));
 }
 // A problem's images [n0, n0 + count): its own descriptors, pointers moved by image_at.
 struct ImageSlice {

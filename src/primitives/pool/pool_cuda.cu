@@ -26,6 +26,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "primitives/common/batch_slices.h"
 #include "primitives/common/fast_div.h"
 #include "primitives/cuda/cuda_pack.cuh"
 #include "primitives/cuda/cuda_util.cuh"
@@ -546,21 +547,18 @@ void bwd_batch(Handle& h, const PoolArgs& a, const Typed<T>& t) {
 }
 
 // The max backward's argmax takes the workspace a byte (pack path) or an int per output: VGG-16's
-// channels-last pool1 49 MiB at batch 64, its largest workspace in BF16. Past kArgmaxSliceBytes
-// it runs over slices of the batch, as few as keep each slice's argmax within it (an image's
-// gradient is its own).
-constexpr int64_t kArgmaxSliceBytes = int64_t(16) << 20;
-
+// channels-last pool1 49 MiB at batch 64, its largest workspace in BF16. Past kSliceBytes it runs
+// over slices of the batch, as few as keep each slice's argmax within it (an image's gradient is
+// its own).
 template <typename T>
 void bwd(Handle& h, const PoolArgs& a, const Typed<T>& t) {
+  if (!a.is_max()) return bwd_batch(h, a, t);
   const TensorDesc &xd = a.xd, &yd = a.yd;
   const int n = xd.n;
   const int64_t image_bytes =
       yd.count() / n * (pack_width<T>(a, {t.x, t.y, t.dy, t.out}) ? 1 : int64_t(sizeof(int)));
-  if (!a.is_max() || image_bytes * n <= kArgmaxSliceBytes) return bwd_batch(h, a, t);
-  const int64_t most = std::max<int64_t>(1, kArgmaxSliceBytes / image_bytes);
-  const int64_t slices = (n + most - 1) / most;
-  const int per = int((n + slices - 1) / slices);
+  if (image_bytes * n <= kSliceBytes) return bwd_batch(h, a, t);
+  const int per = even_slice(n, kSliceBytes / image_bytes);
   for (int n0 = 0; n0 < n; n0 += per) {
     TensorDesc xs = xd, ys = yd;
     xs.n = ys.n = std::min(per, n - n0);
