@@ -100,7 +100,8 @@ inline int nhwc_input_channels(int cg, int groups, MathMode m) {
 inline constexpr int64_t kSliceRows = int64_t(1) << 16;
 inline int padded_copy_slice(const ConvProblem& p) {
   const int cp = nhwc_input_channels(p.wd.c, p.cd.groups, p.cd.math);
-  const int64_t image = int64_t(p.cd.math == MathMode::kTF32 ? 4 : 2) * cp * p.xd.h * p.xd.w;
+  const int64_t image =
+      int64_t(dtype_size(math_storage_type(p.cd.math))) * cp * p.xd.h * p.xd.w;
   if (cp == p.wd.c || image * p.xd.n <= kSliceBytes) return p.xd.n;
   const int64_t rows = int64_t(p.yd.h) * p.yd.w;
   return even_slice(p.xd.n, std::max(kSliceBytes / image, (kSliceRows + rows - 1) / rows));
