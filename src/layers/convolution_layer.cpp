@@ -64,6 +64,8 @@ void ConvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                        const Tensors& bottom) {
   if (bn_) this->error("backward with a folded BatchNorm: the net was declared forward-only");
   const prim::Blend accumulate{1, 1};
+  const bool beside =
+      this->param_propagate_down(0) && this->weight_grad_beside(this->weight_grad_macs());
   for (size_t i = 0; i < top.size(); ++i) {
     if (relu_) {  // the absorbed ReLU's backward, in place: y > 0 where the sum was
       const prim::TensorDesc d = flat_desc(top[i]->storage(), top[i]->count());
@@ -71,17 +73,19 @@ void ConvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
                     top[i]->mutable_raw_diff());
     }
     const void* dy = top[i]->raw_diff();
+    if (beside) h.fork();
+    if (this->param_propagate_down(0))
+      prim::conv_bwd_filter(beside ? h.side() : h, this->conv_bwd_, prim::ConvAlgo::kAuto,
+                            this->x_desc_, bottom[i]->raw_data(), this->y_desc_, dy, this->filter_,
+                            this->blobs_[0]->mutable_diff(), accumulate);
     if (this->bias_term_ && this->param_propagate_down(1))
       prim::conv_bwd_bias(h, this->y_desc_, dy, this->blobs_[1]->mutable_diff(), accumulate);
-    if (this->param_propagate_down(0))
-      prim::conv_bwd_filter(h, this->conv_bwd_, prim::ConvAlgo::kAuto, this->x_desc_,
-                            bottom[i]->raw_data(), this->y_desc_, dy, this->filter_,
-                            this->blobs_[0]->mutable_diff(), accumulate);
     if (propagate_down[i])
       prim::conv_bwd_data(h, this->conv_bwd_, prim::ConvAlgo::kAuto, this->filter_,
                           this->blobs_[0]->data(), this->y_desc_, dy, this->x_desc_,
                           bottom[i]->mutable_raw_diff(), prim::Blend{1, 0});
   }
+  if (beside) h.join();
 }
 
 template class ConvolutionLayer<float>;

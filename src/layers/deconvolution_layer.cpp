@@ -21,20 +21,24 @@ void DeconvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                          const std::vector<bool>& propagate_down,
                                          const Tensors& bottom) {
   const prim::Blend accumulate{1, 1};
+  const bool beside =
+      this->param_propagate_down(0) && this->weight_grad_beside(this->weight_grad_macs());
+  if (beside) h.fork();
   for (size_t i = 0; i < top.size(); ++i) {
     const Dtype* dy = top[i]->diff();
-    if (this->bias_term_ && this->param_propagate_down(1))
-      prim::conv_bwd_bias(h, this->x_desc_, dy, this->blobs_[1]->mutable_diff(), accumulate);
     // The convolution's input is our top (its gradient dy here) and its output our bottom.
     if (this->param_propagate_down(0))
-      prim::conv_bwd_filter(h, this->conv_bwd_, prim::ConvAlgo::kAuto, this->x_desc_, dy,
-                            this->y_desc_, bottom[i]->data(), this->filter_,
+      prim::conv_bwd_filter(beside ? h.side() : h, this->conv_bwd_, prim::ConvAlgo::kAuto,
+                            this->x_desc_, dy, this->y_desc_, bottom[i]->data(), this->filter_,
                             this->blobs_[0]->mutable_diff(), accumulate);
+    if (this->bias_term_ && this->param_propagate_down(1))
+      prim::conv_bwd_bias(h, this->x_desc_, dy, this->blobs_[1]->mutable_diff(), accumulate);
     if (propagate_down[i])
       prim::conv_fwd(h, this->conv_bwd_, prim::ConvAlgo::kAuto, this->x_desc_, dy, this->filter_,
                      this->blobs_[0]->data(), this->y_desc_, bottom[i]->mutable_diff(),
                      prim::Blend{1, 0});
   }
+  if (beside) h.join();
 }
 
 template class DeconvolutionLayer<float>;

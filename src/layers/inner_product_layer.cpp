@@ -93,24 +93,30 @@ void InnerProductLayer<Dtype>::backward(Handle& h, const Tensors& top,
   if (half_y) convert(h, yt.storage(), yt.raw_diff(), t, y32_->mutable_diff(), yt.count());
   const Dtype* dy = half_y ? y32_->diff() : yt.diff();
   const Dtype* x = half_x ? x32_->data() : xt.data();  // the copy forward made
+  const bool beside =
+      this->param_propagate_down(0) && this->weight_grad_beside(double(m_) * n_ * k_);
+  if (beside) h.fork();
   if (this->param_propagate_down(0)) {
+    Handle& g = beside ? h.side() : h;
     Dtype* dw = this->blobs_[0]->mutable_diff();
     if (transpose_) {
-      prim::gemm(h, t, prim::Trans::kYes, prim::Trans::kNo, k_, n_, m_, 1.0, x, dy, 1.0, dw,
+      prim::gemm(g, t, prim::Trans::kYes, prim::Trans::kNo, k_, n_, m_, 1.0, x, dy, 1.0, dw,
                  bwd_math_);
     } else {
-      prim::gemm(h, t, prim::Trans::kYes, prim::Trans::kNo, n_, k_, m_, 1.0, dy, x, 1.0, dw,
+      prim::gemm(g, t, prim::Trans::kYes, prim::Trans::kNo, n_, k_, m_, 1.0, dy, x, 1.0, dw,
                  bwd_math_);
     }
   }
   if (bias_term_ && this->param_propagate_down(1))
     prim::bias_bwd(h, prim::TensorDesc::nchw(t, m_, n_, 1, 1), dy, this->blobs_[1]->mutable_diff(),
                    prim::Blend{1, 1});
-  if (!propagate_down[0]) return;
-  Dtype* dx = half_x ? x32_->mutable_diff() : xt.mutable_diff();
-  prim::gemm(h, t, prim::Trans::kNo, transpose_ ? prim::Trans::kYes : prim::Trans::kNo, m_, k_, n_,
-             1.0, dy, this->blobs_[0]->data(), 0.0, dx, bwd_math_);
-  if (half_x) convert(h, t, dx, xt.storage(), xt.mutable_raw_diff(), xt.count());
+  if (propagate_down[0]) {
+    Dtype* dx = half_x ? x32_->mutable_diff() : xt.mutable_diff();
+    prim::gemm(h, t, prim::Trans::kNo, transpose_ ? prim::Trans::kYes : prim::Trans::kNo, m_, k_,
+               n_, 1.0, dy, this->blobs_[0]->data(), 0.0, dx, bwd_math_);
+    if (half_x) convert(h, t, dx, xt.storage(), xt.mutable_raw_diff(), xt.count());
+  }
+  if (beside) h.join();
 }
 
 template class InnerProductLayer<float>;

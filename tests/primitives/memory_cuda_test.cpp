@@ -1,6 +1,7 @@
 // GPU memory plumbing: an impossible allocation is a clear error, not a crash; pinned host
-// memory, asynchronous copies on two streams and events move data in the right order; the peak
-// allocation figure counts what was held.
+// memory, asynchronous copies on two streams and events move data in the right order, as do a
+// handle's fork and join with its side stream, replayed from a graph too; the peak allocation
+// figure counts what was held.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "cuda_test_util.h"
+#include "primitives/blas.h"
 #include "primitives/handle.h"
 
 namespace crema::prim {
@@ -49,6 +51,42 @@ TEST(MemoryCuda, AsyncCopiesOrderedByEventsAcrossStreams) {
     ASSERT_TRUE(std::equal(back.begin(), back.end(), host.begin())) << "round " << round;
   }
   EXPECT_GE(cuda_peak_allocated_bytes(), 2 * n * sizeof(float));
+}
+
+// Main writes a, the side copies a to b, main copies b back: without the fork the side's copy
+// would overtake the fill of 64 MiB, without the join main's read would overtake the copy.
+TEST(MemoryCuda, SideStreamForkAndJoinOrderTheWork) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle h(Device::kCUDA);
+  ASSERT_NE(&h.side(), &h);
+  EXPECT_EQ(&h.side().algo_cache(), &h.algo_cache());  // the side's algorithm picks are h's
+  const size_t n = size_t(1) << 24;
+  DeviceBuffer a(Device::kCUDA, n * sizeof(float)), b(Device::kCUDA, n * sizeof(float));
+  std::vector<float, PinnedAllocator<float>> back(n);
+  auto queue = [&](float value) {
+    fill(h, DataType::kFloat32, int64_t(n), value, a.get());
+    h.fork();
+    memcpy_async(h.side(), b.get(), Device::kCUDA, a.get(), Device::kCUDA, n * sizeof(float));
+    h.join();
+  };
+  auto read_back = [&](float value, const char* how) {
+    memcpy_async(h, back.data(), Device::kCPU, b.get(), Device::kCUDA, n * sizeof(float));
+    h.synchronize();
+    const auto wrong = std::find_if(back.begin(), back.end(), [&](float v) { return v != value; });
+    EXPECT_EQ(wrong, back.end()) << how << ": " << *wrong << " at " << (wrong - back.begin());
+  };
+  for (int round = 1; round <= 3; ++round) {
+    queue(float(round));
+    read_back(float(round), "queued");
+  }
+  StreamGraph graph;
+  graph.record(h, [&] { queue(7.0f); });
+  graph.replay(h);
+  read_back(7.0f, "replayed");
+  // A workspace the side grows makes recorded work stale, as one h grows does.
+  const uint64_t generation = h.workspace_generation();
+  h.side().workspace(h.side().workspace_size() + 4096);
+  EXPECT_NE(h.workspace_generation(), generation);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The CPU allocator refuses what the machine cannot hold, with the sizes, before allocating.
+// The CPU allocator refuses what the machine cannot hold, with the sizes, before allocating; a CPU
+// handle's side stream is the handle itself.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -15,6 +16,16 @@ std::string refusal(size_t bytes) {
     return e.what();
   }
   return "";
+}
+
+// The CPU runs every primitive to completion in order: nothing to run beside.
+TEST(HostMemory, CpuHandleIsItsOwnSide) {
+  Handle h(Device::kCPU);
+  EXPECT_EQ(&h.side(), &h);
+  const uint64_t generation = h.workspace_generation();
+  h.fork();
+  h.join();
+  EXPECT_EQ(h.workspace_generation(), generation);
 }
 
 TEST(HostMemory, LimitCountsWhatIsHeld) {

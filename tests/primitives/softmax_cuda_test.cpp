@@ -146,8 +146,9 @@ void check_loss(const Shape& s, LossNormalization norm, bool has_ignore) {
 
 TEST(SoftmaxLossCuda, EachNormalizationWithAndWithoutIgnoreMatchesCpu) {
   CREMA_SKIP_WITHOUT_GPU();
+  // One block up to 4096 labels (16384 values of dx), several beyond.
   for (const Shape& s : {Shape{1, 5, 1}, Shape{6, 10, 1}, Shape{3, 7, 5}, Shape{64, 10, 1},
-                         Shape{2, 1000, 1}, Shape{2, 21, 400}})
+                         Shape{2, 1000, 1}, Shape{2, 21, 400}, Shape{50, 3, 100}})
     for (LossNormalization norm : {LossNormalization::kFull, LossNormalization::kValid,
                                    LossNormalization::kBatchSize, LossNormalization::kNone})
       for (bool has_ignore : {false, true}) {
@@ -181,53 +182,58 @@ TEST(SoftmaxLossCuda, AllIgnoredAndEmptyGiveZero) {
 TEST(SoftmaxLossCuda, BadLabelThrowsNamingItAndWritesNothing) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle gpu(Device::kCUDA);
-  const Shape s{2, 4, 3};
-  const auto ld = loss_desc(DataType::kFloat32, s, LossNormalization::kValid, true, -1);
-  DeviceBuffer g_prob = to_gpu(std::vector<float>(24, 0.25f));
-  DeviceBuffer g_good = to_gpu(std::vector<float>{0, 1, 2, 3, 0, 1});
-  DeviceBuffer g_loss = to_gpu(std::vector<float>(1, 0.0f));
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (float bad : {4.0f, 1.5f, -2.0f, nan}) {
-    std::vector<float> label = {0, 1, 2, 3, 0, 1};
-    label[4] = bad;
-    label[5] = bad;  // the first invalid position is named
-    DeviceBuffer g_label = to_gpu(label);
-    for (int op = 0; op < 3; ++op) {
-      SCOPED_TRACE(::testing::Message() << "label " << bad << " op " << op);
-      DeviceBuffer out = to_gpu(std::vector<float>(24, 7.0f));
-      gpu.set_error_tag(100 + op);
-      try {
-        if (op == 0) {
-          softmax_loss_fwd(gpu, ld, g_prob.get(), g_label.get(), out.get());
-          // A valid call queued after the failing one does not hide it.
-          softmax_loss_fwd(gpu, ld, g_prob.get(), g_good.get(), g_loss.get());
-        } else if (op == 1) {
-          softmax_loss_bwd(gpu, ld, g_prob.get(), g_label.get(), 1.0, out.get());
-        } else {
-          AccuracyDesc ad;
-          ad.outer = s.outer, ad.channels = s.channels, ad.inner = s.inner;
-          ad.has_ignore_label = true, ad.ignore_label = -1;
-          accuracy_fwd(gpu, ad, g_prob.get(), g_label.get(), out.get(), nullptr);
-          ADD_FAILURE() << "accuracy did not throw at once";
+  for (const Shape& s : {Shape{2, 4, 3}, Shape{2, 4, 3000}})  // one block; several
+    for (float bad : {4.0f, 1.5f, -2.0f, nan}) {
+      const auto ld = loss_desc(DataType::kFloat32, s, LossNormalization::kValid, true, -1);
+      const size_t n = s.count(), positions = n / size_t(s.channels);
+      DeviceBuffer g_prob = to_gpu(std::vector<float>(n, 0.25f));
+      std::vector<float> label(positions);
+      for (size_t p = 0; p < positions; ++p) label[p] = float(p % 4);
+      DeviceBuffer g_good = to_gpu(label);
+      DeviceBuffer g_loss = to_gpu(std::vector<float>(1, 0.0f));
+      label[4] = bad;
+      label[5] = bad;  // the first invalid position is named
+      DeviceBuffer g_label = to_gpu(label);
+      for (int op = 0; op < 3; ++op) {
+        SCOPED_TRACE(::testing::Message()
+                     << "labels " << positions << ", label " << bad << " op " << op);
+        DeviceBuffer out = to_gpu(std::vector<float>(n, 7.0f));
+        gpu.set_error_tag(100 + op);
+        try {
+          if (op == 0) {
+            softmax_loss_fwd(gpu, ld, g_prob.get(), g_label.get(), out.get());
+            // A valid call queued after the failing one does not hide it.
+            softmax_loss_fwd(gpu, ld, g_prob.get(), g_good.get(), g_loss.get());
+          } else if (op == 1) {
+            softmax_loss_bwd(gpu, ld, g_prob.get(), g_label.get(), 1.0, out.get());
+          } else {
+            AccuracyDesc ad;
+            ad.outer = s.outer, ad.channels = s.channels, ad.inner = s.inner;
+            ad.has_ignore_label = true, ad.ignore_label = -1;
+            accuracy_fwd(gpu, ad, g_prob.get(), g_label.get(), out.get(), nullptr);
+            ADD_FAILURE() << "accuracy did not throw at once";
+          }
+          gpu.synchronize();
+          ADD_FAILURE() << "no PrimError";
+        } catch (const PrimError& e) {
+          const std::string what = e.what();
+          const char* name = op == 0   ? "softmax_loss_fwd"
+                             : op == 1 ? "softmax_loss_bwd"
+                                       : "accuracy";
+          EXPECT_EQ(what.rfind(name, 0), 0u) << what;
+          EXPECT_NE(what.find("position 4"), std::string::npos) << what;
+          EXPECT_NE(what.find("label " + std::to_string(double(bad))), std::string::npos) << what;
+          const auto* late = dynamic_cast<const DeferredError*>(&e);
+          EXPECT_EQ(late != nullptr, op < 2);
+          if (late) {
+            EXPECT_EQ(late->tag(), uint64_t(100 + op));
+          }
         }
-        gpu.synchronize();
-        ADD_FAILURE() << "no PrimError";
-      } catch (const PrimError& e) {
-        const std::string what = e.what();
-        const char* name = op == 0 ? "softmax_loss_fwd" : op == 1 ? "softmax_loss_bwd" : "accuracy";
-        EXPECT_EQ(what.rfind(name, 0), 0u) << what;
-        EXPECT_NE(what.find("position 4"), std::string::npos) << what;
-        EXPECT_NE(what.find("label " + std::to_string(double(bad))), std::string::npos) << what;
-        const auto* late = dynamic_cast<const DeferredError*>(&e);
-        EXPECT_EQ(late != nullptr, op < 2);
-        if (late) {
-          EXPECT_EQ(late->tag(), uint64_t(100 + op));
-        }
+        for (float v : from_gpu<float>(gpu, out, n)) EXPECT_EQ(v, 7.0f);
+        EXPECT_NO_THROW(gpu.synchronize()) << "reported twice";
       }
-      for (float v : from_gpu<float>(gpu, out, 24)) EXPECT_EQ(v, 7.0f);
-      EXPECT_NO_THROW(gpu.synchronize()) << "reported twice";
     }
-  }
 }
 
 template <typename T>

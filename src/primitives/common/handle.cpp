@@ -236,6 +236,8 @@ Handle::Handle(Device device, int device_id) : device_(device), device_id_(devic
 Handle::~Handle() {
   device_free(device_, workspace_);
 #ifdef CREMA_WITH_CUDA
+  if (fork_event_) cuda::event_destroy(fork_event_);
+  if (join_event_) cuda::event_destroy(join_event_);
   if (deferred_) cuda::host_free(deferred_);
   if (blas_) cuda::destroy_blas(blas_);
   if (stream_) cuda::destroy_stream(stream_);
@@ -259,6 +261,34 @@ void* Handle::workspace(size_t bytes) {
     ++workspace_generation_;
   }
   return workspace_;
+}
+
+Handle& Handle::side() {
+  if (device_ == Device::kCPU) return *this;
+  if (!side_) {
+    side_ = std::make_unique<Handle>(device_, device_id_);
+    side_->parent_ = this;
+  }
+  return *side_;
+}
+
+void Handle::fork() {
+  if (device_ == Device::kCPU) return;
+#ifdef CREMA_WITH_CUDA
+  Handle& s = side();
+  if (!fork_event_) fork_event_ = cuda::event_create();
+  cuda::event_record(fork_event_, stream_);
+  cuda::event_wait(fork_event_, s.stream_);
+#endif
+}
+
+void Handle::join() {
+  if (!side_) return;
+#ifdef CREMA_WITH_CUDA
+  if (!join_event_) join_event_ = cuda::event_create();
+  cuda::event_record(join_event_, side_->stream_);
+  cuda::event_wait(join_event_, stream_);
+#endif
 }
 
 namespace {

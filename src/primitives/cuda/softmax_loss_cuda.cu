@@ -1,8 +1,8 @@
 // Softmax loss and accuracy on CUDA; the label rules come from softmax_ops.h, shared with the
-// CPU. Both reduce per block, then in one block, in a fixed order: results do not depend on
-// scheduling. Like the CPU they write nothing for an invalid label: the loss (every iteration)
-// checks its labels on the GPU and reports a deferred error (handle.h), so the host never waits;
-// accuracy, read by the host anyway, throws.
+// CPU. Both reduce in a fixed order (the loss in one block when small, else per block and then
+// in one block): results do not depend on scheduling. Like the CPU they write nothing for an
+// invalid label: the loss (every iteration) checks its labels on the GPU and reports a deferred
+// error (handle.h), so the host never waits; accuracy, read by the host anyway, throws.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -28,130 +28,93 @@ struct LabelScan {
   long long valid;
 };
 
-// Block-wide sum (kBlock threads) in a fixed order; every thread gets the result.
-template <typename V>
-__device__ V block_sum(V v, V* smem) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+// Block-wide reduction (kBlock threads) in a fixed order; every thread gets the result.
+template <typename V, typename Op>
+__device__ V block_reduce(V v, V* smem, Op op) {
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   if ((threadIdx.x & 31) == 0) smem[threadIdx.x / 32] = v;
   __syncthreads();
   V s = smem[0];
-  for (int w = 1; w < kBlock / 32; ++w) s += smem[w];
+  for (int w = 1; w < kBlock / 32; ++w) s = op(s, smem[w]);
   __syncthreads();
   return s;
 }
+struct Add {
+  template <typename V>
+  __device__ V operator()(V a, V b) const {
+    return a + b;
+  }
+};
+struct Min {
+  template <typename V>
+  __device__ V operator()(V a, V b) const {
+    return b < a ? b : a;
+  }
+};
 
-// Per block: the sum of the loss terms (double, as the CPU) and the valid count; the smallest
-// invalid position goes to scan->bad.
-template <typename T>
-__global__ void loss_partial_kernel(SoftmaxLossDesc ld, const T* prob, const T* label,
-                                    double* part_sum, long long* part_valid, LabelScan* scan) {
-  __shared__ double ssum[kBlock / 32];
-  __shared__ long long svalid[kBlock / 32];
-  const int64_t C = ld.channels, I = ld.inner, positions = ld.outer * ld.inner;
+// What a thread's share of the label positions holds: the sum of their loss terms (double, as
+// the CPU), how many are valid, and the first invalid one (~0 when none).
+struct LabelTotals {
   double sum = 0;
   long long valid = 0;
-  CREMA_CUDA_LOOP(p, positions) {
+  unsigned long long bad = ~0ull;
+};
+
+template <typename T>
+__device__ LabelTotals scan_labels(const SoftmaxLossDesc& ld, const T* prob, const T* label,
+                                   int64_t first, int64_t step) {
+  const int64_t C = ld.channels, I = ld.inner, positions = ld.outer * ld.inner;
+  LabelTotals t;
+  for (int64_t p = first; p < positions; p += step) {
     const int64_t k = softmax_ops::label_class(label[p], C, ld.has_ignore_label, ld.ignore_label);
     if (k == softmax_ops::kInvalid) {
-      atomicMin(&scan->bad, (unsigned long long)p);
+      t.bad = min(t.bad, (unsigned long long)p);
     } else if (k >= 0) {
-      sum += softmax_ops::loss_term(double(prob[(p / I) * C * I + k * I + p % I]));
-      ++valid;
+      t.sum += softmax_ops::loss_term(double(prob[(p / I) * C * I + k * I + p % I]));
+      ++t.valid;
     }
   }
-  sum = block_sum(sum, ssum);
-  valid = block_sum(valid, svalid);
-  if (threadIdx.x == 0) {
-    part_sum[blockIdx.x] = sum;
-    part_valid[blockIdx.x] = valid;
-  }
+  return t;
 }
 
-// One block: adds the partials in block order. Valid labels: writes the valid count and, with
-// loss, the normalized loss. An invalid one: records it in the handle's deferred error (unless
-// an earlier error is still unreported) and writes nothing.
+// The totals of the whole scan, block-reduced: with an invalid label, records it in the
+// handle's deferred error (unless an earlier error is still unreported) and returns false;
+// else writes the normalized loss (when loss is not null) and returns true. One thread calls it.
 template <typename T>
-__global__ void loss_final_kernel(SoftmaxLossDesc ld, int parts, const double* part_sum,
-                                  const long long* part_valid, LabelScan* scan, const T* label,
-                                  DeferredErrorRecord* report, DeferredOp op, uint64_t tag,
-                                  T* loss) {
-  __shared__ double ssum[kBlock / 32];
-  __shared__ long long svalid[kBlock / 32];
-  double sum = 0;
-  long long valid = 0;
-  for (int i = threadIdx.x; i < parts; i += blockDim.x) {
-    sum += part_sum[i];
-    valid += part_valid[i];
-  }
-  sum = block_sum(sum, ssum);
-  valid = block_sum(valid, svalid);
-  if (threadIdx.x != 0) return;
-  const unsigned long long bad = scan->bad;
-  if (bad != ~0ull) {
+__device__ bool settle(const SoftmaxLossDesc& ld, const LabelTotals& t, const T* label,
+                       DeferredErrorRecord* report, DeferredOp op, uint64_t tag, T* loss) {
+  if (t.bad != ~0ull) {
     if (report->op == 0) {
       report->has_ignore = ld.has_ignore_label;
       report->ignore = ld.ignore_label;
       report->tag = tag;
-      report->position = int64_t(bad);
+      report->position = int64_t(t.bad);
       report->inner = ld.inner;
       report->channels = ld.channels;
-      report->value = double(label[bad]);
+      report->value = double(label[t.bad]);
       __threadfence_system();  // the fields before the flag the host tests
       report->op = op;
     }
-    return;
+    return false;
   }
-  scan->valid = valid;
-  if (loss) loss[0] = T(sum / softmax_ops::normalizer(ld.normalization, ld.outer, ld.inner, valid));
-}
-
-// The label pass of the loss: partials, then their total, leaving the scan (first invalid
-// position, valid count) in the workspace for the kernels that follow. Workspace: kLabelBlocks
-// partials and the scan.
-template <typename T>
-LabelScan* scan_loss_labels(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* label,
-                            DeferredOp op, T* loss) {
-  const int64_t positions = ld.outer * ld.inner;
-  const int blocks = int(std::min<int64_t>(grid_for(positions), kLabelBlocks));
-  char* ws = static_cast<char*>(
-      h.workspace(kLabelBlocks * (sizeof(double) + sizeof(long long)) + sizeof(LabelScan)));
-  double* part_sum = reinterpret_cast<double*>(ws);
-  long long* part_valid = reinterpret_cast<long long*>(ws + kLabelBlocks * sizeof(double));
-  LabelScan* scan =
-      reinterpret_cast<LabelScan*>(ws + kLabelBlocks * (sizeof(double) + sizeof(long long)));
-  cudaStream_t s = stream_of(h);
-  check_cuda(cudaMemsetAsync(scan, 0xff, sizeof(LabelScan), s), "softmax_loss memset");
-  loss_partial_kernel<T><<<blocks, kBlock, 0, s>>>(ld, prob, label, part_sum, part_valid, scan);
-  check_launch("softmax_loss partial");
-  loss_final_kernel<T><<<1, kBlock, 0, s>>>(ld, blocks, part_sum, part_valid, scan, label,
-                                            h.deferred_error_record(), op, h.error_tag(), loss);
-  check_launch("softmax_loss final");
-  return scan;
-}
-
-template <typename T>
-void loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* label, T* loss) {
-  if (ld.outer * ld.inner == 0) {  // nothing to scan: loss 0 (all-zero bits), as the CPU
-    check_cuda(cudaMemsetAsync(loss, 0, sizeof(T), stream_of(h)), "softmax_loss_fwd");
-    return;
-  }
-  scan_loss_labels(h, ld, prob, label, kSoftmaxLossFwd, loss);
+  if (loss)
+    loss[0] = T(t.sum / softmax_ops::normalizer(ld.normalization, ld.outer, ld.inner, t.valid));
+  return true;
 }
 
 // a * b rounded once, never fused with a following add (the CPU multiplies, then subtracts).
 __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 
-// dx from the scan: nothing when a label was invalid, else loss_weight / normalizer(valid) *
-// (prob - onehot(label)); the scale is the host's formula, evaluated per thread.
+// dx = loss_weight / normalizer(valid) * (prob - onehot(label)) at j = first, first + step, ...;
+// the scale is the host's formula, evaluated per thread.
 template <typename T>
-__global__ void loss_bwd_kernel(SoftmaxLossDesc ld, double loss_weight, const LabelScan* scan,
-                                const T* prob, const T* label, T* dx) {
-  if (scan->bad != ~0ull) return;
+__device__ void write_dx(const SoftmaxLossDesc& ld, double loss_weight, long long valid,
+                         const T* prob, const T* label, T* dx, int64_t first, int64_t step) {
   const int64_t C = ld.channels, I = ld.inner, n = ld.outer * C * I;
   const T scale =
-      T(loss_weight / softmax_ops::normalizer(ld.normalization, ld.outer, ld.inner, scan->valid));
-  CREMA_CUDA_LOOP(j, n) {
+      T(loss_weight / softmax_ops::normalizer(ld.normalization, ld.outer, ld.inner, valid));
+  for (int64_t j = first; j < n; j += step) {
     const int64_t o = j / (C * I), rem = j - o * C * I, c = rem / I;
     const T l = label[o * I + (rem - c * I)];
     T v = T(0);
@@ -163,15 +126,123 @@ __global__ void loss_bwd_kernel(SoftmaxLossDesc ld, double loss_weight, const La
   }
 }
 
+// Small problems (a classifier's batch of labels): the whole scan, the loss or dx, in one block.
+// The most work one block takes: forward, positions; backward, values of dx.
+constexpr int64_t kOneBlockLoss = 4096, kOneBlockLossBwd = 16384;
+
+template <typename T>
+__global__ void loss_one_block_kernel(SoftmaxLossDesc ld, const T* prob, const T* label,
+                                      DeferredErrorRecord* report, DeferredOp op, uint64_t tag,
+                                      T* loss, double loss_weight, T* dx) {
+  __shared__ double ssum[kBlock / 32];
+  __shared__ long long svalid[kBlock / 32];
+  __shared__ unsigned long long sbad[kBlock / 32];
+  __shared__ bool ok;
+  LabelTotals t = scan_labels(ld, prob, label, threadIdx.x, blockDim.x);
+  t.sum = block_reduce(t.sum, ssum, Add{});
+  t.valid = block_reduce(t.valid, svalid, Add{});
+  t.bad = block_reduce(t.bad, sbad, Min{});
+  if (threadIdx.x == 0) ok = settle(ld, t, label, report, op, tag, loss);
+  __syncthreads();
+  if (ok && dx) write_dx(ld, loss_weight, t.valid, prob, label, dx, threadIdx.x, blockDim.x);
+}
+
+// Larger ones: per block, the sum of the loss terms and the valid count; the smallest invalid
+// position goes to scan->bad.
+template <typename T>
+__global__ void loss_partial_kernel(SoftmaxLossDesc ld, const T* prob, const T* label,
+                                    double* part_sum, long long* part_valid, LabelScan* scan) {
+  __shared__ double ssum[kBlock / 32];
+  __shared__ long long svalid[kBlock / 32];
+  const LabelTotals t = scan_labels(ld, prob, label, int64_t(blockIdx.x) * blockDim.x + threadIdx.x,
+                                    int64_t(gridDim.x) * blockDim.x);
+  if (t.bad != ~0ull) atomicMin(&scan->bad, t.bad);
+  const double sum = block_reduce(t.sum, ssum, Add{});
+  const long long valid = block_reduce(t.valid, svalid, Add{});
+  if (threadIdx.x == 0) {
+    part_sum[blockIdx.x] = sum;
+    part_valid[blockIdx.x] = valid;
+  }
+}
+
+// One block: adds the partials in block order, then settles (the valid count goes to the scan
+// for loss_bwd_kernel).
+template <typename T>
+__global__ void loss_final_kernel(SoftmaxLossDesc ld, int parts, const double* part_sum,
+                                  const long long* part_valid, LabelScan* scan, const T* label,
+                                  DeferredErrorRecord* report, DeferredOp op, uint64_t tag,
+                                  T* loss) {
+  __shared__ double ssum[kBlock / 32];
+  __shared__ long long svalid[kBlock / 32];
+  LabelTotals t;
+  for (int i = threadIdx.x; i < parts; i += blockDim.x) {
+    t.sum += part_sum[i];
+    t.valid += part_valid[i];
+  }
+  t.sum = block_reduce(t.sum, ssum, Add{});
+  t.valid = block_reduce(t.valid, svalid, Add{});
+  if (threadIdx.x != 0) return;
+  t.bad = scan->bad;
+  if (settle(ld, t, label, report, op, tag, loss)) scan->valid = t.valid;
+}
+
+// dx from the scan: nothing when a label was invalid.
+template <typename T>
+__global__ void loss_bwd_kernel(SoftmaxLossDesc ld, double loss_weight, const LabelScan* scan,
+                                const T* prob, const T* label, T* dx) {
+  if (scan->bad != ~0ull) return;
+  write_dx(ld, loss_weight, scan->valid, prob, label, dx,
+           int64_t(blockIdx.x) * blockDim.x + threadIdx.x, int64_t(gridDim.x) * blockDim.x);
+}
+
+// Queues the loss (loss not null) or dx: one block for small problems, else the label pass of
+// partials and their total, which leaves the scan (first invalid position, valid count) in the
+// workspace for loss_bwd_kernel. Workspace: kLabelBlocks partials and the scan.
+template <typename T>
+void queue_loss(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* label, T* loss,
+                double loss_weight, T* dx) {
+  const int64_t positions = ld.outer * ld.inner;
+  const DeferredOp op = dx ? kSoftmaxLossBwd : kSoftmaxLossFwd;
+  cudaStream_t s = stream_of(h);
+  if (dx ? positions * ld.channels <= kOneBlockLossBwd : positions <= kOneBlockLoss) {
+    loss_one_block_kernel<T><<<1, kBlock, 0, s>>>(ld, prob, label, h.deferred_error_record(), op,
+                                                  h.error_tag(), loss, loss_weight, dx);
+    check_launch("softmax_loss one block");
+    return;
+  }
+  const int blocks = int(std::min<int64_t>(grid_for(positions), kLabelBlocks));
+  char* ws = static_cast<char*>(
+      h.workspace(kLabelBlocks * (sizeof(double) + sizeof(long long)) + sizeof(LabelScan)));
+  double* part_sum = reinterpret_cast<double*>(ws);
+  long long* part_valid = reinterpret_cast<long long*>(ws + kLabelBlocks * sizeof(double));
+  LabelScan* scan =
+      reinterpret_cast<LabelScan*>(ws + kLabelBlocks * (sizeof(double) + sizeof(long long)));
+  check_cuda(cudaMemsetAsync(scan, 0xff, sizeof(LabelScan), s), "softmax_loss memset");
+  loss_partial_kernel<T><<<blocks, kBlock, 0, s>>>(ld, prob, label, part_sum, part_valid, scan);
+  check_launch("softmax_loss partial");
+  loss_final_kernel<T><<<1, kBlock, 0, s>>>(ld, blocks, part_sum, part_valid, scan, label,
+                                            h.deferred_error_record(), op, h.error_tag(), loss);
+  check_launch("softmax_loss final");
+  if (!dx) return;
+  loss_bwd_kernel<T>
+      <<<grid_for(positions * ld.channels), kBlock, 0, s>>>(ld, loss_weight, scan, prob, label, dx);
+  check_launch("softmax_loss_bwd");
+}
+
+template <typename T>
+void loss_fwd(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* label, T* loss) {
+  if (ld.outer * ld.inner == 0) {  // nothing to scan: loss 0 (all-zero bits), as the CPU
+    check_cuda(cudaMemsetAsync(loss, 0, sizeof(T), stream_of(h)), "softmax_loss_fwd");
+    return;
+  }
+  queue_loss<T>(h, ld, prob, label, loss, 0.0, nullptr);
+}
+
 template <typename T>
 void loss_bwd(Handle& h, const SoftmaxLossDesc& ld, const T* prob, const T* label,
               double loss_weight, T* dx) {
-  const int64_t n = ld.outer * ld.channels * ld.inner;
-  if (n == 0) return;
-  const LabelScan* scan = scan_loss_labels<T>(h, ld, prob, label, kSoftmaxLossBwd, nullptr);
-  loss_bwd_kernel<T>
-      <<<grid_for(n), kBlock, 0, stream_of(h)>>>(ld, loss_weight, scan, prob, label, dx);
-  check_launch("softmax_loss_bwd");
+  if (ld.outer * ld.channels * ld.inner == 0) return;
+  queue_loss<T>(h, ld, prob, label, nullptr, loss_weight, dx);
 }
 
 // Throws the CPU's error for the invalid label at position bad, reading its value back.
@@ -228,8 +299,8 @@ __global__ void accuracy_kernel(AccuracyDesc ad, const T* scores, const T* label
       if (ok) atomicAdd(hit + k, 1ull);
     }
   }
-  valid = block_sum(valid, svalid);
-  correct = block_sum(correct, scorrect);
+  valid = block_reduce(valid, svalid, Add{});
+  correct = block_reduce(correct, scorrect, Add{});
   if (threadIdx.x == 0 && valid) {
     atomicAdd(&cnt->valid, valid);
     atomicAdd(&cnt->correct, correct);

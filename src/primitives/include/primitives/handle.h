@@ -61,9 +61,24 @@ class Handle {
   // shrinks.
   void* workspace(size_t bytes);
   size_t workspace_size() const { return workspace_bytes_; }
-  // Counts the workspace's moves (each growth frees it and allocates anew): work recorded with
-  // the workspace at one address (StreamGraph) is stale once this changes.
-  uint64_t workspace_generation() const { return workspace_generation_; }
+  // Counts the workspace's moves (each growth frees it and allocates anew), the side's included:
+  // work recorded with a workspace at one address (StreamGraph) is stale once this changes.
+  uint64_t workspace_generation() const {
+    return workspace_generation_ + (side_ ? side_->workspace_generation_ : 0);
+  }
+
+  // A second stream of this handle's GPU, for work that may run beside the handle's own: a small
+  // layer's weight gradient beside its data gradient, two kernels that each leave most of the
+  // GPU idle. The side has its own cuBLAS handle and workspace, shares this handle's algorithm
+  // cache, autotuning and workspace budget, and is created at the first call. fork() makes work
+  // queued on the side from now on wait for everything queued here so far; join() makes work
+  // queued here from now on wait for everything queued on the side so far. Recorded into a
+  // StreamGraph, a fork and its join become the graph's branches; every fork must be joined
+  // before the recording ends. A CPU handle runs everything in order: its side is itself and
+  // fork and join do nothing.
+  Handle& side();
+  void fork();
+  void join();
 
   // Threads the CPU primitives split their work over (CREMA_NUM_THREADS, else every core).
   // While a CPU handle with several threads exists, OpenBLAS runs single-threaded inside them.
@@ -74,15 +89,17 @@ class Handle {
   // several images). Smaller saves memory, larger lets GEMMs grow. By default 32 MiB on the CPU
   // (chunks sized for the caches) and 512 MiB on a GPU, where a chunk's GEMM must span many
   // images to reach cuBLAS's peak (caffenet:conv2 unfolds 7.7 MB per image).
-  size_t workspace_budget() const { return workspace_budget_; }
+  size_t workspace_budget() const {
+    return parent_ ? parent_->workspace_budget_ : workspace_budget_;
+  }
   void set_workspace_budget(size_t bytes) { workspace_budget_ = bytes; }
 
   // Algorithm cache for find-style autotuning: key is an op + shape string, value an algo id.
-  std::map<std::string, int>& algo_cache() { return algo_cache_; }
+  std::map<std::string, int>& algo_cache() { return parent_ ? parent_->algo_cache_ : algo_cache_; }
   // Autotuning: kAuto convolutions time every supported algorithm once per problem (as
   // ConvAlgo::kFind) and keep the fastest, instead of taking the heuristic's pick. The winners
   // live in algo_cache (conv_algos_save and conv_algos_load keep them across runs).
-  bool conv_autotune() const { return conv_autotune_; }
+  bool conv_autotune() const { return parent_ ? parent_->conv_autotune_ : conv_autotune_; }
   void set_conv_autotune(bool on) { conv_autotune_ = on; }
 
   // Seed and counter for stochastic primitives; each call consumes a fresh counter range so
@@ -132,6 +149,10 @@ class Handle {
   uint64_t counter_ = 0;
   uint64_t error_tag_ = 0;
   DeferredErrorRecord* deferred_ = nullptr;  // pinned host memory, or nullptr until first use
+  std::unique_ptr<Handle> side_;
+  Handle* parent_ = nullptr;    // the handle whose side this one is
+  void* fork_event_ = nullptr;  // cudaEvent_t of fork() and join(), created at first use
+  void* join_event_ = nullptr;
 };
 
 // Memory on a device. CPU memory is 64-byte aligned. Copies go through memcpy() with both
