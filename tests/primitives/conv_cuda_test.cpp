@@ -342,7 +342,18 @@ TEST(ConvCuda, WorkspaceSizeCoversTheChunk) {
   EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kIm2colGemm, grouped.cd, grouped.xd, grouped.wd,
                                 grouped.yd),
             4 * grouped_image + 16 * 16 * 6 * 9 * sizeof(float));
-  EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kDirect, ds.cd, ds.xd, ds.wd, ds.yd), 0u);
+  // The direct row's backward filter (stride 1, 5x5, 8x8 plane: its tiled kernel) leaves a
+  // partial filter per chunk of images: one an image, or as many as the budget holds.
+  EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kDirect, ds.cd, ds.xd, ds.wd, ds.yd),
+            64 * 50 * 20 * 25 * sizeof(float));
+  gpu.set_workspace_budget(10 * 50 * 20 * 25 * sizeof(float));
+  EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kDirect, ds.cd, ds.xd, ds.wd, ds.yd),
+            10 * 50 * 20 * 25 * sizeof(float));
+  gpu.set_workspace_budget(size_t(1) << 30);
+  const Descs strided = descs_of({"s2", 2, 8, 9, 9, 4, 3, 3, 1, 1, 2, 2}, DataType::kFloat32);
+  EXPECT_EQ(
+      conv_workspace_size(gpu, ConvAlgo::kDirect, strided.cd, strided.xd, strided.wd, strided.yd),
+      0u);
   // 1x1: only the backward filter needs scratch, here X and dY of both images side by side.
   const Descs one = descs_of({"1x1", 2, 8, 5, 5, 4, 1, 1, 0, 0, 1, 1}, DataType::kFloat32);
   EXPECT_EQ(conv_workspace_size(gpu, ConvAlgo::kGemm1x1, one.cd, one.xd, one.wd, one.yd),

@@ -31,13 +31,57 @@ TEST(ConvCuda, HugePlanesGoToTheDirectRow) {
     }
 }
 
+// The backward filter of a layer of at most 2^28 multiply-adds with up to 4 input channels,
+// stride 1, 3 to 7 tall, f32 or f64 tensors, in strict fp32 or TF32 math, goes to the direct
+// row's tiled kernel: LeNet's and CIFAR-10 quick's first layers at their training batches. Not
+// LeNet's second (20 channels), other passes, BF16 math, bf16 tensors, a larger batch, a strided
+// layer or an output plane over 64 x 64.
+TEST(ConvCuda, SmallLayersBackwardFilterGoesToTheDirectRow) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle gpu(Device::kCUDA);
+  auto pick = [&](const test::ConvProblem& pb, ConvPass pass, MathMode math, DataType t) {
+    Descs ds = descs_of(pb, t);
+    if (t == DataType::kBFloat16) ds.wd.dtype = DataType::kFloat32;  // bf16 data, f32 filters
+    ds.cd.math = math;
+    return conv_heuristic(gpu, ds.cd, ds.xd, ds.wd, ds.yd, pass);
+  };
+  const test::ConvProblem small[] = {{"lenet:conv1", 64, 1, 28, 28, 20, 5, 5, 0, 0, 1, 1},
+                                     {"cifar10_quick:conv1", 100, 3, 32, 32, 32, 5, 5, 2, 2, 1, 1}};
+  for (const test::ConvProblem& pb : small) {
+    for (const MathMode math : {MathMode::kFP32, MathMode::kTF32}) {
+      EXPECT_EQ(pick(pb, ConvPass::kBwdFilter, math, DataType::kFloat32), ConvAlgo::kDirect)
+          << pb.name << " " << math_name(math);
+      EXPECT_NE(pick(pb, ConvPass::kFwd, math, DataType::kFloat32), ConvAlgo::kDirect) << pb.name;
+      EXPECT_NE(pick(pb, ConvPass::kBwdData, math, DataType::kFloat32), ConvAlgo::kDirect)
+          << pb.name;
+    }
+    EXPECT_EQ(pick(pb, ConvPass::kBwdFilter, MathMode::kFP32, DataType::kFloat64),
+              ConvAlgo::kDirect)
+        << pb.name;
+    EXPECT_NE(pick(pb, ConvPass::kBwdFilter, MathMode::kBF16, DataType::kFloat32),
+              ConvAlgo::kDirect)
+        << pb.name;
+    EXPECT_NE(pick(pb, ConvPass::kBwdFilter, MathMode::kBF16, DataType::kBFloat16),
+              ConvAlgo::kDirect)
+        << pb.name;
+  }
+  const test::ConvProblem other[] = {{"lenet:conv2", 64, 20, 12, 12, 50, 5, 5, 0, 0, 1, 1},
+                                     {"big_batch", 1024, 3, 32, 32, 32, 5, 5, 2, 2, 1, 1},
+                                     {"strided", 64, 1, 28, 28, 20, 5, 5, 0, 0, 2, 2},
+                                     {"large_plane", 2, 1, 100, 100, 2, 3, 3, 1, 1, 1, 1}};
+  for (const test::ConvProblem& pb : other)
+    EXPECT_NE(pick(pb, ConvPass::kBwdFilter, MathMode::kFP32, DataType::kFloat32),
+              ConvAlgo::kDirect)
+        << pb.name;
+}
+
 // kAuto in tensor-core math sends such layers to the implicit GEMM (its Hopper row where it
 // runs), but for TF32 backward filter of ungrouped layers; strict fp32 stays on im2col or
 // Winograd.
 TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle gpu(Device::kCUDA);
-  Descs ds = descs_of({"h", 2, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
+  Descs ds = descs_of({"h", 1024, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
   auto pick = [&](ConvPass pass) { return conv_heuristic(gpu, ds.cd, ds.xd, ds.wd, ds.yd, pass); };
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     ds.cd.math = math;
@@ -51,7 +95,7 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
     EXPECT_EQ(pick(ConvPass::kBwdFilter),
               math == MathMode::kTF32 ? ConvAlgo::kIm2colGemm : tensor_cores);
   }
-  ds = descs_of({"h_grouped", 2, 32, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat32);
+  ds = descs_of({"h_grouped", 1024, 32, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat32);
   ds.cd.math = MathMode::kTF32;
   EXPECT_TRUE(pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemm ||
               pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemmSm90);
@@ -59,12 +103,12 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);  // 16 input channels a group
   // Strict fp32, 3x3 stride 1, at least 32 channels in and out a group: Winograd, every pass;
   // not on f64 tensors, nor strided.
-  ds = descs_of({"h_winograd", 2, 64, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat32);
+  ds = descs_of({"h_winograd", 1024, 64, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat32);
   for (ConvPass pass : {ConvPass::kFwd, ConvPass::kBwdData, ConvPass::kBwdFilter})
     EXPECT_EQ(pick(pass), ConvAlgo::kWinograd);
-  ds = descs_of({"h_winograd", 2, 64, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat64);
+  ds = descs_of({"h_winograd", 1024, 64, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat64);
   EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
-  ds = descs_of({"h_winograd_s2", 2, 64, 9, 9, 64, 3, 3, 1, 1, 2, 2}, DataType::kFloat32);
+  ds = descs_of({"h_winograd_s2", 1024, 64, 9, 9, 64, 3, 3, 1, 1, 2, 2}, DataType::kFloat32);
   EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
   // 1x1 without padding: the 1x1 GEMM row on planes of 100 values and more. In BF16 on the
   // Hopper row, strided ones go to it forward and backward filter, as do planes under 100

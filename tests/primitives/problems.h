@@ -63,6 +63,7 @@ inline std::vector<ConvProblem> unit_problems() {
       {"unit_stride_gt_kernel", 2, 3, 10, 11, 2, 2, 2, 0, 1, 3, 3},
       {"unit_1x1_input", 4, 5, 1, 1, 3, 1, 1, 0, 0, 1, 1},
       {"unit_wide_batch", 37, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1},
+      {"unit_tall_wide_plane", 2, 3, 21, 40, 5, 7, 3, 3, 1, 1, 1},  // 40 columns > 32 lanes
   };
 }
 

@@ -392,6 +392,19 @@ ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const Filte
   // tensor-core math take the NHWC path, which reads them in place. On compute capability 9.0
   // the Hopper row (wgmma), where the rules above were measured.
 #ifdef CREMA_WITH_CUDA
+  // The backward filter of a first layer (up to 4 input channels) of at most 2^28 multiply-adds
+  // at stride 1, on f32/f64 NCHW tensors in strict fp32 or TF32 math, goes to the direct row's
+  // tiled kernel (conv_filter_tiles_cuda.cu): two kernels where im2col unfolds the batch, gathers
+  // the output planes side by side and runs a GEMM only 25-75 deep, split and reduced. On an H200
+  // (fp32, bench_prim): LeNet's conv1 30.8 -> 15.7 us, CIFAR-10 quick's 125 -> 79 us. With 20
+  // input channels (LeNet's conv2) the GEMM is deep enough to win: 25.7 against 67 us.
+  const bool plain_data = xd.dtype == yd.dtype && !stored.channels_last &&
+                          (xd.dtype == DataType::kFloat32 || xd.dtype == DataType::kFloat64);
+  const double macs = double(wd.count()) * yd.n * yd.h * yd.w;
+  const bool fp32_math = cd.math == MathMode::kFP32 || cd.math == MathMode::kTF32;
+  if (h.device() == Device::kCUDA && pass == ConvPass::kBwdFilter && plain_data && fp32_math &&
+      wd.c <= 4 && macs <= double(1 << 28) && cuda::direct_filter_tiles(pr))
+    return ConvAlgo::kDirect;
   const bool strided = cd.stride_h != 1 || cd.stride_w != 1;
   const int64_t plane = int64_t(yd.h) * yd.w;
   const bool half_math = cd.math == MathMode::kBF16 || cd.math == MathMode::kFP16;

@@ -5,7 +5,8 @@
 // into y / the patch gradient) or side by side (one GEMM per group over the whole chunk into a
 // workspace buffer, then one pass that blends it into y / scatters it through col2im). The GEMMs
 // honour the math mode. Direct kernels handle any strides and are the fast path for depthwise
-// convolutions (one input channel per output channel). The dispatcher in conv.cpp has validated
+// convolutions (one input channel per output channel); for small layers' backward filter the
+// direct row runs conv_filter_tiles_cuda.cu's kernel. The dispatcher in conv.cpp has validated
 // the descriptors and checked the row's support rule. Epilogue and blend semantics as the CPU:
 //   y = act(alpha * conv + beta * y + bias[k]).
 // Every reduction runs in a fixed order (cuBLAS, fixed-order kernels): no float atomics, so
@@ -395,6 +396,9 @@ void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, 
                 Blend blend) {
   visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_filter", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    if (A == ConvAlgo::kDirect && direct_filter_tiles(p))
+      return direct_filter_tiles_run<T>(h, p, static_cast<const T*>(x), static_cast<const T*>(dy),
+                                        static_cast<T*>(dw), blend);
     ConvCuda<T>(h, p).bwd_filter(A, static_cast<const T*>(x), static_cast<const T*>(dy),
                                  static_cast<T*>(dw), blend);
   });
@@ -409,7 +413,10 @@ size_t im2col_workspace(Handle& h, const ConvProblem& p) {
          elem;
 }
 
-size_t no_workspace(Handle&, const ConvProblem&) { return 0; }
+// The direct kernels need none but the tiled backward filter's partials.
+size_t direct_workspace(Handle& h, const ConvProblem& p) {
+  return direct_filter_tiles(p) ? direct_filter_tiles_workspace(h, p) : 0;
+}
 const char* runs_everything(const ConvProblem&) { return nullptr; }
 
 }  // namespace
@@ -424,7 +431,7 @@ const ConvImpl kConvIm2colGemm{ConvAlgo::kIm2colGemm,
 const ConvImpl kConvDirect{ConvAlgo::kDirect,
                            Device::kCUDA,
                            runs_everything,
-                           no_workspace,
+                           direct_workspace,
                            fwd<ConvAlgo::kDirect>,
                            bwd_data<ConvAlgo::kDirect>,
                            bwd_filter<ConvAlgo::kDirect>,

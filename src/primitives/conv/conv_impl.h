@@ -78,6 +78,14 @@ extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvWinograd;
 namespace cuda {
 extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvImplicitGemm,
     kConvImplicitGemmSm90, kConvWinograd;
+// The direct row's backward filter for small layers (conv_filter_tiles_cuda.cu): whether it runs
+// p (stride 1, no dilation, filters 3, 5 or 7 tall and up to 7 wide, output planes up to
+// 64 x 64), its workspace (partial filters) and the pass, for f32 and f64 data.
+bool direct_filter_tiles(const ConvProblem& p);
+size_t direct_filter_tiles_workspace(Handle& h, const ConvProblem& p);
+template <typename T>
+void direct_filter_tiles_run(Handle& h, const ConvProblem& p, const T* x, const T* dy, T* dw,
+                             Blend blend);
 // Values in one 16-byte piece of the NHWC path's copies under a math mode (4 TF32, 8 BF16/FP16),
 // 0 where the path does not run (strict fp32).
 inline int nhwc_piece_values(MathMode m) {
@@ -100,8 +108,7 @@ inline int nhwc_input_channels(int cg, int groups, MathMode m) {
 inline constexpr int64_t kSliceRows = int64_t(1) << 16;
 inline int padded_copy_slice(const ConvProblem& p) {
   const int cp = nhwc_input_channels(p.wd.c, p.cd.groups, p.cd.math);
-  const int64_t image =
-      int64_t(dtype_size(math_storage_type(p.cd.math))) * cp * p.xd.h * p.xd.w;
+  const int64_t image = int64_t(dtype_size(math_storage_type(p.cd.math))) * cp * p.xd.h * p.xd.w;
   if (cp == p.wd.c || image * p.xd.n <= kSliceBytes) return p.xd.n;
   const int64_t rows = int64_t(p.yd.h) * p.yd.w;
   return even_slice(p.xd.n, std::max(kSliceBytes / image, (kSliceRows + rows - 1) / rows));
