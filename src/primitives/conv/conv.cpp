@@ -392,12 +392,10 @@ ConvAlgo choose(Handle& h, const ConvDesc& cd, const TensorDesc& xd, const Filte
   // tensor-core math take the NHWC path, which reads them in place. On compute capability 9.0
   // the Hopper row (wgmma), where the rules above were measured.
 #ifdef CREMA_WITH_CUDA
-  // The backward filter of a first layer (up to 4 input channels) of at most 2^28 multiply-adds
-  // at stride 1, on f32/f64 NCHW tensors in strict fp32 or TF32 math, goes to the direct row's
-  // tiled kernel (conv_filter_tiles_cuda.cu): two kernels where im2col unfolds the batch, gathers
-  // the output planes side by side and runs a GEMM only 25-75 deep, split and reduced. On an H200
-  // (fp32, bench_prim): LeNet's conv1 30.8 -> 15.7 us, CIFAR-10 quick's 125 -> 79 us. With 20
-  // input channels (LeNet's conv2) the GEMM is deep enough to win: 25.7 against 67 us.
+  // The backward filter of a first layer (up to 4 input channels, at most 2^28 multiply-adds,
+  // stride 1; f32/f64 NCHW tensors, fp32 or TF32 math) goes to the direct row's tiled kernel
+  // (conv_filter_tiles_cuda.cu), where im2col's GEMM is only 25-75 deep. H200, fp32: LeNet's
+  // conv1 30.8 -> 15.7 us, CIFAR-10 quick's 125 -> 79; LeNet's conv2 (20 channels) 25.7 -> 67.
   const bool plain_data = xd.dtype == yd.dtype && !stored.channels_last &&
                           (xd.dtype == DataType::kFloat32 || xd.dtype == DataType::kFloat64);
   const double macs = double(wd.count()) * yd.n * yd.h * yd.w;
