@@ -35,9 +35,11 @@ class BaseConvLayer : public Layer<Dtype> {
   virtual bool transposed() const = 0;
   // The top's shape for bottom x (checked against the filter: channels, kernel, padding).
   std::vector<int64_t> output_shape(const Tensor<Dtype>& x) const;
-  // The filter gradient's multiply-adds: one per weight and output position.
-  double weight_grad_macs() const {
-    return double(filter_.count()) * y_desc_.n * y_desc_.h * y_desc_.w;
+  // Whether backward computes the filter gradient on the handle's side stream
+  // (Layer::weight_grad_beside; its multiply-adds: one per weight and output position).
+  bool filter_grad_beside() const {
+    return this->param_propagate_down(0) &&
+           this->weight_grad_beside(double(filter_.count()) * y_desc_.n * y_desc_.h * y_desc_.w);
   }
 
   prim::ConvDesc conv_;      // with the layer's forward math

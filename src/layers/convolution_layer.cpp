@@ -64,8 +64,7 @@ void ConvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                        const Tensors& bottom) {
   if (bn_) this->error("backward with a folded BatchNorm: the net was declared forward-only");
   const prim::Blend accumulate{1, 1};
-  const bool beside =
-      this->param_propagate_down(0) && this->weight_grad_beside(this->weight_grad_macs());
+  const bool beside = this->filter_grad_beside();
   for (size_t i = 0; i < top.size(); ++i) {
     if (relu_) {  // the absorbed ReLU's backward, in place: y > 0 where the sum was
       const prim::TensorDesc d = flat_desc(top[i]->storage(), top[i]->count());

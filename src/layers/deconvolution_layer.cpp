@@ -21,8 +21,7 @@ void DeconvolutionLayer<Dtype>::backward(Handle& h, const Tensors& top,
                                          const std::vector<bool>& propagate_down,
                                          const Tensors& bottom) {
   const prim::Blend accumulate{1, 1};
-  const bool beside =
-      this->param_propagate_down(0) && this->weight_grad_beside(this->weight_grad_macs());
+  const bool beside = this->filter_grad_beside();
   if (beside) h.fork();
   for (size_t i = 0; i < top.size(); ++i) {
     const Dtype* dy = top[i]->diff();
