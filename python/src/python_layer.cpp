@@ -48,7 +48,7 @@ class PythonLayer : public Layer<float> {
       self_.attr("backward")(blobs(top), down, blobs(bottom));
     });
   }
-  const char* type() const override { return "Python"; }
+  LayerSignature signature() const override { return {"Python", {}, {}}; }
   const char* not_replayable() const override { return "a Python layer runs on the host"; }
 
  private:

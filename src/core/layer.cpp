@@ -35,20 +35,18 @@ void Layer<Dtype>::set_top_loss_weight(int i, double weight) {
 
 template <typename Dtype>
 void Layer<Dtype>::check_counts(const Tensors& bottom, const Tensors& top) const {
+  const LayerSignature sig = signature();
+  const auto check = [this](const BlobCount& count, int n, const char* verb, const char* what) {
+    if (count.min == count.max && n != count.min)
+      error(verb, " ", count.min, " ", what, "(s), got ", n);
+    if (n < count.min) error(verb, " at least ", count.min, " ", what, "(s), got ", n);
+    if (count.max != BlobCount::kAny && n > count.max)
+      error(verb, " at most ", count.max, " ", what, "(s), got ", n);
+  };
   const int nb = int(bottom.size()), nt = int(top.size());
-  if (exact_num_bottom() >= 0 && nb != exact_num_bottom())
-    error("takes ", exact_num_bottom(), " bottom(s), got ", nb);
-  if (min_num_bottom() >= 0 && nb < min_num_bottom())
-    error("takes at least ", min_num_bottom(), " bottom(s), got ", nb);
-  if (max_num_bottom() >= 0 && nb > max_num_bottom())
-    error("takes at most ", max_num_bottom(), " bottom(s), got ", nb);
-  if (exact_num_top() >= 0 && nt != exact_num_top())
-    error("produces ", exact_num_top(), " top(s), got ", nt);
-  if (min_num_top() >= 0 && nt < min_num_top())
-    error("produces at least ", min_num_top(), " top(s), got ", nt);
-  if (max_num_top() >= 0 && nt > max_num_top())
-    error("produces at most ", max_num_top(), " top(s), got ", nt);
-  if (equal_num_bottom_top() && nb != nt)
+  check(sig.bottoms, nb, "takes", "bottom");
+  check(sig.tops, nt, "produces", "top");
+  if (sig.tops_match_bottoms && nb != nt)
     error("needs as many tops as bottoms, got ", nb, " bottom(s) and ", nt, " top(s)");
 }
 

@@ -35,6 +35,25 @@ using prim::Handle;
 // declares kForward, so that a wrong declaration fails loudly.
 enum class DataUse { kUnknown, kForward, kBackward };
 
+// How many bottoms (or tops) a layer type takes: from min to max (kAny: no upper bound).
+struct BlobCount {
+  static constexpr int kAny = -1;
+  int min = 0;
+  int max = kAny;
+};
+constexpr BlobCount exactly(int n) { return {n, n}; }
+constexpr BlobCount at_least(int n) { return {n, BlobCount::kAny}; }
+constexpr BlobCount between(int min, int max) { return {min, max}; }
+
+// A layer type's name and the bottom and top counts it takes, which setup() checks before
+// layer_setup (Caffe's type() with ExactNumBottomBlobs, MinTopBlobs and their kin, as one value).
+struct LayerSignature {
+  const char* type;
+  BlobCount bottoms;
+  BlobCount tops;
+  bool tops_match_bottoms = false;  // as many tops as bottoms (Convolution: one per bottom)
+};
+
 template <typename Dtype>
 class Layer {
  public:
@@ -62,16 +81,8 @@ class Layer {
   virtual void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                         const Tensors& bottom) = 0;
 
-  virtual const char* type() const = 0;
-
-  // Bottom/top count constraints; -1 means unconstrained.
-  virtual int exact_num_bottom() const { return -1; }
-  virtual int min_num_bottom() const { return -1; }
-  virtual int max_num_bottom() const { return -1; }
-  virtual int exact_num_top() const { return -1; }
-  virtual int min_num_top() const { return -1; }
-  virtual int max_num_top() const { return -1; }
-  virtual bool equal_num_bottom_top() const { return false; }
+  virtual LayerSignature signature() const = 0;
+  const char* type() const { return signature().type; }
   // Layers that make a missing top themselves (loss layers get an unnamed loss top).
   virtual bool auto_top_blobs() const { return false; }
   // False for inputs a layer can never propagate to (e.g. labels).

@@ -249,7 +249,7 @@ void Net<Dtype>::append_layer(const LayerParameter& lp, int layer_id,
   };
   for (int j = 0; j < lp.top_size(); ++j) add_top(lp.top(j));
   if (layer.auto_top_blobs()) {
-    const int needed = std::max(layer.exact_num_top(), layer.min_num_top());
+    const int needed = layer.signature().tops.min;
     for (int j = lp.top_size(); j < needed; ++j)
       add_top(j == 0 ? lp.name() : lp.name() + "_" + std::to_string(j));
   }

@@ -25,11 +25,8 @@ class AccuracyLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Accuracy"; }
+  LayerSignature signature() const override { return {"Accuracy", exactly(2), between(1, 2)}; }
   const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
-  int exact_num_bottom() const override { return 2; }
-  int min_num_top() const override { return 1; }
-  int max_num_top() const override { return 2; }
   bool allow_force_backward(int) const override { return false; }
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }

@@ -36,9 +36,9 @@ class ActivationLayer : public Layer<Dtype> {
                 const Tensors& bottom) override;
 
   // The registered name it was created under: one of the types listed above.
-  const char* type() const override { return this->param_.type().c_str(); }
-  int exact_num_bottom() const override { return 1; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override {
+    return {this->param_.type().c_str(), exactly(1), exactly(1)};
+  }
   // As act_bwd_reads_x / act_bwd_reads_y say for the mode.
   DataUse bottom_data_use(int) const override;
   DataUse top_data_use(int) const override;

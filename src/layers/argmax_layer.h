@@ -24,9 +24,7 @@ class ArgMaxLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "ArgMax"; }
-  int exact_num_bottom() const override { return 1; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"ArgMax", exactly(1), exactly(1)}; }
   bool allow_force_backward(int) const override { return false; }
   // Backward only refuses; the top holds indices and/or values for every output.
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }

@@ -23,9 +23,10 @@ class BaseConvLayer : public Layer<Dtype> {
   // Checks the bottoms, sizes the tops and sets x_desc_ / y_desc_.
   void reshape(const Tensors& bottom, const Tensors& top) override;
 
-  int min_num_bottom() const override { return 1; }
-  int min_num_top() const override { return 1; }
-  bool equal_num_bottom_top() const override { return true; }
+  // One top per bottom, all sharing the weights; the name says which direction (transposed()).
+  LayerSignature signature() const override {
+    return {transposed() ? "Deconvolution" : "Convolution", at_least(1), at_least(1), true};
+  }
   // Backward reads the input (filter gradient), never the output.
   DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }

@@ -67,10 +67,6 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
   void backward(Handle&, const Tensors&, const std::vector<bool>&, const Tensors&) override {}
 
-  int exact_num_bottom() const override { return 0; }
-  int min_num_top() const override { return 1; }
-  int max_num_top() const override { return 2; }
-
   // The records passed by the batches handed out so far (rounded up to whole rounds of the
   // replicas, so that each replica resumes at its next record) and the transformer's generator.
   // Restoring stops the engine, moves the source there and starts it again; a replica other than

@@ -22,10 +22,8 @@ class BatchReindexLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "BatchReindex"; }
+  LayerSignature signature() const override { return {"BatchReindex", exactly(2), exactly(1)}; }
   const char* not_replayable() const override { return "waits for the GPU to check its indices"; }
-  int exact_num_bottom() const override { return 2; }
-  int exact_num_top() const override { return 1; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index == 0; }
   // Backward scatters by the indices (bottom 1); the gathered rows fill the top.
   DataUse bottom_data_use(int i) const override {

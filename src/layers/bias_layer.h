@@ -37,10 +37,7 @@ class BiasLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Bias"; }
-  int min_num_bottom() const override { return 1; }
-  int max_num_bottom() const override { return 2; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"Bias", between(1, 2), exactly(1)}; }
   // The gradients are dy and its sums: backward reads no data.
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }

@@ -25,8 +25,7 @@ class ContrastiveLossLayer : public LossLayer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "ContrastiveLoss"; }
-  int exact_num_bottom() const override { return 3; }
+  LayerSignature signature() const override { return {"ContrastiveLoss", exactly(3), exactly(1)}; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index != 2; }
 
  private:

@@ -36,7 +36,6 @@ class ConvolutionLayer : public BaseConvLayer<Dtype> {
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
-  const char* type() const override { return "Convolution"; }
   DataUse top_data_use(int) const override {
     return relu_ ? DataUse::kBackward : DataUse::kForward;
   }

@@ -22,9 +22,7 @@ class CropLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Crop"; }
-  int exact_num_bottom() const override { return 2; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"Crop", exactly(2), exactly(1)}; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index == 0; }
   // Backward copies the top's gradient into a window of bottom 0's; bottom 1 gives a shape only.
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }

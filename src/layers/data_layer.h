@@ -35,7 +35,7 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
   // Opens data_param.source, shapes the tops from the first record, starts the thread.
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
 
-  const char* type() const override { return "Data"; }
+  LayerSignature signature() const override { return {"Data", exactly(0), between(1, 2)}; }
 
  protected:
   void read_record(SourceRecord* record) override;

@@ -24,7 +24,6 @@ class DeconvolutionLayer : public BaseConvLayer<Dtype> {
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
-  const char* type() const override { return "Deconvolution"; }
 
  protected:
   bool transposed() const override { return true; }

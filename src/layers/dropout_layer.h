@@ -24,9 +24,7 @@ class DropoutLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Dropout"; }
-  int exact_num_bottom() const override { return 1; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"Dropout", exactly(1), exactly(1)}; }
   // Backward reads the mask only.
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }

@@ -22,9 +22,7 @@ class DummyDataLayer : public Layer<Dtype> {
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
   void backward(Handle&, const Tensors&, const std::vector<bool>&, const Tensors&) override {}
 
-  const char* type() const override { return "DummyData"; }
-  int exact_num_bottom() const override { return 0; }
-  int min_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"DummyData", exactly(0), at_least(1)}; }
 
  private:
   const FillerParameter& filler(size_t top_index) const;

@@ -30,9 +30,7 @@ class EltwiseLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Eltwise"; }
-  int min_num_bottom() const override { return 2; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"Eltwise", at_least(2), exactly(1)}; }
   // PROD's gradient reads the inputs (and the output); SUM's and MAX's (by its argmax) none.
   DataUse bottom_data_use(int) const override { return uses(); }
   // With the ReLU fused, backward reads y for the ReLU's mask.

@@ -24,10 +24,8 @@ class EmbedLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Embed"; }
+  LayerSignature signature() const override { return {"Embed", exactly(1), exactly(1)}; }
   const char* not_replayable() const override { return "waits for the GPU to check its indices"; }
-  int exact_num_bottom() const override { return 1; }
-  int exact_num_top() const override { return 1; }
   bool allow_force_backward(int) const override { return false; }
   // Backward reads the indices (the weight gradient), never the output.
   DataUse bottom_data_use(int) const override { return DataUse::kBackward; }

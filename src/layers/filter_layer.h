@@ -26,12 +26,10 @@ class FilterLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Filter"; }
+  LayerSignature signature() const override { return {"Filter", at_least(2), at_least(1)}; }
   const char* not_replayable() const override {
     return "waits for the GPU to count the items it keeps";
   }
-  int min_num_bottom() const override { return 2; }
-  int min_num_top() const override { return 1; }
   bool allow_force_backward(int bottom_index) const override {
     return bottom_index + 1 < int(this->param_.bottom_size());
   }

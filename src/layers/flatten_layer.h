@@ -14,7 +14,7 @@ class FlattenLayer : public ViewLayer<Dtype> {
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
   void reshape(const Tensors& bottom, const Tensors& top) override;
-  const char* type() const override { return "Flatten"; }
+  LayerSignature signature() const override { return {"Flatten", exactly(1), exactly(1)}; }
 };
 
 }  // namespace crema

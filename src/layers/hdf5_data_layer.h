@@ -40,9 +40,7 @@ class Hdf5DataLayer : public Layer<Dtype> {
   bool reader_state(DataReaderState* state) const override;
   void restore_reader_state(const DataReaderState& state) override;
 
-  const char* type() const override { return "HDF5Data"; }
-  int exact_num_bottom() const override { return 0; }
-  int min_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"HDF5Data", exactly(0), at_least(1)}; }
 
   // The files in list order, and the order of files and rows in use now (for tests).
   const std::vector<std::string>& files() const { return files_; }

@@ -28,9 +28,7 @@ class Hdf5OutputLayer : public Layer<Dtype> {
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
   void backward(Handle&, const Tensors&, const std::vector<bool>&, const Tensors&) override {}
 
-  const char* type() const override { return "HDF5Output"; }
-  int exact_num_bottom() const override { return 2; }
-  int exact_num_top() const override { return 0; }
+  LayerSignature signature() const override { return {"HDF5Output", exactly(2), exactly(0)}; }
   bool allow_force_backward(int) const override { return false; }
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
   const char* not_replayable() const override {

@@ -42,7 +42,7 @@ class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
   // Reads the list, shuffles/skips, shapes the tops from the first image, starts the thread.
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
 
-  const char* type() const override { return "ImageData"; }
+  LayerSignature signature() const override { return {"ImageData", exactly(0), between(1, 2)}; }
 
  protected:
   void read_record(SourceRecord* record) override;

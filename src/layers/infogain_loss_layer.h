@@ -33,14 +33,10 @@ class InfogainLossLayer : public LossLayer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "InfogainLoss"; }
+  LayerSignature signature() const override {
+    return {"InfogainLoss", between(2, 3), between(1, 2)};
+  }
   const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
-  int exact_num_bottom() const override { return -1; }
-  int min_num_bottom() const override { return 2; }
-  int max_num_bottom() const override { return 3; }
-  int exact_num_top() const override { return -1; }
-  int min_num_top() const override { return 1; }
-  int max_num_top() const override { return 2; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index == 0; }
   // Backward reads its own probabilities, not the scores; the labels and a matrix bottom it
   // reads. The second top shares those probabilities.

@@ -30,9 +30,7 @@ class InnerProductLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "InnerProduct"; }
-  int exact_num_bottom() const override { return 1; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"InnerProduct", exactly(1), exactly(1)}; }
   // Backward reads the input (weight gradient), never the output.
   DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }

@@ -19,9 +19,7 @@ class InputLayer : public Layer<Dtype> {
   void forward(Handle&, const Tensors&, const Tensors&) override {}
   void backward(Handle&, const Tensors&, const std::vector<bool>&, const Tensors&) override {}
 
-  const char* type() const override { return "Input"; }
-  int exact_num_bottom() const override { return 0; }
-  int min_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"Input", exactly(0), at_least(1)}; }
 };
 
 }  // namespace crema

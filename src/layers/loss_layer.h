@@ -14,8 +14,6 @@ class LossLayer : public Layer<Dtype> {
  public:
   using Layer<Dtype>::Layer;
 
-  int exact_num_bottom() const override { return 2; }
-  int exact_num_top() const override { return 1; }
   bool auto_top_blobs() const override { return true; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index != 1; }
   bool is_loss() const override { return true; }

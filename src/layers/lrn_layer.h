@@ -26,9 +26,7 @@ class LrnLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "LRN"; }
-  int exact_num_bottom() const override { return 1; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"LRN", exactly(1), exactly(1)}; }
   DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
   DataUse top_data_use(int) const override { return DataUse::kBackward; }
   StorageSupport half_storage() const override { return StorageSupport::kUniform; }

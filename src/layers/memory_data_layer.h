@@ -42,10 +42,7 @@ class MemoryDataLayer : public Layer<Dtype> {
   int64_t position() const { return position_; }
   int batch_size() const { return batch_size_; }
 
-  const char* type() const override { return "MemoryData"; }
-  int exact_num_bottom() const override { return 0; }
-  int min_num_top() const override { return 1; }
-  int max_num_top() const override { return 2; }
+  LayerSignature signature() const override { return {"MemoryData", exactly(0), between(1, 2)}; }
 
  private:
   int batch_size_ = 0;

@@ -21,7 +21,9 @@ class MultinomialLogisticLossLayer : public LossLayer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "MultinomialLogisticLoss"; }
+  LayerSignature signature() const override {
+    return {"MultinomialLogisticLoss", exactly(2), exactly(1)};
+  }
   const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
 
  private:

@@ -21,9 +21,7 @@ class ParameterLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Parameter"; }
-  int exact_num_bottom() const override { return 0; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"Parameter", exactly(0), exactly(1)}; }
 };
 
 }  // namespace crema

@@ -26,11 +26,8 @@ class PoolingLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Pooling"; }
-  int exact_num_bottom() const override { return 1; }
-  int min_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"Pooling", exactly(1), between(1, 2)}; }
   // Caffe allows a mask top for MAX; accepting the count lets layer_setup say why it is refused.
-  int max_num_top() const override { return 2; }
   // MAX's gradient reads the input and the output; AVE's neither.
   DataUse bottom_data_use(int) const override { return uses(); }
   DataUse top_data_use(int) const override { return uses(); }

@@ -25,9 +25,7 @@ class PreluLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "PReLU"; }
-  int exact_num_bottom() const override { return 1; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"PReLU", exactly(1), exactly(1)}; }
   // Backward reads the input (in place: a copy of its own instead), never the output.
   DataUse bottom_data_use(int) const override {
     return in_place_ ? DataUse::kForward : DataUse::kBackward;

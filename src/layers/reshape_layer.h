@@ -17,7 +17,7 @@ class ReshapeLayer : public ViewLayer<Dtype> {
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
   void reshape(const Tensors& bottom, const Tensors& top) override;
-  const char* type() const override { return "Reshape"; }
+  LayerSignature signature() const override { return {"Reshape", exactly(1), exactly(1)}; }
 };
 
 }  // namespace crema

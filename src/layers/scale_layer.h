@@ -28,10 +28,7 @@ class ScaleLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Scale"; }
-  int min_num_bottom() const override { return 1; }
-  int max_num_bottom() const override { return 2; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"Scale", between(1, 2), exactly(1)}; }
   // Backward reads the input for the scale gradient (in place: a kept copy instead) and a scale
   // given as bottom 1.
   DataUse bottom_data_use(int i) const override;

@@ -25,7 +25,9 @@ class SigmoidCrossEntropyLossLayer : public LossLayer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "SigmoidCrossEntropyLoss"; }
+  LayerSignature signature() const override {
+    return {"SigmoidCrossEntropyLoss", exactly(2), exactly(1)};
+  }
 
  private:
   prim::SigmoidCrossEntropyLossDesc desc_;

@@ -17,9 +17,7 @@ class SilenceLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Silence"; }
-  int min_num_bottom() const override { return 1; }
-  int exact_num_top() const override { return 0; }
+  LayerSignature signature() const override { return {"Silence", at_least(1), exactly(0)}; }
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
 };
 

@@ -22,9 +22,7 @@ class SliceLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Slice"; }
-  int exact_num_bottom() const override { return 1; }
-  int min_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"Slice", exactly(1), at_least(1)}; }
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }
 

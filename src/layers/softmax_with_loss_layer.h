@@ -30,10 +30,9 @@ class SoftmaxWithLossLayer : public LossLayer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "SoftmaxWithLoss"; }
-  int exact_num_top() const override { return -1; }
-  int min_num_top() const override { return 1; }
-  int max_num_top() const override { return 2; }
+  LayerSignature signature() const override {
+    return {"SoftmaxWithLoss", exactly(2), between(1, 2)};
+  }
   // Backward reads the labels and its own probabilities; top 1 views those (out of the plan).
   DataUse bottom_data_use(int i) const override {
     return i == 1 ? DataUse::kBackward : DataUse::kForward;

@@ -20,9 +20,7 @@ class SplitLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "Split"; }
-  int exact_num_bottom() const override { return 1; }
-  int min_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"Split", exactly(1), at_least(1)}; }
   // Every top is a view of the bottom's data; backward sums the tops' diffs.
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }

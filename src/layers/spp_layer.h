@@ -28,9 +28,7 @@ class SppLayer : public Layer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  const char* type() const override { return "SPP"; }
-  int exact_num_bottom() const override { return 1; }
-  int exact_num_top() const override { return 1; }
+  LayerSignature signature() const override { return {"SPP", exactly(1), exactly(1)}; }
   // Each level's pooling backward reads x and its slice of y; the levels fill the top.
   DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
   DataUse top_data_use(int) const override { return DataUse::kBackward; }

@@ -16,8 +16,6 @@ class ViewLayer : public Layer<Dtype> {
   void forward(Handle&, const Tensors&, const Tensors&) override {}
   void backward(Handle&, const Tensors&, const std::vector<bool>&, const Tensors&) override {}
 
-  int exact_num_bottom() const override { return 1; }
-  int exact_num_top() const override { return 1; }
   DataUse bottom_data_use(int) const override { return DataUse::kForward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }
   int data_view_of(int) const override { return 0; }
