@@ -17,19 +17,12 @@
 #include <string>
 #include <type_traits>
 
+#include "primitives/common/host_device.h"
 #include "primitives/types.h"
 
 #ifdef __CUDACC__
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#endif
-
-#ifndef CREMA_HOST_DEVICE  // as philox.h defines it
-#ifdef __CUDACC__
-#define CREMA_HOST_DEVICE __host__ __device__
-#else
-#define CREMA_HOST_DEVICE
-#endif
 #endif
 
 namespace crema::prim {

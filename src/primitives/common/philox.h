@@ -6,13 +6,7 @@
 
 #include <cstdint>
 
-#ifndef CREMA_HOST_DEVICE
-#ifdef __CUDACC__
-#define CREMA_HOST_DEVICE __host__ __device__
-#else
-#define CREMA_HOST_DEVICE
-#endif
-#endif
+#include "primitives/common/host_device.h"
 
 namespace crema::prim::philox {
 

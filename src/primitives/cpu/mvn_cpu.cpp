@@ -4,20 +4,12 @@
 #include <cstdint>
 
 #include "primitives/common/dtype_visit.h"
+#include "primitives/common/mvn_ops.h"
 #include "primitives/cpu/cpu_blend.h"
 #include "primitives/mvn.h"
 
 namespace crema::prim::cpu {
 namespace {
-
-struct Rows {
-  int64_t rows, dim;
-  Rows(const MvnDesc& md, const TensorDesc& d) {
-    const int64_t hw = int64_t(d.h) * d.w;
-    rows = md.across_channels ? d.n : int64_t(d.n) * d.c;
-    dim = md.across_channels ? int64_t(d.c) * hw : hw;
-  }
-};
 
 // Row mean and 1 / (sigma + eps) (1 when the variance is not normalized).
 template <typename T>
@@ -37,7 +29,7 @@ void row_stats(const MvnDesc& md, int64_t D, const T* x, double* mean, double* i
 
 template <typename T>
 void fwd(const MvnDesc& md, const TensorDesc& d, const T* x, T* y, Blend blend) {
-  const Rows r(md, d);
+  const MvnRows r(md, d);
   for (int64_t row = 0; row < r.rows; ++row) {
     const T* xr = x + row * r.dim;
     double mean, inv;
@@ -49,7 +41,7 @@ void fwd(const MvnDesc& md, const TensorDesc& d, const T* x, T* y, Blend blend) 
 
 template <typename T>
 void bwd(const MvnDesc& md, const TensorDesc& d, const T* x, const T* dy, T* dx, Blend blend) {
-  const Rows r(md, d);
+  const MvnRows r(md, d);
   const double D = double(r.dim);
   for (int64_t row = 0; row < r.rows; ++row) {
     const T* xr = x + row * r.dim;

@@ -5,48 +5,25 @@
 #include <cstdint>
 
 #include "primitives/common/dtype_visit.h"
-#include "primitives/reduce.h"
+#include "primitives/common/reduce_ops.h"
 
 namespace crema::prim::cpu {
 namespace {
 
-// Up to three stride sets walked together over the same sizes; the last axis is the fastest.
-struct Walk {
-  int rank = 0;
-  int64_t size[ViewDesc::kMaxDims] = {};
-  int64_t s[3][ViewDesc::kMaxDims] = {};
-  int64_t count() const {
-    int64_t c = 1;
-    for (int i = 0; i < rank; ++i) c *= size[i];
-    return c;
-  }
-  // Calls f(offset0, offset1, offset2) for every index.
-  template <typename F>
-  void run(F&& f) const {
-    const int64_t n = count();
-    int64_t idx[ViewDesc::kMaxDims] = {};
-    int64_t o[3] = {0, 0, 0};
-    for (int64_t k = 0; k < n; ++k) {
-      f(o[0], o[1], o[2]);
-      for (int d = rank - 1; d >= 0; --d) {
-        for (int j = 0; j < 3; ++j) o[j] += s[j][d];
-        if (++idx[d] < size[d]) break;
-        for (int j = 0; j < 3; ++j) o[j] -= s[j][d] * size[d];
-        idx[d] = 0;
-      }
+// Calls f(offset0, offset1, offset2) for every index of w, as an odometer.
+template <typename F>
+void walk(const ReduceAxes& w, F&& f) {
+  const int64_t n = w.count();
+  int64_t idx[ViewDesc::kMaxDims] = {};
+  int64_t o[3] = {0, 0, 0};
+  for (int64_t k = 0; k < n; ++k) {
+    f(o[0], o[1], o[2]);
+    for (int d = w.rank - 1; d >= 0; --d) {
+      for (int j = 0; j < 3; ++j) o[j] += w.s[j][d];
+      if (++idx[d] < w.size[d]) break;
+      for (int j = 0; j < 3; ++j) o[j] -= w.s[j][d] * w.size[d];
+      idx[d] = 0;
     }
-  }
-};
-
-template <typename T>
-double term(ReduceOp op, T v) {
-  switch (op) {
-    case ReduceOp::kAsum:
-      return std::fabs(double(v));
-    case ReduceOp::kSumSq:
-      return double(v) * double(v);
-    default:
-      return double(v);
   }
 }
 
@@ -55,24 +32,13 @@ void fwd_impl(const ReduceDesc& rd, const ViewDesc& xd, const void* xv, const Vi
               void* yv, Blend blend) {
   const T* x = static_cast<const T*>(xv);
   T* y = static_cast<T*>(yv);
-  Walk kept, reduced;  // kept: s[0] = x strides, s[1] = y strides; reduced: s[0] = x strides
-  for (int i = 0; i < xd.rank; ++i) {
-    if (yd.size[i] == xd.size[i]) {
-      kept.size[kept.rank] = xd.size[i];
-      kept.s[0][kept.rank] = xd.stride[i];
-      kept.s[1][kept.rank] = yd.stride[i];
-      ++kept.rank;
-    } else {
-      reduced.size[reduced.rank] = xd.size[i];
-      reduced.s[0][reduced.rank] = xd.stride[i];
-      ++reduced.rank;
-    }
-  }
+  ReduceAxes kept, reduced;
+  split_reduce_axes(xd, yd, &kept, &reduced);
   const int64_t n = reduced.count();
   const double scale = blend.alpha * (rd.op == ReduceOp::kMean && n > 0 ? 1.0 / double(n) : 1.0);
-  kept.run([&](int64_t ox, int64_t oy, int64_t) {
+  walk(kept, [&](int64_t ox, int64_t oy, int64_t) {
     double acc = 0;
-    reduced.run([&](int64_t rx, int64_t, int64_t) { acc += term(rd.op, x[ox + rx]); });
+    walk(reduced, [&](int64_t rx, int64_t, int64_t) { acc += reduce_term(rd.op, x[ox + rx]); });
     const double v = scale * acc;
     y[oy] = blend.beta == 0.0 ? T(v) : T(v + blend.beta * double(y[oy]));
   });
@@ -84,18 +50,11 @@ void bwd_impl(const ReduceDesc& rd, const ViewDesc& xd, const void* xv, const Vi
   const T* x = static_cast<const T*>(xv);
   const T* dy = static_cast<const T*>(dyv);
   T* dx = static_cast<T*>(dxv);
-  Walk w;  // s[0] = x, s[1] = dy (0 on reduced axes), s[2] = dx
-  w.rank = xd.rank;
-  for (int i = 0; i < xd.rank; ++i) {
-    w.size[i] = xd.size[i];
-    w.s[0][i] = xd.stride[i];
-    w.s[1][i] = dyd.size[i] == xd.size[i] ? dyd.stride[i] : 0;
-    w.s[2][i] = dxd.stride[i];
-  }
+  const ReduceAxes w = reduce_bwd_axes(xd, dyd, dxd);
   const int64_t n = xd.count() / (dyd.count() > 0 ? dyd.count() : 1);
   const T a = T(blend.alpha * (rd.op == ReduceOp::kMean ? 1.0 / double(n) : 1.0));
   const T b = T(blend.beta);
-  w.run([&](int64_t ox, int64_t oy, int64_t od) {
+  walk(w, [&](int64_t ox, int64_t oy, int64_t od) {
     T g = dy[oy];
     if (rd.op == ReduceOp::kAsum) {
       const T v = x[ox];

@@ -3,21 +3,13 @@
 // row written by the same threads that read it, so y may be x and dx may be dy. Rows are re-read
 // from L2/DRAM per pass: forward 2-3 reads + 1 write per element, backward 2 + 2 reads + 1 write.
 #include "primitives/common/dtype_visit.h"
+#include "primitives/common/mvn_ops.h"
 #include "primitives/cuda/cuda_reduce.cuh"
 #include "primitives/cuda/cuda_util.cuh"
 #include "primitives/mvn.h"
 
 namespace crema::prim::cuda {
 namespace {
-
-struct Rows {
-  int64_t rows, dim;
-  Rows(const MvnDesc& md, const TensorDesc& d) {
-    const int64_t hw = int64_t(d.h) * d.w;
-    rows = md.across_channels ? d.n : int64_t(d.n) * d.c;
-    dim = md.across_channels ? int64_t(d.c) * hw : hw;
-  }
-};
 
 // Row mean and 1 / (sigma + eps) (1 when the variance is not normalized), as the CPU's.
 template <typename T>
@@ -92,7 +84,7 @@ unsigned grid_rows(int64_t rows) { return unsigned(rows > 1048576 ? 1048576 : ro
 
 void mvn_bwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x, const void* dy,
              const TensorDesc&, void* dx, Blend b) {
-  const Rows r(md, xd);
+  const MvnRows r(md, xd);
   if (r.dim == 0) return;
   visit_dtype(kFloatTypes, xd.dtype, "mvn_bwd", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -105,7 +97,7 @@ void mvn_bwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x, 
 
 void mvn_fwd(Handle& h, const MvnDesc& md, const TensorDesc& xd, const void* x, const TensorDesc&,
              void* y, Blend b) {
-  const Rows r(md, xd);
+  const MvnRows r(md, xd);
   if (r.dim == 0) return;
   visit_dtype(kFloatTypes, xd.dtype, "mvn_fwd", Device::kCUDA, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -5,44 +5,13 @@
 // one grid-stride pass over x's elements reading dy through strides zeroed on the reduced axes.
 // Memory-bound: forward reads x once; backward 2-3 reads + 1 write per element.
 #include "primitives/common/dtype_visit.h"
+#include "primitives/common/reduce_ops.h"
 #include "primitives/cuda/cuda_reduce.cuh"
 #include "primitives/cuda/cuda_util.cuh"
 #include "primitives/reduce.h"
 
 namespace crema::prim::cuda {
 namespace {
-
-constexpr int kMax = ViewDesc::kMaxDims;
-
-// Up to three stride sets over the same sizes; the last axis is the fastest.
-struct Axes {
-  int rank = 0;
-  int64_t size[kMax] = {};
-  int64_t s[3][kMax] = {};
-  int64_t count() const {
-    int64_t c = 1;
-    for (int i = 0; i < rank; ++i) c *= size[i];
-    return c;
-  }
-  // The offsets of flat index idx in the first K stride sets.
-  template <int K>
-  __device__ void offsets(int64_t idx, int64_t (&o)[K]) const {
-    for (int j = 0; j < K; ++j) o[j] = 0;
-    for (int d = rank - 1; d >= 0; --d) {
-      const int64_t q = d > 0 ? idx / size[d] : 0;
-      const int64_t at = idx - q * size[d];
-      for (int j = 0; j < K; ++j) o[j] += at * s[j][d];
-      idx = q;
-    }
-  }
-};
-
-template <typename T>
-__device__ __forceinline__ double term(ReduceOp op, T v) {
-  return op == ReduceOp::kAsum    ? fabs(double(v))
-         : op == ReduceOp::kSumSq ? double(v) * double(v)
-                                  : double(v);
-}
 
 template <typename T>
 __device__ __forceinline__ void store(T* y, double v, double beta) {
@@ -51,7 +20,7 @@ __device__ __forceinline__ void store(T* y, double v, double beta) {
 
 // One block per output element.
 template <typename T>
-__global__ void fwd_block_kernel(ReduceOp op, Axes kept, Axes reduced, int64_t outputs,
+__global__ void fwd_block_kernel(ReduceOp op, ReduceAxes kept, ReduceAxes reduced, int64_t outputs,
                                  int64_t per_output, const T* x, T* y, double scale, double beta) {
   for (int64_t out = blockIdx.x; out < outputs; out += gridDim.x) {
     int64_t o[2];
@@ -60,7 +29,7 @@ __global__ void fwd_block_kernel(ReduceOp op, Axes kept, Axes reduced, int64_t o
     for (int64_t r = threadIdx.x; r < per_output; r += blockDim.x) {
       int64_t rx[1];
       reduced.offsets<1>(r, rx);
-      acc[0] += term(op, x[o[0] + rx[0]]);
+      acc[0] += reduce_term(op, x[o[0] + rx[0]]);
     }
     block_sum<1>(acc);
     if (threadIdx.x == 0) store(y + o[1], scale * acc[0], beta);
@@ -69,16 +38,16 @@ __global__ void fwd_block_kernel(ReduceOp op, Axes kept, Axes reduced, int64_t o
 
 // One thread per output element, walking its values with an odometer.
 template <typename T>
-__global__ void fwd_thread_kernel(ReduceOp op, Axes kept, Axes reduced, int64_t outputs,
+__global__ void fwd_thread_kernel(ReduceOp op, ReduceAxes kept, ReduceAxes reduced, int64_t outputs,
                                   int64_t per_output, const T* x, T* y, double scale, double beta) {
   CREMA_CUDA_LOOP(out, outputs) {
     int64_t o[2];
     kept.offsets<2>(out, o);
-    int64_t idx[kMax] = {};
+    int64_t idx[ViewDesc::kMaxDims] = {};
     int64_t rx = 0;
     double acc = 0.0;
     for (int64_t k = 0; k < per_output; ++k) {
-      acc += term(op, x[o[0] + rx]);
+      acc += reduce_term(op, x[o[0] + rx]);
       for (int d = reduced.rank - 1; d >= 0; --d) {
         rx += reduced.s[0][d];
         if (++idx[d] < reduced.size[d]) break;
@@ -91,8 +60,8 @@ __global__ void fwd_thread_kernel(ReduceOp op, Axes kept, Axes reduced, int64_t 
 }
 
 template <typename T>
-__global__ void bwd_kernel(ReduceOp op, Axes w, int64_t n, const T* x, const T* dy, T* dx, T a,
-                           T b) {
+__global__ void bwd_kernel(ReduceOp op, ReduceAxes w, int64_t n, const T* x, const T* dy, T* dx,
+                           T a, T b) {
   CREMA_CUDA_LOOP(i, n) {
     int64_t o[3];
     w.offsets<3>(i, o);
@@ -110,19 +79,8 @@ __global__ void bwd_kernel(ReduceOp op, Axes w, int64_t n, const T* x, const T* 
 template <typename T>
 void fwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* xv, const ViewDesc& yd,
          void* yv, Blend blend) {
-  Axes kept, reduced;  // kept: s[0] = x strides, s[1] = y strides; reduced: s[0] = x strides
-  for (int i = 0; i < xd.rank; ++i) {
-    if (yd.size[i] == xd.size[i]) {
-      kept.size[kept.rank] = xd.size[i];
-      kept.s[0][kept.rank] = xd.stride[i];
-      kept.s[1][kept.rank] = yd.stride[i];
-      ++kept.rank;
-    } else {
-      reduced.size[reduced.rank] = xd.size[i];
-      reduced.s[0][reduced.rank] = xd.stride[i];
-      ++reduced.rank;
-    }
-  }
+  ReduceAxes kept, reduced;
+  split_reduce_axes(xd, yd, &kept, &reduced);
   const int64_t outputs = kept.count(), n = reduced.count();
   const double scale = blend.alpha * (rd.op == ReduceOp::kMean && n > 0 ? 1.0 / double(n) : 1.0);
   const T* x = static_cast<const T*>(xv);
@@ -141,14 +99,7 @@ void fwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* xv, co
 template <typename T>
 void bwd(Handle& h, const ReduceDesc& rd, const ViewDesc& xd, const void* x, const ViewDesc& dyd,
          const void* dy, const ViewDesc& dxd, void* dx, Blend blend) {
-  Axes w;  // s[0] = x, s[1] = dy (0 on reduced axes), s[2] = dx
-  w.rank = xd.rank;
-  for (int i = 0; i < xd.rank; ++i) {
-    w.size[i] = xd.size[i];
-    w.s[0][i] = xd.stride[i];
-    w.s[1][i] = dyd.size[i] == xd.size[i] ? dyd.stride[i] : 0;
-    w.s[2][i] = dxd.stride[i];
-  }
+  const ReduceAxes w = reduce_bwd_axes(xd, dyd, dxd);
   const int64_t count = xd.count();
   const int64_t n = count / (dyd.count() > 0 ? dyd.count() : 1);
   const T a = T(blend.alpha * (rd.op == ReduceOp::kMean ? 1.0 / double(n) : 1.0));
