@@ -227,11 +227,7 @@ TEST_P(ConvCudaProblem, EveryAlgorithmMatchesCpu) {
   check_problem<double>(GetParam(), true, kExact);
 }
 
-INSTANTIATE_TEST_SUITE_P(Unit, ConvCudaProblem, ::testing::ValuesIn(unit_problems()),
-                         test::ParamName());
-INSTANTIATE_TEST_SUITE_P(Random, ConvCudaProblem, ::testing::ValuesIn(random_problems(30, 17)),
-                         test::ParamName());
-INSTANTIATE_TEST_SUITE_P(Named, ConvCudaProblem, ::testing::ValuesIn(test::named_conv_problems()),
+INSTANTIATE_TEST_SUITE_P(Cases, ConvCudaProblem, ::testing::ValuesIn(test::conv_cases()),
                          test::ParamName());
 
 // Tensor-core math: integers in [-3, 3] are exact in TF32, BF16 and FP16 and their sums exact in

@@ -27,8 +27,6 @@ namespace {
 using test::ConvProblem;
 using test::Descs;
 using test::descs_of;
-using test::random_problems;
-using test::unit_problems;
 using test::winograd_tolerances;
 using test::WinogradTolerances;
 
@@ -239,17 +237,13 @@ void check_both_types(const ConvProblem& pb, uint64_t seed) {
   }
 }
 
-// Hand-picked corner cases.
+// The case list every backend runs (problems.h).
 
 class ConvProblemTest : public ::testing::TestWithParam<ConvProblem> {};
 
 TEST_P(ConvProblemTest, AllAlgorithmsMatchReference) { check_both_types(GetParam(), 1234); }
 
-INSTANTIATE_TEST_SUITE_P(Unit, ConvProblemTest, ::testing::ValuesIn(unit_problems()),
-                         test::ParamName());
-INSTANTIATE_TEST_SUITE_P(Random, ConvProblemTest, ::testing::ValuesIn(random_problems(40, 7)),
-                         test::ParamName());
-INSTANTIATE_TEST_SUITE_P(Named, ConvProblemTest, ::testing::ValuesIn(test::named_conv_problems()),
+INSTANTIATE_TEST_SUITE_P(Cases, ConvProblemTest, ::testing::ValuesIn(test::conv_cases()),
                          test::ParamName());
 
 // Real-valued inputs: rounding differs between algorithms, so compare with a tolerance.

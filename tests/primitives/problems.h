@@ -130,6 +130,15 @@ inline const std::vector<ConvProblem>& named_conv_problems() {
   return list;
 }
 
+// The convolution case list of every backend's harness (conv_test.cpp, conv_cuda_test.cpp): the
+// unit cases, 40 random problems from a fixed seed, and the reference nets' named layers.
+inline std::vector<ConvProblem> conv_cases() {
+  std::vector<ConvProblem> cases = unit_problems();
+  for (const ConvProblem& pb : random_problems(40, 7)) cases.push_back(pb);
+  for (const ConvProblem& pb : named_conv_problems()) cases.push_back(pb);
+  return cases;
+}
+
 // A packed NCHW shape.
 struct Nchw {
   int n, c, h, w;
