@@ -16,6 +16,15 @@
 
 namespace crema::test {
 
+// The storage types every CPU primitive test runs in.
+using FloatTypes = ::testing::Types<float, double>;
+
+// Declares the typed test fixture Name and its suite over FloatTypes (TYPED_TEST(Name, ...)).
+#define CREMA_FLOAT_TYPED_TEST_SUITE(Name) \
+  template <typename T>                    \
+  class Name : public ::testing::Test {};  \
+  TYPED_TEST_SUITE(Name, ::crema::test::FloatTypes)
+
 // Whether this test binary runs under AddressSanitizer (scripts/fuzz.sh --tests): its SEGV
 // handler reports a fault and exits 1 rather than letting the signal kill the process, and its
 // runtime is not linked into programs built against an installed library.

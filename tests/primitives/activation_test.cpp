@@ -144,10 +144,7 @@ struct Shape {
 };
 const Shape kShapes[] = {{1, 1, 1, 1}, {1, 3, 5, 7}, {2, 7, 3, 1}, {3, 1, 11, 13}};
 
-template <typename T>
-class ActTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(ActTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(ActTest);
 
 // Inputs lean positive so that plain ReLU's output is not mostly zeros (a vacuous comparison).
 TYPED_TEST(ActTest, ForwardAndBackwardMatchReference) {

@@ -13,10 +13,7 @@
 namespace crema::prim {
 namespace {
 
-template <typename T>
-class ArgMaxTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(ArgMaxTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(ArgMaxTest);
 
 // Ranks by repeatedly taking the largest unused value; an equal value at a larger index wins.
 std::vector<int64_t> ranking(const std::vector<double>& v, int k) {

@@ -89,10 +89,7 @@ std::vector<double> to_double(const std::vector<T>& v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
-template <typename T>
-class BatchNormTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(BatchNormTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(BatchNormTest);
 
 TYPED_TEST(BatchNormTest, TrainingMatchesReference) {
   using T = TypeParam;

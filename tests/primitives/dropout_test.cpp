@@ -47,10 +47,7 @@ TEST(PhiloxTest, KnownAnswerVectors) {
   }
 }
 
-template <typename T>
-class DropoutTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(DropoutTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(DropoutTest);
 
 // Kept elements are x * 1/(1-ratio) exactly, dropped ones 0, the mask only 0/1, the kept
 // fraction within 5 standard deviations of 1 - ratio, and backward applies the same mask.

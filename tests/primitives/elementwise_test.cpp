@@ -12,10 +12,7 @@
 namespace crema::prim {
 namespace {
 
-template <typename T>
-class ElementwiseTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(ElementwiseTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(ElementwiseTest);
 
 TYPED_TEST(ElementwiseTest, AddScalar) {
   using T = TypeParam;

@@ -13,10 +13,7 @@
 namespace crema::prim {
 namespace {
 
-template <typename T>
-class EltwiseTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(EltwiseTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(EltwiseTest);
 
 constexpr int kInputs = 3;
 constexpr int64_t kN = 37;

@@ -13,10 +13,7 @@
 namespace crema::prim {
 namespace {
 
-template <typename T>
-class GatherTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(GatherTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(GatherTest);
 
 TYPED_TEST(GatherTest, GatherAndScatterMatchReference) {
   using T = TypeParam;

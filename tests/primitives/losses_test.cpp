@@ -37,10 +37,7 @@ Tolerance tol_for(bool is_double) {
   return is_double ? Tolerance{1e-12, 1e-10} : Tolerance{1e-5, 1e-4};
 }
 
-template <typename T>
-class LossPrimitive : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(LossPrimitive, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(LossPrimitive);
 
 TYPED_TEST(LossPrimitive, Euclidean) {
   using T = TypeParam;

@@ -116,10 +116,7 @@ std::vector<LrnDesc> descs(LrnMode mode, int local_size) {
                               << s.c << "x" << s.h << "x" << s.w;
 }
 
-template <typename T>
-class LrnTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(LrnTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(LrnTest);
 
 template <typename T>
 void check_case(Handle& h, const LrnDesc& ld, const Shape& s, uint64_t seed) {

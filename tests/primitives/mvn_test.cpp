@@ -55,10 +55,7 @@ std::vector<MvnDesc> all_descs() {
           {true, false, 0.1}};
 }
 
-template <typename T>
-class MvnTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(MvnTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(MvnTest);
 
 TYPED_TEST(MvnTest, ForwardAndBackwardMatchReference) {
   using T = TypeParam;

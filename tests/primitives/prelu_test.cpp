@@ -21,10 +21,7 @@ struct Shape {
 };
 const Shape kShapes[] = {{2, 3, 4, 5}, {1, 1, 1, 1}, {3, 7, 1, 1}, {2, 16, 5, 3}};
 
-template <typename T>
-class PreluTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(PreluTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(PreluTest);
 
 TYPED_TEST(PreluTest, ForwardAndBackwardMatchReference) {
   using T = TypeParam;

@@ -54,10 +54,7 @@ int64_t packed_offset(const std::vector<int64_t>& idx, const std::vector<int64_t
   return off;
 }
 
-template <typename T>
-class ReduceTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(ReduceTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(ReduceTest);
 
 TYPED_TEST(ReduceTest, ForwardAndBackwardMatchReference) {
   using T = TypeParam;

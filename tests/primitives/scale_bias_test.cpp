@@ -22,10 +22,7 @@ struct View {
 // inner = 1 (InnerProduct-like), outer = 1, a scalar, and resnet50:scale_conv1 batch-of-2 sized.
 const View kViews[] = {{2, 3, 5}, {4, 7, 1}, {1, 5, 6}, {3, 1, 4}, {2, 64, 112}, {1, 1, 1}};
 
-template <typename T>
-class ScaleBiasTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(ScaleBiasTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(ScaleBiasTest);
 
 TYPED_TEST(ScaleBiasTest, ForwardAndGradientsMatchReference) {
   using T = TypeParam;

@@ -78,10 +78,7 @@ SoftmaxDesc desc(DataType t, const Shape& s, bool log) {
   return sd;
 }
 
-template <typename T>
-class SoftmaxTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(SoftmaxTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(SoftmaxTest);
 
 // kAuto, then every row of the CPU's table.
 std::vector<SoftmaxAlgo> cpu_algos() {
@@ -237,9 +234,7 @@ LossRef ref_loss(const Shape& s, const std::vector<double>& prob, const std::vec
   return r;
 }
 
-template <typename T>
-class SoftmaxLossTest : public ::testing::Test {};
-TYPED_TEST_SUITE(SoftmaxLossTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(SoftmaxLossTest);
 
 TYPED_TEST(SoftmaxLossTest, EachNormalizationWithAndWithoutIgnore) {
   using T = TypeParam;
@@ -345,9 +340,7 @@ AccuracyDesc acc_desc(DataType t, const Shape& s, int top_k, bool has_ignore, in
   return ad;
 }
 
-template <typename T>
-class AccuracyTest : public ::testing::Test {};
-TYPED_TEST_SUITE(AccuracyTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(AccuracyTest);
 
 // A hand-checked case with ties: scores {1, 3, 3, 0}: labels 1 and 2 tie with each other, so
 // neither is top-1 (a tie counts against the label, as in Caffe) but both are top-3; label 0 is

@@ -48,10 +48,7 @@ std::vector<double> reference(const ViewDesc& xd, const std::vector<T>& x, const
   return out;
 }
 
-template <typename T>
-class TensorCopyTest : public ::testing::Test {};
-using Types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(TensorCopyTest, Types);
+CREMA_FLOAT_TYPED_TEST_SUITE(TensorCopyTest);
 
 using Case = test::CopyCase;
 std::vector<Case> cases(DataType t) { return test::unit_copy_cases(t); }
