@@ -89,19 +89,9 @@ bool parse(int argc, char** argv, bench::Options& o) {
   return true;
 }
 
-class CudnnHandle {
+class CudnnHandle : public bench::CudnnObject<cudnnHandle_t, cudnnCreate, cudnnDestroy> {
  public:
-  explicit CudnnHandle(cudaStream_t s) {
-    BENCH_CUDNN(cudnnCreate(&h_));
-    BENCH_CUDNN(cudnnSetStream(h_, s));
-  }
-  ~CudnnHandle() { cudnnDestroy(h_); }
-  CudnnHandle(const CudnnHandle&) = delete;
-  CudnnHandle& operator=(const CudnnHandle&) = delete;
-  cudnnHandle_t get() const { return h_; }
-
- private:
-  cudnnHandle_t h_ = nullptr;
+  explicit CudnnHandle(cudaStream_t s) { BENCH_CUDNN(cudnnSetStream(d_, s)); }
 };
 
 // The bandwidth ceiling: a 1 GiB device-to-device copy, timed as the rows are; it reads and

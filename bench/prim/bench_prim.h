@@ -49,30 +49,33 @@ void check_cudnn(cudnnStatus_t s, const char* what);
 
 // ---- cuDNN descriptors ----------------------------------------------------------------------
 
-class TensorD {
+// A cuDNN object (a handle or a descriptor) owned by its wrapper: Create makes it, Destroy
+// releases it. The wrappers below derive from it and set the object up in their constructors.
+template <typename T, cudnnStatus_t (*Create)(T*), cudnnStatus_t (*Destroy)(T)>
+class CudnnObject {
+ public:
+  CudnnObject() { check_cudnn(Create(&d_), "cudnnCreate"); }
+  ~CudnnObject() { Destroy(d_); }
+  CudnnObject(const CudnnObject&) = delete;
+  CudnnObject& operator=(const CudnnObject&) = delete;
+  T get() const { return d_; }
+
+ protected:
+  T d_ = nullptr;
+};
+
+class TensorD : public CudnnObject<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
+                                   cudnnDestroyTensorDescriptor> {
  public:
   // packed NCHW (or NHWC), float unless told
   TensorD(int n, int c, int h, int w, cudnnDataType_t t = CUDNN_DATA_FLOAT, bool nhwc = false);
-  ~TensorD() { cudnnDestroyTensorDescriptor(d_); }
-  TensorD(const TensorD&) = delete;
-  TensorD& operator=(const TensorD&) = delete;
-  cudnnTensorDescriptor_t get() const { return d_; }
-
- private:
-  cudnnTensorDescriptor_t d_ = nullptr;
 };
 
-class FilterD {
+class FilterD : public CudnnObject<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
+                                   cudnnDestroyFilterDescriptor> {
  public:
   // packed KCRS (or KRSC)
   FilterD(int k, int c, int r, int s, cudnnDataType_t t = CUDNN_DATA_FLOAT, bool nhwc = false);
-  ~FilterD() { cudnnDestroyFilterDescriptor(d_); }
-  FilterD(const FilterD&) = delete;
-  FilterD& operator=(const FilterD&) = delete;
-  cudnnFilterDescriptor_t get() const { return d_; }
-
- private:
-  cudnnFilterDescriptor_t d_ = nullptr;
 };
 
 // ---- buffers ------------------------------------------------------------------------------

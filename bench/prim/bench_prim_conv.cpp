@@ -76,10 +76,10 @@ const char* cudnn_algo_name(int pass, int algo) {
   return algo >= 0 && algo < counts[pass] ? names[pass][algo] : "unknown";
 }
 
-class ConvD {
+class ConvD : public CudnnObject<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                                 cudnnDestroyConvolutionDescriptor> {
  public:
   ConvD(const prim::ConvDesc& cd, bool tensor_ops) {
-    BENCH_CUDNN(cudnnCreateConvolutionDescriptor(&d_));
     BENCH_CUDNN(cudnnSetConvolution2dDescriptor(d_, cd.pad_h, cd.pad_w, cd.stride_h, cd.stride_w,
                                                 cd.dilation_h, cd.dilation_w,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -89,13 +89,6 @@ class ConvD {
     BENCH_CUDNN(
         cudnnSetConvolutionMathType(d_, tensor_ops ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   }
-  ~ConvD() { cudnnDestroyConvolutionDescriptor(d_); }
-  ConvD(const ConvD&) = delete;
-  ConvD& operator=(const ConvD&) = delete;
-  cudnnConvolutionDescriptor_t get() const { return d_; }
-
- private:
-  cudnnConvolutionDescriptor_t d_ = nullptr;
 };
 
 // The successful results of a Find call in the compared math (strict fp32 excludes tensor-core

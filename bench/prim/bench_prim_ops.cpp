@@ -40,10 +40,10 @@ std::string row_tag(Algo a, const char* (*row_name)(Algo)) {
 
 // deterministic picks CUDNN_POOLING_MAX_DETERMINISTIC for max pooling: crema's backward never
 // uses atomics, cuDNN's plain MAX mode may.
-class PoolD {
+class PoolD : public CudnnObject<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
+                                 cudnnDestroyPoolingDescriptor> {
  public:
   explicit PoolD(const prim::PoolDesc& pd, bool deterministic = false) {
-    BENCH_CUDNN(cudnnCreatePoolingDescriptor(&d_));
     const cudnnPoolingMode_t mode = pd.mode != prim::PoolMode::kMax
                                         ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
                                     : deterministic ? CUDNN_POOLING_MAX_DETERMINISTIC
@@ -52,13 +52,6 @@ class PoolD {
                                             pd.kernel_w, pd.pad_h, pd.pad_w, pd.stride_h,
                                             pd.stride_w));
   }
-  ~PoolD() { cudnnDestroyPoolingDescriptor(d_); }
-  PoolD(const PoolD&) = delete;
-  PoolD& operator=(const PoolD&) = delete;
-  cudnnPoolingDescriptor_t get() const { return d_; }
-
- private:
-  cudnnPoolingDescriptor_t d_ = nullptr;
 };
 
 // Pooling layers of the benchmarked nets beyond the shared list.
@@ -193,35 +186,21 @@ void bench_pool(Context& c, const test::PoolProblem& pp) {
 
 // ---- LRN, softmax, ReLU ---------------------------------------------------------------------
 
-class LrnD {
+class LrnD : public CudnnObject<cudnnLRNDescriptor_t, cudnnCreateLRNDescriptor,
+                                cudnnDestroyLRNDescriptor> {
  public:
   explicit LrnD(const prim::LrnDesc& ld) {
-    BENCH_CUDNN(cudnnCreateLRNDescriptor(&d_));
     BENCH_CUDNN(cudnnSetLRNDescriptor(d_, unsigned(ld.local_size), ld.alpha, ld.beta, ld.k));
   }
-  ~LrnD() { cudnnDestroyLRNDescriptor(d_); }
-  LrnD(const LrnD&) = delete;
-  LrnD& operator=(const LrnD&) = delete;
-  cudnnLRNDescriptor_t get() const { return d_; }
-
- private:
-  cudnnLRNDescriptor_t d_ = nullptr;
 };
 
-class ActD {
+class ActD : public CudnnObject<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
+                                cudnnDestroyActivationDescriptor> {
  public:
   ActD() {
-    BENCH_CUDNN(cudnnCreateActivationDescriptor(&d_));
     BENCH_CUDNN(
         cudnnSetActivationDescriptor(d_, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
   }
-  ~ActD() { cudnnDestroyActivationDescriptor(d_); }
-  ActD(const ActD&) = delete;
-  ActD& operator=(const ActD&) = delete;
-  cudnnActivationDescriptor_t get() const { return d_; }
-
- private:
-  cudnnActivationDescriptor_t d_ = nullptr;
 };
 
 // A forward row and its backward row on one shape: fwd(x) -> y, bwd(x, y, dy) -> dx, with

@@ -71,22 +71,17 @@ void bench_bias(Context& c, const Shape& s) {
 
 // ---- dropout ----------------------------------------------------------------------------------
 
-class DropoutD {
+class DropoutD : public CudnnObject<cudnnDropoutDescriptor_t, cudnnCreateDropoutDescriptor,
+                                    cudnnDestroyDropoutDescriptor> {
  public:
   DropoutD(cudnnHandle_t dnn, float ratio, uint64_t seed) {
-    BENCH_CUDNN(cudnnCreateDropoutDescriptor(&d_));
     size_t bytes = 0;
     BENCH_CUDNN(cudnnDropoutGetStatesSize(dnn, &bytes));
     states_ = prim::DeviceBuffer(prim::Device::kCUDA, bytes);
     BENCH_CUDNN(cudnnSetDropoutDescriptor(d_, dnn, ratio, states_.get(), bytes, seed));
   }
-  ~DropoutD() { cudnnDestroyDropoutDescriptor(d_); }
-  DropoutD(const DropoutD&) = delete;
-  DropoutD& operator=(const DropoutD&) = delete;
-  cudnnDropoutDescriptor_t get() const { return d_; }
 
  private:
-  cudnnDropoutDescriptor_t d_ = nullptr;
   prim::DeviceBuffer states_;
 };
 

@@ -26,13 +26,11 @@ void check_cudnn(cudnnStatus_t s, const char* what) {
 }
 
 TensorD::TensorD(int n, int c, int h, int w, cudnnDataType_t t, bool nhwc) {
-  BENCH_CUDNN(cudnnCreateTensorDescriptor(&d_));
   BENCH_CUDNN(
       cudnnSetTensor4dDescriptor(d_, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, t, n, c, h, w));
 }
 
 FilterD::FilterD(int k, int c, int r, int s, cudnnDataType_t t, bool nhwc) {
-  BENCH_CUDNN(cudnnCreateFilterDescriptor(&d_));
   BENCH_CUDNN(
       cudnnSetFilter4dDescriptor(d_, t, nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, k, c, r, s));
 }
