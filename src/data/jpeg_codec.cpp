@@ -57,6 +57,10 @@ void on_message(j_common_ptr cinfo, int level) {
   if (level < 0) on_error(cinfo);
 }
 
+// jpeg_create_* calls error_exit too, when the jpeglib.h crema was compiled with and the libjpeg
+// it runs with disagree on the version or the structs' sizes (a jconfig.h of another libjpeg
+// found first): the constructors below give it a jump target and make that one crema::Error.
+
 // One decompressor over a memory buffer; each step returns false with the library's message in
 // err.message when libjpeg fails.
 class Decompressor {
@@ -66,6 +70,7 @@ class Decompressor {
     err_.pub.error_exit = on_error;
     err_.pub.emit_message = on_message;
     err_.message[0] = '\0';
+    if (setjmp(err_.jump)) fail("libjpeg: ", err_.message);
     jpeg_create_decompress(&cinfo_);
   }
   ~Decompressor() { jpeg_destroy_decompress(&cinfo_); }
@@ -118,6 +123,7 @@ class Compressor {
     cinfo_.err = jpeg_std_error(&err_.pub);
     err_.pub.error_exit = on_error;
     err_.message[0] = '\0';
+    if (setjmp(err_.jump)) fail("libjpeg: ", err_.message);
     jpeg_create_compress(&cinfo_);
   }
   ~Compressor() {

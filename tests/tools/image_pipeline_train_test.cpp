@@ -83,5 +83,21 @@ layer { name: 'acc' type: 'Accuracy' bottom: 'ip' bottom: 'label' top: 'acc'
   EXPECT_LT(solver->last_loss(), 1.0);
 }
 
+// Class directories are named by the whole number, past class999 too (class1000/...).
+TEST(ImagePipeline, SyntheticSetOfMoreThanAThousandClasses) {
+  CREMA_SKIP_WITHOUT_OPENCV();
+  test::TempDir dir;
+  SyntheticImageSetOptions o;
+  o.classes = 1001;
+  o.train_per_class = 1;
+  o.val_per_class = 0;
+  o.min_size = 4;
+  o.max_size = 4;
+  const SyntheticImageSet set = write_synthetic_image_set(dir.file("images"), o);
+  EXPECT_EQ(set.images, 1001);
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir.file("images/class999/img00000.jpg")));
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir.file("images/class1000/img00000.jpg")));
+}
+
 }  // namespace
 }  // namespace crema

@@ -92,7 +92,8 @@ SyntheticImageSet write_synthetic_image_set(const std::string& dir,
       char name[64];
       std::snprintf(name, sizeof name, "class%03d/img%05d.%s", k, i, o.format.c_str());
       if (i == 0) {
-        std::filesystem::create_directories(dir + "/" + std::string(name, 8), ec);
+        std::filesystem::create_directories(
+            std::filesystem::path(dir) / std::filesystem::path(name).parent_path(), ec);
         if (ec) fail(dir, ": cannot create a class directory: ", ec.message());
       }
       const int h = side(rng), w = side(rng);
