@@ -11,17 +11,14 @@
 #include "core/net.h"
 #include "core/proto_io.h"
 #include "crema.pb.h"
+#include "proto_test_util.h"
 
 namespace crema {
 namespace {
 
 using prim::MathMode;
 
-NetParameter parse_net(const std::string& text) {
-  NetParameter net;
-  read_text_proto_string(text, "test.prototxt", &net);
-  return net;
-}
+NetParameter parse_net(const std::string& text) { return test::parse_text<NetParameter>(text); }
 
 LayerParameter resolved(const NetParameter& net, int i) {
   LayerParameter l = net.layer(i);

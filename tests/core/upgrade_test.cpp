@@ -10,15 +10,12 @@
 #include "core/upgrade_proto.h"
 #include "crema.pb.h"
 #include "error_util.h"
+#include "proto_test_util.h"
 
 namespace crema {
 namespace {
 
-NetParameter parse_net(const std::string& text) {
-  NetParameter net;
-  read_text_proto_string(text, "test.prototxt", &net);
-  return net;
-}
+NetParameter parse_net(const std::string& text) { return test::parse_text<NetParameter>(text); }
 
 using test::error_of;
 

@@ -18,12 +18,12 @@
 #include "core/upgrade_proto.h"
 #include "export/onnx_export.h"
 #include "onnx_reference.h"
+#include "proto_test_util.h"
 
 namespace crema::test {
 
 inline NetParameter parse_net(const std::string& text) {
-  NetParameter p;
-  read_text_proto_string(text, "test net", &p);
+  NetParameter p = test::parse_text<NetParameter>(text, "test net");
   upgrade_net(&p, "test net");
   return p;
 }

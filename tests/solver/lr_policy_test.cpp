@@ -9,14 +9,13 @@
 
 #include "core/errors.h"
 #include "core/proto_io.h"
+#include "proto_test_util.h"
 
 namespace crema {
 namespace {
 
 SolverParameter solver(const std::string& text) {
-  SolverParameter p;
-  read_text_proto_string(text, "lr_policy_test", &p);
-  return p;
+  return test::parse_text<SolverParameter>(text, "lr_policy_test");
 }
 
 double rate(const SolverParameter& p, int iter) {

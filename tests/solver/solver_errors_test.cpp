@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/hdf5_io.h"
 #include "core/proto_io.h"
+#include "proto_test_util.h"
 #include "solver/solver.h"
 #include "solver_test_util.h"
 
@@ -16,9 +17,7 @@ namespace crema {
 namespace {
 
 SolverParameter parse(const std::string& text) {
-  SolverParameter p;
-  read_text_proto_string(text, "solver_errors_test", &p);
-  return p;
+  return test::parse_text<SolverParameter>(text, "solver_errors_test");
 }
 
 // The message of the Error that creating the solver throws ("" when none is thrown).
