@@ -19,12 +19,7 @@ void ContrastiveLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
 template <typename Dtype>
 void ContrastiveLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const Tensor<Dtype>& a = *bottom[0];
-  const Tensor<Dtype>& b = *bottom[1];
-  if (a.count() != b.count() || a.num() != b.num() || a.count() == 0)
-    this->error(
-        "the two feature bottoms must have the same non-zero count and first axis, but "
-        "bottom 0 is (",
-        a.shape_string(), ") and bottom 1 is (", b.shape_string(), ")");
+  this->check_same_count(bottom, "feature bottoms");
   if (bottom[2]->count() != a.num())
     this->error("expected one similarity label per pair: the features are (", a.shape_string(),
                 ") but the labels are (", bottom[2]->shape_string(), ")");

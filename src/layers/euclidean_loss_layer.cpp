@@ -8,12 +8,7 @@ namespace crema {
 template <typename Dtype>
 void EuclideanLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const Tensor<Dtype>& a = *bottom[0];
-  const Tensor<Dtype>& b = *bottom[1];
-  if (a.count() != b.count() || a.num() != b.num() || a.count() == 0)
-    this->error(
-        "the two bottoms must have the same non-zero count and first axis, but bottom 0 "
-        "is (",
-        a.shape_string(), ") and bottom 1 is (", b.shape_string(), ")");
+  this->check_same_count(bottom, "bottoms");
   desc_.dtype = dtype_of<Dtype>();
   desc_.num = a.num();
   desc_.dim = a.count() / a.num();

@@ -18,9 +18,7 @@ void HingeLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
 template <typename Dtype>
 void HingeLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const Tensor<Dtype>& x = *bottom[0];
-  if (x.count() == 0 || bottom[1]->count() != x.num())
-    this->error("expected one label per sample: the scores are (", x.shape_string(),
-                ") but the labels are (", bottom[1]->shape_string(), ")");
+  this->check_one_label_per_sample(bottom, "scores");
   desc_.num = x.num();
   desc_.dim = x.count() / x.num();
   top[0]->reshape({});

@@ -12,6 +12,7 @@ namespace crema {
 template <typename Dtype>
 class LossLayer : public Layer<Dtype> {
  public:
+  using typename Layer<Dtype>::Tensors;
   using Layer<Dtype>::Layer;
 
   bool auto_top_blobs() const override { return true; }
@@ -28,6 +29,23 @@ class LossLayer : public Layer<Dtype> {
     if (propagate_down.size() > 1 && propagate_down[1])
       this->error("cannot backpropagate to the ", what, " input");
     return propagate_down[0];
+  }
+  // reshape's checks of the bottoms. One label per sample: bottom 1 has as many values as bottom
+  // 0 (not empty; `what` names it: "scores") has samples.
+  void check_one_label_per_sample(const Tensors& bottom, const char* what) const {
+    const Tensor<Dtype>& x = *bottom[0];
+    if (x.count() == 0 || bottom[1]->count() != x.num())
+      this->error("expected one label per sample: the ", what, " are (", x.shape_string(),
+                  ") but the labels are (", bottom[1]->shape_string(), ")");
+  }
+  // Bottoms 0 and 1 (`what`: "bottoms") of the same non-zero count and first axis.
+  void check_same_count(const Tensors& bottom, const char* what) const {
+    const Tensor<Dtype>& a = *bottom[0];
+    const Tensor<Dtype>& b = *bottom[1];
+    if (a.count() != b.count() || a.num() != b.num() || a.count() == 0)
+      this->error("the two ", what,
+                  " must have the same non-zero count and first axis, but bottom 0 is (",
+                  a.shape_string(), ") and bottom 1 is (", b.shape_string(), ")");
   }
 };
 

@@ -8,9 +8,7 @@ namespace crema {
 template <typename Dtype>
 void MultinomialLogisticLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const Tensor<Dtype>& p = *bottom[0];
-  if (p.count() == 0 || bottom[1]->count() != p.num())
-    this->error("expected one label per sample: the probabilities are (", p.shape_string(),
-                ") but the labels are (", bottom[1]->shape_string(), ")");
+  this->check_one_label_per_sample(bottom, "probabilities");
   desc_.dtype = dtype_of<Dtype>();
   desc_.num = p.num();
   desc_.dim = p.count() / p.num();
