@@ -30,8 +30,8 @@ class LossLayer : public Layer<Dtype> {
       this->error("cannot backpropagate to the ", what, " input");
     return propagate_down[0];
   }
-  // reshape's checks of the bottoms. One label per sample: bottom 1 has as many values as bottom
-  // 0 (not empty; `what` names it: "scores") has samples.
+  // reshape's checks of the bottoms, each one error naming both shapes. Bottom 1 holds one label
+  // per sample of bottom 0, which is not empty (`what` names bottom 0: "scores").
   void check_one_label_per_sample(const Tensors& bottom, const char* what) const {
     const Tensor<Dtype>& x = *bottom[0];
     if (x.count() == 0 || bottom[1]->count() != x.num())
