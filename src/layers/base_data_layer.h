@@ -78,6 +78,9 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   int decode_workers() const { return workers_; }
 
  protected:
+  // The signature of every prefetching data layer: no bottoms; the data, and the labels where
+  // the layer has a second top.
+  static LayerSignature signature_of(const char* type) { return {type, exactly(0), between(1, 2)}; }
   // Runs on the reader thread, in order: copies the source's next example into *record (its
   // bytes, or which entry it is: whatever decode_record needs) and moves past it. Throws
   // crema::Error on bad data.

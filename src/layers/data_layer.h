@@ -35,7 +35,7 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
   // Opens data_param.source, shapes the tops from the first record, starts the thread.
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
 
-  LayerSignature signature() const override { return {"Data", exactly(0), between(1, 2)}; }
+  LayerSignature signature() const override { return this->signature_of("Data"); }
 
  protected:
   void read_record(SourceRecord* record) override;

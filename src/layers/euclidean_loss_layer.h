@@ -21,7 +21,7 @@ class EuclideanLossLayer : public LossLayer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  LayerSignature signature() const override { return {"EuclideanLoss", exactly(2), exactly(1)}; }
+  LayerSignature signature() const override { return this->signature_of("EuclideanLoss"); }
   // Both bottoms are predictions of each other: either takes the gradient, as in Caffe.
   bool allow_force_backward(int) const override { return true; }
 

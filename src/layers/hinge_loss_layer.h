@@ -23,7 +23,7 @@ class HingeLossLayer : public LossLayer<Dtype> {
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
 
-  LayerSignature signature() const override { return {"HingeLoss", exactly(2), exactly(1)}; }
+  LayerSignature signature() const override { return this->signature_of("HingeLoss"); }
   const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
 
  private:

@@ -42,7 +42,7 @@ class ImageDataLayer : public BasePrefetchingDataLayer<Dtype> {
   // Reads the list, shuffles/skips, shapes the tops from the first image, starts the thread.
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
 
-  LayerSignature signature() const override { return {"ImageData", exactly(0), between(1, 2)}; }
+  LayerSignature signature() const override { return this->signature_of("ImageData"); }
 
  protected:
   void read_record(SourceRecord* record) override;

@@ -22,6 +22,8 @@ class LossLayer : public Layer<Dtype> {
   DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  protected:
+  // The signature of most losses: predictions and targets in, the loss out.
+  static LayerSignature signature_of(const char* type) { return {type, exactly(2), exactly(1)}; }
   // Backward's first step: bottom 1 (the labels, or the targets: `what`) never takes a gradient.
   // Returns whether bottom 0 wants its gradient.
   bool propagate_to_predictions(const std::vector<bool>& propagate_down,

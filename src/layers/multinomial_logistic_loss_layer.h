@@ -22,7 +22,7 @@ class MultinomialLogisticLossLayer : public LossLayer<Dtype> {
                 const Tensors& bottom) override;
 
   LayerSignature signature() const override {
-    return {"MultinomialLogisticLoss", exactly(2), exactly(1)};
+    return this->signature_of("MultinomialLogisticLoss");
   }
   const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
 

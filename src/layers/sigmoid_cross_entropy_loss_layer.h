@@ -26,7 +26,7 @@ class SigmoidCrossEntropyLossLayer : public LossLayer<Dtype> {
                 const Tensors& bottom) override;
 
   LayerSignature signature() const override {
-    return {"SigmoidCrossEntropyLoss", exactly(2), exactly(1)};
+    return this->signature_of("SigmoidCrossEntropyLoss");
   }
 
  private:

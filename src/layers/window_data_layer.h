@@ -38,7 +38,7 @@ class WindowDataLayer : public BasePrefetchingDataLayer<Dtype> {
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
 
-  LayerSignature signature() const override { return {"WindowData", exactly(0), between(1, 2)}; }
+  LayerSignature signature() const override { return this->signature_of("WindowData"); }
 
   const WindowFile& windows() const { return windows_; }
 
