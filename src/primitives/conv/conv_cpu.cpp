@@ -72,7 +72,7 @@ template <typename T>
 class ConvCpu {
  public:
   ConvCpu(Handle& h, const ConvProblem& p)
-      : h_(h), cd_(p.cd), xd_(p.xd), wd_(p.wd), yd_(p.yd), g_(geom_of(p)) {
+      : h_(h), cd_(p.cd), xd_(p.xd), wd_(p.wd), yd_(p.yd), g_(geom_of(p)), taps_(kernel_taps(g_)) {
     groups_ = cd_.groups;
     kg_ = wd_.k / groups_;
     cg_ = wd_.c;
@@ -262,22 +262,15 @@ class ConvCpu {
         for (int c = 0; c < cg_; ++c) {
           const T* xp = x + n * xd_.stride_n + int64_t(gi * cg_ + c) * xd_.stride_c;
           const T* wk = w + (int64_t(k) * cg_ + c) * R * S;
-          for (int r = 0; r < R; ++r) {
-            const int h_off = r * cd_.dilation_h - cd_.pad_h;
-            int p_lo, p_hi;
-            valid_range(h_off, cd_.stride_h, xd_.h, P, &p_lo, &p_hi);
-            for (int s = 0; s < S; ++s) {
-              const int w_off = s * cd_.dilation_w - cd_.pad_w;
-              int q_lo, q_hi;
-              valid_range(w_off, cd_.stride_w, xd_.w, Q, &q_lo, &q_hi);
-              const T wv = wk[r * S + s];
-              const int64_t step = cd_.stride_w * xsw;
-              for (int p = p_lo; p < p_hi; ++p) {
-                const T* xr =
-                    xp + (p * cd_.stride_h + h_off) * xsh + (q_lo * cd_.stride_w + w_off) * xsw;
-                T* a = acc.data() + int64_t(p) * Q + q_lo;
-                for (int i = 0; i < q_hi - q_lo; ++i) a[i] += wv * xr[i * step];
-              }
+          for (size_t tap = 0; tap < taps_.size(); ++tap) {
+            const KernelTap& t = taps_[tap];
+            const T wv = wk[tap];
+            const int64_t step = cd_.stride_w * xsw;
+            for (int p = t.p_lo; p < t.p_hi; ++p) {
+              const T* xr =
+                  xp + (p * cd_.stride_h + t.h_off) * xsh + (t.q_lo * cd_.stride_w + t.w_off) * xsw;
+              T* a = acc.data() + int64_t(p) * Q + t.q_lo;
+              for (int i = 0; i < t.q_hi - t.q_lo; ++i) a[i] += wv * xr[i * step];
             }
           }
         }
@@ -293,7 +286,7 @@ class ConvCpu {
   // Gathers each input-gradient plane (n, c) from the output planes of its group, scattering
   // within the owned plane only, so every dx element is written exactly once with the blend.
   void bwd_data_direct(const T* w, const T* dy, T* dx, Blend blend) {
-    const int P = yd_.h, Q = yd_.w, R = wd_.r, S = wd_.s, W = xd_.w;
+    const int R = wd_.r, S = wd_.s, W = xd_.w;
     const int64_t dsh = yd_.stride_h, dsw = yd_.stride_w;
     std::vector<T> acc(hw_);
     for (int n = 0; n < xd_.n; ++n) {
@@ -303,21 +296,14 @@ class ConvCpu {
         for (int k = gi * kg_; k < (gi + 1) * kg_; ++k) {
           const T* dyp = dy + n * yd_.stride_n + k * yd_.stride_c;
           const T* wk = w + (int64_t(k) * cg_ + cl) * R * S;
-          for (int r = 0; r < R; ++r) {
-            const int h_off = r * cd_.dilation_h - cd_.pad_h;
-            int p_lo, p_hi;
-            valid_range(h_off, cd_.stride_h, xd_.h, P, &p_lo, &p_hi);
-            for (int s = 0; s < S; ++s) {
-              const int w_off = s * cd_.dilation_w - cd_.pad_w;
-              int q_lo, q_hi;
-              valid_range(w_off, cd_.stride_w, W, Q, &q_lo, &q_hi);
-              const T wv = wk[r * S + s];
-              const int sw = cd_.stride_w;
-              for (int p = p_lo; p < p_hi; ++p) {
-                T* a = acc.data() + int64_t(p * cd_.stride_h + h_off) * W + q_lo * sw + w_off;
-                const T* g = dyp + p * dsh + q_lo * dsw;
-                for (int i = 0; i < q_hi - q_lo; ++i) a[i * sw] += wv * g[i * dsw];
-              }
+          for (size_t tap = 0; tap < taps_.size(); ++tap) {
+            const KernelTap& t = taps_[tap];
+            const T wv = wk[tap];
+            const int sw = cd_.stride_w;
+            for (int p = t.p_lo; p < t.p_hi; ++p) {
+              T* a = acc.data() + int64_t(p * cd_.stride_h + t.h_off) * W + t.q_lo * sw + t.w_off;
+              const T* g = dyp + p * dsh + t.q_lo * dsw;
+              for (int i = 0; i < t.q_hi - t.q_lo; ++i) a[i * sw] += wv * g[i * dsw];
             }
           }
         }
@@ -328,34 +314,27 @@ class ConvCpu {
   }
 
   void bwd_filter_direct(const T* x, const T* dy, T* dw, Blend blend) {
-    const int P = yd_.h, R = wd_.r, S = wd_.s;
+    const int R = wd_.r, S = wd_.s;
     const T alpha = T(blend.alpha), beta = T(blend.beta);
     for (int k = 0; k < wd_.k; ++k) {
       const int gi = k / kg_;
       for (int c = 0; c < cg_; ++c) {
-        for (int r = 0; r < R; ++r) {
-          const int h_off = r * cd_.dilation_h - cd_.pad_h;
-          int p_lo, p_hi;
-          valid_range(h_off, cd_.stride_h, xd_.h, P, &p_lo, &p_hi);
-          for (int s = 0; s < S; ++s) {
-            const int w_off = s * cd_.dilation_w - cd_.pad_w;
-            int q_lo, q_hi;
-            valid_range(w_off, cd_.stride_w, xd_.w, yd_.w, &q_lo, &q_hi);
-            const int64_t step = cd_.stride_w * xd_.stride_w;
-            T sum = 0;
-            for (int n = 0; n < xd_.n; ++n) {
-              const T* xp = x + n * xd_.stride_n + int64_t(gi * cg_ + c) * xd_.stride_c;
-              const T* dyp = dy + n * yd_.stride_n + k * yd_.stride_c;
-              for (int p = p_lo; p < p_hi; ++p) {
-                const T* xr = xp + (p * cd_.stride_h + h_off) * xd_.stride_h +
-                              (q_lo * cd_.stride_w + w_off) * xd_.stride_w;
-                const T* g = dyp + p * yd_.stride_h + q_lo * yd_.stride_w;
-                for (int i = 0; i < q_hi - q_lo; ++i) sum += g[i * yd_.stride_w] * xr[i * step];
-              }
+        for (size_t tap = 0; tap < taps_.size(); ++tap) {
+          const KernelTap& t = taps_[tap];
+          const int64_t step = cd_.stride_w * xd_.stride_w;
+          T sum = 0;
+          for (int n = 0; n < xd_.n; ++n) {
+            const T* xp = x + n * xd_.stride_n + int64_t(gi * cg_ + c) * xd_.stride_c;
+            const T* dyp = dy + n * yd_.stride_n + k * yd_.stride_c;
+            for (int p = t.p_lo; p < t.p_hi; ++p) {
+              const T* xr = xp + (p * cd_.stride_h + t.h_off) * xd_.stride_h +
+                            (t.q_lo * cd_.stride_w + t.w_off) * xd_.stride_w;
+              const T* g = dyp + p * yd_.stride_h + t.q_lo * yd_.stride_w;
+              for (int i = 0; i < t.q_hi - t.q_lo; ++i) sum += g[i * yd_.stride_w] * xr[i * step];
             }
-            T& out = dw[((int64_t(k) * cg_ + c) * R + r) * S + s];
-            out = beta == T(0) ? alpha * sum : alpha * sum + beta * out;
           }
+          T& out = dw[(int64_t(k) * cg_ + c) * R * S + int64_t(tap)];
+          out = beta == T(0) ? alpha * sum : alpha * sum + beta * out;
         }
       }
     }
@@ -367,41 +346,11 @@ class ConvCpu {
   const FilterDesc& wd_;
   const TensorDesc& yd_;
   ConvGeom g_;
+  std::vector<KernelTap> taps_;  // kernel position r * S + s
   int groups_, kg_, cg_;
   ConvCpuPlan plan_;
   int64_t crs_, pq_, hw_;
 };
-
-// The three passes of one row: the storage type from the descriptors, the algorithm fixed.
-template <ConvAlgo A>
-void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
-         const ConvEpilogue& ep) {
-  visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", Device::kCPU, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    ConvCpu<T>(h, p).fwd(A, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y),
-                         blend, ep);
-  });
-}
-
-template <ConvAlgo A>
-void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, void* dx,
-              Blend blend) {
-  visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_data", Device::kCPU, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    ConvCpu<T>(h, p).bwd_data(A, static_cast<const T*>(w), static_cast<const T*>(dy),
-                              static_cast<T*>(dx), blend);
-  });
-}
-
-template <ConvAlgo A>
-void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
-                Blend blend) {
-  visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_filter", Device::kCPU, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    ConvCpu<T>(h, p).bwd_filter(A, static_cast<const T*>(x), static_cast<const T*>(dy),
-                                static_cast<T*>(dw), blend);
-  });
-}
 
 // Per-thread chunk matrices (im2col only) and partial filter gradients (several threads).
 template <ConvAlgo A>
@@ -418,27 +367,11 @@ const char* runs_everything(const ConvProblem&) { return nullptr; }
 
 }  // namespace
 
-const ConvImpl kConvIm2colGemm{ConvAlgo::kIm2colGemm,
-                               Device::kCPU,
-                               conv_unsupported_gemm,
-                               workspace<ConvAlgo::kIm2colGemm>,
-                               fwd<ConvAlgo::kIm2colGemm>,
-                               bwd_data<ConvAlgo::kIm2colGemm>,
-                               bwd_filter<ConvAlgo::kIm2colGemm>};
-const ConvImpl kConvGemm1x1{ConvAlgo::kGemm1x1,
-                            Device::kCPU,
-                            conv_unsupported_gemm1x1,
-                            workspace<ConvAlgo::kGemm1x1>,
-                            fwd<ConvAlgo::kGemm1x1>,
-                            bwd_data<ConvAlgo::kGemm1x1>,
-                            bwd_filter<ConvAlgo::kGemm1x1>};
-const ConvImpl kConvDirect{ConvAlgo::kDirect,
-                           Device::kCPU,
-                           runs_everything,
-                           no_workspace,
-                           fwd<ConvAlgo::kDirect>,
-                           bwd_data<ConvAlgo::kDirect>,
-                           bwd_filter<ConvAlgo::kDirect>,
-                           conv_takes_any_strides};
+const ConvImpl kConvIm2colGemm = float_conv_row<ConvCpu, Device::kCPU, ConvAlgo::kIm2colGemm>(
+    conv_unsupported_gemm, workspace<ConvAlgo::kIm2colGemm>);
+const ConvImpl kConvGemm1x1 = float_conv_row<ConvCpu, Device::kCPU, ConvAlgo::kGemm1x1>(
+    conv_unsupported_gemm1x1, workspace<ConvAlgo::kGemm1x1>);
+const ConvImpl kConvDirect = float_conv_row<ConvCpu, Device::kCPU, ConvAlgo::kDirect>(
+    runs_everything, no_workspace, conv_takes_any_strides);
 
 }  // namespace crema::prim::cpu

@@ -194,7 +194,7 @@ template <typename T>
 class ConvCuda {
  public:
   ConvCuda(Handle& h, const ConvProblem& pr)
-      : h_(h), xd_(pr.xd), wd_(pr.wd), yd_(pr.yd), math_(pr.cd.math), st_(stream_of(h)) {
+      : h_(h), p_(pr), xd_(pr.xd), wd_(pr.wd), yd_(pr.yd), math_(pr.cd.math), st_(stream_of(h)) {
     const ConvDesc& cd = pr.cd;
     const TensorDesc& xd = pr.xd;
     const FilterDesc& wd = pr.wd;
@@ -294,6 +294,8 @@ class ConvCuda {
   void bwd_filter(ConvAlgo algo, const T* x, const T* dy, T* dw, Blend blend) {
     const T alpha = T(blend.alpha);
     T beta = T(blend.beta);  // applies once, to the first chunk's contribution
+    if (algo == ConvAlgo::kDirect && direct_filter_tiles(p_))
+      return direct_filter_tiles_run<T>(h_, p_, x, dy, dw, blend);
     if (algo == ConvAlgo::kDirect) {
       bwd_filter_direct_kernel<<<unsigned(wd_.count()), kFilterThreads, 0, st_>>>(pb_, x, dy, dw,
                                                                                   alpha, beta);
@@ -358,6 +360,7 @@ class ConvCuda {
   }
 
   Handle& h_;
+  const ConvProblem p_;
   const TensorDesc& xd_;
   const FilterDesc& wd_;
   const TensorDesc& yd_;
@@ -369,40 +372,6 @@ class ConvCuda {
   int64_t crs_, pq_;
   ConvCudaPlan plan_;
 };
-
-// The three passes of one row: the storage type from the descriptors, the algorithm fixed.
-template <ConvAlgo A>
-void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
-         const ConvEpilogue& ep) {
-  visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", Device::kCUDA, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    ConvCuda<T>(h, p).fwd(A, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y),
-                          blend, ep);
-  });
-}
-
-template <ConvAlgo A>
-void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, void* dx,
-              Blend blend) {
-  visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_data", Device::kCUDA, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    ConvCuda<T>(h, p).bwd_data(A, static_cast<const T*>(w), static_cast<const T*>(dy),
-                               static_cast<T*>(dx), blend);
-  });
-}
-
-template <ConvAlgo A>
-void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
-                Blend blend) {
-  visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_filter", Device::kCUDA, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if (A == ConvAlgo::kDirect && direct_filter_tiles(p))
-      return direct_filter_tiles_run<T>(h, p, static_cast<const T*>(x), static_cast<const T*>(dy),
-                                        static_cast<T*>(dw), blend);
-    ConvCuda<T>(h, p).bwd_filter(A, static_cast<const T*>(x), static_cast<const T*>(dy),
-                                 static_cast<T*>(dw), blend);
-  });
-}
 
 // conv_ops.h: im2col plans chunks of images.
 size_t im2col_workspace(Handle& h, const ConvProblem& p) {
@@ -421,20 +390,9 @@ const char* runs_everything(const ConvProblem&) { return nullptr; }
 
 }  // namespace
 
-const ConvImpl kConvIm2colGemm{ConvAlgo::kIm2colGemm,
-                               Device::kCUDA,
-                               conv_unsupported_gemm,
-                               im2col_workspace,
-                               fwd<ConvAlgo::kIm2colGemm>,
-                               bwd_data<ConvAlgo::kIm2colGemm>,
-                               bwd_filter<ConvAlgo::kIm2colGemm>};
-const ConvImpl kConvDirect{ConvAlgo::kDirect,
-                           Device::kCUDA,
-                           runs_everything,
-                           direct_workspace,
-                           fwd<ConvAlgo::kDirect>,
-                           bwd_data<ConvAlgo::kDirect>,
-                           bwd_filter<ConvAlgo::kDirect>,
-                           conv_takes_any_strides};
+const ConvImpl kConvIm2colGemm = float_conv_row<ConvCuda, Device::kCUDA, ConvAlgo::kIm2colGemm>(
+    conv_unsupported_gemm, im2col_workspace);
+const ConvImpl kConvDirect = float_conv_row<ConvCuda, Device::kCUDA, ConvAlgo::kDirect>(
+    runs_everything, direct_workspace, conv_takes_any_strides);
 
 }  // namespace crema::prim::cuda

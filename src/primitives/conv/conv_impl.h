@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "primitives/common/batch_slices.h"
+#include "primitives/common/dtype_visit.h"
 #include "primitives/conv.h"
 
 namespace crema::prim {
@@ -41,6 +42,45 @@ struct ConvImpl {
   // for the others.
   bool (*takes_stored)(const ConvProblem& p, ConvPass pass, const ConvEpilogue& ep) = nullptr;
 };
+
+// A row of a backend class Engine<T> (f32 and f64 data) whose constructor takes (h, p) and
+// whose fwd, bwd_data and bwd_filter take the algorithm A first: its three passes take the
+// storage type from the descriptors (conv_check made them agree).
+template <template <typename> class Engine, Device D, ConvAlgo A>
+struct FloatConvPasses {
+  static void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y,
+                  Blend blend, const ConvEpilogue& ep) {
+    visit_dtype(kFloatTypes, p.xd.dtype, "conv_fwd", D, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Engine<T>(h, p).fwd(A, static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y),
+                          blend, ep);
+    });
+  }
+  static void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, void* dx,
+                       Blend blend) {
+    visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_data", D, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Engine<T>(h, p).bwd_data(A, static_cast<const T*>(w), static_cast<const T*>(dy),
+                               static_cast<T*>(dx), blend);
+    });
+  }
+  static void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
+                         Blend blend) {
+    visit_dtype(kFloatTypes, p.xd.dtype, "conv_bwd_filter", D, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Engine<T>(h, p).bwd_filter(A, static_cast<const T*>(x), static_cast<const T*>(dy),
+                                 static_cast<T*>(dw), blend);
+    });
+  }
+};
+template <template <typename> class Engine, Device D, ConvAlgo A>
+constexpr ConvImpl float_conv_row(const char* (*unsupported)(const ConvProblem&),
+                                  size_t (*workspace)(Handle&, const ConvProblem&),
+                                  bool (*takes_stored)(const ConvProblem&, ConvPass,
+                                                       const ConvEpilogue&) = nullptr) {
+  using P = FloatConvPasses<Engine, D, A>;
+  return {A, D, unsupported, workspace, P::fwd, P::bwd_data, P::bwd_filter, takes_stored};
+}
 
 // Support rules shared by rows of both devices.
 // Each image is a packed C x H x W block; the batch stride is free (batch slices and

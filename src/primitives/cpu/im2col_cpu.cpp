@@ -28,34 +28,28 @@ void im2col(const ConvGeom& g, const T* x, T* col, int64_t ld) {
   const int64_t pq = int64_t(g.p) * g.q;
   if (ld == 0) ld = pq;
   const int64_t hw = int64_t(g.h) * g.w;
+  const std::vector<KernelTap> taps = kernel_taps(g);
   T* out = col;
   for (int c = 0; c < g.c; ++c) {
     const T* xc = x + c * hw;
-    for (int r = 0; r < g.r; ++r) {
-      const int h_off = r * g.dilation_h - g.pad_h;
-      int p_lo, p_hi;
-      valid_range(h_off, g.stride_h, g.h, g.p, &p_lo, &p_hi);
-      for (int s = 0; s < g.s; ++s, out += ld) {
-        const int w_off = s * g.dilation_w - g.pad_w;
-        int q_lo, q_hi;
-        valid_range(w_off, g.stride_w, g.w, g.q, &q_lo, &q_hi);
-        const int n_valid = q_hi - q_lo;
-        std::fill(out, out + int64_t(p_lo) * g.q, T(0));
-        for (int p = p_lo; p < p_hi; ++p) {
-          T* o = out + int64_t(p) * g.q;
-          const T* src = xc + int64_t(p * g.stride_h + h_off) * g.w + q_lo * g.stride_w + w_off;
-          std::fill(o, o + q_lo, T(0));
-          if (g.stride_w == 1) {
-            copy_row(o + q_lo, src, n_valid);
-          } else {
-            T* dst = o + q_lo;
-            const int sw = g.stride_w;
-            for (int i = 0; i < n_valid; ++i) dst[i] = src[i * sw];
-          }
-          std::fill(o + q_hi, o + g.q, T(0));
+    for (const KernelTap& t : taps) {
+      const int n_valid = t.q_hi - t.q_lo;
+      std::fill(out, out + int64_t(t.p_lo) * g.q, T(0));
+      for (int p = t.p_lo; p < t.p_hi; ++p) {
+        T* o = out + int64_t(p) * g.q;
+        const T* src = xc + int64_t(p * g.stride_h + t.h_off) * g.w + t.q_lo * g.stride_w + t.w_off;
+        std::fill(o, o + t.q_lo, T(0));
+        if (g.stride_w == 1) {
+          copy_row(o + t.q_lo, src, n_valid);
+        } else {
+          T* dst = o + t.q_lo;
+          const int sw = g.stride_w;
+          for (int i = 0; i < n_valid; ++i) dst[i] = src[i * sw];
         }
-        std::fill(out + int64_t(p_hi) * g.q, out + pq, T(0));
+        std::fill(o + t.q_hi, o + g.q, T(0));
       }
+      std::fill(out + int64_t(t.p_hi) * g.q, out + pq, T(0));
+      out += ld;
     }
   }
 }
@@ -64,29 +58,23 @@ template <typename T>
 void col2im_add(const ConvGeom& g, const T* col, T* x, int64_t ld) {
   if (ld == 0) ld = int64_t(g.p) * g.q;
   const int64_t hw = int64_t(g.h) * g.w;
+  const std::vector<KernelTap> taps = kernel_taps(g);
+  const int sw = g.stride_w;
   const T* in = col;
   for (int c = 0; c < g.c; ++c) {
     T* xc = x + c * hw;
-    for (int r = 0; r < g.r; ++r) {
-      const int h_off = r * g.dilation_h - g.pad_h;
-      int p_lo, p_hi;
-      valid_range(h_off, g.stride_h, g.h, g.p, &p_lo, &p_hi);
-      for (int s = 0; s < g.s; ++s, in += ld) {
-        const int w_off = s * g.dilation_w - g.pad_w;
-        int q_lo, q_hi;
-        valid_range(w_off, g.stride_w, g.w, g.q, &q_lo, &q_hi);
-        const int n_valid = q_hi - q_lo;
-        const int sw = g.stride_w;
-        for (int p = p_lo; p < p_hi; ++p) {
-          const T* src = in + int64_t(p) * g.q + q_lo;
-          T* dst = xc + int64_t(p * g.stride_h + h_off) * g.w + q_lo * sw + w_off;
-          if (sw == 1) {
-            for (int i = 0; i < n_valid; ++i) dst[i] += src[i];
-          } else {
-            for (int i = 0; i < n_valid; ++i) dst[i * sw] += src[i];
-          }
+    for (const KernelTap& t : taps) {
+      const int n_valid = t.q_hi - t.q_lo;
+      for (int p = t.p_lo; p < t.p_hi; ++p) {
+        const T* src = in + int64_t(p) * g.q + t.q_lo;
+        T* dst = xc + int64_t(p * g.stride_h + t.h_off) * g.w + t.q_lo * sw + t.w_off;
+        if (sw == 1) {
+          for (int i = 0; i < n_valid; ++i) dst[i] += src[i];
+        } else {
+          for (int i = 0; i < n_valid; ++i) dst[i * sw] += src[i];
         }
       }
+      in += ld;
     }
   }
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace crema::prim::cpu {
 
@@ -17,8 +18,8 @@ struct ConvGeom {
 };
 
 // Output indices o in [0, count) whose input index o * stride + offset lies in [0, limit), as
-// the half-open range [*lo, *hi). Computing it once per kernel tap keeps bounds checks out of
-// the inner loops.
+// the half-open range [*lo, *hi). Computing it once per kernel tap (KernelTap) keeps bounds
+// checks out of the inner loops.
 inline void valid_range(int offset, int stride, int limit, int count, int* lo, int* hi) {
   int l = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
   int u = limit - offset <= 0 ? 0 : (limit - offset + stride - 1) / stride;
@@ -26,6 +27,30 @@ inline void valid_range(int offset, int stride, int limit, int count, int* lo, i
   u = std::min(u, count);
   *lo = l;
   *hi = std::max(u, l);
+}
+
+// One kernel tap (r, s): output rows [p_lo, p_hi) and columns [q_lo, q_hi) read the input
+// inside the image, at row p * stride_h + h_off and column q * stride_w + w_off.
+struct KernelTap {
+  int h_off, w_off;
+  int p_lo, p_hi, q_lo, q_hi;
+};
+
+// The R * S taps of g in (r, s) order, so tap r * S + s is kernel position (r, s).
+inline std::vector<KernelTap> kernel_taps(const ConvGeom& g) {
+  std::vector<KernelTap> taps;
+  taps.reserve(size_t(g.r) * g.s);
+  for (int r = 0; r < g.r; ++r) {
+    for (int s = 0; s < g.s; ++s) {
+      KernelTap t;
+      t.h_off = r * g.dilation_h - g.pad_h;
+      t.w_off = s * g.dilation_w - g.pad_w;
+      valid_range(t.h_off, g.stride_h, g.h, g.p, &t.p_lo, &t.p_hi);
+      valid_range(t.w_off, g.stride_w, g.w, g.q, &t.q_lo, &t.q_hi);
+      taps.push_back(t);
+    }
+  }
+  return taps;
 }
 
 // col[(c*R + r)*S + s][p*Q + q] = x[c][p*sh - ph + r*dh][q*sw - pw + s*dw], 0 outside the input.
