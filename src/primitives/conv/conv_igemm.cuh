@@ -71,13 +71,19 @@ __device__ __forceinline__ void copy_wait() {
 // multiplied. issue(kt, stage) starts the copies of tile kt into a stage, compute(stage)
 // multiplies one. Each iteration waits for its tile, then (after the barrier, so no warp still
 // reads the stage) refills the stage the previous iteration used.
-template <int kStages, typename Issue, typename Compute>
-__device__ __forceinline__ void pipeline(int kt0, int kt1, Issue&& issue, Compute&& compute) {
+// Its prologue, shared with the wgmma pipeline: the copies of the first kStages - 1 tiles, one
+// commit group per stage (empty past kt1, so the group counts stay fixed).
+template <int kStages, typename Issue>
+__device__ __forceinline__ void pipeline_prologue(int kt0, int kt1, Issue& issue) {
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (kt0 + s < kt1) issue(kt0 + s, s);
     copy_commit();
   }
+}
+template <int kStages, typename Issue, typename Compute>
+__device__ __forceinline__ void pipeline(int kt0, int kt1, Issue&& issue, Compute&& compute) {
+  pipeline_prologue<kStages>(kt0, kt1, issue);
   for (int kt = kt0; kt < kt1; ++kt) {
     copy_wait<kStages - 2>();
     __syncthreads();

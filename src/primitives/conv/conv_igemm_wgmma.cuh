@@ -123,11 +123,7 @@ __device__ __forceinline__ void fence_shared_for_wgmma() {
 // wait overlap.
 template <int kStages, typename Issue, typename Compute>
 __device__ __forceinline__ void wgmma_pipeline(int kt0, int kt1, Issue&& issue, Compute&& compute) {
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (kt0 + s < kt1) issue(kt0 + s, s);
-    copy_commit();
-  }
+  pipeline_prologue<kStages>(kt0, kt1, issue);
   for (int kt = kt0; kt < kt1; ++kt) {
     copy_wait<kStages - 2>();
     fence_shared_for_wgmma();

@@ -15,34 +15,25 @@ namespace {
 
 namespace wg = winograd;
 
-// V[e][c][col], col = image * tiles + tile: the transformed patches of channels [c0, c0 + ci) of
-// b images (batch stride in_image, h x w planes).
-template <typename T>
-__global__ void input_kernel(wg::Geo g, int ci, int b, int64_t in_image, const T* __restrict__ in,
-                             T* __restrict__ v) {
+// The transformed tiles of `planes` planes of b images (batch stride `image`), out[e][plane][col]
+// with col = image * tiles + tile: V of the input's h x w planes, or with kGrad D of the 4x4
+// tiles of the gradient's p x q planes.
+template <bool kGrad, typename T>
+__global__ void tiles_kernel(wg::Geo g, int planes, int b, int64_t image, const T* __restrict__ in,
+                             T* __restrict__ out) {
   const int64_t tiles = g.tiles(), cols = tiles * b;
-  CREMA_CUDA_LOOP(i, int64_t(ci) * cols) {
+  const int64_t plane_size = kGrad ? int64_t(g.p) * g.q : int64_t(g.h) * g.w;
+  CREMA_CUDA_LOOP(i, int64_t(planes) * cols) {
     const int64_t c = i / cols, col = i % cols, img = col / tiles, t = col % tiles;
-    const T* plane = in + img * in_image + c * int64_t(g.h) * g.w;
+    const T* plane = in + img * image + c * plane_size;
+    const int th = int(t / g.tiles_w), tw = int(t % g.tiles_w);
     T tile[wg::kPoints];
-    wg::input_tile(g, plane, int(t / g.tiles_w), int(t % g.tiles_w), tile);
+    if constexpr (kGrad)
+      wg::grad_tile(g, plane, th, tw, tile);
+    else
+      wg::input_tile(g, plane, th, tw, tile);
 #pragma unroll
-    for (int e = 0; e < wg::kPoints; ++e) v[(e * int64_t(ci) + c) * cols + col] = tile[e];
-  }
-}
-
-// D[e][k][col]: the transformed 4x4 tiles of kg gradient planes (p x q) of b images.
-template <typename T>
-__global__ void grad_kernel(wg::Geo g, int kg, int b, int64_t dy_image, const T* __restrict__ dy,
-                            T* __restrict__ d) {
-  const int64_t tiles = g.tiles(), cols = tiles * b;
-  CREMA_CUDA_LOOP(i, int64_t(kg) * cols) {
-    const int64_t k = i / cols, col = i % cols, img = col / tiles, t = col % tiles;
-    const T* plane = dy + img * dy_image + k * int64_t(g.p) * g.q;
-    T tile[wg::kPoints];
-    wg::grad_tile(g, plane, int(t / g.tiles_w), int(t % g.tiles_w), tile);
-#pragma unroll
-    for (int e = 0; e < wg::kPoints; ++e) d[(e * int64_t(kg) + k) * cols + col] = tile[e];
+    for (int e = 0; e < wg::kPoints; ++e) out[(e * int64_t(planes) + c) * cols + col] = tile[e];
   }
 }
 
@@ -128,8 +119,9 @@ class WinogradCuda {
       const int64_t cols = s.g.tiles() * b;
       for (int gi = 0; gi < s.groups; ++gi) {
         const T* in_g = in + n0 * s.in_image + int64_t(gi) * ci * s.g.h * s.g.w;
-        input_kernel<<<grid_for(ci * cols), kBlock, 0, st_>>>(s.g, ci, b, s.in_image, in_g, v);
-        check_launch("winograd input_kernel");
+        tiles_kernel<false>
+            <<<grid_for(ci * cols), kBlock, 0, st_>>>(s.g, ci, b, s.in_image, in_g, v);
+        check_launch("winograd tiles_kernel");
         gemm_rm<T>(h_, MathMode::kFP32, co, int(cols), ci, T(1),
                    {u + gi * group_u, ci, int64_t(co) * ci}, {v, int(cols), ci * cols}, T(0), m,
                    int(cols), co * cols, wg::kPoints);
@@ -157,10 +149,12 @@ class WinogradCuda {
       for (int gi = 0; gi < s.groups; ++gi) {
         const T* x_g = x + n0 * s.in_image + int64_t(gi) * cg * s.g.h * s.g.w;
         const T* dy_g = dy + n0 * s.out_image + int64_t(gi) * kg * s.g.p * s.g.q;
-        input_kernel<<<grid_for(cg * cols), kBlock, 0, st_>>>(s.g, cg, b, s.in_image, x_g, v);
-        check_launch("winograd input_kernel");
-        grad_kernel<<<grid_for(kg * cols), kBlock, 0, st_>>>(s.g, kg, b, s.out_image, dy_g, d);
-        check_launch("winograd grad_kernel");
+        tiles_kernel<false>
+            <<<grid_for(cg * cols), kBlock, 0, st_>>>(s.g, cg, b, s.in_image, x_g, v);
+        check_launch("winograd tiles_kernel");
+        tiles_kernel<true>
+            <<<grid_for(kg * cols), kBlock, 0, st_>>>(s.g, kg, b, s.out_image, dy_g, d);
+        check_launch("winograd tiles_kernel");
         gemm_rm<T>(h_, MathMode::kFP32, kg, cg, int(cols), T(1), {d, int(cols), kg * cols},
                    {v, int(cols), cg * cols, true}, n0 == 0 ? T(0) : T(1),
                    sums + gi * wg::kPoints * per_group, cg, per_group, wg::kPoints);

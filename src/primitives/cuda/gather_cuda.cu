@@ -1,18 +1,17 @@
-// Row gather / scatter-add on CUDA. The indices are validated first (one kernel finds the first
-// bad position with an integer atomicMin; the stream is synchronized to read it, since a bad
-// index must throw before anything is written). gather_rows is one grid-stride copy (2-3 *
-// sizeof(T) bytes per element). scatter_add_rows is deterministic without float atomics: the
-// (row, position) pairs are radix-sorted (stable, so each row's sources stay in index order),
-// each row's run in the sorted list is marked, and one thread per table element adds its row's
-// sources in that order, as the CPU does. nonzero_indices flags the nonzero positions and
-// compacts them with cub::DeviceSelect::Flagged (order kept), then reads the count back (the API
-// returns it to the host).
+// Row gather / scatter-add on CUDA. The indices are validated first (bad_index.cuh). gather_rows is
+// one grid-stride copy (2-3 * sizeof(T) bytes per element). scatter_add_rows is deterministic
+// without float atomics: the (row, position) pairs are radix-sorted (stable, so each row's sources
+// stay in index order), each row's run in the sorted list is marked, and one thread per table
+// element adds its row's sources in that order, as the CPU does. nonzero_indices flags the nonzero
+// positions and compacts them with cub::DeviceSelect::Flagged (order kept), then reads the count
+// back (the API returns it to the host).
 #include <climits>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <sstream>
 
 #include "primitives/common/dtype_visit.h"
+#include "primitives/cuda/bad_index.cuh"
 #include "primitives/cuda/cuda_reduce.cuh"
 #include "primitives/cuda/cuda_util.cuh"
 #include "primitives/gather.h"
@@ -20,37 +19,15 @@
 namespace crema::prim::cuda {
 namespace {
 
-constexpr unsigned long long kNone = ~0ull;
-
-template <typename T>
-__global__ void find_bad_index_kernel(const T* idx, int64_t n, int64_t rows,
-                                      unsigned long long* first_bad) {
-  CREMA_CUDA_LOOP(i, n) {
-    const T v = idx[i];
-    if (!(v >= T(0) && v < T(rows) && floor(v) == v))
-      atomicMin(first_bad, static_cast<unsigned long long>(i));
-  }
-}
-
 // Throws PrimError naming the first index outside [0, num_rows), with the CPU's message.
 template <typename T>
 void check_indices(Handle& h, const char* op, const RowsDesc& rd, const T* idx,
                    unsigned long long* flag) {
-  cudaStream_t s = stream_of(h);
-  check_cuda(cudaMemsetAsync(flag, 0xff, sizeof(*flag), s), op);
-  find_bad_index_kernel<T>
-      <<<grid_for(rd.num_indices), kBlock, 0, s>>>(idx, rd.num_indices, rd.num_rows, flag);
-  check_launch(op);
-  unsigned long long first = kNone;
-  check_cuda(cudaMemcpyAsync(&first, flag, sizeof(first), cudaMemcpyDeviceToHost, s), op);
-  wait_for_stream(h, op);
-  if (first == kNone) return;
-  T v{};
-  check_cuda(cudaMemcpyAsync(&v, idx + first, sizeof(T), cudaMemcpyDeviceToHost, s), op);
-  wait_for_stream(h, op);
+  const BadIndex<T> bad = first_bad_index(h, op, idx, rd.num_indices, rd.num_rows, flag);
+  if (!bad.found) return;
   std::ostringstream os;
-  os << op << ": index " << v << " at position " << first << " is not a row of the table [0, "
-     << rd.num_rows << ")";
+  os << op << ": index " << bad.value << " at position " << bad.position
+     << " is not a row of the table [0, " << rd.num_rows << ")";
   throw PrimError(os.str());
 }
 

@@ -10,6 +10,7 @@
 
 #include "primitives/common/dtype_visit.h"
 #include "primitives/common/losses_ops.h"
+#include "primitives/cuda/bad_index.cuh"
 #include "primitives/cuda/cuda_reduce.cuh"
 #include "primitives/cuda/cuda_util.cuh"
 #include "primitives/losses.h"
@@ -21,45 +22,17 @@ using loss_ops::normalizer;
 
 // ---- label validation --------------------------------------------------------------------------
 
-constexpr unsigned long long kNoBadLabel = ~0ull;
-
-template <typename T>
-__device__ __forceinline__ bool ignored(T label, bool has_ignore, int ignore) {
-  return has_ignore && label == T(ignore);
-}
-
-// Integer atomicMin gives the first bad position whatever the order of the threads.
-template <typename T>
-__global__ void find_bad_label_kernel(const T* label, int64_t n, int64_t classes, bool has_ignore,
-                                      int ignore, unsigned long long* first_bad) {
-  CREMA_CUDA_LOOP(i, n) {
-    const T v = label[i];
-    if (ignored(v, has_ignore, ignore)) continue;
-    if (!(v >= T(0) && v < T(classes) && floor(v) == v))
-      atomicMin(first_bad, static_cast<unsigned long long>(i));
-  }
-}
-
 // Throws PrimError naming the first label outside [0, classes) that is not the ignore label,
 // with the CPU's message. flag: 8 bytes of device scratch.
 template <typename T>
 void check_labels(Handle& h, const char* op, const T* label, int64_t n, int64_t classes,
                   unsigned long long* flag, bool has_ignore = false, int ignore = 0) {
-  cudaStream_t s = stream_of(h);
-  check_cuda(cudaMemsetAsync(flag, 0xff, sizeof(*flag), s), op);
-  find_bad_label_kernel<T>
-      <<<grid_for(n), kBlock, 0, s>>>(label, n, classes, has_ignore, ignore, flag);
-  check_launch(op);
-  unsigned long long first = kNoBadLabel;
-  check_cuda(cudaMemcpyAsync(&first, flag, sizeof(first), cudaMemcpyDeviceToHost, s), op);
-  wait_for_stream(h, op);
-  if (first == kNoBadLabel) return;
-  T v{};
-  check_cuda(cudaMemcpyAsync(&v, label + first, sizeof(T), cudaMemcpyDeviceToHost, s), op);
-  wait_for_stream(h, op);
-  throw PrimError(std::string(op) + ": label " + std::to_string(double(v)) + " at position " +
-                  std::to_string(first) + " is not an integer in [0, " + std::to_string(classes) +
-                  ")" + (has_ignore ? " nor the ignore label " + std::to_string(ignore) : ""));
+  const BadIndex<T> bad = first_bad_index(h, op, label, n, classes, flag, has_ignore, ignore);
+  if (!bad.found) return;
+  throw PrimError(std::string(op) + ": label " + std::to_string(double(bad.value)) +
+                  " at position " + std::to_string(bad.position) + " is not an integer in [0, " +
+                  std::to_string(classes) + ")" +
+                  (has_ignore ? " nor the ignore label " + std::to_string(ignore) : ""));
 }
 
 // Workspace: sum partials for up to two sums over n items, a few doubles, the label flag.
