@@ -12,7 +12,7 @@ void BaseConvLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
   channel_axis_ = bottom[0]->canonical_axis(p.axis());
   const int spatial_axes = bottom[0]->num_axes() - channel_axis_ - 1;
   if (spatial_axes != 2)
-    this->error("only 2-d ", transposed() ? "deconvolution" : "convolution",
+    this->error("only 2-d ", transposed_ ? "deconvolution" : "convolution",
                 " is supported, but input (", bottom[0]->shape_string(), ") with axis ",
                 channel_axis_, " has ", spatial_axes, " spatial axes");
 
@@ -27,8 +27,8 @@ void BaseConvLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
 
   // The filter of the convolution from x to y: x has num_output channels in a Deconvolution.
   filter_.dtype = dtype_of<Dtype>();
-  filter_.k = transposed() ? int(channels) : num_output_;
-  filter_.c = transposed() ? num_output_ / conv_.groups : int(channels / conv_.groups);
+  filter_.k = transposed_ ? int(channels) : num_output_;
+  filter_.c = transposed_ ? num_output_ / conv_.groups : int(channels / conv_.groups);
   filter_.r = g.kernel_h;
   filter_.s = g.kernel_w;
   bias_term_ = p.bias_term();
@@ -45,13 +45,13 @@ template <typename Dtype>
 std::vector<int64_t> BaseConvLayer<Dtype>::output_shape(const Tensor<Dtype>& x) const {
   if (x.num_axes() != channel_axis_ + 3)
     this->error("input (", x.shape_string(), ") must keep ", channel_axis_ + 3, " axes");
-  const int64_t in_c = transposed() ? filter_.k : int64_t(filter_.c) * conv_.groups;
+  const int64_t in_c = transposed_ ? filter_.k : int64_t(filter_.c) * conv_.groups;
   if (x.shape(channel_axis_) != in_c)
     this->error("input has ", x.shape(channel_axis_), " channels but the weights expect ", in_c);
 
   const int64_t in_h = x.shape(channel_axis_ + 1), in_w = x.shape(channel_axis_ + 2);
   int64_t out_h = 0, out_w = 0;
-  if (transposed()) {
+  if (transposed_) {
     // The inverse of the convolution output rule; computed in 64 bits from untrusted sizes.
     out_h = int64_t(conv_.stride_h) * (in_h - 1) + int64_t(conv_.dilation_h) * (filter_.r - 1) + 1 -
             2 * int64_t(conv_.pad_h);
@@ -102,8 +102,8 @@ void BaseConvLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const prim::TensorDesc out =
       layout(*top[0])(top[0]->storage(), int(n), num_output_, desc_size(out_h, "the output height"),
                       desc_size(out_w, "the output width"));
-  x_desc_ = transposed() ? out : in;
-  y_desc_ = transposed() ? in : out;
+  x_desc_ = transposed_ ? out : in;
+  y_desc_ = transposed_ ? in : out;
   this->naming_layer_prim([&] { prim::conv_check(conv_, x_desc_, filter_, y_desc_); });
 }
 

@@ -16,24 +16,25 @@ template <typename Dtype>
 class BaseConvLayer : public Layer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using Layer<Dtype>::Layer;
+
+  // `transposed`: a Deconvolution, whose bottom is the convolution's output.
+  BaseConvLayer(const LayerParameter& param, Device device, bool transposed)
+      : Layer<Dtype>(param, device), transposed_(transposed) {}
 
   // Reads convolution_param, validates it and creates and fills the weight (and bias) blobs.
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
   // Checks the bottoms, sizes the tops and sets x_desc_ / y_desc_.
   void reshape(const Tensors& bottom, const Tensors& top) override;
 
-  // One top per bottom, all sharing the weights; the name says which direction (transposed()).
+  // One top per bottom, all sharing the weights; the name says which direction (transposed_).
   LayerSignature signature() const override {
-    return {transposed() ? "Deconvolution" : "Convolution", at_least(1), at_least(1), true};
+    return {transposed_ ? "Deconvolution" : "Convolution", at_least(1), at_least(1), true};
   }
   // Backward reads the input (filter gradient), never the output.
   DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
   DataUse top_data_use(int) const override { return DataUse::kForward; }
 
  protected:
-  // True for Deconvolution: the bottom is the convolution's output.
-  virtual bool transposed() const = 0;
   // The top's shape for bottom x (checked against the filter: channels, kernel, padding).
   std::vector<int64_t> output_shape(const Tensor<Dtype>& x) const;
   // Whether backward computes the filter gradient on the handle's side stream
@@ -50,6 +51,7 @@ class BaseConvLayer : public Layer<Dtype> {
   int channel_axis_ = 1;
   int num_output_ = 0;
   bool bias_term_ = true;
+  const bool transposed_;
 };
 
 }  // namespace crema

@@ -31,7 +31,8 @@ template <typename Dtype>
 class ConvolutionLayer : public BaseConvLayer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using BaseConvLayer<Dtype>::BaseConvLayer;
+  ConvolutionLayer(const LayerParameter& param, Device device)
+      : BaseConvLayer<Dtype>(param, device, false) {}
 
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
@@ -51,9 +52,6 @@ class ConvolutionLayer : public BaseConvLayer<Dtype> {
   StorageSupport channels_last() const override {
     return this->param_.bottom_size() == 1 ? StorageSupport::kMixed : StorageSupport::kNone;
   }
-
- protected:
-  bool transposed() const override { return false; }
 
  private:
   bool relu_ = false;  // a ReLU absorbed into the epilogue

@@ -19,14 +19,12 @@ template <typename Dtype>
 class DeconvolutionLayer : public BaseConvLayer<Dtype> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using BaseConvLayer<Dtype>::BaseConvLayer;
+  DeconvolutionLayer(const LayerParameter& param, Device device)
+      : BaseConvLayer<Dtype>(param, device, true) {}
 
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
                 const Tensors& bottom) override;
-
- protected:
-  bool transposed() const override { return true; }
 };
 
 }  // namespace crema

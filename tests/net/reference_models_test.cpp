@@ -126,14 +126,20 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
   return v;
 }
 
+// Batches are those of the train_val's TRAIN and TEST phases and of the deploy net; parameter
+// counts those of the train_val and of the deploy net (they differ where training adds heads).
 struct ModelSpec {
   std::string dir;        // under models/
   std::string train_val;  // file name of the training net
   int image_size;         // input size where the Data layer does not crop
-  int64_t train_batch, test_batch, deploy_batch;
   int64_t crop;
+  struct {
+    int64_t train, test, deploy;
+  } batch;
   std::vector<std::string> train_outputs, test_outputs;  // the nets' output blobs
-  int64_t train_params, deploy_params;
+  struct {
+    int64_t train, deploy;
+  } params;
   std::vector<std::pair<std::string, Shape>> deploy_shapes;
 };
 
@@ -145,10 +151,10 @@ void check_model(const ModelSpec& m) {
   ParamShapes trained;
   {
     Net<float> net(train_val, TRAIN, Device::kCPU);
-    EXPECT_EQ(net.blob_by_name("data")->shape(), (Shape{m.train_batch, 3, m.crop, m.crop}));
-    EXPECT_EQ(net.blob_by_name("label")->shape(), (Shape{m.train_batch}));
+    EXPECT_EQ(net.blob_by_name("data")->shape(), (Shape{m.batch.train, 3, m.crop, m.crop}));
+    EXPECT_EQ(net.blob_by_name("label")->shape(), (Shape{m.batch.train}));
     EXPECT_EQ(sorted(net.output_blob_names()), sorted(m.train_outputs));
-    EXPECT_EQ(learnable_count(net), m.train_params);
+    EXPECT_EQ(learnable_count(net), m.params.train);
     // Only BatchNorm's statistics are frozen (lr_mult and decay_mult 0, whatever the prototxt
     // says: the layer sets them, as Caffe's does); every other parameter learns.
     int frozen_but_updated = 0, learned_but_frozen = 0;
@@ -164,17 +170,17 @@ void check_model(const ModelSpec& m) {
   }
   {
     Net<float> net(train_val, TEST, Device::kCPU);
-    EXPECT_EQ(net.blob_by_name("data")->shape(), (Shape{m.test_batch, 3, m.crop, m.crop}));
+    EXPECT_EQ(net.blob_by_name("data")->shape(), (Shape{m.batch.test, 3, m.crop, m.crop}));
     EXPECT_EQ(sorted(net.output_blob_names()), sorted(m.test_outputs));
-    EXPECT_EQ(learnable_count(net), m.train_params);
+    EXPECT_EQ(learnable_count(net), m.params.train);
   }
   Net<float> deploy(
       without_fillers(load_net_param_text(model_path("models/" + m.dir + "/deploy.prototxt"))),
       TEST, Device::kCPU);
-  EXPECT_EQ(deploy.blob_by_name("data")->shape(), (Shape{m.deploy_batch, 3, m.crop, m.crop}));
+  EXPECT_EQ(deploy.blob_by_name("data")->shape(), (Shape{m.batch.deploy, 3, m.crop, m.crop}));
   for (const auto& [blob, shape] : m.deploy_shapes)
     EXPECT_EQ(deploy.blob_by_name(blob)->shape(), shape) << blob;
-  EXPECT_EQ(learnable_count(deploy), m.deploy_params);
+  EXPECT_EQ(learnable_count(deploy), m.params.deploy);
   EXPECT_EQ(deploy.output_blob_names(), std::vector<std::string>{"prob"});
   // Weights trained with the train_val load into the deploy net by layer name.
   for (const auto& [layer, shapes] : param_shapes(deploy)) {
@@ -278,24 +284,21 @@ TEST(ReferenceModels, SolversFollowTheirRecipes) {
 
 TEST(ReferenceModels, Cifar10Quick) {
   // 3*32*25+32 + 32*32*25+32 + 32*64*25+64 + 64*4*4*64+64 + 64*10+10
-  check_model({"cifar10_quick",
-               "train_test.prototxt",
-               32,
-               100,
-               100,
-               1,
-               32,
-               {"loss"},
-               {"accuracy", "loss"},
-               145578,
-               145578,
-               {{"conv1", {1, 32, 32, 32}},
-                {"pool1", {1, 32, 16, 16}},
-                {"pool2", {1, 32, 8, 8}},
-                {"pool3", {1, 64, 4, 4}},
-                {"ip1", {1, 64}},
-                {"ip2", {1, 10}},
-                {"prob", {1, 10}}}});
+  check_model({.dir = "cifar10_quick",
+               .train_val = "train_test.prototxt",
+               .image_size = 32,
+               .crop = 32,
+               .batch = {100, 100, 1},
+               .train_outputs = {"loss"},
+               .test_outputs = {"accuracy", "loss"},
+               .params = {145578, 145578},
+               .deploy_shapes = {{"conv1", {1, 32, 32, 32}},
+                                 {"pool1", {1, 32, 16, 16}},
+                                 {"pool2", {1, 32, 8, 8}},
+                                 {"pool3", {1, 64, 4, 4}},
+                                 {"ip1", {1, 64}},
+                                 {"ip2", {1, 10}},
+                                 {"prob", {1, 10}}}});
 }
 
 TEST(ReferenceModels, Cifar10QuickBenchTrainsAtBatch100) {
@@ -318,43 +321,37 @@ TEST(ReferenceModels, Cifar10QuickBenchTrainsAtBatch100) {
 }
 
 TEST(ReferenceModels, CaffeNet) {
-  check_model({"caffenet",
-               "train_val.prototxt",
-               256,
-               256,
-               50,
-               10,
-               227,
-               {"loss"},
-               {"accuracy", "loss"},
-               60965224,
-               60965224,
-               {{"pool1", {10, 96, 27, 27}},
-                {"norm2", {10, 256, 13, 13}},
-                {"pool5", {10, 256, 6, 6}},
-                {"fc8", {10, 1000}}}});
+  check_model({.dir = "caffenet",
+               .train_val = "train_val.prototxt",
+               .image_size = 256,
+               .crop = 227,
+               .batch = {256, 50, 10},
+               .train_outputs = {"loss"},
+               .test_outputs = {"accuracy", "loss"},
+               .params = {60965224, 60965224},
+               .deploy_shapes = {{"pool1", {10, 96, 27, 27}},
+                                 {"norm2", {10, 256, 13, 13}},
+                                 {"pool5", {10, 256, 6, 6}},
+                                 {"fc8", {10, 1000}}}});
 }
 
 TEST(ReferenceModels, AlexNet) {
   // Normalization comes before pooling: norm1 keeps conv1's 55x55.
-  check_model({"alexnet",
-               "train_val.prototxt",
-               256,
-               256,
-               50,
-               10,
-               227,
-               {"loss"},
-               {"accuracy", "loss"},
-               60965224,
-               60965224,
-               {{"conv1", {10, 96, 55, 55}},
-                {"norm1", {10, 96, 55, 55}},
-                {"pool1", {10, 96, 27, 27}},
-                {"norm2", {10, 256, 27, 27}},
-                {"pool2", {10, 256, 13, 13}},
-                {"pool5", {10, 256, 6, 6}},
-                {"fc8", {10, 1000}}}});
+  check_model({.dir = "alexnet",
+               .train_val = "train_val.prototxt",
+               .image_size = 256,
+               .crop = 227,
+               .batch = {256, 50, 10},
+               .train_outputs = {"loss"},
+               .test_outputs = {"accuracy", "loss"},
+               .params = {60965224, 60965224},
+               .deploy_shapes = {{"conv1", {10, 96, 55, 55}},
+                                 {"norm1", {10, 96, 55, 55}},
+                                 {"pool1", {10, 96, 27, 27}},
+                                 {"norm2", {10, 256, 27, 27}},
+                                 {"pool2", {10, 256, 13, 13}},
+                                 {"pool5", {10, 256, 6, 6}},
+                                 {"fc8", {10, 1000}}}});
 }
 
 TEST(ReferenceModels, GoogLeNet) {
@@ -362,27 +359,25 @@ TEST(ReferenceModels, GoogLeNet) {
   // (1x1, 3x3 reduce, 3x3, 5x5 reduce, 5x5, pool proj, with biases) 5,983,802 in all; classifier
   // 1,024,000+1,000. Training adds two auxiliary heads of 128*C+128 + 2048*1024+1024 +
   // 1024*1000+1000 with C = 512 and 528.
-  check_model({"googlenet",
-               "train_val.prototxt",
-               256,
-               32,
-               50,
-               10,
-               224,
-               {"loss1/loss", "loss2/loss", "loss3/loss3"},
-               {"loss1/loss", "loss1/top-1", "loss1/top-5", "loss2/loss", "loss2/top-1",
-                "loss2/top-5", "loss3/loss3", "loss3/top-1", "loss3/top-5"},
-               13378280,
-               6998552,
-               {{"conv1/7x7_s2", {10, 64, 112, 112}},
-                {"pool2/3x3_s2", {10, 192, 28, 28}},
-                {"inception_3a/output", {10, 256, 28, 28}},
-                {"inception_3b/output", {10, 480, 28, 28}},
-                {"inception_4a/output", {10, 512, 14, 14}},
-                {"inception_4e/output", {10, 832, 14, 14}},
-                {"inception_5b/output", {10, 1024, 7, 7}},
-                {"pool5/7x7_s1", {10, 1024, 1, 1}},
-                {"loss3/classifier", {10, 1000}}}});
+  check_model(
+      {.dir = "googlenet",
+       .train_val = "train_val.prototxt",
+       .image_size = 256,
+       .crop = 224,
+       .batch = {32, 50, 10},
+       .train_outputs = {"loss1/loss", "loss2/loss", "loss3/loss3"},
+       .test_outputs = {"loss1/loss", "loss1/top-1", "loss1/top-5", "loss2/loss", "loss2/top-1",
+                        "loss2/top-5", "loss3/loss3", "loss3/top-1", "loss3/top-5"},
+       .params = {13378280, 6998552},
+       .deploy_shapes = {{"conv1/7x7_s2", {10, 64, 112, 112}},
+                         {"pool2/3x3_s2", {10, 192, 28, 28}},
+                         {"inception_3a/output", {10, 256, 28, 28}},
+                         {"inception_3b/output", {10, 480, 28, 28}},
+                         {"inception_4a/output", {10, 512, 14, 14}},
+                         {"inception_4e/output", {10, 832, 14, 14}},
+                         {"inception_5b/output", {10, 1024, 7, 7}},
+                         {"pool5/7x7_s1", {10, 1024, 1, 1}},
+                         {"loss3/classifier", {10, 1000}}}});
   const NetParameter tv =
       data_to_input(load_net_param_text(model_path("models/googlenet/train_val.prototxt")), 3, 256);
   Net<float> net(tv, TRAIN, Device::kCPU);
@@ -396,47 +391,41 @@ TEST(ReferenceModels, GoogLeNet) {
 }
 
 TEST(ReferenceModels, Vgg16) {
-  check_model({"vgg16",
-               "train_val.prototxt",
-               256,
-               64,
-               50,
-               10,
-               224,
-               {"loss"},
-               {"accuracy", "accuracy_top5", "loss"},
-               138357544,
-               138357544,
-               {{"conv1_2", {10, 64, 224, 224}},
-                {"pool1", {10, 64, 112, 112}},
-                {"pool3", {10, 256, 28, 28}},
-                {"conv5_3", {10, 512, 14, 14}},
-                {"pool5", {10, 512, 7, 7}},
-                {"fc6", {10, 4096}},
-                {"fc8", {10, 1000}}}});
+  check_model({.dir = "vgg16",
+               .train_val = "train_val.prototxt",
+               .image_size = 256,
+               .crop = 224,
+               .batch = {64, 50, 10},
+               .train_outputs = {"loss"},
+               .test_outputs = {"accuracy", "accuracy_top5", "loss"},
+               .params = {138357544, 138357544},
+               .deploy_shapes = {{"conv1_2", {10, 64, 224, 224}},
+                                 {"pool1", {10, 64, 112, 112}},
+                                 {"pool3", {10, 256, 28, 28}},
+                                 {"conv5_3", {10, 512, 14, 14}},
+                                 {"pool5", {10, 512, 7, 7}},
+                                 {"fc6", {10, 4096}},
+                                 {"fc8", {10, 1000}}}});
 }
 
 TEST(ReferenceModels, ResNet50) {
-  check_model({"resnet50",
-               "train_val.prototxt",
-               256,
-               32,
-               50,
-               1,
-               224,
-               {"loss"},
-               {"accuracy", "accuracy_top5", "loss"},
-               25557032,
-               25557032,
-               {{"conv1", {1, 64, 112, 112}},
-                {"pool1", {1, 64, 56, 56}},
-                {"res2c", {1, 256, 56, 56}},
-                {"res3a_branch2a", {1, 128, 28, 28}},
-                {"res3d", {1, 512, 28, 28}},
-                {"res4f", {1, 1024, 14, 14}},
-                {"res5c", {1, 2048, 7, 7}},
-                {"pool5", {1, 2048, 1, 1}},
-                {"fc1000", {1, 1000}}}});
+  check_model({.dir = "resnet50",
+               .train_val = "train_val.prototxt",
+               .image_size = 256,
+               .crop = 224,
+               .batch = {32, 50, 1},
+               .train_outputs = {"loss"},
+               .test_outputs = {"accuracy", "accuracy_top5", "loss"},
+               .params = {25557032, 25557032},
+               .deploy_shapes = {{"conv1", {1, 64, 112, 112}},
+                                 {"pool1", {1, 64, 56, 56}},
+                                 {"res2c", {1, 256, 56, 56}},
+                                 {"res3a_branch2a", {1, 128, 28, 28}},
+                                 {"res3d", {1, 512, 28, 28}},
+                                 {"res4f", {1, 1024, 14, 14}},
+                                 {"res5c", {1, 2048, 7, 7}},
+                                 {"pool5", {1, 2048, 1, 1}},
+                                 {"fc1000", {1, 1000}}}});
   // 53 convolutions, each followed by BatchNorm and Scale; 16 residual sums.
   Net<float> net(load_net_param_text(model_path("models/resnet50/deploy.prototxt")), TEST,
                  Device::kCPU);

@@ -44,15 +44,32 @@ TensorDesc desc_of(const Shape& s, bool nhwc) {
 }
 
 template <typename T>
+test::Tolerance tolerance() {
+  return sizeof(T) == 8 ? test::Tolerance{1e-11, 1e-10, true} : test::Tolerance{2e-5, 2e-4, true};
+}
+
+const BatchNormDesc bd{1e-5};
+
+// Running statistics for inference, on both devices.
+template <typename T>
+struct RunningStats {
+  std::vector<T> mean, var;
+  DeviceBuffer gmean, gvar;
+  RunningStats(size_t channels, uint64_t seed)
+      : mean(random_vector<T>(channels, seed, 2.0, 4.0)),
+        var(random_vector<T>(channels, seed + 1, 0.1, 2.0)),
+        gmean(to_gpu(mean)),
+        gvar(to_gpu(var)) {}
+};
+
+template <typename T>
 void check(const Shape& s, Blend blend, bool in_place, bool nhwc) {
   SCOPED_TRACE(std::string(s.name) + " beta " + std::to_string(blend.beta) +
                (in_place ? " in place" : "") + (sizeof(T) == 8 ? " f64" : " f32") +
                (nhwc ? " nhwc" : ""));
   const TensorDesc d = desc_of<T>(s, nhwc);
   const size_t n = size_t(d.count()), C = size_t(s.c);
-  const test::Tolerance tol =
-      sizeof(T) == 8 ? test::Tolerance{1e-11, 1e-10, true} : test::Tolerance{2e-5, 2e-4, true};
-  const BatchNormDesc bd{1e-5};
+  const test::Tolerance tol = tolerance<T>();
   Handle cpu(Device::kCPU), gpu(Device::kCUDA);
   const auto x = random_vector<T>(n, 1, 2.0, 4.0), dy = random_vector<T>(n, 2);
   auto prior = [&](size_t len, uint64_t seed) {
@@ -85,17 +102,18 @@ void check(const Shape& s, Blend blend, bool in_place, bool nhwc) {
   EXPECT_TRUE(all_close(from_gpu<T>(gpu, gdx, n), dx, tol)) << "bwd_training";
 
   // Inference with given statistics.
-  const auto rmean = random_vector<T>(C, 5, 2.0, 4.0), rvar = random_vector<T>(C, 6, 0.1, 2.0);
-  const DeviceBuffer grm = to_gpu(rmean), grv = to_gpu(rvar);
+  const RunningStats<T> rs(C, 5);
   std::vector<T> yi = prior(n, 7);
   DeviceBuffer gyi = to_gpu(yi);
-  batchnorm_fwd_inference(cpu, bd, d, x.data(), d, yi.data(), rmean.data(), rvar.data(), blend);
-  batchnorm_fwd_inference(gpu, bd, d, gx.get(), d, gyi.get(), grm.get(), grv.get(), blend);
+  batchnorm_fwd_inference(cpu, bd, d, x.data(), d, yi.data(), rs.mean.data(), rs.var.data(),
+                          blend);
+  batchnorm_fwd_inference(gpu, bd, d, gx.get(), d, gyi.get(), rs.gmean.get(), rs.gvar.get(),
+                          blend);
   EXPECT_TRUE(all_close(from_gpu<T>(gpu, gyi, n), yi, tol)) << "fwd_inference";
   std::vector<T> dxi = prior(n, 8);
   DeviceBuffer gdxi = to_gpu(dxi);
-  batchnorm_bwd_inference(cpu, bd, d, dy.data(), rvar.data(), d, dxi.data(), blend);
-  batchnorm_bwd_inference(gpu, bd, d, gdy.get(), grv.get(), d, gdxi.get(), blend);
+  batchnorm_bwd_inference(cpu, bd, d, dy.data(), rs.var.data(), d, dxi.data(), blend);
+  batchnorm_bwd_inference(gpu, bd, d, gdy.get(), rs.gvar.get(), d, gdxi.get(), blend);
   EXPECT_TRUE(all_close(from_gpu<T>(gpu, gdxi, n), dxi, tol)) << "bwd_inference";
 }
 
@@ -119,9 +137,7 @@ void check_fused(const Shape& s, bool relu, bool in_place, bool nhwc) {
                (sizeof(T) == 8 ? " f64" : " f32") + (nhwc ? " nhwc" : ""));
   const TensorDesc d = desc_of<T>(s, nhwc);
   const size_t n = size_t(d.count()), C = size_t(s.c);
-  const test::Tolerance tol =
-      sizeof(T) == 8 ? test::Tolerance{1e-11, 1e-10, true} : test::Tolerance{2e-5, 2e-4, true};
-  const BatchNormDesc bd{1e-5};
+  const test::Tolerance tol = tolerance<T>();
   Handle cpu(Device::kCPU), gpu(Device::kCUDA);
   const auto x = random_vector<T>(n, 11, 2.0, 4.0), dy = random_vector<T>(n, 12);
   const auto gamma = random_vector<T>(C, 13, -2.0, 2.0), beta = random_vector<T>(C, 14);
@@ -154,12 +170,13 @@ void check_fused(const Shape& s, bool relu, bool in_place, bool nhwc) {
   EXPECT_TRUE(all_close(from_gpu<T>(gpu, gdgamma, C), dgamma, tol)) << "bwd dgamma";
   EXPECT_TRUE(all_close(from_gpu<T>(gpu, gdbeta, C), dbeta, tol)) << "bwd dbeta";
 
-  const auto rmean = random_vector<T>(C, 17, 2.0, 4.0), rvar = random_vector<T>(C, 18, 0.1, 2.0);
-  const DeviceBuffer grm = to_gpu(rmean), grv = to_gpu(rvar);
+  const RunningStats<T> rs(C, 17);
   std::vector<T> yi = test::poisoned<T>(n);
   DeviceBuffer gyi = to_gpu(yi);
-  batchnorm_fwd_inference_fused(cpu, bd, ep, d, x.data(), d, yi.data(), rmean.data(), rvar.data());
-  batchnorm_fwd_inference_fused(gpu, bd, gep, d, gx.get(), d, gyi.get(), grm.get(), grv.get());
+  batchnorm_fwd_inference_fused(cpu, bd, ep, d, x.data(), d, yi.data(), rs.mean.data(),
+                                rs.var.data());
+  batchnorm_fwd_inference_fused(gpu, bd, gep, d, gx.get(), d, gyi.get(), rs.gmean.get(),
+                                rs.gvar.get());
   EXPECT_TRUE(all_close(from_gpu<T>(gpu, gyi, n), yi, tol)) << "fwd_inference";
 }
 
