@@ -95,6 +95,14 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
     EXPECT_EQ(pick(ConvPass::kBwdFilter),
               math == MathMode::kTF32 ? ConvAlgo::kIm2colGemm : tensor_cores);
   }
+  // In TF32 a problem of fewer than 64 of the path's tiles goes to im2col (LeNet's conv2: 32);
+  // one of 64 stays.
+  ds = descs_of({"lenet:conv2", 64, 20, 12, 12, 50, 5, 5, 0, 0, 1, 1}, DataType::kFloat32);
+  ds.cd.math = MathMode::kTF32;
+  EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
+  ds = descs_of({"128_of_8x8", 128, 20, 12, 12, 50, 5, 5, 0, 0, 1, 1}, DataType::kFloat32);
+  ds.cd.math = MathMode::kTF32;
+  EXPECT_NE(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);
   ds = descs_of({"h_grouped", 1024, 32, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat32);
   ds.cd.math = MathMode::kTF32;
   EXPECT_TRUE(pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemm ||

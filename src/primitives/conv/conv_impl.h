@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "primitives/common/batch_slices.h"
@@ -81,6 +82,19 @@ constexpr ConvImpl float_conv_row(const char* (*unsupported)(const ConvProblem&)
   using P = FloatConvPasses<Engine, D, A>;
   return {A, D, unsupported, workspace, P::fwd, P::bwd_data, P::bwd_filter, takes_stored};
 }
+
+// kAuto (conv_heuristic.cpp): the row for a pass of pr, packed NCHW descriptors of how the
+// caller's x and y are stored (those of the f32 copies a staged side runs on).
+struct ConvStored {
+  bool own_half = false;       // both in the math's 16-bit type
+  bool channels_last = false;  // either not as NCHW images
+  bool own_nhwc = false;       // both in the math's 16-bit type and packed channels last
+};
+ConvAlgo conv_choose(Handle& h, const ConvProblem& pr, ConvPass pass, ConvStored stored);
+// The row of an algorithm on a device (nullptr: none), and a problem as a string (data type,
+// math, x and y sizes and strides, filter and geometry) for logs and find's cache: conv.cpp.
+const ConvImpl* conv_row(Device d, ConvAlgo a);
+std::string conv_problem_key(const ConvProblem& pr);
 
 // Support rules shared by rows of both devices.
 // Each image is a packed C x H x W block; the batch stride is free (batch slices and
