@@ -172,21 +172,11 @@ TEST(DataLayer, GarbageFileIsAnError) {
 TEST(DataLayer, CorruptRecordIsThrownByForward) {
   TempDir dir;
   const std::string db = dir.file("db");
-  {
-    LmdbWriter writer(db);
-    for (int i = 0; i < 10; ++i) {
-      Datum d;
-      d.set_channels(1);
-      d.set_height(1);
-      d.set_width(2);
-      d.set_data(std::string(2, char(i)));
-      d.set_label(i);
-      char key[16];
-      std::snprintf(key, sizeof key, "%08d", i);
-      writer.put(key, i == 5 ? std::string("\xff\xff\xff\xff", 4) : d.SerializeAsString());
-    }
-    writer.commit();
-  }
+  test::write_lmdb(db, 10, [](int i) {
+    const Datum d = test::raw_datum(1, 1, 2, std::string(2, char(i)), i);
+    return std::pair(test::record_key(i),
+                     i == 5 ? std::string("\xff\xff\xff\xff", 4) : d.SerializeAsString());
+  });
   DataLayer<float> layer(data_param(db, 4), Device::kCPU);
   Tensor<float> data, label;
   layer.setup({}, {&data, &label});
@@ -206,18 +196,11 @@ TEST(DataLayer, CorruptRecordIsThrownByForward) {
 TEST(DataLayer, RecordOfAnotherShapeIsAnError) {
   TempDir dir;
   const std::string db = dir.file("db");
-  {
-    LmdbWriter writer(db);
-    for (int i = 0; i < 3; ++i) {
-      Datum d;
-      d.set_channels(1);
-      d.set_height(1);
-      d.set_width(i == 2 ? 3 : 2);
-      d.set_data(std::string(size_t(d.width()), 'a'));
-      writer.put(std::to_string(i), d.SerializeAsString());
-    }
-    writer.commit();
-  }
+  test::write_lmdb(db, 3, [](int i) {
+    const int w = i == 2 ? 3 : 2;
+    return std::pair(std::to_string(i),
+                     test::raw_datum(1, 1, w, std::string(size_t(w), 'a')).SerializeAsString());
+  });
   DataLayer<float> layer(data_param(db, 3), Device::kCPU);
   Tensor<float> data;
   layer.setup({}, {&data});

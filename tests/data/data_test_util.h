@@ -10,9 +10,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/errors.h"
+#include "core/layer.h"
 #include "crema.pb.h"
 #include "data/lmdb_db.h"
 #include "error_util.h"
@@ -73,24 +75,65 @@ inline void write_idx_set(const std::string& images, const std::string& labels, 
   write_bytes(labels, lab, gz);
 }
 
-// An LMDB of n raw Datum records c x h x w under keys "%08d": record i has label i and pixels
-// (i * 10 + j) % 256.
-inline void write_datum_lmdb(const std::string& path, int n, int c, int h, int w) {
+// A raw (not encoded) Datum of c x h x w bytes.
+inline Datum raw_datum(int c, int h, int w, const std::string& bytes, int label = 0) {
+  Datum d;
+  d.set_channels(c);
+  d.set_height(h);
+  d.set_width(w);
+  d.set_data(bytes);
+  d.set_label(label);
+  return d;
+}
+
+// Record i's key as the converters write it: "%08d".
+inline std::string record_key(int i) {
+  char key[16];
+  std::snprintf(key, sizeof key, "%08d", i);
+  return key;
+}
+
+// An LMDB of n records; record(i) gives record i's key and value.
+template <typename Record>
+void write_lmdb(const std::string& path, int n, const Record& record) {
   LmdbWriter writer(path);
   for (int i = 0; i < n; ++i) {
-    Datum d;
-    d.set_channels(c);
-    d.set_height(h);
-    d.set_width(w);
-    d.set_label(i);
-    std::string bytes(size_t(c * h * w), '\0');
-    for (size_t j = 0; j < bytes.size(); ++j) bytes[j] = char((i * 10 + int(j)) % 256);
-    d.set_data(bytes);
-    char key[16];
-    std::snprintf(key, sizeof key, "%08d", i);
-    writer.put(key, d.SerializeAsString());
+    const std::pair<std::string, std::string> kv = record(i);
+    writer.put(kv.first, kv.second);
   }
   writer.commit();
 }
+
+// An LMDB of n raw Datum records c x h x w under keys "%08d": record i has label i and pixels
+// (i * 10 + j) % 256.
+inline void write_datum_lmdb(const std::string& path, int n, int c, int h, int w) {
+  write_lmdb(path, n, [&](int i) {
+    std::string bytes(size_t(c * h * w), '\0');
+    for (size_t j = 0; j < bytes.size(); ++j) bytes[j] = char((i * 10 + int(j)) % 256);
+    return std::pair(record_key(i), raw_datum(c, h, w, bytes, i).SerializeAsString());
+  });
+}
+
+// A source layer L (no bottoms; data and label tops) set up on the CPU and run batch by batch.
+template <typename L>
+struct SourceRun {
+  L layer;
+  Tensor<float> data, label;
+  prim::Handle h;
+  explicit SourceRun(const LayerParameter& p) : layer(p, Device::kCPU) {
+    layer.setup({}, {&data, &label});
+  }
+  void forward() { layer.forward(h, {}, {&data, &label}); }
+  // The data and labels of n forwards, concatenated.
+  std::vector<float> batches(int n) {
+    std::vector<float> out;
+    for (int b = 0; b < n; ++b) {
+      forward();
+      for (float v : data.data_vector()) out.push_back(v);
+      for (float v : label.data_vector()) out.push_back(v);
+    }
+    return out;
+  }
+};
 
 }  // namespace crema::test

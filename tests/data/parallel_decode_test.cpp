@@ -41,17 +41,13 @@ std::string test_jpeg(int i, int h, int w) {
 // An LMDB of n encoded JPEG Datums, label i; record `corrupt` (if any) holds bytes that are not
 // an image.
 void write_jpeg_lmdb(const std::string& path, int n, int h, int w, int corrupt = -1) {
-  LmdbWriter writer(path);
-  for (int i = 0; i < n; ++i) {
+  test::write_lmdb(path, n, [&](int i) {
     Datum d;
     d.set_label(i);
     d.set_encoded(true);
     d.set_data(i == corrupt ? std::string("\xFF\xD8\xFF not really a jpeg") : test_jpeg(i, h, w));
-    char key[16];
-    std::snprintf(key, sizeof key, "%08d", i);
-    writer.put(key, d.SerializeAsString());
-  }
-  writer.commit();
+    return std::pair(test::record_key(i), d.SerializeAsString());
+  });
 }
 
 LayerParameter data_param(const std::string& db, int batch, uint32_t threads) {
@@ -77,19 +73,11 @@ std::vector<float> run_layer(const LayerParameter& p, int batches,
                              const DataReaderState* restore = nullptr,
                              DataReaderState* state_after = nullptr) {
   seed_thread_rng(11);
-  L layer(p, Device::kCPU);
-  Tensor<float> data, label;
-  layer.setup({}, {&data, &label});
-  if (restore) layer.restore_reader_state(*restore);
-  Handle h;
-  std::vector<float> out;
-  for (int b = 0; b < batches; ++b) {
-    layer.forward(h, {}, {&data, &label});
-    for (float v : data.data_vector()) out.push_back(v);
-    for (float v : label.data_vector()) out.push_back(v);
-  }
+  test::SourceRun<L> run(p);
+  if (restore) run.layer.restore_reader_state(*restore);
+  const std::vector<float> out = run.batches(batches);
   if (state_after) {
-    EXPECT_TRUE(layer.reader_state(state_after));
+    EXPECT_TRUE(run.layer.reader_state(state_after));
   }
   return out;
 }
@@ -176,47 +164,27 @@ TEST(ParallelDecode, ACorruptRecordIsOneErrorAfterTheGoodBatches) {
   write_jpeg_lmdb(dir.file("db"), 12, 9, 11, /*corrupt=*/9);
   const LayerParameter p = data_param(dir.file("db"), 4, 3);
   seed_thread_rng(1);
-  DataLayer<float> layer(p, Device::kCPU);
-  Tensor<float> data, label;
-  layer.setup({}, {&data, &label});
-  Handle h;
-  layer.forward(h, {}, {&data, &label});
-  layer.forward(h, {}, {&data, &label});
-  const std::string err = test::error_of([&] { layer.forward(h, {}, {&data, &label}); });
+  test::SourceRun<DataLayer<float>> run(p);
+  run.batches(2);
+  const std::string err = test::error_of([&] { run.forward(); });
   EXPECT_NE(err.find("layer data (Data): " + dir.file("db") + ": record '00000009': "),
             std::string::npos)
       << err;
   // Asked again, the same error: the layer never hangs after a failure.
-  EXPECT_EQ(test::error_of([&] { layer.forward(h, {}, {&data, &label}); }), err);
+  EXPECT_EQ(test::error_of([&] { run.forward(); }), err);
 }
 
 TEST(ParallelDecode, AShapeUnlikeTheFirstNamesTheRecord) {
   TempDir dir;
-  {
-    LmdbWriter writer(dir.file("db"));
-    for (int i = 0; i < 6; ++i) {
-      Datum d;
-      const int c = i == 4 ? 1 : 3;  // a gray record among color ones
-      d.set_channels(c);
-      d.set_height(6);
-      d.set_width(6);
-      d.set_data(std::string(size_t(c * 36), char(i)));
-      char key[16];
-      std::snprintf(key, sizeof key, "k%d", i);
-      writer.put(key, d.SerializeAsString());
-    }
-    writer.commit();
-  }
-  const LayerParameter p = data_param(dir.file("db"), 2, 2);
-  DataLayer<float> layer(p, Device::kCPU);
-  Tensor<float> data, label;
-  layer.setup({}, {&data, &label});
-  Handle h;
-  layer.forward(h, {}, {&data, &label});
-  layer.forward(h, {}, {&data, &label});
-  EXPECT_EQ(test::error_of([&] {
-              layer.forward(h, {}, {&data, &label});
-            }),
+  test::write_lmdb(dir.file("db"), 6, [](int i) {
+    const int c = i == 4 ? 1 : 3;  // a gray record among color ones
+    return std::pair(
+        "k" + std::to_string(i),
+        test::raw_datum(c, 6, 6, std::string(size_t(c * 36), char(i))).SerializeAsString());
+  });
+  test::SourceRun<DataLayer<float>> run(data_param(dir.file("db"), 2, 2));
+  run.batches(2);
+  EXPECT_EQ(test::error_of([&] { run.forward(); }),
             "layer data (Data): " + dir.file("db") +
                 ": record 'k4': shape 1x6x6 differs from the first record's 3x6x6; every record "
                 "must have the same shape");

@@ -19,39 +19,22 @@ namespace {
 
 using test::TempDir;
 
-// The data and labels of `batches` forwards, concatenated.
-std::vector<float> batches_of(Layer<float>& layer, Tensor<float>& data, Tensor<float>& label,
-                              int batches) {
-  Handle h;
-  std::vector<float> out;
-  for (int b = 0; b < batches; ++b) {
-    layer.forward(h, {}, {&data, &label});
-    for (float v : data.data_vector()) out.push_back(v);
-    for (float v : label.data_vector()) out.push_back(v);
-  }
-  return out;
-}
-
 // A layer of p run for `before` batches and asked for its state, and a fresh layer of p under
 // the same seed given that state: the next `after` batches of both.
 template <typename L>
 void expect_resumes(const LayerParameter& p, int before, int after) {
   seed_thread_rng(7);
-  L first(p, Device::kCPU);
-  Tensor<float> data, label;
-  first.setup({}, {&data, &label});
-  batches_of(first, data, label, before);
+  test::SourceRun<L> first(p);
+  first.batches(before);
   DataReaderState state;
-  ASSERT_TRUE(first.reader_state(&state));
-  const std::vector<float> want = batches_of(first, data, label, after);
+  ASSERT_TRUE(first.layer.reader_state(&state));
+  const std::vector<float> want = first.batches(after);
 
   seed_thread_rng(7);
-  L second(p, Device::kCPU);
-  Tensor<float> data2, label2;
-  second.setup({}, {&data2, &label2});
-  batches_of(second, data2, label2, 1);  // a batch of its own first: the state must undo it
-  second.restore_reader_state(state);
-  EXPECT_EQ(batches_of(second, data2, label2, after), want);
+  test::SourceRun<L> second(p);
+  second.batches(1);  // a batch of its own first: the state must undo it
+  second.layer.restore_reader_state(state);
+  EXPECT_EQ(second.batches(after), want);
 }
 
 void randomize_transform(LayerParameter* p) {
@@ -107,19 +90,17 @@ TEST(ReaderState, ABadStateIsRefusedNamingTheLayer) {
   p.set_phase(TRAIN);
   p.mutable_data_param()->set_source(dir.file("db"));
   p.mutable_data_param()->set_batch_size(2);
-  DataLayer<float> layer(p, Device::kCPU);
-  Tensor<float> data, label;
-  layer.setup({}, {&data, &label});
+  test::SourceRun<DataLayer<float>> run(p);
   DataReaderState state;
   state.set_records(3);
   state.set_transform_random("12 not a generator");
-  EXPECT_EQ(test::error_of([&] { layer.restore_reader_state(state); }),
+  EXPECT_EQ(test::error_of([&] { run.layer.restore_reader_state(state); }),
             "layer data (Data): cannot resume reading: transform_random: not a random "
             "generator's state");
   // The layer reads on after the refusal... from a good state.
-  ASSERT_TRUE(layer.reader_state(&state));
-  layer.restore_reader_state(state);
-  EXPECT_EQ(batches_of(layer, data, label, 1).size(), 2u * 4 + 2);
+  ASSERT_TRUE(run.layer.reader_state(&state));
+  run.layer.restore_reader_state(state);
+  EXPECT_EQ(run.batches(1).size(), 2u * 4 + 2);
 }
 
 }  // namespace

@@ -232,18 +232,11 @@ TEST(ComputeImageMean, MatchesAHandComputation) {
 TEST(ComputeImageMean, RecordsOfAnotherShapeAreAnError) {
   TempDir dir;
   const std::string db = dir.file("db");
-  {
-    LmdbWriter writer(db);
-    for (int i = 0; i < 2; ++i) {
-      Datum d;
-      d.set_channels(1);
-      d.set_height(1);
-      d.set_width(i + 1);
-      d.set_data(std::string(size_t(i + 1), 'x'));
-      writer.put("k" + std::to_string(i), d.SerializeAsString());
-    }
-    writer.commit();
-  }
+  test::write_lmdb(db, 2, [](int i) {
+    return std::pair(
+        "k" + std::to_string(i),
+        test::raw_datum(1, 1, i + 1, std::string(size_t(i + 1), 'x')).SerializeAsString());
+  });
   const std::string msg = error_of([&] { compute_image_mean(db); });
   EXPECT_NE(msg.find(db + ": record 'k1': shape 1x1x2 differs from the first record's 1x1x1"),
             std::string::npos)
