@@ -78,29 +78,27 @@ TEST(LrnLayer, ForwardMatchesCaffeFormulas) {
   }
 }
 
+// The layer's gradient on a random input of the given shape, checked numerically.
+void expect_gradient(const char* param, const std::vector<int64_t>& shape, uint64_t seed) {
+  SCOPED_TRACE(param);
+  auto layer = make_lrn(param);
+  TensorSet<double> bottom, top;
+  bottom.add(shape, seed, -1.5, 1.5);
+  top.add();
+  EXPECT_TRUE(check_gradient<double>(*layer, *bottom, *top));
+}
+
 TEST(LrnLayer, GradientAcrossChannels) {
   for (const char* param : {"", "lrn_param { local_size: 3 alpha: 2 beta: 0.6 k: 1.5 }",
-                            "lrn_param { local_size: 1 alpha: 0.5 }"}) {
-    SCOPED_TRACE(param);
-    auto layer = make_lrn(param);
-    TensorSet<double> bottom, top;
-    bottom.add({2, 7, 3, 4}, 11, -1.5, 1.5);
-    top.add();
-    EXPECT_TRUE(check_gradient<double>(*layer, *bottom, *top));
-  }
+                            "lrn_param { local_size: 1 alpha: 0.5 }"})
+    expect_gradient(param, {2, 7, 3, 4}, 11);
 }
 
 TEST(LrnLayer, GradientWithinChannel) {
   for (const char* param : {"lrn_param { norm_region: WITHIN_CHANNEL }",
                             "lrn_param { norm_region: WITHIN_CHANNEL local_size: 3 alpha: 3 "
-                            "beta: 0.6 k: 7 }"}) {
-    SCOPED_TRACE(param);
-    auto layer = make_lrn(param);
-    TensorSet<double> bottom, top;
-    bottom.add({2, 3, 5, 4}, 13, -1.5, 1.5);
-    top.add();
-    EXPECT_TRUE(check_gradient<double>(*layer, *bottom, *top));
-  }
+                            "beta: 0.6 k: 7 }"})
+    expect_gradient(param, {2, 3, 5, 4}, 13);
 }
 
 TEST(LrnLayer, BadParametersAreLayerErrors) {

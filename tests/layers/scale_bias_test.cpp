@@ -52,14 +52,20 @@ std::vector<Case> scale_cases() {
   };
 }
 
+// A case's bottoms (x, and the scale where it is a bottom) drawn from seed and seed + 1, and
+// one top.
+void case_tensors(const Case& c, uint64_t seed, TensorSet<double>* bottom, TensorSet<double>* top) {
+  bottom->add(c.x_shape, seed, -2, 2);
+  if (c.second_bottom) bottom->add(c.param_shape, seed + 1, 0.5, 1.5);
+  top->add();
+}
+
 TEST(ScaleLayer, ForwardMatchesBroadcastReference) {
   for (const Case& c : scale_cases()) {
     SCOPED_TRACE(c.params);
     auto layer = make_scale(c.params);
     TensorSet<double> bottom, top;
-    bottom.add(c.x_shape, 1, -2, 2);
-    if (c.second_bottom) bottom.add(c.param_shape, 2, 0.5, 1.5);
-    top.add();
+    case_tensors(c, 1, &bottom, &top);
     layer->setup(*bottom, *top);
     const Tensor<double>& s = c.second_bottom ? *bottom[1] : *layer->blobs()[0];
     EXPECT_EQ(s.shape(), c.param_shape);
@@ -85,9 +91,7 @@ TEST(ScaleLayer, Gradients) {
     SCOPED_TRACE(c.params);
     auto layer = make_scale(c.params);
     TensorSet<double> bottom, top;
-    bottom.add(c.x_shape, 3, -2, 2);
-    if (c.second_bottom) bottom.add(c.param_shape, 4, 0.5, 1.5);
-    top.add();
+    case_tensors(c, 3, &bottom, &top);
     EXPECT_TRUE(
         check_gradient(*layer, *bottom, *top, GradientCheckOptions().step(1e-3).threshold(1e-7)));
   }

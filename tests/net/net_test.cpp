@@ -306,31 +306,37 @@ TEST(Net, NonFiniteWeightsAreAnError) {
   EXPECT_THROW(net.copy_trained_layers_from(trained), Error);
 }
 
+// A ResNet block's head: conv, then BatchNorm, Scale and ReLU in place on its output (the
+// Scale and ReLU on scale_top: out of place where it is not "conv").
+std::string bn_chain_net(const std::string& scale_param = "bias_term: true",
+                         const std::string& scale_top = "conv") {
+  return R"(
+    layer { name: "data" type: "DummyData" top: "data" top: "label"
+      dummy_data_param { shape { dim: 4 dim: 3 dim: 5 dim: 5 } shape { dim: 4 }
+        data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
+    layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+      convolution_param { num_output: 4 kernel_size: 3 bias_term: false
+        weight_filler { type: "gaussian" std: 0.3 } } }
+    layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
+    layer { name: "scale" type: "Scale" bottom: "conv" top: ")" +
+         scale_top + R"("
+      scale_param { )" +
+         scale_param +
+         R"( filler { type: "gaussian" std: 1 } bias_filler { type: "gaussian" std: 1 } } }
+    layer { name: "relu" type: "ReLU" bottom: ")" +
+         scale_top + R"(" top: ")" + scale_top + R"(" relu_param { negative_slope: 0.1 } }
+    layer { name: "ip" type: "InnerProduct" bottom: ")" +
+         scale_top + R"(" top: "ip"
+      inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
+    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })";
+}
+
 // conv, BatchNorm, Scale and ReLU all in place (a ResNet's chain), run apart: the Scale takes its
 // input for the scale gradient from BatchNorm's copy of its output instead of a copy of its own,
 // and the gradients equal those of the same net with the Scale out of place, bit for bit.
 TEST(Net, InPlaceScaleUsesTheCopyBatchNormKeeps) {
-  const auto net_text = [](const std::string& scale_top) {
-    return R"(
-      layer { name: "data" type: "DummyData" top: "data" top: "label"
-        dummy_data_param { shape { dim: 4 dim: 3 dim: 5 dim: 5 } shape { dim: 4 }
-          data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
-      layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
-        convolution_param { num_output: 4 kernel_size: 3 bias_term: false
-          weight_filler { type: "gaussian" std: 0.3 } } }
-      layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
-      layer { name: "scale" type: "Scale" bottom: "conv" top: ")" +
-           scale_top + R"("
-        scale_param { bias_term: true filler { type: "gaussian" std: 1 } } }
-      layer { name: "relu" type: "ReLU" bottom: ")" +
-           scale_top + R"(" top: ")" + scale_top + R"(" }
-      layer { name: "ip" type: "InnerProduct" bottom: ")" +
-           scale_top + R"(" top: "ip"
-        inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
-      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })";
-  };
-  Net<double> in_place(parse_net(net_text("conv")), TRAIN, Device::kCPU);
-  Net<double> apart(parse_net(net_text("scaled")), TRAIN, Device::kCPU);
+  Net<double> in_place(parse_net(bn_chain_net()), TRAIN, Device::kCPU);
+  Net<double> apart(parse_net(bn_chain_net("bias_term: true", "scaled")), TRAIN, Device::kCPU);
   in_place.unfuse();
   NetParameter trained;
   in_place.to_proto(&trained);
@@ -358,28 +364,8 @@ TEST(Net, InPlaceScaleUsesTheCopyBatchNormKeeps) {
   in_place.backward(h);
   for (double v : scale->blobs()[0]->diff_vector()) EXPECT_EQ(v, 0.0);
   // With statistics from the stored averages (TEST), BatchNorm keeps nothing.
-  Net<double> test(parse_net(net_text("conv")), TEST, Device::kCPU);
+  Net<double> test(parse_net(bn_chain_net()), TEST, Device::kCPU);
   EXPECT_EQ(test.layer_by_name("bn")->kept_top(0), nullptr);
-}
-
-// A ResNet block's head: conv, then BatchNorm, Scale and ReLU in place on its output.
-std::string bn_chain_net(const std::string& scale_param = "bias_term: true") {
-  return R"(
-    layer { name: "data" type: "DummyData" top: "data" top: "label"
-      dummy_data_param { shape { dim: 4 dim: 3 dim: 5 dim: 5 } shape { dim: 4 }
-        data_filler { type: "gaussian" std: 1 } data_filler { type: "constant" value: 1 } } }
-    layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
-      convolution_param { num_output: 4 kernel_size: 3 bias_term: false
-        weight_filler { type: "gaussian" std: 0.3 } } }
-    layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
-    layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
-      scale_param { )" +
-         scale_param +
-         R"( filler { type: "gaussian" std: 1 } bias_filler { type: "gaussian" std: 1 } } }
-    layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" relu_param { negative_slope: 0.1 } }
-    layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip"
-      inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
-    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })";
 }
 
 int layer_index(const Net<double>& net, const std::string& name) {
