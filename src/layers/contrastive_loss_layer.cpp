@@ -11,7 +11,6 @@ template <typename Dtype>
 void ContrastiveLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   const ContrastiveLossParameter& p = this->param_.contrastive_loss_param();
   if (!std::isfinite(p.margin())) this->error("margin must be finite, got ", p.margin());
-  desc_.dtype = dtype_of<Dtype>();
   desc_.margin = p.margin();
   desc_.legacy = p.legacy_version();
 }
@@ -23,9 +22,7 @@ void ContrastiveLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& 
   if (bottom[2]->count() != a.num())
     this->error("expected one similarity label per pair: the features are (", a.shape_string(),
                 ") but the labels are (", bottom[2]->shape_string(), ")");
-  desc_.num = a.num();
-  desc_.dim = a.count() / a.num();
-  top[0]->reshape({});
+  this->shape_rows(bottom, top, &desc_);
 }
 
 template <typename Dtype>

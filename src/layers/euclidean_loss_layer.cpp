@@ -7,12 +7,8 @@ namespace crema {
 
 template <typename Dtype>
 void EuclideanLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
-  const Tensor<Dtype>& a = *bottom[0];
   this->check_same_count(bottom, "bottoms");
-  desc_.dtype = dtype_of<Dtype>();
-  desc_.num = a.num();
-  desc_.dim = a.count() / a.num();
-  top[0]->reshape({});
+  this->shape_rows(bottom, top, &desc_);
 }
 
 template <typename Dtype>

@@ -8,7 +8,6 @@ namespace crema {
 
 template <typename Dtype>
 void HingeLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
-  desc_.dtype = dtype_of<Dtype>();
   desc_.norm = from_proto<prim::HingeNorm>(*this, this->param_.hinge_loss_param().norm(),
                                            "hinge_loss_param.norm",
                                            {{HingeLossParameter::L1, prim::HingeNorm::kL1},
@@ -17,11 +16,8 @@ void HingeLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
 
 template <typename Dtype>
 void HingeLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
-  const Tensor<Dtype>& x = *bottom[0];
   this->check_one_label_per_sample(bottom, "scores");
-  desc_.num = x.num();
-  desc_.dim = x.count() / x.num();
-  top[0]->reshape({});
+  this->shape_rows(bottom, top, &desc_);
 }
 
 template <typename Dtype>

@@ -40,6 +40,16 @@ class LossLayer : public Layer<Dtype> {
       this->error("expected one label per sample: the ", what, " are (", x.shape_string(),
                   ") but the labels are (", bottom[1]->shape_string(), ")");
   }
+  // The end of a per-row loss's reshape: its descriptor's storage type, rows (bottom 0's first
+  // axis) and row length (the rest), and the scalar loss top.
+  template <typename Desc>
+  static void shape_rows(const Tensors& bottom, const Tensors& top, Desc* desc) {
+    const Tensor<Dtype>& x = *bottom[0];
+    desc->dtype = dtype_of<Dtype>();
+    desc->num = x.num();
+    desc->dim = x.count() / x.num();
+    top[0]->reshape({});
+  }
   // Bottoms 0 and 1 (`what`: "bottoms") of the same non-zero count and first axis.
   void check_same_count(const Tensors& bottom, const char* what) const {
     const Tensor<Dtype>& a = *bottom[0];

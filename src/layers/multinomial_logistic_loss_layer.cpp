@@ -7,12 +7,8 @@ namespace crema {
 
 template <typename Dtype>
 void MultinomialLogisticLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
-  const Tensor<Dtype>& p = *bottom[0];
   this->check_one_label_per_sample(bottom, "probabilities");
-  desc_.dtype = dtype_of<Dtype>();
-  desc_.num = p.num();
-  desc_.dim = p.count() / p.num();
-  top[0]->reshape({});
+  this->shape_rows(bottom, top, &desc_);
 }
 
 template <typename Dtype>

@@ -8,7 +8,6 @@ namespace crema {
 template <typename Dtype>
 void SigmoidCrossEntropyLossLayer<Dtype>::layer_setup(const Tensors&, const Tensors&) {
   const LossParameter& p = this->param_.loss_param();
-  desc_.dtype = dtype_of<Dtype>();
   desc_.has_ignore_label = p.has_ignore_label();
   desc_.ignore_label = p.ignore_label();
   desc_.normalization = loss_normalization(p, LossParameter::BATCH_SIZE);
@@ -22,9 +21,7 @@ void SigmoidCrossEntropyLossLayer<Dtype>::reshape(const Tensors& bottom, const T
         "the scores and the targets must have the same non-zero count, but bottom 0 "
         "is (",
         x.shape_string(), ") and bottom 1 is (", bottom[1]->shape_string(), ")");
-  desc_.num = x.num();
-  desc_.dim = x.count() / x.num();
-  top[0]->reshape({});
+  this->shape_rows(bottom, top, &desc_);
 }
 
 template <typename Dtype>
