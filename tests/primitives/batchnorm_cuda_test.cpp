@@ -105,10 +105,8 @@ void check(const Shape& s, Blend blend, bool in_place, bool nhwc) {
   const RunningStats<T> rs(C, 5);
   std::vector<T> yi = prior(n, 7);
   DeviceBuffer gyi = to_gpu(yi);
-  batchnorm_fwd_inference(cpu, bd, d, x.data(), d, yi.data(), rs.mean.data(), rs.var.data(),
-                          blend);
-  batchnorm_fwd_inference(gpu, bd, d, gx.get(), d, gyi.get(), rs.gmean.get(), rs.gvar.get(),
-                          blend);
+  batchnorm_fwd_inference(cpu, bd, d, x.data(), d, yi.data(), rs.mean.data(), rs.var.data(), blend);
+  batchnorm_fwd_inference(gpu, bd, d, gx.get(), d, gyi.get(), rs.gmean.get(), rs.gvar.get(), blend);
   EXPECT_TRUE(all_close(from_gpu<T>(gpu, gyi, n), yi, tol)) << "fwd_inference";
   std::vector<T> dxi = prior(n, 8);
   DeviceBuffer gdxi = to_gpu(dxi);
