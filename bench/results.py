@@ -7,7 +7,7 @@
 Each section of docs/results.md holds its table between `<!-- results:NAME -->` and
 `<!-- /results:NAME -->`; `update` replaces what is between them with OUT/NAME.md, which `run`
 wrote: a line naming the machine, the date and the command, then the table. Sections (`run`
-without any lists them): steps, graph, scale (two GPUs or more), conv-fp32, conv-tf32, conv-bf16
+without any lists them): steps, graph and graph-tf32, scale (two GPUs or more), conv-fp32, conv-tf32, conv-bf16
 (bench_prim, built with -DCREMA_CUDNN_ROOT), memory (bench_prim's memory-bound rows), cpu-lenet,
 cpu-nets (the CPU build). Run from the repository root.
 """
@@ -178,6 +178,8 @@ def run(args):
         "steps": lambda: script_section(f"bench/peers/run.sh {build}",
                                         {"ITERS": "20", "WARMUP": "5", "TIME_ITERS": "5"}),
         "graph": lambda: script_section(f"bench/peers/graph.sh {build}", {}),
+        "graph-tf32": lambda: script_section(f"bench/peers/graph.sh {build}",
+                                             {"PRECISION": "tf32"}),
         "scale": lambda: script_section(f"bench/peers/scale.sh {build}", {}),
         "conv-fp32": lambda: conv_section(build, "fp32"),
         "conv-tf32": lambda: conv_section(build, "tf32"),

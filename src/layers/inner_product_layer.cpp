@@ -76,9 +76,8 @@ void InnerProductLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const T
   if (half_x) convert(h, xt.storage(), xt.raw_data(), t, x32_->mutable_data(), xt.count());
   Dtype* y = half_y ? y32_->mutable_data() : yt.mutable_data();
   prim::gemm(h, t, prim::Trans::kNo, transpose_ ? prim::Trans::kNo : prim::Trans::kYes, m_, n_, k_,
-             1.0, half_x ? x32_->data() : xt.data(), this->blobs_[0]->data(), 0.0, y, fwd_math_);
-  if (bias_term_)
-    prim::bias_add(h, prim::TensorDesc::nchw(t, m_, n_, 1, 1), y, this->blobs_[1]->data());
+             1.0, half_x ? x32_->data() : xt.data(), this->blobs_[0]->data(), 0.0, y, fwd_math_,
+             bias_term_ ? this->blobs_[1]->data() : nullptr);
   if (half_y) convert(h, t, y, yt.storage(), yt.mutable_raw_data(), yt.count());
 }
 

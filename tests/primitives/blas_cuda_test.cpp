@@ -1,6 +1,7 @@
 // BLAS-style primitives on CUDA against the CPU implementation: GEMM/GEMV every transpose and
-// blend (integer data: exact; real data: within float rounding), level-1 operations and the
-// reductions at small, odd and large lengths, bias add/reduce packed and NHWC, f32 and f64.
+// blend, GEMM with and without a bias (integer data: exact; real data: within float rounding),
+// level-1 operations and the reductions at small, odd and large lengths, bias add/reduce packed and
+// NHWC, f32 and f64.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,23 +34,26 @@ void check_gemm(int m, int n, int k, bool integer, MathMode math = MathMode::kFP
                 Tolerance real_tol = {}) {
   Handle cpu(Device::kCPU), gpu(Device::kCUDA);
   const auto a = data<T>(size_t(m) * k, 1, integer), b = data<T>(size_t(k) * n, 2, integer);
-  const auto c0 = data<T>(size_t(m) * n, 3, integer);
-  DeviceBuffer ga = to_gpu(a), gb = to_gpu(b);
+  const auto c0 = data<T>(size_t(m) * n, 3, integer), bias = data<T>(size_t(n), 4, integer);
+  DeviceBuffer ga = to_gpu(a), gb = to_gpu(b), gbias = to_gpu(bias);
   for (bool ta : {false, true})
     for (bool tb : {false, true})
-      for (auto [alpha, beta] : {std::pair{1.0, 0.0}, {2.0, 1.0}, {-1.0, 3.0}, {0.0, 2.0}}) {
-        SCOPED_TRACE(::testing::Message()
-                     << "gemm " << m << "x" << n << "x" << k << " ta=" << ta << " tb=" << tb
-                     << " alpha=" << alpha << " beta=" << beta << (sizeof(T) == 8 ? " f64" : "")
-                     << " " << math_name(math));
-        const Trans xa = ta ? Trans::kYes : Trans::kNo, xb = tb ? Trans::kYes : Trans::kNo;
-        std::vector<T> c = beta == 0 ? test::poisoned<T>(c0.size()) : c0;
-        DeviceBuffer gc = to_gpu(c);
-        gemm(cpu, dtype_of<T>(), xa, xb, m, n, k, alpha, a.data(), b.data(), beta, c.data());
-        gemm(gpu, dtype_of<T>(), xa, xb, m, n, k, alpha, ga.get(), gb.get(), beta, gc.get(), math);
-        const Tolerance tol = integer || math == MathMode::kFP32 ? tol_of<T>(integer) : real_tol;
-        EXPECT_TRUE(all_close(from_gpu<T>(gpu, gc, c.size()), c, tol));
-      }
+      for (auto [alpha, beta] : {std::pair{1.0, 0.0}, {2.0, 1.0}, {-1.0, 3.0}, {0.0, 2.0}})
+        for (bool with_bias : {false, true}) {
+          SCOPED_TRACE(::testing::Message()
+                       << "gemm " << m << "x" << n << "x" << k << " ta=" << ta << " tb=" << tb
+                       << " alpha=" << alpha << " beta=" << beta << (sizeof(T) == 8 ? " f64" : "")
+                       << " " << math_name(math) << (with_bias ? " bias" : ""));
+          const Trans xa = ta ? Trans::kYes : Trans::kNo, xb = tb ? Trans::kYes : Trans::kNo;
+          std::vector<T> c = beta == 0 ? test::poisoned<T>(c0.size()) : c0;
+          DeviceBuffer gc = to_gpu(c);
+          gemm(cpu, dtype_of<T>(), xa, xb, m, n, k, alpha, a.data(), b.data(), beta, c.data(),
+               MathMode::kFP32, with_bias ? bias.data() : nullptr);
+          gemm(gpu, dtype_of<T>(), xa, xb, m, n, k, alpha, ga.get(), gb.get(), beta, gc.get(), math,
+               with_bias ? gbias.get() : nullptr);
+          const Tolerance tol = integer || math == MathMode::kFP32 ? tol_of<T>(integer) : real_tol;
+          EXPECT_TRUE(all_close(from_gpu<T>(gpu, gc, c.size()), c, tol));
+        }
 }
 
 TEST(BlasCuda, GemmMatchesCpu) {
@@ -61,6 +65,14 @@ TEST(BlasCuda, GemmMatchesCpu) {
   check_gemm<double>(61, 33, 300, false);
   check_gemm<float>(1, 1000, 3, false);
   check_gemm<float>(5, 4, 0, true);  // empty product: C = beta * C, zeros for beta 0
+  // A B^T with few outputs runs a warp per output (LeNet's ip2; depth not a multiple of 32; the
+  // largest output count and depth it takes), and one past that goes to cuBLAS.
+  for (bool integer : {true, false}) {
+    check_gemm<float>(64, 10, 500, integer);
+    check_gemm<double>(64, 10, 500, integer);
+    check_gemm<float>(4096, 1, 2048, integer);
+    check_gemm<float>(65, 64, 33, integer);
+  }
 }
 
 // Tensor-core math: integers in [-3, 3] are exact in every format, so results match exactly;

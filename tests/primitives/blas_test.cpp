@@ -49,7 +49,8 @@ void check_gemm(int m, int n, int k) {
   const auto a = test::random_int_vector<double>(m * k, 1);
   const auto b = test::random_int_vector<double>(k * n, 2);
   const auto c0 = test::random_int_vector<double>(m * n, 3);
-  const auto at = cast<T>(a), bt = cast<T>(b);
+  const auto bias = test::random_int_vector<double>(n, 4);
+  const auto at = cast<T>(a), bt = cast<T>(b), bias_t = cast<T>(bias);
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       SCOPED_TRACE(std::string("ta=") + (ta ? "T" : "N") + " tb=" + (tb ? "T" : "N"));
@@ -63,6 +64,13 @@ void check_gemm(int m, int n, int k) {
       c = cast<T>(c0);
       gemm(h, dtype_of<T>(), xa, xb, m, n, k, -1.0, at.data(), bt.data(), 3.0, c.data());
       EXPECT_TRUE(all_close(c, ref_gemm(ta, tb, m, n, k, -1.0, a, b, 3.0, c0), kExact));
+      // A bias adds bias[j] to column j of every row.
+      c = cast<T>(c0);
+      gemm(h, dtype_of<T>(), xa, xb, m, n, k, 2.0, at.data(), bt.data(), 1.0, c.data(),
+           MathMode::kFP32, bias_t.data());
+      std::vector<double> want = ref_gemm(ta, tb, m, n, k, 2.0, a, b, 1.0, c0);
+      for (size_t i = 0; i < want.size(); ++i) want[i] += bias[i % size_t(n)];
+      EXPECT_TRUE(all_close(c, want, kExact));
     }
   // An empty product: C = beta * C, and beta == 0 clears poison.
   auto c = test::poisoned<T>(m * n);

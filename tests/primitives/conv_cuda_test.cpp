@@ -269,6 +269,51 @@ TEST(ConvCuda, RealInputsWithinTolerance) {
   }
 }
 
+// Each block of `block` values of v, twice in a row.
+template <typename T>
+std::vector<T> each_block_twice(const std::vector<T>& v, size_t block) {
+  std::vector<T> out;
+  for (size_t at = 0; at < v.size(); at += block)
+    for (int copy = 0; copy < 2; ++copy)
+      out.insert(out.end(), v.begin() + long(at), v.begin() + long(at + block));
+  return out;
+}
+
+// The direct row's forward stages small ungrouped layers in shared memory and runs others with a
+// thread per output; both add the same taps in the same order with the same roundings. A layer
+// (staged) and the grouped layer of two copies of it over its input twice (plain kernel) give the
+// same bits, real data, blended, with bias and ReLU.
+TEST(ConvCuda, DirectForwardStagedEqualsPlain) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle gpu(Device::kCUDA);
+  const ConvProblem cases[] = {{"lenet:conv1", 3, 1, 28, 28, 20, 5, 5, 0, 0, 1, 1},
+                               {"strided_dilated", 2, 3, 13, 11, 6, 3, 2, 2, 1, 2, 1, 2, 1},
+                               {"many_pixels", 1, 2, 40, 37, 5, 3, 3, 1, 1, 1, 1}};
+  for (const ConvProblem& one : cases) {
+    SCOPED_TRACE(one.name);
+    ConvProblem two = one;
+    two.c *= 2, two.k *= 2, two.groups = 2;
+    const Descs a = descs_of(one, DataType::kFloat32), b = descs_of(two, DataType::kFloat32);
+    const Data<float> d = make_data<float>(a, 77, false);
+    const size_t x_image = size_t(a.xd.c) * a.xd.h * a.xd.w,
+                 y_image = size_t(a.yd.c) * a.yd.h * a.yd.w;
+    auto run = [&](const Descs& ds, const std::vector<float>& x, const std::vector<float>& w,
+                   const std::vector<float>& bias, const std::vector<float>& y0) {
+      const DeviceBuffer gx = to_gpu(x), gw = to_gpu(w), gb = to_gpu(bias);
+      DeviceBuffer gy = to_gpu(y0);
+      conv_fwd(gpu, ds.cd, ConvAlgo::kDirect, ds.xd, gx.get(), ds.wd, gw.get(), ds.yd, gy.get(),
+               Blend{2.0, 1.0}, ConvEpilogue{gb.get(), true});
+      return from_gpu<float>(gpu, gy, y0.size());
+    };
+    const std::vector<float> staged = run(a, d.x, d.w, d.bias, d.y0);
+    const std::vector<float> plain =
+        run(b, each_block_twice(d.x, x_image), each_block_twice(d.w, d.w.size()),
+            each_block_twice(d.bias, d.bias.size()), each_block_twice(d.y0, y_image));
+    ASSERT_EQ(plain.size(), 2 * staged.size());
+    EXPECT_EQ(plain, each_block_twice(staged, y_image));
+  }
+}
+
 // Workspace budgets that force chunks of several images, then one image at a time.
 TEST(ConvCuda, ChunkedByWorkspaceBudget) {
   CREMA_SKIP_WITHOUT_GPU();

@@ -5,9 +5,10 @@
 // into y / the patch gradient) or side by side (one GEMM per group over the whole chunk into a
 // workspace buffer, then one pass that blends it into y / scatters it through col2im). The GEMMs
 // honour the math mode. Direct kernels handle any strides and are the fast path for depthwise
-// convolutions (one input channel per output channel); for small layers' backward filter the
-// direct row runs conv_filter_tiles_cuda.cu's kernel. The dispatcher in conv.cpp has validated
-// the descriptors and checked the row's support rule. Epilogue and blend semantics as the CPU:
+// convolutions (one input channel per output channel); for small layers the direct row's forward
+// runs conv_fwd_tiles_cuda.cu's kernel and its backward filter conv_filter_tiles_cuda.cu's. The
+// dispatcher in conv.cpp has validated the descriptors and checked the row's support rule. Epilogue
+// and blend semantics as the CPU:
 //   y = act(alpha * conv + beta * y + bias[k]).
 // Every reduction runs in a fixed order (cuBLAS, fixed-order kernels): no float atomics, so
 // results repeat bit for bit.
@@ -216,6 +217,8 @@ class ConvCuda {
   void fwd(ConvAlgo algo, const T* x, const T* w, T* y, Blend blend, const ConvEpilogue& ep) {
     const T alpha = T(blend.alpha), beta = T(blend.beta);
     const T* bias = static_cast<const T*>(ep.bias);
+    if (algo == ConvAlgo::kDirect && direct_fwd_tiles(p_))
+      return direct_fwd_tiles_run<T>(h_, p_, x, w, y, blend, bias, ep.relu);
     if (algo == ConvAlgo::kDirect) {
       const int64_t total = yd_.count();
       fwd_direct_kernel<<<grid_for(total), kBlock, 0, st_>>>(pb_, x, w, y, alpha, beta, bias,

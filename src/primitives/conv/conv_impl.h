@@ -140,6 +140,13 @@ size_t direct_filter_tiles_workspace(Handle& h, const ConvProblem& p);
 template <typename T>
 void direct_filter_tiles_run(Handle& h, const ConvProblem& p, const T* x, const T* dy, T* dw,
                              Blend blend);
+// The direct row's forward for small ungrouped layers (conv_fwd_tiles_cuda.cu): whether it runs
+// p (an image's input window and four filters fit in 48 KiB of shared memory) and the pass, for
+// f32 and f64 data; bit for bit the plain direct kernel's result.
+bool direct_fwd_tiles(const ConvProblem& p);
+template <typename T>
+void direct_fwd_tiles_run(Handle& h, const ConvProblem& p, const T* x, const T* w, T* y,
+                          Blend blend, const T* bias, bool relu);
 // Values in one 16-byte piece of the NHWC path's copies under a math mode (4 TF32, 8 BF16/FP16),
 // 0 where the path does not run (strict fp32).
 inline int nhwc_piece_values(MathMode m) {

@@ -237,9 +237,15 @@ void bias_bwd_impl(const TensorDesc& d, const void* dy, void* db, Blend blend, i
 
 // Full precision whatever the math mode (a permission the CPU does not use).
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
-          const void* a, const void* b, double beta, void* c, MathMode) {
+          const void* a, const void* b, double beta, void* c, MathMode, const void* bias) {
   visit_dtype(kFloatTypes, t, "gemm", Device::kCPU, [&](auto tag) {
-    gemm_impl<typename decltype(tag)::type>(ta, tb, m, n, k, alpha, a, b, beta, c, h.cpu_threads());
+    using T = typename decltype(tag)::type;
+    gemm_impl<T>(ta, tb, m, n, k, alpha, a, b, beta, c, h.cpu_threads());
+    if (!bias) return;
+    T* cc = static_cast<T*>(c);
+    const T* bb = static_cast<const T*>(bias);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) cc[i * n + j] += bb[j];
   });
 }
 

@@ -12,11 +12,13 @@ namespace crema::prim {
 
 enum class Trans { kNo, kYes };
 
-// C = alpha * op(A) * op(B) + beta * C. math is the least precision the products may use (see
-// ConvDesc::math): on CUDA, f32 data under TF32/BF16/FP16 runs on tensor cores with fp32
-// accumulation; the CPU and f64 data compute in full precision.
+// C = alpha * op(A) * op(B) + beta * C, then bias[j] added to column j of every row where bias is
+// not null (an inner product's bias, fused where the kernel allows). math is the least precision
+// the products may use (see ConvDesc::math): on CUDA, f32 data under TF32/BF16/FP16 runs on
+// tensor cores with fp32 accumulation; the CPU and f64 data compute in full precision.
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
-          const void* a, const void* b, double beta, void* c, MathMode math = MathMode::kFP32);
+          const void* a, const void* b, double beta, void* c, MathMode math = MathMode::kFP32,
+          const void* bias = nullptr);
 // y = alpha * op(A) * x + beta * y, A is m x n.
 void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
           double beta, void* y);
