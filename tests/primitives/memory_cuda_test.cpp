@@ -1,12 +1,15 @@
 // GPU memory plumbing: an impossible allocation is a clear error, not a crash; pinned host
 // memory, asynchronous copies on two streams and events move data in the right order, as do a
 // handle's fork and join with its side stream, replayed from a graph too; the peak allocation
-// figure counts what was held.
+// figure counts what was held; the stopwatch waits for the work it times and counts the GPU's
+// time, not the host's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda_test_util.h"
@@ -51,6 +54,33 @@ TEST(MemoryCuda, AsyncCopiesOrderedByEventsAcrossStreams) {
     ASSERT_TRUE(std::equal(back.begin(), back.end(), host.begin())) << "round " << round;
   }
   EXPECT_GE(cuda_peak_allocated_bytes(), 2 * n * sizeof(float));
+}
+
+// stop_ms waits for what was queued since start: the copy back has landed when it returns. Kernels
+// the host queues with a pause between them run back to back once the stream's hold ends, so
+// the pause does not count (plain events around them would measure it).
+TEST(MemoryCuda, StopwatchWaitsAndCountsTheGpusTime) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle h(Device::kCUDA);
+  Stopwatch watch(h);
+  const size_t n = size_t(1) << 22;
+  DeviceBuffer buf(Device::kCUDA, n * sizeof(float));
+  std::vector<float, PinnedAllocator<float>> back(n, -1.0f);
+  watch.start();
+  fill(h, DataType::kFloat32, int64_t(n), 3.0, buf.get());
+  memcpy_async(h, back.data(), Device::kCPU, buf.get(), Device::kCUDA, n * sizeof(float));
+  EXPECT_GT(watch.stop_ms(), 0.0);
+  EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](float v) { return v == 3.0f; }));
+
+  const auto t0 = std::chrono::steady_clock::now();
+  watch.start();
+  fill(h, DataType::kFloat32, 1, 1.0, buf.get());
+  std::this_thread::sleep_for(std::chrono::microseconds(300));
+  fill(h, DataType::kFloat32, 1, 2.0, buf.get());
+  const double gpu_ms = watch.stop_ms();
+  const double host_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(gpu_ms, 0.5 * host_ms) << "gpu " << gpu_ms << " ms, host " << host_ms << " ms";
 }
 
 // Main writes a, the side copies a to b, main copies b back: without the fork the side's copy

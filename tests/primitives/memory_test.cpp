@@ -1,8 +1,10 @@
 // The CPU allocator refuses what the machine cannot hold, with the sizes, before allocating; a CPU
-// handle's side stream is the handle itself.
+// handle's side stream is the handle itself; its stopwatch reads the wall clock.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "primitives/handle.h"
 
@@ -16,6 +18,17 @@ std::string refusal(size_t bytes) {
     return e.what();
   }
   return "";
+}
+
+// On the CPU what was called between start and stop has finished: the wall clock is its time.
+TEST(HostMemory, CpuStopwatchReadsTheWallClock) {
+  Handle h(Device::kCPU);
+  Stopwatch watch(h);
+  watch.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const double ms = watch.stop_ms();
+  EXPECT_GE(ms, 5.0);
+  EXPECT_LT(ms, 5000.0);
 }
 
 // The CPU runs every primitive to completion in order: nothing to run beside.

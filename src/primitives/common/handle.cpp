@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -356,6 +357,50 @@ void Event::synchronize() const {
 #ifdef CREMA_WITH_CUDA
   if (event_) cuda::event_synchronize(event_);
 #endif
+}
+
+namespace {
+double host_now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+Stopwatch::Stopwatch(Handle& h) : h_(h) {
+#ifdef CREMA_WITH_CUDA
+  if (h.device() == Device::kCUDA) {
+    start_ = cuda::event_create(true);
+    stop_ = cuda::event_create(true);
+  }
+#endif
+}
+
+Stopwatch::~Stopwatch() {
+#ifdef CREMA_WITH_CUDA
+  if (start_) cuda::event_destroy(start_);
+  if (stop_) cuda::event_destroy(stop_);
+#endif
+}
+
+void Stopwatch::start() {
+#ifdef CREMA_WITH_CUDA
+  if (start_) {
+    cuda::hold_stream(h_.stream(), 1000);
+    return cuda::event_record(start_, h_.stream());
+  }
+#endif
+  host_start_ms_ = host_now_ms();
+}
+
+double Stopwatch::stop_ms() {
+#ifdef CREMA_WITH_CUDA
+  if (stop_) {
+    cuda::event_record(stop_, h_.stream());
+    return cuda::event_elapsed_ms(start_, stop_);
+  }
+#endif
+  return host_now_ms() - host_start_ms_;
 }
 
 void StreamGraph::record(Handle& h, const std::function<void()>& fn) {

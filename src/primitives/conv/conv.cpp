@@ -4,7 +4,6 @@
 #include "primitives/conv.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -133,9 +132,12 @@ const char* unsupported(const ConvImpl* row, const ConvProblem& pr) {
   return row ? row->unsupported(pr) : "no such algorithm on this device";
 }
 
-// Times every supported row of the handle's device once (on CUDA after an untimed first run,
-// which pays for cuBLAS's lazy initialisation and kernel loading), writing into a scratch output
-// so the caller's output (which may be blended into) is untouched, and caches the fastest.
+// Times every supported row of the handle's device, writing into a scratch output so the
+// caller's output (which may be blended into) is untouched, and caches the fastest. On CUDA: an
+// untimed first run (cuBLAS's lazy initialisation, kernel loading), then the mean of five runs
+// queued back to back, in GPU time (Stopwatch): a host clock counted each kernel's launch
+// latency, which a replayed CUDA graph does not pay, and favoured rows of fewer, slower kernels
+// (LeNet's autotuned step was slower than the heuristic's). On the CPU one run, wall clock.
 const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* x, const void* w,
                           const void* dy) {
   const std::string key = cache_key(p, pr);
@@ -152,16 +154,18 @@ const ConvImpl& timed_row(Handle& h, Pass p, const ConvProblem& pr, const void* 
   const ConvImpl* best = nullptr;
   double best_ms = -1;
   std::string log;
+  Stopwatch watch(h);
+  const bool gpu = h.device() != Device::kCPU;
   for (const ConvImpl* row : kTable) {
     if (row->device != h.device() || row->unsupported(pr)) continue;
-    if (h.device() != Device::kCPU)
+    if (gpu) run(h, p, *row, pr, x, w, dy, scratch.get(), Blend{}, ConvEpilogue{});
+    h.synchronize();  // earlier queued work must not count; raises a deferred error
+    const int runs = gpu ? 5 : 1;
+    watch.start();
+    for (int i = 0; i < runs; ++i)
       run(h, p, *row, pr, x, w, dy, scratch.get(), Blend{}, ConvEpilogue{});
-    h.synchronize();  // earlier queued work must not count
-    const auto t0 = std::chrono::steady_clock::now();
-    run(h, p, *row, pr, x, w, dy, scratch.get(), Blend{}, ConvEpilogue{});
+    const double ms = watch.stop_ms() / runs;
     h.synchronize();
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     char buf[64];
     std::snprintf(buf, sizeof(buf), " %s %.3f ms", conv_algo_name(row->algo), ms);
     log += buf;

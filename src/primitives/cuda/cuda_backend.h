@@ -30,7 +30,11 @@ void memset_zero(void* p, size_t bytes);
 void* host_alloc(size_t bytes);
 void host_free(void* p);
 void memcpy_async(void* dst, const void* src, size_t bytes, int kind, void* stream);
-void* event_create();
+void* event_create(bool timed = false);
+// Milliseconds of GPU time between two timed events, waiting for the second.
+double event_elapsed_ms(void* start, void* end);
+// Holds the stream for `us` microseconds of GPU time (one thread spinning on the global timer).
+void hold_stream(void* stream, double us);
 void event_destroy(void* event);
 void event_record(void* event, void* stream);
 void event_wait(void* event, void* stream);

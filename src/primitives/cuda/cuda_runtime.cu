@@ -228,10 +228,35 @@ void memcpy_async(void* dst, const void* src, size_t bytes, int kind, void* stre
   check(cudaMemcpyAsync(dst, src, bytes, k, static_cast<cudaStream_t>(stream)), "cudaMemcpyAsync");
 }
 
-void* event_create() {
+void* event_create(bool timed) {
   cudaEvent_t e = nullptr;
-  check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  check(cudaEventCreateWithFlags(&e, timed ? cudaEventDefault : cudaEventDisableTiming),
+        "cudaEventCreate");
   return e;
+}
+
+namespace {
+__global__ void hold_kernel(uint64_t ns) {
+  uint64_t t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+}  // namespace
+
+void hold_stream(void* stream, double us) {
+  hold_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(uint64_t(us * 1000));
+  check(cudaGetLastError(), "hold_kernel");
+}
+
+double event_elapsed_ms(void* start, void* end) {
+  check(cudaEventSynchronize(static_cast<cudaEvent_t>(end)), "cudaEventSynchronize");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)),
+        "cudaEventElapsedTime");
+  return double(ms);
 }
 
 void event_destroy(void* event) { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }

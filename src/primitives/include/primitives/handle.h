@@ -212,6 +212,28 @@ class Event {
   void* event_ = nullptr;  // cudaEvent_t, created at the first record on a CUDA handle
 };
 
+// The time work queued on a handle takes: on the CPU the wall clock (its calls have finished
+// when they return); on CUDA the GPU's time between two points of the handle's stream, with the
+// stream held for a millisecond before the first (a spinning kernel), so that what the host
+// queues in that time runs back to back, as from a replayed CUDA graph: the host's launch
+// latency does not count. start() marks the point; stop_ms() waits for the work queued since and
+// returns its milliseconds.
+class Stopwatch {
+ public:
+  explicit Stopwatch(Handle& h);
+  ~Stopwatch();
+  Stopwatch(const Stopwatch&) = delete;
+  Stopwatch& operator=(const Stopwatch&) = delete;
+  void start();
+  double stop_ms();
+
+ private:
+  Handle& h_;
+  void* start_ = nullptr;  // cudaEvent_t with timing, on a CUDA handle
+  void* stop_ = nullptr;
+  double host_start_ms_ = 0;
+};
+
 // Work queued on a CUDA handle's stream, recorded once and replayed with one launch (a CUDA
 // graph): a step of many small kernels then costs the host one launch instead of one per kernel.
 // record(h, fn) runs fn with the stream capturing: the primitives fn calls are recorded, not run.
