@@ -309,7 +309,6 @@ TEST(ConvCuda, DirectForwardStagedEqualsPlain) {
     const std::vector<float> plain =
         run(b, each_block_twice(d.x, x_image), each_block_twice(d.w, d.w.size()),
             each_block_twice(d.bias, d.bias.size()), each_block_twice(d.y0, y_image));
-    ASSERT_EQ(plain.size(), 2 * staged.size());
     EXPECT_EQ(plain, each_block_twice(staged, y_image));
   }
 }

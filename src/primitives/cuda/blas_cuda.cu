@@ -1,4 +1,5 @@
-// BLAS-style primitives on CUDA: GEMM/GEMV through cuBLAS (strict fp32/fp64, no TF32), the
+// BLAS-style primitives on CUDA: GEMM through cuBLAS under the call's math mode (a small A B^T: a
+// warp per output, the bias fused), GEMV through cuBLAS, the
 // level-1 operations as grid-stride kernels, dot/asum as a deterministic two-pass reduction in
 // double, and the per-channel bias add and gradient (channel_sums of cuda_reduce.cuh) of conv
 // and inner-product layers.
