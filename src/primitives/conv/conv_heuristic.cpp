@@ -9,13 +9,13 @@ namespace crema::prim {
 
 ConvAlgo conv_choose(Handle& h, const ConvProblem& pr, ConvPass pass, ConvStored stored) {
   const ConvDesc& cd = pr.cd;
-  const TensorDesc &xd = pr.xd, &yd = pr.yd;
   const FilterDesc& wd = pr.wd;
   // On CUDA a convolution reading one input channel per output (depthwise) is memory-bound: the
   // direct kernel reads each input once per tap from cache, where im2col would write and read a
   // patch matrix R*S times the input and run GEMMs with an inner dimension of R*S.
   if (h.device() != Device::kCPU && cd.groups > 1 && wd.c == 1) return ConvAlgo::kDirect;
 #ifdef CREMA_WITH_CUDA
+  const TensorDesc &xd = pr.xd, &yd = pr.yd;
   // In tensor-core math, a filter wider than 1x1 whose channels fill 16-byte pieces goes to the
   // implicit GEMM's NHWC path, which reads each input once per channel tile where im2col writes and
   // reads R*S copies of it; unless the pass has fewer than 16 output channels per group, a sliver

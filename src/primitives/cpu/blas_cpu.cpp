@@ -241,11 +241,7 @@ void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double
   visit_dtype(kFloatTypes, t, "gemm", Device::kCPU, [&](auto tag) {
     using T = typename decltype(tag)::type;
     gemm_impl<T>(ta, tb, m, n, k, alpha, a, b, beta, c, h.cpu_threads());
-    if (!bias) return;
-    T* cc = static_cast<T*>(c);
-    const T* bb = static_cast<const T*>(bias);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) cc[i * n + j] += bb[j];
+    if (bias) bias_add_impl<T>(TensorDesc::nchw(t, m, n, 1, 1), c, bias, 1.0);
   });
 }
 
