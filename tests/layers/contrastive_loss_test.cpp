@@ -43,22 +43,12 @@ TEST(ContrastiveLossLayer, Gradient) {
 }
 
 TEST(ContrastiveLossLayer, Errors) {
-  auto layer = make_direct<ContrastiveLossLayer>("type: 'ContrastiveLoss'");
-  TensorSet<double> bottom, top;
-  bottom.add({2, 3});
-  bottom.add({2, 2});
-  bottom.add({2});
-  top.add();
-  expect_error([&] { layer->setup(*bottom, *top); },
-               "bottom 0 is (2 3 (6)) and bottom 1 is (2 2 (4))");
-  auto l2 = make_direct<ContrastiveLossLayer>("type: 'ContrastiveLoss'");
-  TensorSet<double> b2;
-  b2.add({2, 3});
-  b2.add({2, 3});
-  b2.add({3});
-  expect_error([&] { l2->setup(*b2, *top); },
-               "expected one similarity label per pair: the features are (2 3 (6)) but the "
-               "labels are (3 (3))");
+  expect_setup_error(*make_direct<ContrastiveLossLayer>("type: 'ContrastiveLoss'"),
+                     {{2, 3}, {2, 2}, {2}}, "bottom 0 is (2 3 (6)) and bottom 1 is (2 2 (4))");
+  expect_setup_error(*make_direct<ContrastiveLossLayer>("type: 'ContrastiveLoss'"),
+                     {{2, 3}, {2, 3}, {3}},
+                     "expected one similarity label per pair: the features are (2 3 (6)) but the "
+                     "labels are (3 (3))");
 }
 
 }  // namespace

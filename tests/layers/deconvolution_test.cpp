@@ -119,21 +119,14 @@ TEST(DeconvolutionLayer, GradientGroupsDilationTwoBottoms) {
 }
 
 TEST(DeconvolutionLayer, Errors) {
-  auto expect_setup_error = [](const std::string& params, std::vector<int64_t> shape,
-                               const std::string& text) {
-    auto layer = deconv(params);
-    TensorSet<double> bottom, top;
-    bottom.add(shape);
-    top.add();
-    expect_error([&] { layer->setup(*bottom, *top); }, text);
-  };
-  expect_setup_error("num_output: 2 kernel_size: 2 pad: 3", {1, 1, 2, 2},
+  expect_setup_error(*deconv("num_output: 2 kernel_size: 2 pad: 3"), {{1, 1, 2, 2}},
                      "layer test_Deconvolution (Deconvolution): output would be -3x-3");
-  expect_setup_error("num_output: 3 group: 2 kernel_size: 2", {1, 2, 2, 2},
+  expect_setup_error(*deconv("num_output: 3 group: 2 kernel_size: 2"), {{1, 2, 2, 2}},
                      "num_output (3) must be divisible by group (2)");
-  expect_setup_error("num_output: 2", {1, 2, 2, 2},
+  expect_setup_error(*deconv("num_output: 2"), {{1, 2, 2, 2}},
                      "kernel_size (or kernel_h and kernel_w) is required");
-  expect_setup_error("num_output: 2 kernel_size: 2", {2, 2, 2}, "only 2-d deconvolution");
+  expect_setup_error(*deconv("num_output: 2 kernel_size: 2"), {{2, 2, 2}},
+                     "only 2-d deconvolution");
 }
 
 }  // namespace

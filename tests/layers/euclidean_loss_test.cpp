@@ -26,15 +26,10 @@ TEST(EuclideanLossLayer, GradientBothBottoms) {
 }
 
 TEST(EuclideanLossLayer, MismatchedCountsNameBothShapes) {
-  auto layer = make_direct<EuclideanLossLayer>("type: 'EuclideanLoss'");
-  TensorSet<double> bottom, top;
-  bottom.add({2, 3});
-  bottom.add({2, 4});
-  top.add();
-  expect_error([&] { layer->setup(*bottom, *top); },
-               "layer test_EuclideanLoss (EuclideanLoss): the two bottoms must have the same "
-               "non-zero count and first axis, but bottom 0 is (2 3 (6)) and bottom 1 is "
-               "(2 4 (8))");
+  expect_setup_error(*make_direct<EuclideanLossLayer>("type: 'EuclideanLoss'"), {{2, 3}, {2, 4}},
+                     "layer test_EuclideanLoss (EuclideanLoss): the two bottoms must have the same "
+                     "non-zero count and first axis, but bottom 0 is (2 3 (6)) and bottom 1 is "
+                     "(2 4 (8))");
 }
 
 }  // namespace

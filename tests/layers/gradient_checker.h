@@ -155,14 +155,41 @@ class InPlacePair {
   Handle h_;
 };
 
-// The message of the crema::Error that setting up the float layer of `text` on one bottom of
-// `shape` (and one top) throws, or "(no error)".
-inline std::string setup_error(const std::string& text, const std::vector<int64_t>& shape) {
-  auto layer = make_layer<float>(text);
-  TensorSet<float> bottom, top;
-  bottom.add(shape);
+// Sets layer up on `bottom` (one tensor) with one top, which must take the bottom's shape, runs
+// forward and returns the top's values: the forward tests of the layers that keep their input's
+// shape.
+template <typename Dtype>
+std::vector<Dtype> forward_keeping_shape(Layer<Dtype>& layer, const TensorSet<Dtype>& bottom) {
+  TensorSet<Dtype> top;
   top.add();
-  return error_of([&] { layer->setup(*bottom, *top); });
+  layer.setup(*bottom, *top);
+  EXPECT_EQ(top[0]->shape(), bottom[0]->shape());
+  Handle h;
+  layer.forward(h, *bottom, *top);
+  return top[0]->data_vector();
+}
+
+// The message of the crema::Error that setting layer up on bottoms of the given shapes (uniform
+// in [-1, 1) from seed 0) and one top throws, or "(no error)".
+template <typename Dtype>
+std::string setup_error(Layer<Dtype>& layer, const std::vector<std::vector<int64_t>>& shapes) {
+  TensorSet<Dtype> bottom, top;
+  for (const std::vector<int64_t>& shape : shapes) bottom.add(shape);
+  top.add();
+  return error_of([&] { layer.setup(*bottom, *top); });
+}
+
+// The same for the float layer of `text` on one bottom of `shape`.
+inline std::string setup_error(const std::string& text, const std::vector<int64_t>& shape) {
+  return setup_error(*make_layer<float>(text), {shape});
+}
+
+// Expects setting layer up on bottoms of the given shapes to throw crema::Error containing text.
+template <typename Dtype>
+void expect_setup_error(Layer<Dtype>& layer, const std::vector<std::vector<int64_t>>& shapes,
+                        const std::string& text) {
+  const std::string what = setup_error(layer, shapes);
+  EXPECT_NE(what.find(text), std::string::npos) << what;
 }
 
 // Options of check_gradient, set by chaining: GradientCheckOptions().threshold(1e-6).bottoms({0}).

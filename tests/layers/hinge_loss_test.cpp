@@ -38,14 +38,10 @@ TEST(HingeLossLayer, Gradient) {
 }
 
 TEST(HingeLossLayer, Errors) {
-  auto layer = make_direct<HingeLossLayer>("type: 'HingeLoss'");
-  TensorSet<double> bottom, top;
-  bottom.add({2, 3});
-  bottom.add({3});
-  top.add();
-  expect_error([&] { layer->setup(*bottom, *top); },
-               "layer test_HingeLoss (HingeLoss): expected one label per sample: the scores are "
-               "(2 3 (6)) but the labels are (3 (3))");
+  expect_setup_error(
+      *make_direct<HingeLossLayer>("type: 'HingeLoss'"), {{2, 3}, {3}},
+      "layer test_HingeLoss (HingeLoss): expected one label per sample: the scores are "
+      "(2 3 (6)) but the labels are (3 (3))");
   auto layer2 = make_direct<HingeLossLayer>("type: 'HingeLoss'");
   TensorSet<double> b2, t2;
   b2.add({2, 3});

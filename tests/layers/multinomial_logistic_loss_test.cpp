@@ -34,14 +34,11 @@ TEST(MultinomialLogisticLossLayer, Gradient) {
 }
 
 TEST(MultinomialLogisticLossLayer, Errors) {
-  auto layer = make_direct<MultinomialLogisticLossLayer>("type: 'MultinomialLogisticLoss'");
-  TensorSet<double> bottom, top;
-  bottom.add({2, 3});
-  bottom.add({2, 3});
-  top.add();
-  expect_error([&] { layer->setup(*bottom, *top); },
-               "expected one label per sample: the probabilities are (2 3 (6)) but the labels "
-               "are (2 3 (6))");
+  expect_setup_error(
+      *make_direct<MultinomialLogisticLossLayer>("type: 'MultinomialLogisticLoss'"),
+      {{2, 3}, {2, 3}},
+      "expected one label per sample: the probabilities are (2 3 (6)) but the labels "
+      "are (2 3 (6))");
   auto l2 = make_direct<MultinomialLogisticLossLayer>("type: 'MultinomialLogisticLoss'");
   TensorSet<double> b2, t2;
   b2.add({2, 3}, 1, 0.1, 1);

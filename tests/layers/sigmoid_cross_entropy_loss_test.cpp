@@ -59,14 +59,11 @@ TEST(SigmoidCrossEntropyLossLayer, Gradient) {
 }
 
 TEST(SigmoidCrossEntropyLossLayer, MismatchedCountsNameBothShapes) {
-  auto layer = make_direct<SigmoidCrossEntropyLossLayer>("type: 'SigmoidCrossEntropyLoss'");
-  TensorSet<double> bottom, top;
-  bottom.add({2, 3});
-  bottom.add({2, 2});
-  top.add();
-  expect_error([&] { layer->setup(*bottom, *top); },
-               "the scores and the targets must have the same non-zero count, but bottom 0 is "
-               "(2 3 (6)) and bottom 1 is (2 2 (4))");
+  expect_setup_error(
+      *make_direct<SigmoidCrossEntropyLossLayer>("type: 'SigmoidCrossEntropyLoss'"),
+      {{2, 3}, {2, 2}},
+      "the scores and the targets must have the same non-zero count, but bottom 0 is "
+      "(2 3 (6)) and bottom 1 is (2 2 (4))");
 }
 
 }  // namespace

@@ -76,20 +76,14 @@ TEST(SppLayer, GradientAverage) {
 }
 
 TEST(SppLayer, Errors) {
-  auto expect_setup_error = [](const std::string& params, std::vector<int64_t> shape,
-                               const std::string& text) {
-    auto layer = spp(params);
-    TensorSet<double> bottom, top;
-    bottom.add(shape);
-    top.add();
-    expect_error([&] { layer->setup(*bottom, *top); }, text);
-  };
-  expect_setup_error("pyramid_height: 3", {1, 1, 2, 2},
+  expect_setup_error(*spp("pyramid_height: 3"), {{1, 1, 2, 2}},
                      "layer test_SPP (SPP): input 2x2 is too small for pyramid_height 3: level 2 "
                      "needs 4x4 bins");
-  expect_setup_error("pyramid_height: 0", {1, 1, 2, 2}, "pyramid_height must be in [1, 16], got 0");
-  expect_setup_error("pyramid_height: 2 pool: STOCHASTIC", {1, 1, 4, 4}, "STOCHASTIC is not");
-  expect_setup_error("pyramid_height: 2", {1, 4, 4}, "must be N x C x H x W");
+  expect_setup_error(*spp("pyramid_height: 0"), {{1, 1, 2, 2}},
+                     "pyramid_height must be in [1, 16], got 0");
+  expect_setup_error(*spp("pyramid_height: 2 pool: STOCHASTIC"), {{1, 1, 4, 4}},
+                     "STOCHASTIC is not");
+  expect_setup_error(*spp("pyramid_height: 2"), {{1, 4, 4}}, "must be N x C x H x W");
 }
 
 }  // namespace
