@@ -61,6 +61,15 @@ std::vector<T> random_int_vector(size_t n, uint64_t seed, int lo = -3, int hi = 
   return v;
 }
 
+// kAuto, then every row of a primitive's implementation table (what its *_algos(device) lists):
+// the algorithms its tests force one by one.
+template <typename Algo>
+std::vector<Algo> auto_then(const std::vector<Algo>& rows) {
+  std::vector<Algo> algos = {Algo::kAuto};
+  algos.insert(algos.end(), rows.begin(), rows.end());
+  return algos;
+}
+
 template <typename T>
 std::vector<T> poisoned(size_t n) {
   return std::vector<T>(n, std::numeric_limits<T>::quiet_NaN());
@@ -70,6 +79,15 @@ struct Tolerance {
   double abs = 1e-5;
   double rel = 1e-4;
   bool allow_mostly_zero = false;
+};
+
+// A tolerance for each storage type of FloatTypes; of<T>() is T's.
+struct TypedTolerance {
+  Tolerance f64, f32;
+  template <typename T>
+  Tolerance of() const {
+    return sizeof(T) == 8 ? f64 : f32;
+  }
 };
 
 // Compares got against the reference; every element must be finite (so a poisoned, unwritten
@@ -111,8 +129,10 @@ template <typename T, typename R>
 // Every test of crema (and of crema::prim) reaches the helpers above by their short names.
 namespace crema {
 using test::all_close;
+using test::auto_then;
 using test::poisoned;
 using test::random_int_vector;
 using test::random_vector;
 using test::Tolerance;
+using test::TypedTolerance;
 }  // namespace crema

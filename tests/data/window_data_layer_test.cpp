@@ -17,12 +17,7 @@ namespace crema::test {
 namespace {
 
 Window window(int x1, int y1, int x2, int y2) {
-  Window w;
-  w.x1 = x1;
-  w.y1 = y1;
-  w.x2 = x2;
-  w.y2 = y2;
-  return w;
+  return Window{.x1 = x1, .y1 = y1, .x2 = x2, .y2 = y2};
 }
 
 void expect_placement(const WindowPlacement& p, std::vector<int> expected) {

@@ -9,15 +9,13 @@
 
 #include "prim_test_util.h"
 #include "primitives/common/dtype_visit.h"
+#include "problems.h"
 #include "test_util.h"
 
 namespace crema::prim {
 namespace {
 
-template <typename T>
-Tolerance tol() {
-  return sizeof(T) == 8 ? Tolerance{1e-12, 1e-10} : Tolerance{1e-6, 1e-5};
-}
+const TypedTolerance kTol = {{1e-12, 1e-10}, {1e-6, 1e-5}};
 
 // The oracle: the formulas of activation.h in double, one element at a time, written out
 // directly (no shared helpers with the library).
@@ -139,9 +137,7 @@ std::string describe(const ActDesc& ad) {
          std::to_string(ad.base);
 }
 
-struct Shape {
-  int n, c, h, w;
-};
+using Shape = test::Nchw;
 const Shape kShapes[] = {{1, 1, 1, 1}, {1, 3, 5, 7}, {2, 7, 3, 1}, {3, 1, 11, 13}};
 
 CREMA_FLOAT_TYPED_TEST_SUITE(ActTest);
@@ -152,10 +148,9 @@ TYPED_TEST(ActTest, ForwardAndBackwardMatchReference) {
   Handle h;
   for (const ActDesc& ad : all_modes()) {
     for (const Shape& s : kShapes) {
-      SCOPED_TRACE(::testing::Message()
-                   << "mode " << describe(ad) << " slope " << ad.relu_negative_slope << " shape "
-                   << s.n << "x" << s.c << "x" << s.h << "x" << s.w);
-      const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+      SCOPED_TRACE(::testing::Message() << "mode " << describe(ad) << " slope "
+                                        << ad.relu_negative_slope << " shape " << s);
+      const TensorDesc d = s.desc(dtype_of<T>());
       const size_t n = size_t(d.count());
       const auto x = random_vector<T>(n, 11, -2.0, 4.0);
       const auto dy = random_vector<T>(n, 12, -1.0, 1.0);
@@ -166,11 +161,11 @@ TYPED_TEST(ActTest, ForwardAndBackwardMatchReference) {
       }
       auto y = poisoned<T>(n);
       act_fwd(h, ad, d, x.data(), d, y.data());
-      EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
+      EXPECT_TRUE(all_close(y, y_ref, kTol.of<T>()));
       if (!act_has_bwd(ad)) continue;
       auto dx = poisoned<T>(n);
       act_bwd(h, ad, d, y.data(), dy.data(), d, x.data(), dx.data());
-      EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
+      EXPECT_TRUE(all_close(dx, dx_ref, kTol.of<T>()));
     }
   }
 }
@@ -197,11 +192,11 @@ TYPED_TEST(ActTest, BlendAccumulates) {
     }
     auto y = y0;
     act_fwd(h, ad, d, x.data(), d, y.data(), blend);
-    EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
+    EXPECT_TRUE(all_close(y, y_ref, kTol.of<T>()));
     if (!act_has_bwd(ad)) continue;
     auto dx = dx0;
     act_bwd(h, ad, d, y_exact.data(), dy.data(), d, x.data(), dx.data(), blend);
-    EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
+    EXPECT_TRUE(all_close(dx, dx_ref, kTol.of<T>()));
   }
 }
 
@@ -230,10 +225,10 @@ TYPED_TEST(ActTest, InPlace) {
     }
     auto buf = x;
     act_fwd(h, ad, d, buf.data(), d, buf.data());
-    EXPECT_TRUE(all_close(buf, y_ref, tol<T>()));
+    EXPECT_TRUE(all_close(buf, y_ref, kTol.of<T>()));
     auto grad = dy;
     act_bwd(h, ad, d, buf.data(), grad.data(), d, buf.data(), grad.data());
-    EXPECT_TRUE(all_close(grad, dx_ref, tol<T>()));
+    EXPECT_TRUE(all_close(grad, dx_ref, kTol.of<T>()));
   }
 }
 

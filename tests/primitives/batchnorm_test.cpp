@@ -10,19 +10,15 @@
 
 #include "prim_test_util.h"
 #include "primitives/common/dtype_visit.h"
+#include "problems.h"
 #include "test_util.h"
 
 namespace crema::prim {
 namespace {
 
-template <typename T>
-Tolerance tol() {
-  return sizeof(T) == 8 ? Tolerance{1e-11, 1e-10} : Tolerance{2e-5, 2e-4};
-}
+const TypedTolerance kTol = {{1e-11, 1e-10}, {2e-5, 2e-4}};
 
-struct Shape {
-  int n, c, h, w;
-};
+using Shape = test::Nchw;
 // Odd sizes, N = 1, 1x1 planes, and real layer shapes (resnet50:bn2a_branch2a, cifar-sized).
 const Shape kShapes[] = {{2, 3, 4, 5}, {1, 5, 3, 3},  {4, 1, 1, 1},
                          {3, 7, 1, 1}, {2, 64, 7, 7}, {5, 2, 1, 9}};
@@ -96,8 +92,8 @@ TYPED_TEST(BatchNormTest, TrainingMatchesReference) {
   Handle h;
   const BatchNormDesc bd{1e-3};
   for (const Shape& s : kShapes) {
-    SCOPED_TRACE(::testing::Message() << s.n << "x" << s.c << "x" << s.h << "x" << s.w);
-    const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+    SCOPED_TRACE(::testing::Message() << s);
+    const TensorDesc d = s.desc(dtype_of<T>());
     const size_t n = size_t(d.count());
     // An offset mean and a spread per channel, so the statistics are not trivially 0 and 1.
     auto x = random_vector<T>(n, 41, -1.0, 3.0);
@@ -107,13 +103,13 @@ TYPED_TEST(BatchNormTest, TrainingMatchesReference) {
          inv_std = poisoned<T>(size_t(s.c));
     batchnorm_fwd_training(h, bd, d, x.data(), d, y.data(), mean.data(), var.data(),
                            inv_std.data());
-    EXPECT_TRUE(all_close(y, r.y, tol<T>()));
-    EXPECT_TRUE(all_close(mean, r.mean, tol<T>()));
-    EXPECT_TRUE(all_close(var, r.var, tol<T>()));
-    EXPECT_TRUE(all_close(inv_std, r.inv_std, tol<T>()));
+    EXPECT_TRUE(all_close(y, r.y, kTol.of<T>()));
+    EXPECT_TRUE(all_close(mean, r.mean, kTol.of<T>()));
+    EXPECT_TRUE(all_close(var, r.var, kTol.of<T>()));
+    EXPECT_TRUE(all_close(inv_std, r.inv_std, kTol.of<T>()));
     auto dx = poisoned<T>(n);
     batchnorm_bwd_training(h, bd, d, y.data(), dy.data(), inv_std.data(), d, dx.data());
-    EXPECT_TRUE(all_close(dx, ref_bwd_training(s, r, to_double(dy)), tol<T>()));
+    EXPECT_TRUE(all_close(dx, ref_bwd_training(s, r, to_double(dy)), kTol.of<T>()));
   }
 }
 
@@ -122,7 +118,7 @@ TYPED_TEST(BatchNormTest, InferenceMatchesReference) {
   Handle h;
   const BatchNormDesc bd{1e-5};
   const Shape s{3, 4, 2, 5};
-  const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const TensorDesc d = s.desc(dtype_of<T>());
   const size_t n = size_t(d.count()), hw = 10;
   const auto x = random_vector<T>(n, 51, -2.0, 2.0);
   const auto dy = random_vector<T>(n, 52);
@@ -137,9 +133,9 @@ TYPED_TEST(BatchNormTest, InferenceMatchesReference) {
   }
   auto y = poisoned<T>(n), dx = poisoned<T>(n);
   batchnorm_fwd_inference(h, bd, d, x.data(), d, y.data(), mean.data(), var.data());
-  EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
+  EXPECT_TRUE(all_close(y, y_ref, kTol.of<T>()));
   batchnorm_bwd_inference(h, bd, d, dy.data(), var.data(), d, dx.data());
-  EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
+  EXPECT_TRUE(all_close(dx, dx_ref, kTol.of<T>()));
 }
 
 // The backward formula itself, checked against central differences of the reference forward:
@@ -166,7 +162,7 @@ TYPED_TEST(BatchNormTest, BlendAccumulates) {
   Handle h;
   const BatchNormDesc bd;
   const Shape s{2, 3, 3, 2};
-  const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const TensorDesc d = s.desc(dtype_of<T>());
   const size_t n = size_t(d.count());
   const auto x = random_vector<T>(n, 71, -1.0, 2.0);
   const auto dy = random_vector<T>(n, 72);
@@ -181,9 +177,9 @@ TYPED_TEST(BatchNormTest, BlendAccumulates) {
   std::vector<T> y_exact(r.y.begin(), r.y.end()), inv_std(r.inv_std.begin(), r.inv_std.end());
   auto y = y0, dx = dx0;
   batchnorm_fwd_training(h, bd, d, x.data(), d, y.data(), nullptr, nullptr, nullptr, {0.5, 1});
-  EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
+  EXPECT_TRUE(all_close(y, y_ref, kTol.of<T>()));
   batchnorm_bwd_training(h, bd, d, y_exact.data(), dy.data(), inv_std.data(), d, dx.data(), {2, 1});
-  EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
+  EXPECT_TRUE(all_close(dx, dx_ref, kTol.of<T>()));
 }
 
 // In place: y is x forward, dx is dy backward.
@@ -192,7 +188,7 @@ TYPED_TEST(BatchNormTest, InPlace) {
   Handle h;
   const BatchNormDesc bd;
   const Shape s{4, 3, 2, 2};
-  const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const TensorDesc d = s.desc(dtype_of<T>());
   const size_t n = size_t(d.count());
   const auto x = random_vector<T>(n, 81, -1.0, 2.0);
   const auto dy = random_vector<T>(n, 82);
@@ -200,10 +196,10 @@ TYPED_TEST(BatchNormTest, InPlace) {
   auto buf = x;
   std::vector<T> inv_std(3);
   batchnorm_fwd_training(h, bd, d, buf.data(), d, buf.data(), nullptr, nullptr, inv_std.data());
-  EXPECT_TRUE(all_close(buf, r.y, tol<T>()));
+  EXPECT_TRUE(all_close(buf, r.y, kTol.of<T>()));
   auto grad = dy;
   batchnorm_bwd_training(h, bd, d, buf.data(), grad.data(), inv_std.data(), d, grad.data());
-  EXPECT_TRUE(all_close(grad, ref_bwd_training(s, r, to_double(dy)), tol<T>()));
+  EXPECT_TRUE(all_close(grad, ref_bwd_training(s, r, to_double(dy)), kTol.of<T>()));
 }
 
 // ---- the fused forms: BatchNorm, then gamma * x_hat + beta, then ReLU --------------------------
@@ -254,7 +250,7 @@ const Epi kEpilogues[] = {
 // A ReLU's output is about half zeros, which must match as much as the rest.
 template <typename T>
 Tolerance relu_tol() {
-  return {tol<T>().abs, tol<T>().rel, true};
+  return {kTol.of<T>().abs, kTol.of<T>().rel, true};
 }
 
 template <typename T>
@@ -272,9 +268,8 @@ TYPED_TEST(BatchNormTest, FusedTrainingMatchesTheLayersInARow) {
     for (const Epi& e0 : kEpilogues)
       for (bool in_place : {false, true}) {
         SCOPED_TRACE(::testing::Message()
-                     << s.n << "x" << s.c << "x" << s.h << "x" << s.w << (e0.relu ? " relu" : "")
-                     << (in_place ? " in place" : ""));
-        const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+                     << s << (e0.relu ? " relu" : "") << (in_place ? " in place" : ""));
+        const TensorDesc d = s.desc(dtype_of<T>());
         const size_t n = size_t(d.count()), C = size_t(s.c);
         // Per-channel values for this channel count (the table holds 7, cycled).
         Epi e = e0;
@@ -295,8 +290,8 @@ TYPED_TEST(BatchNormTest, FusedTrainingMatchesTheLayersInARow) {
         batchnorm_fwd_training_fused(h, bd, ep, d, in_place ? y.data() : x.data(), d, y.data(),
                                      x_hat.data(), nullptr, nullptr, inv_std.data());
         EXPECT_TRUE(all_close(y, f.y, relu_tol<T>())) << "y";
-        EXPECT_TRUE(all_close(x_hat, r.y, tol<T>())) << "x_hat";
-        EXPECT_TRUE(all_close(inv_std, r.inv_std, tol<T>())) << "inv_std";
+        EXPECT_TRUE(all_close(x_hat, r.y, kTol.of<T>())) << "x_hat";
+        EXPECT_TRUE(all_close(inv_std, r.inv_std, kTol.of<T>())) << "inv_std";
 
         // The parameter gradients accumulate onto what is there.
         const auto dgamma0 = random_vector<T>(C, 93), dbeta0 = random_vector<T>(C, 94);
@@ -309,9 +304,9 @@ TYPED_TEST(BatchNormTest, FusedTrainingMatchesTheLayersInARow) {
         auto dx = in_place ? dy : poisoned<T>(n);
         batchnorm_bwd_training_fused(h, bd, ep, d, x_hat.data(), in_place ? dx.data() : dy.data(),
                                      inv_std.data(), dgamma.data(), dbeta.data(), d, dx.data());
-        EXPECT_TRUE(all_close(dx, f.dx, tol<T>())) << "dx";
-        EXPECT_TRUE(all_close(dgamma, dgamma_ref, tol<T>())) << "dgamma";
-        EXPECT_TRUE(all_close(dbeta, dbeta_ref, tol<T>())) << "dbeta";
+        EXPECT_TRUE(all_close(dx, f.dx, kTol.of<T>())) << "dx";
+        EXPECT_TRUE(all_close(dgamma, dgamma_ref, kTol.of<T>())) << "dgamma";
+        EXPECT_TRUE(all_close(dbeta, dbeta_ref, kTol.of<T>())) << "dbeta";
       }
 }
 
@@ -320,7 +315,7 @@ TYPED_TEST(BatchNormTest, FusedInferenceMatchesTheLayersInARow) {
   Handle h;
   const BatchNormDesc bd{1e-5};
   const Shape s{3, 7, 2, 5};
-  const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const TensorDesc d = s.desc(dtype_of<T>());
   const size_t n = size_t(d.count()), hw = 10;
   const auto x = random_vector<T>(n, 95, -2.0, 2.0);
   const auto mean = random_vector<T>(7, 96, -0.5, 0.5);

@@ -16,12 +16,7 @@ namespace crema::prim {
 namespace {
 
 DropoutDesc desc(DataType t, int64_t count, double ratio, bool scale_train = true) {
-  DropoutDesc dd;
-  dd.dtype = t;
-  dd.count = count;
-  dd.ratio = ratio;
-  dd.scale_train = scale_train;
-  return dd;
+  return DropoutDesc{t, count, ratio, scale_train};
 }
 
 // Published known-answer vectors of Philox4x32-10 (Random123's kat_vectors): counter, key,

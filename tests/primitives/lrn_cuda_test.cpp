@@ -46,9 +46,7 @@ void check_case(const LrnDesc& ld, const Shape& s, Blend blend, bool in_place, b
           blend);
 
   // kAuto, then every row of the CUDA table that runs the case.
-  std::vector<LrnAlgo> algos = {LrnAlgo::kAuto};
-  for (LrnAlgo a : lrn_algos(Device::kCUDA)) algos.push_back(a);
-  for (LrnAlgo a : algos) {
+  for (LrnAlgo a : auto_then(lrn_algos(Device::kCUDA))) {
     SCOPED_TRACE(lrn_algo_name(a));
     LrnDesc forced = ld;
     forced.algo = a;

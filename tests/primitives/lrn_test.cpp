@@ -17,10 +17,7 @@
 namespace crema::prim {
 namespace {
 
-template <typename T>
-Tolerance tol() {
-  return sizeof(T) == 8 ? Tolerance{1e-12, 1e-10} : Tolerance{2e-6, 2e-5};
-}
+const TypedTolerance kTol = {{1e-12, 1e-10}, {2e-6, 2e-5}};
 
 using Shape = test::Nchw;
 
@@ -121,7 +118,7 @@ CREMA_FLOAT_TYPED_TEST_SUITE(LrnTest);
 template <typename T>
 void check_case(Handle& h, const LrnDesc& ld, const Shape& s, uint64_t seed) {
   SCOPED_TRACE(describe(ld, s));
-  const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const TensorDesc d = s.desc(dtype_of<T>());
   const size_t count = size_t(s.count());
   const auto x = random_vector<T>(count, seed, -2.0, 2.0);
   const auto dy = random_vector<T>(count, seed + 1);
@@ -130,12 +127,12 @@ void check_case(Handle& h, const LrnDesc& ld, const Shape& s, uint64_t seed) {
 
   auto y = poisoned<T>(count);
   lrn_fwd(h, ld, d, x.data(), d, y.data());
-  EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
+  EXPECT_TRUE(all_close(y, y_ref, kTol.of<T>()));
   // Backward takes the reference y so the two checks are independent.
   std::vector<T> y_in(y_ref.begin(), y_ref.end());
   auto dx = poisoned<T>(count);
   lrn_bwd(h, ld, d, y_in.data(), dy.data(), d, x.data(), dx.data());
-  EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
+  EXPECT_TRUE(all_close(dx, dx_ref, kTol.of<T>()));
 }
 
 TYPED_TEST(LrnTest, ForwardAndBackwardMatchReference) {
@@ -174,7 +171,7 @@ TYPED_TEST(LrnTest, BlendAccumulates) {
   Handle h;
   const Blend blend{0.5, 1.0};
   const Shape s{2, 5, 3, 4};
-  const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const TensorDesc d = s.desc(dtype_of<T>());
   const size_t count = size_t(s.count());
   for (LrnMode mode : {LrnMode::kAcrossChannels, LrnMode::kWithinChannel}) {
     const LrnDesc ld{mode, 3, 2.0, 0.75, 1.0};
@@ -192,11 +189,11 @@ TYPED_TEST(LrnTest, BlendAccumulates) {
     }
     auto y = y0;
     lrn_fwd(h, ld, d, x.data(), d, y.data(), blend);
-    EXPECT_TRUE(all_close(y, y_want, tol<T>()));
+    EXPECT_TRUE(all_close(y, y_want, kTol.of<T>()));
     std::vector<T> y_in(y_ref.begin(), y_ref.end());
     auto dx = dx0;
     lrn_bwd(h, ld, d, y_in.data(), dy.data(), d, x.data(), dx.data(), blend);
-    EXPECT_TRUE(all_close(dx, dx_want, tol<T>()));
+    EXPECT_TRUE(all_close(dx, dx_want, kTol.of<T>()));
   }
 }
 
@@ -205,7 +202,7 @@ TYPED_TEST(LrnTest, BackwardInPlaceOnDy) {
   using T = TypeParam;
   Handle h;
   const Shape s{2, 6, 5, 3};
-  const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const TensorDesc d = s.desc(dtype_of<T>());
   const size_t count = size_t(s.count());
   for (LrnMode mode : {LrnMode::kAcrossChannels, LrnMode::kWithinChannel}) {
     const LrnDesc ld{mode, 5, 2.0, 0.75, 1.0};
@@ -216,7 +213,7 @@ TYPED_TEST(LrnTest, BackwardInPlaceOnDy) {
     std::vector<T> y_in(y_ref.begin(), y_ref.end());
     auto grad = dy;
     lrn_bwd(h, ld, d, y_in.data(), grad.data(), d, x.data(), grad.data());
-    EXPECT_TRUE(all_close(grad, ref_bwd(ld, s, to_double(x), to_double(dy)), tol<T>()));
+    EXPECT_TRUE(all_close(grad, ref_bwd(ld, s, to_double(x), to_double(dy)), kTol.of<T>()));
   }
 }
 
@@ -238,12 +235,12 @@ TYPED_TEST(LrnTest, ChannelsLastAcrossIsNchwPermuted) {
     const auto yn = test::laid_out<T>(y_ref, nhwc);
     auto y = poisoned<T>(count);
     lrn_fwd(h, ld, nhwc, xn.data(), nhwc, y.data());
-    EXPECT_TRUE(all_close(y, test::laid_out(y_ref, nhwc), tol<T>()));
+    EXPECT_TRUE(all_close(y, test::laid_out(y_ref, nhwc), kTol.of<T>()));
     auto dx = poisoned<T>(count);
     lrn_bwd(h, ld, nhwc, yn.data(), dyn.data(), nhwc, xn.data(), dx.data());
-    EXPECT_TRUE(all_close(dx, test::laid_out(dx_ref, nhwc), tol<T>()));
+    EXPECT_TRUE(all_close(dx, test::laid_out(dx_ref, nhwc), kTol.of<T>()));
   }
-  const TensorDesc nchw = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+  const TensorDesc nchw = s.desc(dtype_of<T>());
   std::vector<T> a(count, T(1)), b(count);
   const LrnDesc within{LrnMode::kWithinChannel, 3, 2.0, 0.75, 1.0};
   EXPECT_THROW(lrn_fwd(h, within, nhwc, a.data(), nhwc, b.data()), PrimError);

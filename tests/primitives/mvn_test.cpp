@@ -8,19 +8,15 @@
 #include <vector>
 
 #include "primitives/common/dtype_visit.h"
+#include "problems.h"
 #include "test_util.h"
 
 namespace crema::prim {
 namespace {
 
-template <typename T>
-Tolerance tol() {
-  return sizeof(T) == 8 ? Tolerance{1e-11, 1e-10} : Tolerance{2e-5, 2e-4};
-}
+const TypedTolerance kTol = {{1e-11, 1e-10}, {2e-5, 2e-4}};
 
-struct Shape {
-  int n, c, h, w;
-};
+using Shape = test::Nchw;
 const Shape kShapes[] = {{2, 3, 4, 5}, {1, 4, 1, 7}, {3, 1, 3, 3}, {2, 5, 1, 3}};
 
 // The oracle: rows of D values normalized one by one, as mvn.h states.
@@ -62,10 +58,10 @@ TYPED_TEST(MvnTest, ForwardAndBackwardMatchReference) {
   Handle h;
   for (const MvnDesc& md : all_descs()) {
     for (const Shape& s : kShapes) {
-      SCOPED_TRACE(::testing::Message() << "variance " << md.normalize_variance << " across "
-                                        << md.across_channels << " eps " << md.eps << " shape "
-                                        << s.n << "x" << s.c << "x" << s.h << "x" << s.w);
-      const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+      SCOPED_TRACE(::testing::Message()
+                   << "variance " << md.normalize_variance << " across " << md.across_channels
+                   << " eps " << md.eps << " shape " << s);
+      const TensorDesc d = s.desc(dtype_of<T>());
       const size_t n = size_t(d.count());
       const auto x = random_vector<T>(n, 5, -1.0, 3.0);
       const auto dy = random_vector<T>(n, 6);
@@ -74,18 +70,18 @@ TYPED_TEST(MvnTest, ForwardAndBackwardMatchReference) {
           &y_ref, &dx_ref);
       auto y = poisoned<T>(n), dx = poisoned<T>(n);
       mvn_fwd(h, md, d, x.data(), d, y.data());
-      EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
+      EXPECT_TRUE(all_close(y, y_ref, kTol.of<T>()));
       mvn_bwd(h, md, d, x.data(), dy.data(), d, dx.data());
-      EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
+      EXPECT_TRUE(all_close(dx, dx_ref, kTol.of<T>()));
       // Blends and in place: y = x forward; dx = dy accumulating backward.
       auto buf = x;
       mvn_fwd(h, md, d, buf.data(), d, buf.data());
-      EXPECT_TRUE(all_close(buf, y_ref, tol<T>()));
+      EXPECT_TRUE(all_close(buf, y_ref, kTol.of<T>()));
       auto g = dy;
       std::vector<double> acc(n);
       for (size_t j = 0; j < n; ++j) acc[j] = 0.5 * dx_ref[j] + double(dy[j]);
       mvn_bwd(h, md, d, x.data(), g.data(), d, g.data(), {0.5, 1});
-      EXPECT_TRUE(all_close(g, acc, tol<T>()));
+      EXPECT_TRUE(all_close(g, acc, kTol.of<T>()));
     }
   }
 }

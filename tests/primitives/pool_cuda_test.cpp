@@ -97,9 +97,7 @@ void check_case(const Case& k, Blend blend) {
   DeviceBuffer g_y = shifted(y), g_dy = shifted(dy);
 
   // kAuto, then every row of the table that runs the case.
-  std::vector<PoolAlgo> algos = {PoolAlgo::kAuto};
-  for (PoolAlgo a : pool_algos(Device::kCUDA)) algos.push_back(a);
-  for (PoolAlgo a : algos) {
+  for (PoolAlgo a : auto_then(pool_algos(Device::kCUDA))) {
     PoolDesc forced = pd;
     forced.algo = a;
     SCOPED_TRACE(pool_algo_name(a));

@@ -140,9 +140,7 @@ void check_case(const PoolCase& pc, uint64_t seed) {
   const auto x = cast<T>(xr), dy = cast<T>(dyr);
   Handle h;
   // kAuto, then every row of the table; each call runs where the row supports it.
-  std::vector<PoolAlgo> algos = {PoolAlgo::kAuto};
-  for (PoolAlgo a : pool_algos(Device::kCPU)) algos.push_back(a);
-  for (PoolAlgo a : algos) {
+  for (PoolAlgo a : auto_then(pool_algos(Device::kCPU))) {
     SCOPED_TRACE(pool_algo_name(a));
     PoolDesc pd = base;
     pd.algo = a;

@@ -6,19 +6,15 @@
 #include <vector>
 
 #include "primitives/common/dtype_visit.h"
+#include "problems.h"
 #include "test_util.h"
 
 namespace crema::prim {
 namespace {
 
-template <typename T>
-Tolerance tol() {
-  return sizeof(T) == 8 ? Tolerance{1e-12, 1e-10} : Tolerance{1e-5, 1e-5};
-}
+const TypedTolerance kTol = {{1e-12, 1e-10}, {1e-5, 1e-5}};
 
-struct Shape {
-  int n, c, h, w;
-};
+using Shape = test::Nchw;
 const Shape kShapes[] = {{2, 3, 4, 5}, {1, 1, 1, 1}, {3, 7, 1, 1}, {2, 16, 5, 3}};
 
 CREMA_FLOAT_TYPED_TEST_SUITE(PreluTest);
@@ -31,7 +27,7 @@ TYPED_TEST(PreluTest, ForwardAndBackwardMatchReference) {
       SCOPED_TRACE(::testing::Message() << "shared " << shared << " shape " << s.n << "x" << s.c
                                         << "x" << s.h << "x" << s.w);
       const PreluDesc pd{shared};
-      const TensorDesc d = TensorDesc::nchw(dtype_of<T>(), s.n, s.c, s.h, s.w);
+      const TensorDesc d = s.desc(dtype_of<T>());
       const size_t n = size_t(d.count()), hw = size_t(s.h) * s.w, ns = shared ? 1 : size_t(s.c);
       const auto x = random_vector<T>(n, 1, -2.0, 1.0);
       const auto dy = random_vector<T>(n, 2, 0.5, 1.5);
@@ -47,15 +43,15 @@ TYPED_TEST(PreluTest, ForwardAndBackwardMatchReference) {
       }
       auto y = poisoned<T>(n), dx = poisoned<T>(n);
       prelu_fwd(h, pd, d, x.data(), slope.data(), d, y.data());
-      EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
+      EXPECT_TRUE(all_close(y, y_ref, kTol.of<T>()));
       auto ds = ds0;
       prelu_bwd(h, pd, d, x.data(), dy.data(), slope.data(), dx.data(), ds.data(), {}, {1.0, 1.0});
-      EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
-      EXPECT_TRUE(all_close(ds, ds_ref, tol<T>()));
+      EXPECT_TRUE(all_close(dx, dx_ref, kTol.of<T>()));
+      EXPECT_TRUE(all_close(ds, ds_ref, kTol.of<T>()));
       // Data gradient alone, in place over dy.
       auto g = dy;
       prelu_bwd(h, pd, d, x.data(), g.data(), slope.data(), g.data(), nullptr);
-      EXPECT_TRUE(all_close(g, dx_ref, tol<T>()));
+      EXPECT_TRUE(all_close(g, dx_ref, kTol.of<T>()));
     }
   }
 }

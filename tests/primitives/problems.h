@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdint>
 #include <deque>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -143,6 +144,12 @@ inline std::vector<ConvProblem> conv_cases() {
 struct Nchw {
   int n, c, h, w;
   int64_t count() const { return int64_t(n) * c * h * w; }
+  // The packed NCHW tensor of this shape and data type t.
+  prim::TensorDesc desc(prim::DataType t) const { return prim::TensorDesc::nchw(t, n, c, h, w); }
+  // NxCxHxW, for traces.
+  friend std::ostream& operator<<(std::ostream& os, const Nchw& s) {
+    return os << s.n << "x" << s.c << "x" << s.h << "x" << s.w;
+  }
 };
 
 // The LRN shapes every backend's test runs with every window size: one element, odd planes,

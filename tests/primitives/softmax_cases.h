@@ -24,15 +24,7 @@ inline const std::vector<SoftmaxShape>& unit_softmax_shapes() {
 
 inline prim::SoftmaxLossDesc loss_desc(prim::DataType t, const SoftmaxShape& s,
                                        prim::LossNormalization norm, bool has_ignore, int ignore) {
-  prim::SoftmaxLossDesc ld;
-  ld.dtype = t;
-  ld.outer = s.outer;
-  ld.channels = s.channels;
-  ld.inner = s.inner;
-  ld.normalization = norm;
-  ld.has_ignore_label = has_ignore;
-  ld.ignore_label = ignore;
-  return ld;
+  return prim::SoftmaxLossDesc{t, s.outer, s.channels, s.inner, has_ignore, ignore, norm};
 }
 
 // Labels in [0, channels), with every fifth position from the second on replaced by the ignore

@@ -64,9 +64,7 @@ void check_softmax(const Shape& s, bool log, Blend blend, bool in_place) {
   softmax_bwd(cpu, sd, y.data(), in_place ? dx_ref.data() : dy.data(), dx_ref.data(), blend);
 
   // kAuto, then every row of the CUDA table that runs the shape.
-  std::vector<SoftmaxAlgo> algos = {SoftmaxAlgo::kAuto};
-  for (SoftmaxAlgo a : softmax_algos(Device::kCUDA)) algos.push_back(a);
-  for (SoftmaxAlgo a : algos) {
+  for (SoftmaxAlgo a : auto_then(softmax_algos(Device::kCUDA))) {
     SCOPED_TRACE(softmax_algo_name(a));
     SoftmaxDesc forced = sd;
     forced.algo = a;

@@ -19,10 +19,7 @@
 namespace crema::prim {
 namespace {
 
-template <typename T>
-Tolerance tol() {
-  return sizeof(T) == 8 ? Tolerance{1e-12, 1e-10} : Tolerance{1e-6, 1e-5};
-}
+const TypedTolerance kTol = {{1e-12, 1e-10}, {1e-6, 1e-5}};
 
 using Shape = test::SoftmaxShape;
 using test::loss_desc;
@@ -69,23 +66,10 @@ std::vector<double> to_double(const std::vector<T>& v) {
 }
 
 SoftmaxDesc desc(DataType t, const Shape& s, bool log) {
-  SoftmaxDesc sd;
-  sd.dtype = t;
-  sd.outer = s.outer;
-  sd.channels = s.channels;
-  sd.inner = s.inner;
-  sd.log = log;
-  return sd;
+  return SoftmaxDesc{t, s.outer, s.channels, s.inner, log};
 }
 
 CREMA_FLOAT_TYPED_TEST_SUITE(SoftmaxTest);
-
-// kAuto, then every row of the CPU's table.
-std::vector<SoftmaxAlgo> cpu_algos() {
-  std::vector<SoftmaxAlgo> algos = {SoftmaxAlgo::kAuto};
-  for (SoftmaxAlgo a : softmax_algos(Device::kCPU)) algos.push_back(a);
-  return algos;
-}
 
 TYPED_TEST(SoftmaxTest, ForwardAndBackwardMatchReference) {
   using T = TypeParam;
@@ -102,7 +86,7 @@ TYPED_TEST(SoftmaxTest, ForwardAndBackwardMatchReference) {
       // The backward input y is the library-independent reference rounded to T.
       std::vector<T> y_t(y_ref.begin(), y_ref.end());
       const auto dx_ref = ref_softmax_bwd(s, to_double(y_t), to_double(dy), log);
-      for (SoftmaxAlgo a : cpu_algos()) {
+      for (SoftmaxAlgo a : auto_then(softmax_algos(Device::kCPU))) {
         SCOPED_TRACE(::testing::Message() << (log ? "log " : "") << s.outer << "x" << s.channels
                                           << "x" << s.inner << " " << softmax_algo_name(a));
         SoftmaxDesc sd = desc(dtype_of<T>(), s, log);
@@ -110,11 +94,11 @@ TYPED_TEST(SoftmaxTest, ForwardAndBackwardMatchReference) {
         auto y = poisoned<T>(n);
         if (softmax_fwd_unsupported(h, sd, x.data(), y.data())) continue;
         softmax_fwd(h, sd, x.data(), y.data());
-        EXPECT_TRUE(all_close(y, y_ref, tol<T>()));
+        EXPECT_TRUE(all_close(y, y_ref, kTol.of<T>()));
         if (s.channels == 1) continue;
         auto dx = poisoned<T>(n);
         softmax_bwd(h, sd, y_t.data(), dy.data(), dx.data());
-        EXPECT_TRUE(all_close(dx, dx_ref, tol<T>()));
+        EXPECT_TRUE(all_close(dx, dx_ref, kTol.of<T>()));
       }
     }
   }
@@ -130,7 +114,7 @@ TYPED_TEST(SoftmaxTest, StableForLargeInputs) {
       const auto x = random_vector<T>(n, 51, 95.0, 105.0);
       auto y = poisoned<T>(n);
       softmax_fwd(h, desc(dtype_of<T>(), s, log), x.data(), y.data());
-      EXPECT_TRUE(all_close(y, ref_softmax(s, to_double(x), log), tol<T>()));
+      EXPECT_TRUE(all_close(y, ref_softmax(s, to_double(x), log), kTol.of<T>()));
     }
   }
 }
@@ -141,7 +125,7 @@ TYPED_TEST(SoftmaxTest, BlendAccumulatesAndInPlace) {
   const Blend blend{2.0, 1.0};
   for (const Shape& s : {Shape{3, 7, 1}, Shape{2, 5, 9}}) {
     for (bool log : {false, true}) {
-      for (SoftmaxAlgo a : cpu_algos()) {
+      for (SoftmaxAlgo a : auto_then(softmax_algos(Device::kCPU))) {
         SCOPED_TRACE(::testing::Message()
                      << (log ? "log " : "") << s.inner << " " << softmax_algo_name(a));
         const size_t n = size_t(s.outer * s.channels * s.inner);
@@ -155,11 +139,11 @@ TYPED_TEST(SoftmaxTest, BlendAccumulatesAndInPlace) {
         for (size_t j = 0; j < n; ++j) blended[j] = 2.0 * y_ref[j] + double(y0[j]);
         auto y = y0;
         softmax_fwd(h, sd, x.data(), y.data(), blend);
-        EXPECT_TRUE(all_close(y, blended, tol<T>()));
+        EXPECT_TRUE(all_close(y, blended, kTol.of<T>()));
 
         auto buf = x;
         softmax_fwd(h, sd, buf.data(), buf.data());
-        EXPECT_TRUE(all_close(buf, y_ref, tol<T>()));
+        EXPECT_TRUE(all_close(buf, y_ref, kTol.of<T>()));
 
         std::vector<T> y_t(y_ref.begin(), y_ref.end());
         const auto dy = random_vector<T>(n, 63);
@@ -169,11 +153,11 @@ TYPED_TEST(SoftmaxTest, BlendAccumulatesAndInPlace) {
         for (size_t j = 0; j < n; ++j) dx_blended[j] = 2.0 * dx_ref[j] + double(dx0[j]);
         auto dx = dx0;
         softmax_bwd(h, sd, y_t.data(), dy.data(), dx.data(), blend);
-        EXPECT_TRUE(all_close(dx, dx_blended, tol<T>()));
+        EXPECT_TRUE(all_close(dx, dx_blended, kTol.of<T>()));
 
         auto grad = dy;  // dx aliasing dy, as an in-place layer's backward
         softmax_bwd(h, sd, y_t.data(), grad.data(), grad.data());
-        EXPECT_TRUE(all_close(grad, dx_ref, tol<T>()));
+        EXPECT_TRUE(all_close(grad, dx_ref, kTol.of<T>()));
       }
     }
   }
@@ -266,7 +250,7 @@ TYPED_TEST(SoftmaxLossTest, EachNormalizationWithAndWithoutIgnore) {
         EXPECT_NEAR(double(loss), r.loss, 1e-5 * r.loss);
         auto dx = poisoned<T>(n);
         softmax_loss_bwd(h, ld, prob.data(), label.data(), 0.7, dx.data());
-        EXPECT_TRUE(all_close(dx, r.dx, tol<T>()));
+        EXPECT_TRUE(all_close(dx, r.dx, kTol.of<T>()));
       }
     }
   }
@@ -329,15 +313,7 @@ TYPED_TEST(SoftmaxLossTest, BadLabelThrowsNamingIt) {
 // ---- accuracy -------------------------------------------------------------------------------
 
 AccuracyDesc acc_desc(DataType t, const Shape& s, int top_k, bool has_ignore, int ignore) {
-  AccuracyDesc ad;
-  ad.dtype = t;
-  ad.outer = s.outer;
-  ad.channels = s.channels;
-  ad.inner = s.inner;
-  ad.top_k = top_k;
-  ad.has_ignore_label = has_ignore;
-  ad.ignore_label = ignore;
-  return ad;
+  return AccuracyDesc{t, s.outer, s.channels, s.inner, top_k, has_ignore, ignore};
 }
 
 CREMA_FLOAT_TYPED_TEST_SUITE(AccuracyTest);
