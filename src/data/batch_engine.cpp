@@ -8,6 +8,20 @@
 #include "core/errors.h"
 
 namespace crema {
+namespace {
+
+// Runs a thread's start hook (if any); returns what it threw, for the thread's loop to report in
+// its first batch.
+std::exception_ptr run_thread_start(const std::function<void()>& thread_start) {
+  try {
+    if (thread_start) thread_start();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+}  // namespace
 
 BatchEngine::BatchEngine(size_t depth, int batch_size, int workers, Hooks hooks)
     : batch_size_(batch_size), hooks_(std::move(hooks)), slots_(depth) {
@@ -79,12 +93,7 @@ void BatchEngine::run_finish(Slot* slot) {
 }
 
 void BatchEngine::read_loop() {
-  std::exception_ptr start_error;
-  try {
-    if (hooks_.thread_start) hooks_.thread_start();
-  } catch (...) {
-    start_error = std::current_exception();
-  }
+  const std::exception_ptr start_error = run_thread_start(hooks_.thread_start);
   for (;;) {
     Slot* slot = nullptr;
     {
@@ -133,12 +142,7 @@ void BatchEngine::read_loop() {
 }
 
 void BatchEngine::work_loop(int worker) {
-  std::exception_ptr start_error;
-  try {
-    if (hooks_.thread_start) hooks_.thread_start();
-  } catch (...) {
-    start_error = std::current_exception();
-  }
+  const std::exception_ptr start_error = run_thread_start(hooks_.thread_start);
   for (;;) {
     Job job{};
     {

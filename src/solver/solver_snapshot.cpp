@@ -28,6 +28,23 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Writes one snapshot file, the weights (`what` "") or the solver state: in HDF5 through
+// write_hdf5, or as a binary proto. A failure to write is a snapshot failure.
+template <typename Message>
+void write_snapshot_file(const Message& m, const std::string& file, bool hdf5, const char* what,
+                         void (*write_hdf5)(const Message&, const std::string&)) {
+  LOG(INFO) << "Snapshotting " << what << "to " << (hdf5 ? "HDF5" : "binary proto") << " file "
+            << file;
+  try {
+    if (hdf5)
+      write_hdf5(m, file);
+    else
+      write_binary_proto_atomic(m, file);
+  } catch (const Error& e) {
+    fail("snapshot failed: ", e.what());
+  }
+}
+
 // Removes the temporary files a killed run of this prefix left behind: the atomic writes'
 // "<prefix>_iter_N.caffemodel.tmp.<pid>" (or .solverstate) of a process that no longer exists.
 // A live process's temporaries (another run writing its snapshot now) are left alone.
@@ -113,17 +130,9 @@ std::string Solver<Dtype>::snapshot() {
   remove_stale_temporaries(param_.snapshot_prefix());
   // Weights first, then the state that names them: a state file always has its weights.
   const std::string model_file = snapshot_filename(hdf5 ? ".caffemodel.h5" : ".caffemodel");
-  LOG(INFO) << "Snapshotting to " << (hdf5 ? "HDF5" : "binary proto") << " file " << model_file;
   NetParameter net_param;
   net_->to_proto(&net_param, param_.snapshot_diff());
-  try {
-    if (hdf5)
-      write_net_hdf5(net_param, model_file);
-    else
-      write_binary_proto_atomic(net_param, model_file);
-  } catch (const Error& e) {
-    fail("snapshot failed: ", e.what());
-  }
+  write_snapshot_file(net_param, model_file, hdf5, "", write_net_hdf5);
   SolverState state;
   state.set_iter(iter_);
   state.set_learned_net(model_file);
@@ -145,16 +154,7 @@ std::string Solver<Dtype>::snapshot() {
   state.set_random_counter(h_.counter());
   state.set_host_random(random_to_text(thread_rng()));
   const std::string state_file = snapshot_filename(hdf5 ? ".solverstate.h5" : ".solverstate");
-  LOG(INFO) << "Snapshotting solver state to " << (hdf5 ? "HDF5" : "binary proto") << " file "
-            << state_file;
-  try {
-    if (hdf5)
-      write_solver_state_hdf5(state, state_file);
-    else
-      write_binary_proto_atomic(state, state_file);
-  } catch (const Error& e) {
-    fail("snapshot failed: ", e.what());
-  }
+  write_snapshot_file(state, state_file, hdf5, "solver state ", write_solver_state_hdf5);
   return state_file;
 }
 
