@@ -14,6 +14,13 @@ std::string who(const std::string& source_name) {
   return source_name.empty() ? "solver" : "solver " + source_name;
 }
 
+// AdaGrad and RMSProp keep no momentum term: a solver that sets one is refused.
+void require_no_momentum(const SolverParameter& param, const std::string& source_name,
+                         const char* rule) {
+  CREMA_REQUIRE(param.momentum() == 0, who(source_name), ": momentum cannot be used with ", rule,
+                " (got ", param.momentum(), ")");
+}
+
 }  // namespace
 
 template <typename Dtype>
@@ -32,8 +39,7 @@ template <typename Dtype>
 AdaGradSolver<Dtype>::AdaGradSolver(const SolverParameter& param, Device device, Handle& h,
                                     const std::string& source_name)
     : Solver<Dtype>(param, device, h, 1, source_name) {
-  CREMA_REQUIRE(param.momentum() == 0, who(source_name),
-                ": momentum cannot be used with AdaGrad (got ", param.momentum(), ")");
+  require_no_momentum(param, source_name, "AdaGrad");
 }
 
 template <typename Dtype>
@@ -46,8 +52,7 @@ template <typename Dtype>
 RmsPropSolver<Dtype>::RmsPropSolver(const SolverParameter& param, Device device, Handle& h,
                                     const std::string& source_name)
     : Solver<Dtype>(param, device, h, 1, source_name) {
-  CREMA_REQUIRE(param.momentum() == 0, who(source_name),
-                ": momentum cannot be used with RMSProp (got ", param.momentum(), ")");
+  require_no_momentum(param, source_name, "RMSProp");
   CREMA_REQUIRE(param.rms_decay() >= 0 && param.rms_decay() <= 1, who(source_name),
                 ": rms_decay must be in [0, 1], got ", param.rms_decay());
 }
