@@ -171,10 +171,7 @@ TEST(PreluLayer, Gradients) {
          std::vector<std::vector<int64_t>>{{2, 3, 2, 2}, {4, 5}}) {
       SCOPED_TRACE(::testing::Message() << params << " rank " << shape.size());
       auto layer = make_prelu(params);
-      TensorSet<double> bottom, top;
-      bottom.add(shape, 5, -1, 1);
-      top.add();
-      EXPECT_TRUE(check_gradient(*layer, *bottom, *top,
+      EXPECT_TRUE(check_gradient(*layer, Filled{shape, 5, -1, 1},
                                  GradientCheckOptions().step(1e-4).threshold(1e-7).kink(0, 1e-3)));
     }
   }

@@ -136,10 +136,7 @@ TEST(BatchNormLayer, TrainingGradientWithStatisticsFrozen) {
        std::vector<std::vector<int64_t>>{{2, 3, 2, 3}, {5, 4}, {6}, {3, 2, 1, 2, 2}}) {
     SCOPED_TRACE(shape.size());
     auto layer = make_bn("");
-    TensorSet<double> bottom, top;
-    bottom.add(shape, 7, -1, 2);
-    top.add();
-    EXPECT_TRUE(check_gradient(*layer, *bottom, *top,
+    EXPECT_TRUE(check_gradient(*layer, Filled{shape, 7, -1, 2},
                                GradientCheckOptions().step(1e-4).threshold(1e-5).params(false)));
   }
 }

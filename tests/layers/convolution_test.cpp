@@ -3,6 +3,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "gradient_checker.h"
 #include "test_util.h"
@@ -125,36 +126,35 @@ TEST(ConvolutionLayer, GradientsWithPadStrideDilationGroups) {
   for (const ConvCase& cc : cases) {
     SCOPED_TRACE(conv_text(cc, 4));
     auto layer = make_layer<double>(conv_text(cc, 4));
-    TensorSet<double> bottom, top;
-    bottom.add({2, 2, 5, 4}, 11);
-    top.add();
-    EXPECT_TRUE(
-        check_gradient(*layer, *bottom, *top, GradientCheckOptions().step(1e-3).threshold(1e-6)));
+    EXPECT_TRUE(check_gradient(*layer, Filled{{2, 2, 5, 4}, 11},
+                               GradientCheckOptions().step(1e-3).threshold(1e-6)));
   }
 }
 
+// Expects setting up the float layer of `text` on one bottom of `shape` to throw an error that
+// contains every one of `parts`.
+void expect_setup_error_mentions(const std::string& text, const std::vector<int64_t>& shape,
+                                 const std::vector<std::string>& parts) {
+  const std::string what = setup_error(text, shape);
+  for (const std::string& part : parts) EXPECT_NE(what.find(part), std::string::npos) << what;
+}
+
 TEST(ConvolutionLayer, KernelLargerThanPaddedInputIsAnError) {
-  const std::string what = setup_error(
+  expect_setup_error_mentions(
       "name: 'c1' type: 'Convolution' convolution_param { num_output: 2 kernel_size: 7 pad: 1 }",
-      {1, 1, 4, 4});
-  EXPECT_NE(what.find("layer c1 (Convolution)"), std::string::npos) << what;
-  EXPECT_NE(what.find("kernel 7x7"), std::string::npos) << what;
-  EXPECT_NE(what.find("4x4"), std::string::npos) << what;
+      {1, 1, 4, 4}, {"layer c1 (Convolution)", "kernel 7x7", "4x4"});
 }
 
 TEST(ConvolutionLayer, GroupNotDividingChannelsIsAnError) {
-  const std::string what = setup_error(
+  expect_setup_error_mentions(
       "name: 'c2' type: 'Convolution' convolution_param { num_output: 4 kernel_size: 1 group: 2 }",
-      {1, 3, 4, 4});
-  EXPECT_NE(what.find("layer c2"), std::string::npos) << what;
-  EXPECT_NE(what.find("channels (3)"), std::string::npos) << what;
-  EXPECT_NE(what.find("group (2)"), std::string::npos) << what;
+      {1, 3, 4, 4}, {"layer c2", "channels (3)", "group (2)"});
 }
 
 TEST(ConvolutionLayer, ThreeDimensionalIsRejected) {
-  const std::string what = setup_error(
-      "type: 'Convolution' convolution_param { num_output: 2 kernel_size: 1 }", {1, 2, 3, 3, 3});
-  EXPECT_NE(what.find("only 2-d"), std::string::npos) << what;
+  expect_setup_error_mentions(
+      "type: 'Convolution' convolution_param { num_output: 2 kernel_size: 1 }", {1, 2, 3, 3, 3},
+      {"only 2-d"});
 }
 
 // Sizes come from uint32 fields of an untrusted file: values past the primitives' int range are
@@ -167,11 +167,9 @@ TEST(ConvolutionLayer, OutOfRangeGeometryIsAnError) {
       {"kernel_size: 3 dilation: 2147483648", "dilation must be in [1, 1073741824]"}};
   for (const auto& [field, message] : cases) {
     SCOPED_TRACE(field);
-    const std::string what = setup_error(
+    expect_setup_error_mentions(
         "name: 'c3' type: 'Convolution' convolution_param { num_output: 2 " + field + " }",
-        {1, 1, 8, 8});
-    EXPECT_NE(what.find("layer c3 (Convolution)"), std::string::npos) << what;
-    EXPECT_NE(what.find(message), std::string::npos) << what;
+        {1, 1, 8, 8}, {"layer c3 (Convolution)", message});
   }
 }
 
@@ -187,11 +185,9 @@ TEST(ConvolutionLayer, OutOfRangeNumOutputOrGroupIsAnError) {
   for (const char* type : {"Convolution", "Deconvolution"})
     for (const auto& [field, message] : cases) {
       SCOPED_TRACE(std::string(type) + " " + field);
-      const std::string what = setup_error(
+      expect_setup_error_mentions(
           std::string("name: 'c4' type: '") + type + "' convolution_param { " + field + " }",
-          {1, 2, 8, 8});
-      EXPECT_NE(what.find(std::string("layer c4 (") + type + ")"), std::string::npos) << what;
-      EXPECT_NE(what.find(message), std::string::npos) << what;
+          {1, 2, 8, 8}, {std::string("layer c4 (") + type + ")", message});
     }
 }
 

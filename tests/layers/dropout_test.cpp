@@ -84,11 +84,8 @@ TEST(DropoutLayer, InPlaceTrain) {
 
 TEST(DropoutLayer, Gradient) {
   auto layer = make_layer<double>("type: 'Dropout' dropout_param { dropout_ratio: 0.4 }");
-  TensorSet<double> bottom, top;
-  bottom.add({2, 3, 4}, 9);
-  top.add();
-  EXPECT_TRUE(
-      check_gradient(*layer, *bottom, *top, GradientCheckOptions().threshold(1e-6).seed(77)));
+  EXPECT_TRUE(check_gradient(*layer, Filled{{2, 3, 4}, 9},
+                             GradientCheckOptions().threshold(1e-6).seed(77)));
 }
 
 TEST(DropoutLayer, RatioOutOfRangeIsAnError) {

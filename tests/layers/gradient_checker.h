@@ -57,11 +57,7 @@ class TensorSet {
                      double hi = 1.0) {
     owned_.push_back(std::make_unique<Tensor<Dtype>>(shape));
     Tensor<Dtype>* t = owned_.back().get();
-    std::mt19937_64 gen(seed);
-    std::uniform_real_distribution<double> dist(lo, hi);
-    std::vector<Dtype> v(t->count());
-    for (Dtype& x : v) x = Dtype(dist(gen));
-    t->set_data(v);
+    t->set_data(random_vector<Dtype>(size_t(t->count()), seed, lo, hi));
     ptrs_.push_back(t);
     return t;
   }
@@ -350,6 +346,23 @@ template <typename Dtype>
     return ::testing::AssertionFailure()
            << "vacuous gradient check: all " << compared << " analytic gradients are zero";
   return ::testing::AssertionSuccess() << compared << " gradients agree";
+}
+
+// One bottom: its shape, and values uniform in [lo, hi) from the seed (as TensorSet::add).
+struct Filled {
+  std::vector<int64_t> shape;
+  uint64_t seed = 0;
+  double lo = -1.0, hi = 1.0;
+};
+
+// The gradient check of a layer with one bottom, filled as `bottom`, and one top.
+template <typename Dtype>
+::testing::AssertionResult check_gradient(Layer<Dtype>& layer, const Filled& bottom,
+                                          GradientCheckOptions opt = {}) {
+  TensorSet<Dtype> b, t;
+  b.add(bottom.shape, bottom.seed, bottom.lo, bottom.hi);
+  t.add();
+  return check_gradient(layer, *b, *t, std::move(opt));
 }
 
 }  // namespace crema::test

@@ -45,10 +45,7 @@ TEST(Im2colLayer, ShapeAndGradient) {
 
 TEST(Im2colLayer, GradientWithDilation) {
   auto layer = im2col_layer("kernel_size: 2 dilation: 2 pad: 1 stride: 2");
-  TensorSet<double> bottom, top;
-  bottom.add({1, 2, 6, 5}, 10);
-  top.add();
-  EXPECT_TRUE(check_gradient(*layer, *bottom, *top));
+  EXPECT_TRUE(check_gradient(*layer, Filled{{1, 2, 6, 5}, 10}));
 }
 
 TEST(Im2colLayer, Errors) {

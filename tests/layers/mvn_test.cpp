@@ -56,11 +56,8 @@ TEST(MvnLayer, Gradients) {
          std::vector<std::vector<int64_t>>{{2, 3, 2, 2}, {3, 2, 5}, {2, 2, 3, 1, 2}}) {
       SCOPED_TRACE(::testing::Message() << params << " rank " << shape.size());
       auto layer = make_mvn(params);
-      TensorSet<double> bottom, top;
-      bottom.add(shape, 2, -1, 2);
-      top.add();
-      EXPECT_TRUE(
-          check_gradient(*layer, *bottom, *top, GradientCheckOptions().step(1e-4).threshold(1e-5)));
+      EXPECT_TRUE(check_gradient(*layer, Filled{shape, 2, -1, 2},
+                                 GradientCheckOptions().step(1e-4).threshold(1e-5)));
     }
   }
 }

@@ -66,11 +66,8 @@ TEST(NeuronLayers, Gradients) {
   for (const Neuron& nr : kNeurons) {
     SCOPED_TRACE(nr.text);
     auto layer = make_layer<double>(nr.text);
-    TensorSet<double> bottom, top;
-    bottom.add({2, 3, 4}, 12, -2, 2);
-    top.add();
     EXPECT_TRUE(
-        check_gradient(*layer, *bottom, *top,
+        check_gradient(*layer, Filled{{2, 3, 4}, 12, -2, 2},
                        GradientCheckOptions().step(1e-3).threshold(1e-5).kink(0, nr.kink_range)));
   }
 }

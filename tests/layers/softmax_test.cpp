@@ -63,10 +63,8 @@ TEST(SoftmaxLayer, GradientsChannelAndSpatial) {
     SCOPED_TRACE(axis);
     auto layer =
         make_layer<double>("type: 'Softmax' softmax_param { axis: " + std::to_string(axis) + " }");
-    TensorSet<double> bottom, top;
-    bottom.add({2, 3, 2, 3}, 6, -2, 2);
-    top.add();
-    EXPECT_TRUE(check_gradient(*layer, *bottom, *top, GradientCheckOptions().threshold(1e-6)));
+    EXPECT_TRUE(check_gradient(*layer, Filled{{2, 3, 2, 3}, 6, -2, 2},
+                               GradientCheckOptions().threshold(1e-6)));
   }
 }
 

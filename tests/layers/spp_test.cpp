@@ -61,18 +61,12 @@ TEST(SppLayer, HandComputedMaxAndAverage) {
 
 TEST(SppLayer, GradientMax) {
   auto layer = spp("pyramid_height: 3 pool: MAX");
-  TensorSet<double> bottom, top;
-  bottom.add({2, 2, 6, 7}, 3);
-  top.add();
-  EXPECT_TRUE(check_gradient(*layer, *bottom, *top, GradientCheckOptions().step(1e-4)));
+  EXPECT_TRUE(check_gradient(*layer, Filled{{2, 2, 6, 7}, 3}, GradientCheckOptions().step(1e-4)));
 }
 
 TEST(SppLayer, GradientAverage) {
   auto layer = spp("pyramid_height: 3 pool: AVE");
-  TensorSet<double> bottom, top;
-  bottom.add({1, 3, 9, 6}, 4);
-  top.add();
-  EXPECT_TRUE(check_gradient(*layer, *bottom, *top));
+  EXPECT_TRUE(check_gradient(*layer, Filled{{1, 3, 9, 6}, 4}));
 }
 
 TEST(SppLayer, Errors) {
