@@ -29,14 +29,13 @@ std::string data_layer(const std::string& phase, const std::string& source, cons
 TEST(ImagePipeline, ConvertMeanAndTrainBeatChance) {
   CREMA_SKIP_WITHOUT_OPENCV();
   test::TempDir dir;
-  SyntheticImageSetOptions o;
-  o.classes = 4;
-  o.train_per_class = 16;
-  o.val_per_class = 4;
-  o.min_size = 24;
-  o.max_size = 40;
-  o.seed = 5;
-  const SyntheticImageSet set = write_synthetic_image_set(dir.file("images"), o);
+  const SyntheticImageSet set =
+      write_synthetic_image_set(dir.file("images"), {.classes = 4,
+                                                     .train_per_class = 16,
+                                                     .val_per_class = 4,
+                                                     .min_size = 24,
+                                                     .max_size = 40,
+                                                     .seed = 5});
   ASSERT_EQ(set.images, 80);
 
   seed_thread_rng(1);
@@ -87,13 +86,9 @@ layer { name: 'acc' type: 'Accuracy' bottom: 'ip' bottom: 'label' top: 'acc'
 TEST(ImagePipeline, SyntheticSetOfMoreThanAThousandClasses) {
   CREMA_SKIP_WITHOUT_OPENCV();
   test::TempDir dir;
-  SyntheticImageSetOptions o;
-  o.classes = 1001;
-  o.train_per_class = 1;
-  o.val_per_class = 0;
-  o.min_size = 4;
-  o.max_size = 4;
-  const SyntheticImageSet set = write_synthetic_image_set(dir.file("images"), o);
+  const SyntheticImageSet set = write_synthetic_image_set(
+      dir.file("images"),
+      {.classes = 1001, .train_per_class = 1, .val_per_class = 0, .min_size = 4, .max_size = 4});
   EXPECT_EQ(set.images, 1001);
   EXPECT_TRUE(std::filesystem::is_regular_file(dir.file("images/class999/img00000.jpg")));
   EXPECT_TRUE(std::filesystem::is_regular_file(dir.file("images/class1000/img00000.jpg")));
