@@ -1,8 +1,12 @@
-// InnerProduct layer: one GEMM forward, two backward, plus the bias primitives.
+// InnerProduct layer: one GEMM forward (the bias and an absorbed ReLU in its epilogue), two
+// backward, plus the bias gradient.
 #include "layers/inner_product_layer.h"
+
+#include <string>
 
 #include "core/filler.h"
 #include "core/precision.h"
+#include "primitives/activation.h"
 #include "primitives/blas.h"
 #include "primitives/tensor_copy.h"
 #include "primitives/view.h"
@@ -53,6 +57,15 @@ void InnerProductLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&
 }
 
 template <typename Dtype>
+bool InnerProductLayer<Dtype>::absorb(Layer<Dtype>& next, bool) {
+  if (relu_ || next.type() != std::string("ReLU") ||
+      next.param().relu_param().negative_slope() != 0)
+    return false;
+  relu_ = true;
+  return true;
+}
+
+template <typename Dtype>
 void InnerProductLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const Tensor<Dtype>& x = *bottom[0];
   if (x.num_axes() <= axis_) this->error("input (", x.shape_string(), ") has no axis ", axis_);
@@ -77,7 +90,7 @@ void InnerProductLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const T
   Dtype* y = half_y ? y32_->mutable_data() : yt.mutable_data();
   prim::gemm(h, t, prim::Trans::kNo, transpose_ ? prim::Trans::kNo : prim::Trans::kYes, m_, n_, k_,
              1.0, half_x ? x32_->data() : xt.data(), this->blobs_[0]->data(), 0.0, y, fwd_math_,
-             bias_term_ ? this->blobs_[1]->data() : nullptr);
+             prim::GemmEpilogue{bias_term_ ? this->blobs_[1]->data() : nullptr, relu_});
   if (half_y) convert(h, t, y, yt.storage(), yt.mutable_raw_data(), yt.count());
 }
 
@@ -89,6 +102,11 @@ void InnerProductLayer<Dtype>::backward(Handle& h, const Tensors& top,
   Tensor<Dtype>& xt = *bottom[0];
   const Tensor<Dtype>& yt = *top[0];
   const bool half_x = xt.storage() != t, half_y = yt.storage() != t;
+  if (relu_) {  // the absorbed ReLU's backward, in place: dy where the output is positive
+    const prim::TensorDesc d = flat_desc(yt.storage(), yt.count());
+    prim::act_bwd(h, prim::ActDesc{}, d, nullptr, yt.raw_diff(), d, yt.raw_data(),
+                  top[0]->mutable_raw_diff());
+  }
   if (half_y) convert(h, yt.storage(), yt.raw_diff(), t, y32_->mutable_diff(), yt.count());
   const Dtype* dy = half_y ? y32_->diff() : yt.diff();
   const Dtype* x = half_x ? x32_->data() : xt.data();  // the copy forward made

@@ -33,8 +33,14 @@ class InnerProductLayer : public Layer<Dtype> {
   LayerSignature signature() const override { return {"InnerProduct", exactly(1), exactly(1)}; }
   // Backward reads the input (weight gradient), never the output.
   DataUse bottom_data_use(int) const override { return DataUse::kBackward; }
-  DataUse top_data_use(int) const override { return DataUse::kForward; }
+  // With a ReLU absorbed, backward reads the output for the ReLU's gradient.
+  DataUse top_data_use(int) const override {
+    return relu_ ? DataUse::kBackward : DataUse::kForward;
+  }
   StorageSupport half_storage() const override { return StorageSupport::kMixed; }
+  // The ReLU after it runs in the GEMM's epilogue, with the bias.
+  bool absorb(Layer<Dtype>& next, bool backward) override;
+  void release_absorbed() override { relu_ = false; }
 
  private:
   // f32 copies of a half-size bottom and top (data and diff), allocated where used.
@@ -43,6 +49,7 @@ class InnerProductLayer : public Layer<Dtype> {
   int m_ = 0, n_ = 0, k_ = 0;  // rows of X, outputs, inputs per row
   bool bias_term_ = true;
   bool transpose_ = false;
+  bool relu_ = false;  // a ReLU absorbed into the epilogue
   prim::MathMode fwd_math_ = prim::MathMode::kFP32, bwd_math_ = prim::MathMode::kFP32;
 };
 

@@ -470,10 +470,12 @@ TEST(Net, EltwiseRunsTheReluAfterItFused) {
   t.expect_same_steps("sum");
 }
 
-// A convolution runs the ReLU after it in its epilogue (with the bias); a leaky ReLU stays apart.
-TEST(Net, ConvolutionRunsTheReluAfterItFused) {
+// A convolution and an inner product run the ReLU after them in their epilogue (with the bias);
+// a leaky ReLU stays apart.
+TEST(Net, ConvolutionAndInnerProductRunTheReluAfterThemFused) {
   for (const std::string slope : {"0", "0.1"}) {
     SCOPED_TRACE(slope);
+    const std::string relu_param = "relu_param { negative_slope: " + slope + " }";
     FusedAndApart t(R"(
       layer { name: "data" type: "DummyData" top: "data" top: "label"
         dummy_data_param { shape { dim: 4 dim: 3 dim: 6 dim: 6 } shape { dim: 4 }
@@ -481,14 +483,19 @@ TEST(Net, ConvolutionRunsTheReluAfterItFused) {
       layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
         convolution_param { num_output: 4 kernel_size: 3 pad: 1
           weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" std: 0.3 } } }
-      layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv"
-        relu_param { negative_slope: )" +
-                    slope + R"( } }
+      layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" )" +
+                    relu_param + R"( }
       layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip"
+        inner_product_param { num_output: 5 weight_filler { type: "gaussian" std: 0.3 }
+          bias_filler { type: "gaussian" std: 0.3 } } }
+      layer { name: "ip_relu" type: "ReLU" bottom: "ip" top: "ip" )" +
+                    relu_param + R"( }
+      layer { name: "ip2" type: "InnerProduct" bottom: "ip" top: "ip2"
         inner_product_param { num_output: 3 weight_filler { type: "gaussian" std: 0.3 } } }
-      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })");
-    const int conv = layer_index(t.fused, "conv");
+      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: "loss" })");
+    const int conv = layer_index(t.fused, "conv"), ip = layer_index(t.fused, "ip");
     EXPECT_EQ(t.fused.absorbed_by(conv + 1), slope == "0" ? conv : -1);
+    EXPECT_EQ(t.fused.absorbed_by(ip + 1), slope == "0" ? ip : -1);
     t.expect_same_steps("ip");
   }
 }

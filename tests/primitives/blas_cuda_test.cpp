@@ -1,7 +1,7 @@
 // BLAS-style primitives on CUDA against the CPU implementation: GEMM/GEMV every transpose and
-// blend, GEMM with and without a bias (integer data: exact; real data: within float rounding),
-// level-1 operations and the reductions at small, odd and large lengths, bias add/reduce packed and
-// NHWC, f32 and f64.
+// blend, GEMM with and without a bias and a ReLU, on aligned and unaligned operands (integer data:
+// exact; real data: within float rounding), level-1 operations and the reductions at small, odd and
+// large lengths, bias add/reduce packed and NHWC, f32 and f64.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -39,18 +39,20 @@ void check_gemm(int m, int n, int k, bool integer, MathMode math = MathMode::kFP
   for (bool ta : {false, true})
     for (bool tb : {false, true})
       for (auto [alpha, beta] : {std::pair{1.0, 0.0}, {2.0, 1.0}, {-1.0, 3.0}, {0.0, 2.0}})
-        for (bool with_bias : {false, true}) {
+        for (auto [with_bias, relu] :
+             {std::pair{false, false}, {true, false}, {false, true}, {true, true}}) {
           SCOPED_TRACE(::testing::Message()
                        << "gemm " << m << "x" << n << "x" << k << " ta=" << ta << " tb=" << tb
                        << " alpha=" << alpha << " beta=" << beta << (sizeof(T) == 8 ? " f64" : "")
-                       << " " << math_name(math) << (with_bias ? " bias" : ""));
+                       << " " << math_name(math) << (with_bias ? " bias" : "")
+                       << (relu ? " relu" : ""));
           const Trans xa = ta ? Trans::kYes : Trans::kNo, xb = tb ? Trans::kYes : Trans::kNo;
           std::vector<T> c = beta == 0 ? test::poisoned<T>(c0.size()) : c0;
           DeviceBuffer gc = to_gpu(c);
           gemm(cpu, dtype_of<T>(), xa, xb, m, n, k, alpha, a.data(), b.data(), beta, c.data(),
-               MathMode::kFP32, with_bias ? bias.data() : nullptr);
+               MathMode::kFP32, GemmEpilogue{with_bias ? bias.data() : nullptr, relu});
           gemm(gpu, dtype_of<T>(), xa, xb, m, n, k, alpha, ga.get(), gb.get(), beta, gc.get(), math,
-               with_bias ? gbias.get() : nullptr);
+               GemmEpilogue{with_bias ? gbias.get() : nullptr, relu});
           const Tolerance tol = integer || math == MathMode::kFP32 ? tol_of<T>(integer) : real_tol;
           EXPECT_TRUE(all_close(from_gpu<T>(gpu, gc, c.size()), c, tol));
         }
@@ -66,12 +68,39 @@ TEST(BlasCuda, GemmMatchesCpu) {
   check_gemm<float>(1, 1000, 3, false);
   check_gemm<float>(5, 4, 0, true);  // empty product: C = beta * C, zeros for beta 0
   // A B^T with few outputs runs a warp per output (LeNet's ip2; depth not a multiple of 32; the
-  // largest output count and depth it takes), and one past that goes to cuBLAS.
+  // largest output count and depth it takes), and one past that goes to cuBLAS (cuBLASLt with an
+  // epilogue).
   for (bool integer : {true, false}) {
     check_gemm<float>(64, 10, 500, integer);
     check_gemm<double>(64, 10, 500, integer);
     check_gemm<float>(4096, 1, 2048, integer);
     check_gemm<float>(65, 64, 33, integer);
+  }
+}
+
+// Operands one element past an aligned address: cuBLASLt is told their alignment (4 bytes) and
+// picks a kernel that takes it (A B, not the warp-per-output A B^T); a bias placed so is added
+// apart, after cuBLAS's product.
+TEST(BlasCuda, GemmOnUnalignedOperandsMatchesCpu) {
+  CREMA_SKIP_WITHOUT_GPU();
+  Handle cpu(Device::kCPU), gpu(Device::kCUDA);
+  const int m = 33, n = 65, k = 17;
+  const auto a = test::random_int_vector<float>(size_t(m) * k + 1, 1);
+  const auto b = test::random_int_vector<float>(size_t(k) * n + 1, 2);
+  const auto bias = test::random_int_vector<float>(size_t(n) + 1, 3);
+  DeviceBuffer ga = to_gpu(a), gb = to_gpu(b), gbias = to_gpu(bias);
+  auto past = [](const DeviceBuffer& d) { return static_cast<float*>(d.get()) + 1; };
+  for (bool bias_aligned : {true, false}) {
+    SCOPED_TRACE(bias_aligned ? "bias aligned" : "bias unaligned");
+    std::vector<float> c(size_t(m) * n + 1, 0.0f);
+    DeviceBuffer gc = to_gpu(c);
+    const float* gb0 = bias_aligned ? static_cast<const float*>(gbias.get()) : past(gbias);
+    gemm(cpu, DataType::kFloat32, Trans::kNo, Trans::kNo, m, n, k, 1.0, a.data() + 1, b.data() + 1,
+         0.0, c.data() + 1, MathMode::kFP32,
+         GemmEpilogue{bias.data() + (bias_aligned ? 0 : 1), true});
+    gemm(gpu, DataType::kFloat32, Trans::kNo, Trans::kNo, m, n, k, 1.0, past(ga), past(gb), 0.0,
+         past(gc), MathMode::kFP32, GemmEpilogue{gb0, true});
+    EXPECT_TRUE(all_close(from_gpu<float>(gpu, gc, c.size()), c, kExact));
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -64,13 +65,19 @@ void check_gemm(int m, int n, int k) {
       c = cast<T>(c0);
       gemm(h, dtype_of<T>(), xa, xb, m, n, k, -1.0, at.data(), bt.data(), 3.0, c.data());
       EXPECT_TRUE(all_close(c, ref_gemm(ta, tb, m, n, k, -1.0, a, b, 3.0, c0), kExact));
-      // A bias adds bias[j] to column j of every row.
-      c = cast<T>(c0);
-      gemm(h, dtype_of<T>(), xa, xb, m, n, k, 2.0, at.data(), bt.data(), 1.0, c.data(),
-           MathMode::kFP32, bias_t.data());
-      std::vector<double> want = ref_gemm(ta, tb, m, n, k, 2.0, a, b, 1.0, c0);
-      for (size_t i = 0; i < want.size(); ++i) want[i] += bias[i % size_t(n)];
-      EXPECT_TRUE(all_close(c, want, kExact));
+      // A bias adds bias[j] to column j of every row; the ReLU clamps the sum at zero (about half
+      // the outputs).
+      for (bool relu : {false, true}) {
+        c = cast<T>(c0);
+        gemm(h, dtype_of<T>(), xa, xb, m, n, k, 2.0, at.data(), bt.data(), 1.0, c.data(),
+             MathMode::kFP32, GemmEpilogue{bias_t.data(), relu});
+        std::vector<double> want = ref_gemm(ta, tb, m, n, k, 2.0, a, b, 1.0, c0);
+        for (size_t i = 0; i < want.size(); ++i) {
+          want[i] += bias[i % size_t(n)];
+          if (relu) want[i] = std::max(want[i], 0.0);
+        }
+        EXPECT_TRUE(all_close(c, want, {0.0, 0.0, relu})) << (relu ? "bias, relu" : "bias");
+      }
     }
   // An empty product: C = beta * C, and beta == 0 clears poison.
   auto c = test::poisoned<T>(m * n);

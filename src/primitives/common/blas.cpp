@@ -11,7 +11,7 @@ namespace crema::prim {
 // The implementations (blas_cpu.cpp, blas_cuda.cu), with the public signatures.
 CREMA_BACKENDS(
     void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
-              const void* a, const void* b, double beta, void* c, MathMode math, const void* bias);
+              const void* a, const void* b, double beta, void* c, MathMode math, GemmEpilogue ep);
     void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a,
               const void* x, double beta, void* y);
     void axpby(Handle& h, DataType t, int64_t n, double alpha, const void* x, double beta, void* y);
@@ -39,9 +39,9 @@ void check_bias_desc(const TensorDesc& d, const char* op) {
 }  // namespace
 
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
-          const void* a, const void* b, double beta, void* c, MathMode math, const void* bias) {
+          const void* a, const void* b, double beta, void* c, MathMode math, GemmEpilogue ep) {
   require(m >= 0 && n >= 0 && k >= 0, "gemm", "negative dimension");
-  CREMA_DISPATCH(h, gemm, h, t, ta, tb, m, n, k, alpha, a, b, beta, c, math, bias);
+  CREMA_DISPATCH(h, gemm, h, t, ta, tb, m, n, k, alpha, a, b, beta, c, math, ep);
 }
 
 void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,

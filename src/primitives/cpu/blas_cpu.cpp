@@ -237,11 +237,14 @@ void bias_bwd_impl(const TensorDesc& d, const void* dy, void* db, Blend blend, i
 
 // Full precision whatever the math mode (a permission the CPU does not use).
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
-          const void* a, const void* b, double beta, void* c, MathMode, const void* bias) {
+          const void* a, const void* b, double beta, void* c, MathMode, GemmEpilogue ep) {
   visit_dtype(kFloatTypes, t, "gemm", Device::kCPU, [&](auto tag) {
     using T = typename decltype(tag)::type;
     gemm_impl<T>(ta, tb, m, n, k, alpha, a, b, beta, c, h.cpu_threads());
-    if (bias) bias_add_impl<T>(TensorDesc::nchw(t, m, n, 1, 1), c, bias, 1.0);
+    if (ep.bias) bias_add_impl<T>(TensorDesc::nchw(t, m, n, 1, 1), c, ep.bias, 1.0);
+    T* cc = static_cast<T*>(c);
+    if (ep.relu)
+      for (int64_t i = 0; i < int64_t(m) * n; ++i) cc[i] = cc[i] > T(0) ? cc[i] : T(0);
   });
 }
 

@@ -1,5 +1,5 @@
-// BLAS-style primitives on CUDA: GEMM through cuBLAS under the call's math mode (a small A B^T: a
-// warp per output, the bias fused), GEMV through cuBLAS, the
+// BLAS-style primitives on CUDA: GEMM through cuBLAS, or cuBLASLt where an epilogue fuses, under
+// the call's math mode (a small A B^T: a warp per output), GEMV through cuBLAS, the
 // level-1 operations as grid-stride kernels, dot/asum as a deterministic two-pass reduction in
 // double, and the per-channel bias add and gradient (channel_sums of cuda_reduce.cuh) of conv
 // and inner-product layers.
@@ -11,6 +11,7 @@
 #include "primitives/cuda/cuda_index.cuh"
 #include "primitives/cuda/cuda_reduce.cuh"
 #include "primitives/cuda/cuda_util.cuh"
+#include "primitives/cuda/gemm_lt.cuh"
 #include "primitives/cuda/tensor_list.cuh"
 
 namespace crema::prim::cuda {
@@ -62,17 +63,22 @@ void scale_or_zero(Handle& h, int64_t n, T beta, T* x) {
   check_launch("scale_kernel");
 }
 
-// C = alpha * A B^T + beta * C (+ bias[j]) for a small C: a warp per element of C walks its row
-// of A and of B, both contiguous, and the lanes' sums meet in a fixed shuffle tree. LeNet's ip2
-// (64 x 10, depth 500) took 9 us in cuBLAS's TF32 kernel (32 x 32 tiles: 2 blocks walking the
-// whole depth) plus a bias kernel; 640 warps read its 150 KB once each.
+// C = alpha * A B^T + beta * C, then the epilogue, for a small C: a warp per element of C walks
+// its row of A and of B, both contiguous, and the lanes' sums meet in a fixed shuffle tree.
+// LeNet's ip2 (64 x 10, depth 500) took 9 us in cuBLAS's TF32 kernel (32 x 32 tiles: 2 blocks
+// walking the whole depth) plus a bias kernel; 640 warps read its 150 KB once each.
 constexpr int64_t kDotsMaxOutputs = 4096;
 constexpr int64_t kDotsMaxMacs = int64_t(1) << 23;
 
 template <typename T>
+__device__ __forceinline__ T relu_of(T v) {
+  return v > T(0) ? v : T(0);
+}
+
+template <typename T>
 __global__ void gemm_dots_kernel(int m, int n, int k, T alpha, const T* __restrict__ a,
-                                 const T* __restrict__ b, T beta, T* c,
-                                 const T* __restrict__ bias) {
+                                 const T* __restrict__ b, T beta, T* c, const T* __restrict__ bias,
+                                 bool relu) {
   const int lane = int(threadIdx.x & 31u);
   CREMA_CUDA_WARP_LOOP(w, int64_t(m) * n) {
     const int64_t i = w / n, j = w % n;
@@ -85,39 +91,65 @@ __global__ void gemm_dots_kernel(int m, int n, int k, T alpha, const T* __restri
     if (lane == 0) {
       T v = beta == T(0) ? alpha * s : alpha * s + beta * c[w];
       if (bias) v += bias[j];
-      c[w] = v;
+      c[w] = relu ? relu_of(v) : v;
     }
   }
 }
 
-// Returns whether the bias was added.
 template <typename T>
-bool gemm_impl(Handle& h, Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a,
-               const void* b, double beta, void* c, MathMode math, const void* bias) {
+__global__ void relu_kernel(int64_t n, T* x) {
+  CREMA_CUDA_LOOP(i, n) x[i] = relu_of(x[i]);
+}
+
+template <typename T>
+void bias_add_impl(Handle& h, const TensorDesc& yd, T* y, const T* bias, T alpha);
+
+// The epilogue on its own, after a product that could not take it.
+template <typename T>
+void epilogue_apart(Handle& h, int m, int n, const T* bias, bool relu, T* c) {
+  if (bias) bias_add_impl(h, TensorDesc::nchw(dtype_of<T>(), m, n, 1, 1), c, bias, T(1));
+  if (!relu) return;
+  relu_kernel<<<grid_for(int64_t(m) * n), kBlock, 0, stream_of(h)>>>(int64_t(m) * n, c);
+  check_launch("relu_kernel");
+}
+
+// A small A B^T on the warp-per-output kernel; a GEMM with an epilogue on cuBLASLt, the epilogue
+// fused; the rest on cuBLAS, and where cuBLASLt has no algorithm, the epilogue apart after it.
+// Plain GEMMs stay on cuBLAS: on LeNet's backward (H200, strict fp32) cuBLASLt's heuristic picked
+// slower kernels than cuBLAS's, and the replayed step took 0.193 ms instead of 0.165.
+template <typename T>
+void gemm_impl(Handle& h, Trans ta, Trans tb, int m, int n, int k, double alpha, const void* a,
+               const void* b, double beta, void* c, MathMode math, GemmEpilogue ep) {
   T* cc = static_cast<T*>(c);
-  if (m == 0 || n == 0) return true;
+  const T* bias = static_cast<const T*>(ep.bias);
+  if (m == 0 || n == 0) return;
   if (k == 0 || alpha == 0.0) {
     scale_or_zero<T>(h, int64_t(m) * n, T(beta), cc);
-    return false;
+    epilogue_apart(h, m, n, bias, ep.relu, cc);
+    return;
   }
-  const int lda = ta == Trans::kNo ? k : m;
-  const int ldb = tb == Trans::kNo ? n : k;
   const T al = T(alpha), be = T(beta);
+  const T* aa = static_cast<const T*>(a);
+  const T* bb = static_cast<const T*>(b);
   const int64_t outputs = int64_t(m) * n;
   if (ta == Trans::kNo && tb == Trans::kYes && outputs <= kDotsMaxOutputs &&
       outputs * k <= kDotsMaxMacs) {
-    gemm_dots_kernel<<<grid_for(outputs * 32), kBlock, 0, stream_of(h)>>>(
-        m, n, k, al, static_cast<const T*>(a), static_cast<const T*>(b), be, cc,
-        static_cast<const T*>(bias));
+    gemm_dots_kernel<<<grid_for(outputs * 32), kBlock, 0, stream_of(h)>>>(m, n, k, al, aa, bb, be,
+                                                                          cc, bias, ep.relu);
     check_launch("gemm_dots_kernel");
-    return true;
+    return;
   }
+  if ((bias || ep.relu) &&
+      blas_context(h).lt->run(h, ta, tb, m, n, k, al, aa, bb, be, cc, math, bias, ep.relu))
+    return;
+  const int lda = ta == Trans::kNo ? k : m;
+  const int ldb = tb == Trans::kNo ? n : k;
   cublasHandle_t bh = blas_of(h);
   prepare(bh);
-  check_cublas(gemm_call(bh, math, to_cublas(tb), to_cublas(ta), n, m, k, &al,
-                         static_cast<const T*>(b), ldb, static_cast<const T*>(a), lda, &be, cc, n),
-               "cublas gemm");
-  return false;
+  check_cublas(
+      gemm_call(bh, math, to_cublas(tb), to_cublas(ta), n, m, k, &al, bb, ldb, aa, lda, &be, cc, n),
+      "cublas gemm");
+  epilogue_apart(h, m, n, bias, ep.relu, cc);
 }
 
 // Row-major A (m x n) is column-major A^T (n x m, ld n): A x is (A^T)^T x, A^T x is (A^T) x.
@@ -324,12 +356,9 @@ void bias_add_impl(Handle& h, const TensorDesc& yd, T* y, const T* bias, T alpha
 }  // namespace
 
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
-          const void* a, const void* b, double beta, void* c, MathMode math, const void* bias) {
+          const void* a, const void* b, double beta, void* c, MathMode math, GemmEpilogue ep) {
   visit_dtype(kFloatTypes, t, "gemm", Device::kCUDA, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if (!gemm_impl<T>(h, ta, tb, m, n, k, alpha, a, b, beta, c, math, bias) && bias)
-      bias_add_impl(h, TensorDesc::nchw(t, m, n, 1, 1), static_cast<T*>(c),
-                    static_cast<const T*>(bias), T(1));
+    gemm_impl<typename decltype(tag)::type>(h, ta, tb, m, n, k, alpha, a, b, beta, c, math, ep);
   });
 }
 

@@ -1,9 +1,11 @@
-// cuBLAS, loaded on first use. Merely linking libcublas costs every process about 200 MB of
-// resident memory (its load-time relocations), CPU-only runs included, so crema_primitives does
-// not link it: these definitions of the cuBLAS entry points crema calls resolve the real ones
-// with dlopen/dlsym on first call (the first CUDA Handle creates a cuBLAS handle) and forward to
-// them. A missing library is a PrimError naming it. Builds without CUDA compile nothing here.
+// cuBLAS and cuBLASLt, loaded on first use. Merely linking libcublas costs every process about
+// 200 MB of resident memory (its load-time relocations), CPU-only runs included, so
+// crema_primitives links neither: these definitions of the entry points crema calls resolve the
+// real ones with dlopen/dlsym on first call (the first CUDA Handle creates both handles) and
+// forward to them. A missing library is a PrimError naming it. Builds without CUDA compile
+// nothing here.
 #ifdef CREMA_WITH_CUDA
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <dlfcn.h>
 
@@ -13,34 +15,44 @@
 
 namespace {
 
-void* cublas_library() {
-  static void* const lib = [] {
-    const std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
-    void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+void* open_library(const char* stem) {
+  const std::string name = std::string(stem) + ".so." + std::to_string(CUBLAS_VER_MAJOR);
+  void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
 #ifdef CREMA_CUDA_LIBRARY_DIR
-    // Not on the loader's path: the toolkit this build was configured with.
-    if (!h) h = dlopen((std::string(CREMA_CUDA_LIBRARY_DIR) + "/" + name).c_str(), RTLD_NOW);
+  // Not on the loader's path: the toolkit this build was configured with.
+  if (!h) h = dlopen((std::string(CREMA_CUDA_LIBRARY_DIR) + "/" + name).c_str(), RTLD_NOW);
 #endif
-    if (!h) throw crema::prim::PrimError("cannot load " + name + ": " + dlerror());
-    return h;
-  }();
+  if (!h) throw crema::prim::PrimError("cannot load " + name + ": " + dlerror());
+  return h;
+}
+
+void* cublas_library() {
+  static void* const lib = open_library("libcublas");
+  return lib;
+}
+
+void* cublaslt_library() {
+  static void* const lib = open_library("libcublasLt");
   return lib;
 }
 
 template <typename F>
-F* resolve(const char* name) {
-  void* f = dlsym(cublas_library(), name);
+F* resolve(void* lib, const char* name) {
+  void* f = dlsym(lib, name);
   if (!f) throw crema::prim::PrimError(std::string("cuBLAS has no ") + name);
   return reinterpret_cast<F*>(f);
 }
 
 }  // namespace
 
-#define CREMA_CUBLAS_FORWARD(name, params, args)                        \
-  extern "C" cublasStatus_t CUBLASWINAPI name params {                  \
-    static decltype(name)* const real = resolve<decltype(name)>(#name); \
-    return real args;                                                   \
+#define CREMA_FORWARD(lib, name, params, args)                               \
+  extern "C" cublasStatus_t CUBLASWINAPI name params {                       \
+    static decltype(name)* const real = resolve<decltype(name)>(lib, #name); \
+    return real args;                                                        \
   }
+#define CREMA_CUBLAS_FORWARD(name, params, args) CREMA_FORWARD(cublas_library(), name, params, args)
+#define CREMA_CUBLASLT_FORWARD(name, params, args) \
+  CREMA_FORWARD(cublaslt_library(), name, params, args)
 
 CREMA_CUBLAS_FORWARD(cublasCreate_v2, (cublasHandle_t * handle), (handle))
 CREMA_CUBLAS_FORWARD(cublasDestroy_v2, (cublasHandle_t handle), (handle))
@@ -76,7 +88,7 @@ extern "C" cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(
                             const void*, const void*, cudaDataType, int, long long int, const void*,
                             cudaDataType, int, long long int, const void*, void*, cudaDataType, int,
                             long long int, int, cublasComputeType_t, cublasGemmAlgo_t);
-  static Fn* const real = resolve<Fn>("cublasGemmStridedBatchedEx");
+  static Fn* const real = resolve<Fn>(cublas_library(), "cublasGemmStridedBatchedEx");
   return real(handle, ta, tb, m, n, k, alpha, a, a_type, lda, stride_a, b, b_type, ldb, stride_b,
               beta, c, c_type, ldc, stride_c, batch, compute, algo);
 }
@@ -87,5 +99,44 @@ CREMA_CUBLAS_FORWARD(cublasDgemmStridedBatched,
                       const double* beta, double* c, int ldc, long long int stride_c, int batch),
                      (handle, ta, tb, m, n, k, alpha, a, lda, stride_a, b, ldb, stride_b, beta, c,
                       ldc, stride_c, batch))
+
+CREMA_CUBLASLT_FORWARD(cublasLtCreate, (cublasLtHandle_t * handle), (handle))
+CREMA_CUBLASLT_FORWARD(cublasLtDestroy, (cublasLtHandle_t handle), (handle))
+CREMA_CUBLASLT_FORWARD(cublasLtMatmulDescCreate,
+                       (cublasLtMatmulDesc_t * desc, cublasComputeType_t compute,
+                        cudaDataType_t scale),
+                       (desc, compute, scale))
+CREMA_CUBLASLT_FORWARD(cublasLtMatmulDescDestroy, (cublasLtMatmulDesc_t desc), (desc))
+CREMA_CUBLASLT_FORWARD(cublasLtMatmulDescSetAttribute,
+                       (cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
+                        const void* buf, size_t bytes),
+                       (desc, attr, buf, bytes))
+CREMA_CUBLASLT_FORWARD(cublasLtMatrixLayoutCreate,
+                       (cublasLtMatrixLayout_t * layout, cudaDataType type, uint64_t rows,
+                        uint64_t cols, int64_t ld),
+                       (layout, type, rows, cols, ld))
+CREMA_CUBLASLT_FORWARD(cublasLtMatrixLayoutDestroy, (cublasLtMatrixLayout_t layout), (layout))
+CREMA_CUBLASLT_FORWARD(cublasLtMatmulPreferenceCreate, (cublasLtMatmulPreference_t * pref), (pref))
+CREMA_CUBLASLT_FORWARD(cublasLtMatmulPreferenceDestroy, (cublasLtMatmulPreference_t pref), (pref))
+CREMA_CUBLASLT_FORWARD(cublasLtMatmulPreferenceSetAttribute,
+                       (cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr,
+                        const void* buf, size_t bytes),
+                       (pref, attr, buf, bytes))
+CREMA_CUBLASLT_FORWARD(cublasLtMatmulAlgoGetHeuristic,
+                       (cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                        cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                        cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+                        cublasLtMatmulPreference_t pref, int requested,
+                        cublasLtMatmulHeuristicResult_t results[], int* returned),
+                       (handle, desc, a, b, c, d, pref, requested, results, returned))
+CREMA_CUBLASLT_FORWARD(cublasLtMatmul,
+                       (cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void* alpha,
+                        const void* a, cublasLtMatrixLayout_t ad, const void* b,
+                        cublasLtMatrixLayout_t bd, const void* beta, const void* c,
+                        cublasLtMatrixLayout_t cd, void* d, cublasLtMatrixLayout_t dd,
+                        const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspace_bytes,
+                        cudaStream_t stream),
+                       (handle, desc, alpha, a, ad, b, bd, beta, c, cd, d, dd, algo, workspace,
+                        workspace_bytes, stream))
 
 #endif  // CREMA_WITH_CUDA

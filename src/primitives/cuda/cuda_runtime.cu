@@ -1,15 +1,18 @@
-// CUDA runtime and cuBLAS plumbing behind the Handle and the memory functions. Every call is
-// checked; a failure names the call.
+// CUDA runtime, cuBLAS and cuBLASLt plumbing behind the Handle and the memory functions. Every call
+// is checked; a failure names the call.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "primitives/cuda/cuda_backend.h"
+#include "primitives/cuda/cuda_util.cuh"
+#include "primitives/cuda/gemm_lt.cuh"
 #include "primitives/types.h"
 
 namespace crema::prim::cuda {
@@ -113,13 +116,24 @@ void* create_stream(int device_id) {
 void destroy_stream(void* stream) { cudaStreamDestroy(static_cast<cudaStream_t>(stream)); }
 
 void* create_blas(void* stream) {
-  cublasHandle_t h = nullptr;
-  check(cublasCreate(&h), "cublasCreate");
-  check(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "cublasSetStream");
-  return h;
+  auto ctx = std::make_unique<BlasContext>();
+  check(cublasCreate(&ctx->blas), "cublasCreate");
+  try {
+    check(cublasSetStream(ctx->blas, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+    ctx->lt = new LtGemms();
+  } catch (...) {
+    cublasDestroy(ctx->blas);
+    throw;
+  }
+  return ctx.release();
 }
 
-void destroy_blas(void* blas) { cublasDestroy(static_cast<cublasHandle_t>(blas)); }
+void destroy_blas(void* blas) {
+  auto* ctx = static_cast<BlasContext*>(blas);
+  delete ctx->lt;
+  cublasDestroy(ctx->blas);
+  delete ctx;
+}
 
 void synchronize(void* stream) {
   check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize");

@@ -16,7 +16,15 @@
 namespace crema::prim::cuda {
 
 inline cudaStream_t stream_of(const Handle& h) { return static_cast<cudaStream_t>(h.stream()); }
-inline cublasHandle_t blas_of(const Handle& h) { return static_cast<cublasHandle_t>(h.blas()); }
+
+class LtGemms;
+// What Handle::blas() points to: the stream's cuBLAS handle and its cuBLASLt GEMMs (gemm_lt.cuh).
+struct BlasContext {
+  cublasHandle_t blas = nullptr;
+  LtGemms* lt = nullptr;
+};
+inline BlasContext& blas_context(const Handle& h) { return *static_cast<BlasContext*>(h.blas()); }
+inline cublasHandle_t blas_of(const Handle& h) { return blas_context(h).blas; }
 
 inline void check_cuda(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw PrimError(std::string(what) + ": " + cudaGetErrorString(e));

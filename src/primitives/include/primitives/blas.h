@@ -1,6 +1,6 @@
-// Dense linear algebra and vector primitives: GEMM/GEMV through OpenBLAS on the CPU and cuBLAS
-// on CUDA, plus the level-1 operations the layers and solvers need. All matrices are packed
-// row-major (Caffe's convention: C[m x n] = op(A)[m x k] * op(B)[k x n]).
+// Dense linear algebra and vector primitives: GEMM/GEMV through OpenBLAS on the CPU and cuBLASLt
+// and cuBLAS on CUDA, plus the level-1 operations the layers and solvers need. All matrices are
+// packed row-major (Caffe's convention: C[m x n] = op(A)[m x k] * op(B)[k x n]).
 #pragma once
 
 #include <cstdint>
@@ -12,13 +12,20 @@ namespace crema::prim {
 
 enum class Trans { kNo, kYes };
 
-// C = alpha * op(A) * op(B) + beta * C, then bias[j] added to column j of every row where bias is
-// not null (an inner product's bias, fused where the kernel allows). math is the least precision
-// the products may use (see ConvDesc::math): on CUDA, f32 data under TF32/BF16/FP16 runs on
-// tensor cores with fp32 accumulation; the CPU and f64 data compute in full precision.
+// What a GEMM applies to C after the product: bias[j] added to column j of every row where
+// bias is not null (an inner product's bias), then max(0, .) with relu.
+struct GemmEpilogue {
+  const void* bias = nullptr;  // n values, or nullptr
+  bool relu = false;
+};
+
+// C = alpha * op(A) * op(B) + beta * C, then the epilogue, fused into the GEMM's kernel where the
+// device allows (cuBLASLt's bias and ReLU epilogues on CUDA). math is the least precision the
+// products may use (see ConvDesc::math): on CUDA, f32 data under TF32/BF16/FP16 runs on tensor
+// cores with fp32 accumulation; the CPU and f64 data compute in full precision.
 void gemm(Handle& h, DataType t, Trans ta, Trans tb, int m, int n, int k, double alpha,
           const void* a, const void* b, double beta, void* c, MathMode math = MathMode::kFP32,
-          const void* bias = nullptr);
+          GemmEpilogue ep = {});
 // y = alpha * op(A) * x + beta * y, A is m x n.
 void gemv(Handle& h, DataType t, Trans ta, int m, int n, double alpha, const void* a, const void* x,
           double beta, void* y);

@@ -1,6 +1,6 @@
 // Handle: the execution context every primitive takes. It names the device, owns the CUDA stream
-// and cuBLAS handle on GPU builds, a growable workspace, the algorithm cache of `find`, and a
-// random generator state for stochastic primitives (dropout). One handle per thread/stream: a
+// and cuBLAS/cuBLASLt handles on GPU builds, a growable workspace, the algorithm cache of `find`,
+// and a random generator state for stochastic primitives (dropout). One handle per thread/stream: a
 // Handle is not shared between threads; different handles are independent.
 #pragma once
 
@@ -118,7 +118,8 @@ class Handle {
     return c;
   }
 
-  // Opaque CUDA objects (cudaStream_t, cublasHandle_t) on GPU builds; nullptr on the CPU.
+  // Opaque CUDA objects on GPU builds (the cudaStream_t; the stream's cuBLAS and cuBLASLt
+  // handles); nullptr on the CPU.
   void* stream() const { return stream_; }
   void* blas() const { return blas_; }
   // Waits for the work queued on the stream, then raises a deferred error if one was recorded.
