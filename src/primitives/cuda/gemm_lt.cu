@@ -9,11 +9,9 @@
 namespace crema::prim::cuda {
 namespace {
 
-// Enough for the split-K partial sums of the inner products crema runs (LeNet's ip1 splits its
-// 64 x 500 outputs four ways: 0.5 MB), small beside any net's activations.
+// Room for a split-K GEMM's partial sums (splits x m x n values: LeNet's ip1 has 32,000 outputs,
+// 128 KB a split), small beside any net's activations.
 constexpr size_t kWorkspaceBytes = size_t(4) << 20;
-
-void check_lt(cublasStatus_t s, const char* what) { check_cublas(s, what); }
 
 // The largest power of two, at most 256, that divides the address: cuBLASLt's heuristic may
 // pick kernels that assume 256-byte alignment unless told otherwise.
@@ -28,14 +26,14 @@ cublasOperation_t op_of(int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
 template <typename V>
 void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const V& v) {
-  check_lt(cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(v)),
-           "cublasLtMatmulDescSetAttribute");
+  check_cublas(cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(v)),
+               "cublasLtMatmulDescSetAttribute");
 }
 
 template <typename V>
 void set_pref(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr, const V& v) {
-  check_lt(cublasLtMatmulPreferenceSetAttribute(p, attr, &v, sizeof(v)),
-           "cublasLtMatmulPreferenceSetAttribute");
+  check_cublas(cublasLtMatmulPreferenceSetAttribute(p, attr, &v, sizeof(v)),
+               "cublasLtMatmulPreferenceSetAttribute");
 }
 
 cublasLtEpilogue_t epilogue_of(bool bias, bool relu) {
@@ -46,7 +44,7 @@ cublasLtEpilogue_t epilogue_of(bool bias, bool relu) {
 }  // namespace
 
 LtGemms::LtGemms() {
-  check_lt(cublasLtCreate(&handle_), "cublasLtCreate");
+  check_cublas(cublasLtCreate(&handle_), "cublasLtCreate");
   workspace_ = alloc(kWorkspaceBytes);
 }
 
@@ -70,21 +68,21 @@ LtGemms::Plan& LtGemms::plan(const Key& key) {
   const auto [f64, math, ta, tb, m, n, k, epilogue, align_a, align_b, align_c] = key;
   Plan p;
   const cudaDataType type = f64 ? CUDA_R_64F : CUDA_R_32F;
-  check_lt(cublasLtMatmulDescCreate(
-               &p.desc, f64 ? CUBLAS_COMPUTE_64F : fp32_compute_type(MathMode(math)), type),
-           "cublasLtMatmulDescCreate");
+  check_cublas(cublasLtMatmulDescCreate(
+                   &p.desc, f64 ? CUBLAS_COMPUTE_64F : fp32_compute_type(MathMode(math)), type),
+               "cublasLtMatmulDescCreate");
   set_desc(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, op_of(tb));
   set_desc(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, op_of(ta));
   set_desc(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, cublasLtEpilogue_t(epilogue));
   auto layout = [&](cublasLtMatrixLayout_t* l, int rows, int cols) {
-    check_lt(cublasLtMatrixLayoutCreate(l, type, uint64_t(rows), uint64_t(cols), rows),
-             "cublasLtMatrixLayoutCreate");
+    check_cublas(cublasLtMatrixLayoutCreate(l, type, uint64_t(rows), uint64_t(cols), rows),
+                 "cublasLtMatrixLayoutCreate");
   };
   layout(&p.a, tb ? k : n, tb ? n : k);
   layout(&p.b, ta ? m : k, ta ? k : m);
   layout(&p.c, n, m);
   cublasLtMatmulPreference_t pref = nullptr;
-  check_lt(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  check_cublas(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
   set_pref(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(kWorkspaceBytes));
   set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, uint32_t(align_b));
   set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, uint32_t(align_a));
@@ -95,7 +93,7 @@ LtGemms::Plan& LtGemms::plan(const Key& key) {
   const cublasStatus_t s =
       cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.a, p.b, p.c, p.c, pref, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (s != CUBLAS_STATUS_NOT_SUPPORTED) check_lt(s, "cublasLtMatmulAlgoGetHeuristic");
+  if (s != CUBLAS_STATUS_NOT_SUPPORTED) check_cublas(s, "cublasLtMatmulAlgoGetHeuristic");
   p.found = s == CUBLAS_STATUS_SUCCESS && found > 0;
   p.algo = result.algo;
   return plans_.emplace(key, p).first->second;
@@ -121,9 +119,9 @@ bool LtGemms::run(Handle& h, Trans ta, Trans tb, int m, int n, int k, T alpha, c
   Plan& p = plan(key);
   if (!p.found) return false;
   if (bias) set_desc(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias));
-  check_lt(cublasLtMatmul(handle_, p.desc, &alpha, b, p.a, a, p.b, &beta, c, p.c, c, p.c, &p.algo,
-                          workspace_, kWorkspaceBytes, stream_of(h)),
-           "cublasLtMatmul");
+  check_cublas(cublasLtMatmul(handle_, p.desc, &alpha, b, p.a, a, p.b, &beta, c, p.c, c, p.c,
+                              &p.algo, workspace_, kWorkspaceBytes, stream_of(h)),
+               "cublasLtMatmul");
   return true;
 }
 
