@@ -12,22 +12,18 @@
 namespace crema {
 
 template <typename Dtype>
-class HingeLossLayer : public LossLayer<Dtype> {
+class HingeLossLayer
+    : public PrimLossLayer<Dtype, prim::HingeLossDesc, prim::hinge_loss_fwd, prim::hinge_loss_bwd> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using LossLayer<Dtype>::LossLayer;
+  using PrimLossLayer<Dtype, prim::HingeLossDesc, prim::hinge_loss_fwd,
+                      prim::hinge_loss_bwd>::PrimLossLayer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
   void reshape(const Tensors& bottom, const Tensors& top) override;
-  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
-  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
-                const Tensors& bottom) override;
 
   LayerSignature signature() const override { return this->signature_of("HingeLoss"); }
   const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
-
- private:
-  prim::HingeLossDesc desc_;
 };
 
 }  // namespace crema

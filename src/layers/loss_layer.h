@@ -61,4 +61,35 @@ class LossLayer : public Layer<Dtype> {
   }
 };
 
+// A loss that is one primitive pair over the predictions (bottom 0) and the labels or targets
+// (bottom 1), with a descriptor Desc of rows (shape_rows): kForward(h, desc, x, t, loss) and
+// kBackward(h, desc, x, t, loss_weight, dx). The derived layer fills desc_ (its parameters in
+// layer_setup; its checks of the bottoms, then shape_rows, in reshape). Primitive errors (a label
+// out of range) name the layer.
+template <typename Dtype, typename Desc, auto kForward, auto kBackward>
+class PrimLossLayer : public LossLayer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+  using LossLayer<Dtype>::LossLayer;
+
+  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override {
+    this->naming_layer_prim(
+        [&] { kForward(h, desc_, bottom[0]->data(), bottom[1]->data(), top[0]->mutable_data()); });
+  }
+  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
+                const Tensors& bottom) override {
+    if (!this->propagate_to_predictions(propagate_down, targets_name())) return;
+    this->naming_layer_prim([&] {
+      kBackward(h, desc_, bottom[0]->data(), bottom[1]->data(), this->top_loss_weight(0, *top[0]),
+                bottom[0]->mutable_diff());
+    });
+  }
+
+ protected:
+  // What bottom 1 holds, for the error of a backward asked to reach it.
+  virtual const char* targets_name() const { return "label"; }
+
+  Desc desc_;
+};
+
 }  // namespace crema

@@ -11,23 +11,20 @@
 namespace crema {
 
 template <typename Dtype>
-class MultinomialLogisticLossLayer : public LossLayer<Dtype> {
+class MultinomialLogisticLossLayer : public PrimLossLayer<Dtype, prim::MultinomialLogisticLossDesc,
+                                                          prim::multinomial_logistic_loss_fwd,
+                                                          prim::multinomial_logistic_loss_bwd> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using LossLayer<Dtype>::LossLayer;
+  using PrimLossLayer<Dtype, prim::MultinomialLogisticLossDesc, prim::multinomial_logistic_loss_fwd,
+                      prim::multinomial_logistic_loss_bwd>::PrimLossLayer;
 
   void reshape(const Tensors& bottom, const Tensors& top) override;
-  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
-  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
-                const Tensors& bottom) override;
 
   LayerSignature signature() const override {
     return this->signature_of("MultinomialLogisticLoss");
   }
   const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
-
- private:
-  prim::MultinomialLogisticLossDesc desc_;
 };
 
 }  // namespace crema

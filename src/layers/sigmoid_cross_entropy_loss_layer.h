@@ -14,23 +14,24 @@
 namespace crema {
 
 template <typename Dtype>
-class SigmoidCrossEntropyLossLayer : public LossLayer<Dtype> {
+class SigmoidCrossEntropyLossLayer : public PrimLossLayer<Dtype, prim::SigmoidCrossEntropyLossDesc,
+                                                          prim::sigmoid_cross_entropy_loss_fwd,
+                                                          prim::sigmoid_cross_entropy_loss_bwd> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using LossLayer<Dtype>::LossLayer;
+  using PrimLossLayer<Dtype, prim::SigmoidCrossEntropyLossDesc,
+                      prim::sigmoid_cross_entropy_loss_fwd,
+                      prim::sigmoid_cross_entropy_loss_bwd>::PrimLossLayer;
 
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
   void reshape(const Tensors& bottom, const Tensors& top) override;
-  void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
-  void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
-                const Tensors& bottom) override;
 
   LayerSignature signature() const override {
     return this->signature_of("SigmoidCrossEntropyLoss");
   }
 
- private:
-  prim::SigmoidCrossEntropyLossDesc desc_;
+ protected:
+  const char* targets_name() const override { return "target"; }
 };
 
 }  // namespace crema
