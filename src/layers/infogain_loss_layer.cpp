@@ -3,7 +3,6 @@
 #include "layers/infogain_loss_layer.h"
 
 #include "core/proto_io.h"
-#include "layers/loss_helpers.h"
 
 namespace crema {
 namespace {
@@ -27,13 +26,8 @@ int64_t claimed_count(const BlobProto& b) {
 }  // namespace
 
 template <typename Dtype>
-void InfogainLossLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&) {
-  const LossParameter& p = this->param_.loss_param();
-  loss_.dtype = softmax_.dtype = dtype_of<Dtype>();
-  loss_.has_ignore_label = p.has_ignore_label();
-  loss_.ignore_label = p.ignore_label();
-  loss_.normalization = loss_normalization(p, LossParameter::VALID);
-  prob_ = std::make_unique<Tensor<Dtype>>(this->device_);
+void InfogainLossLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors& top) {
+  SoftmaxLossLayer<Dtype, prim::InfogainLossDesc>::layer_setup(bottom, top);
   if (bottom.size() > 2) return;
 
   source_ = this->param_.infogain_loss_param().source();
@@ -66,29 +60,27 @@ void InfogainLossLayer<Dtype>::layer_setup(const Tensors& bottom, const Tensors&
 template <typename Dtype>
 void InfogainLossLayer<Dtype>::reshape(const Tensors& bottom, const Tensors& top) {
   const Tensor<Dtype>& x = *bottom[0];
-  const int axis = x.canonical_axis(this->param_.infogain_loss_param().axis());
-  softmax_.outer = loss_.outer = x.count(0, axis);
-  softmax_.channels = loss_.channels = x.shape(axis);
-  softmax_.inner = loss_.inner = x.count(axis + 1);
-  if (x.count() == 0 || bottom[1]->count() != loss_.outer * loss_.inner)
+  const int axis = this->shape_softmax(x, this->param_.infogain_loss_param().axis());
+  const prim::InfogainLossDesc& loss = this->loss_;
+  if (x.count() == 0 || bottom[1]->count() != loss.outer * loss.inner)
     this->error("the number of labels must match the number of predictions: the scores are (",
-                x.shape_string(), ") with infogain axis ", axis, ", so ", loss_.outer * loss_.inner,
+                x.shape_string(), ") with infogain axis ", axis, ", so ", loss.outer * loss.inner,
                 " labels are needed, but the labels are (", bottom[1]->shape_string(), ")");
   const Tensor<Dtype>& H = infogain(bottom);
-  if (H.count() != loss_.channels * loss_.channels)
+  if (H.count() != loss.channels * loss.channels)
     this->error("the infogain matrix ",
                 bottom.size() > 2 ? std::string("(bottom 2)") : "in " + source_, " is (",
-                H.shape_string(), ") but the ", loss_.channels, " classes need ", loss_.channels,
-                " x ", loss_.channels);
-  reshape_softmax_loss_tops(x, *prob_, top);
+                H.shape_string(), ") but the ", loss.channels, " classes need ", loss.channels,
+                " x ", loss.channels);
+  this->shape_tops(x, top);
 }
 
 template <typename Dtype>
 void InfogainLossLayer<Dtype>::forward(Handle& h, const Tensors& bottom, const Tensors& top) {
-  prim::softmax_fwd(h, softmax_, bottom[0]->data(), prob_->mutable_data(), prim::Blend{1, 0});
+  this->softmax_forward(h, *bottom[0]);
   this->naming_layer_prim([&] {
-    prim::infogain_loss_fwd(h, loss_, prob_->data(), bottom[1]->data(), infogain(bottom).data(),
-                            top[0]->mutable_data());
+    prim::infogain_loss_fwd(h, this->loss_, this->prob_->data(), bottom[1]->data(),
+                            infogain(bottom).data(), top[0]->mutable_data());
   });
 }
 
@@ -101,8 +93,9 @@ void InfogainLossLayer<Dtype>::backward(Handle& h, const Tensors& top,
     this->error("cannot backpropagate to the infogain matrix input");
   if (!to_scores) return;
   this->naming_layer_prim([&] {
-    prim::infogain_loss_bwd(h, loss_, prob_->data(), bottom[1]->data(), infogain(bottom).data(),
-                            this->top_loss_weight(0, *top[0]), bottom[0]->mutable_diff());
+    prim::infogain_loss_bwd(h, this->loss_, this->prob_->data(), bottom[1]->data(),
+                            infogain(bottom).data(), this->top_loss_weight(0, *top[0]),
+                            bottom[0]->mutable_diff());
   });
 }
 

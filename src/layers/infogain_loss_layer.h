@@ -16,17 +16,16 @@
 
 #include "layers/loss_layer.h"
 #include "primitives/losses.h"
-#include "primitives/softmax.h"
 
 namespace crema {
 
 template <typename Dtype>
-class InfogainLossLayer : public LossLayer<Dtype> {
+class InfogainLossLayer : public SoftmaxLossLayer<Dtype, prim::InfogainLossDesc> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using LossLayer<Dtype>::LossLayer;
+  using SoftmaxLossLayer<Dtype, prim::InfogainLossDesc>::SoftmaxLossLayer;
 
-  // Reads the loss parameters and, with two bottoms, the infogain matrix file.
+  // The loss parameters (SoftmaxLossLayer) and, with two bottoms, the infogain matrix file.
   void layer_setup(const Tensors& bottom, const Tensors& top) override;
   void reshape(const Tensors& bottom, const Tensors& top) override;
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
@@ -38,23 +37,12 @@ class InfogainLossLayer : public LossLayer<Dtype> {
   }
   const char* not_replayable() const override { return "waits for the GPU to check its labels"; }
   bool allow_force_backward(int bottom_index) const override { return bottom_index == 0; }
-  // Backward reads its own probabilities, not the scores; the labels and a matrix bottom it
-  // reads. The second top shares those probabilities.
-  DataUse bottom_data_use(int i) const override {
-    return i == 0 ? DataUse::kForward : DataUse::kBackward;
-  }
-  DataUse top_data_use(int j) const override {
-    return j == 0 ? DataUse::kForward : DataUse::kUnknown;
-  }
 
  private:
   const Tensor<Dtype>& infogain(const Tensors& bottom) const {
     return bottom.size() > 2 ? *bottom[2] : *infogain_;
   }
 
-  prim::SoftmaxDesc softmax_;
-  prim::InfogainLossDesc loss_;
-  std::unique_ptr<Tensor<Dtype>> prob_;
   std::unique_ptr<Tensor<Dtype>> infogain_;  // from the source file, with two bottoms
   std::string source_;
 };

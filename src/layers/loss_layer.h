@@ -3,9 +3,12 @@
 // The loss reads its bottoms again in backward and nothing reads its top.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "core/layer.h"
+#include "layers/loss_helpers.h"
+#include "primitives/softmax.h"
 
 namespace crema {
 
@@ -90,6 +93,62 @@ class PrimLossLayer : public LossLayer<Dtype> {
   virtual const char* targets_name() const { return "label"; }
 
   Desc desc_;
+};
+
+// The losses computed through a softmax of the scores (bottom 0) over an axis, SoftmaxWithLoss
+// and InfogainLoss: loss_param's ignore_label and normalization (VALID by default), and the
+// probabilities, which top 1 shares where the net asks for it. Backward reads the probabilities
+// and the labels (and any further bottom), not the scores.
+template <typename Dtype, typename LossDesc>
+class SoftmaxLossLayer : public LossLayer<Dtype> {
+ public:
+  using typename Layer<Dtype>::Tensors;
+  using LossLayer<Dtype>::LossLayer;
+
+  void layer_setup(const Tensors&, const Tensors&) override {
+    const LossParameter& p = this->param_.loss_param();
+    loss_.dtype = softmax_.dtype = dtype_of<Dtype>();
+    loss_.has_ignore_label = p.has_ignore_label();
+    loss_.ignore_label = p.ignore_label();
+    loss_.normalization = loss_normalization(p, LossParameter::VALID);
+    prob_ = std::make_unique<Tensor<Dtype>>(this->device_);
+  }
+
+  DataUse bottom_data_use(int i) const override {
+    return i == 0 ? DataUse::kForward : DataUse::kBackward;
+  }
+  // Top 1 views the probabilities (out of the plan).
+  DataUse top_data_use(int j) const override {
+    return j == 0 ? DataUse::kForward : DataUse::kUnknown;
+  }
+
+ protected:
+  // reshape's first step: the softmax and the loss over x viewed as outer x channels x inner
+  // around `axis` (negative: from the end). Returns the axis, counted from the front.
+  int shape_softmax(const Tensor<Dtype>& x, int axis) {
+    axis = x.canonical_axis(axis);
+    softmax_.outer = loss_.outer = x.count(0, axis);
+    softmax_.channels = loss_.channels = x.shape(axis);
+    softmax_.inner = loss_.inner = x.count(axis + 1);
+    return axis;
+  }
+  // reshape's last step: top 0 the scalar loss, top 1 (where asked for) the probabilities.
+  void shape_tops(const Tensor<Dtype>& x, const Tensors& top) {
+    prob_->reshape_like(x);
+    top[0]->reshape({});
+    if (top.size() > 1) {
+      top[1]->reshape_like(x);
+      top[1]->share_data(*prob_);
+    }
+  }
+  // forward's first step: the probabilities of the scores x.
+  void softmax_forward(Handle& h, const Tensor<Dtype>& x) {
+    prim::softmax_fwd(h, softmax_, x.data(), prob_->mutable_data(), prim::Blend{1, 0});
+  }
+
+  prim::SoftmaxDesc softmax_;
+  LossDesc loss_;
+  std::unique_ptr<Tensor<Dtype>> prob_;  // on the layer's device, made in layer_setup
 };
 
 }  // namespace crema

@@ -11,20 +11,16 @@
 // BATCH_SIZE. Labels get no gradient.
 #pragma once
 
-#include <memory>
-
 #include "layers/loss_layer.h"
-#include "primitives/softmax.h"
 
 namespace crema {
 
 template <typename Dtype>
-class SoftmaxWithLossLayer : public LossLayer<Dtype> {
+class SoftmaxWithLossLayer : public SoftmaxLossLayer<Dtype, prim::SoftmaxLossDesc> {
  public:
   using typename Layer<Dtype>::Tensors;
-  using LossLayer<Dtype>::LossLayer;
+  using SoftmaxLossLayer<Dtype, prim::SoftmaxLossDesc>::SoftmaxLossLayer;
 
-  void layer_setup(const Tensors& bottom, const Tensors& top) override;
   void reshape(const Tensors& bottom, const Tensors& top) override;
   void forward(Handle& h, const Tensors& bottom, const Tensors& top) override;
   void backward(Handle& h, const Tensors& top, const std::vector<bool>& propagate_down,
@@ -33,18 +29,6 @@ class SoftmaxWithLossLayer : public LossLayer<Dtype> {
   LayerSignature signature() const override {
     return {"SoftmaxWithLoss", exactly(2), between(1, 2)};
   }
-  // Backward reads the labels and its own probabilities; top 1 views those (out of the plan).
-  DataUse bottom_data_use(int i) const override {
-    return i == 1 ? DataUse::kBackward : DataUse::kForward;
-  }
-  DataUse top_data_use(int j) const override {
-    return j == 0 ? DataUse::kForward : DataUse::kUnknown;
-  }
-
- private:
-  prim::SoftmaxDesc softmax_;
-  prim::SoftmaxLossDesc loss_;
-  std::unique_ptr<Tensor<Dtype>> prob_;  // on the layer's device, made in layer_setup
 };
 
 }  // namespace crema
