@@ -40,25 +40,26 @@ inline constexpr bool kAddressSanitizer = false;
 inline constexpr bool kAddressSanitizer = false;
 #endif
 
-// Uniform values in [lo, hi), reproducible from the seed.
-template <typename T>
-std::vector<T> random_vector(size_t n, uint64_t seed, double lo = -1.0, double hi = 1.0) {
+// n values drawn from dist, reproducible from the seed.
+template <typename T, typename Distribution>
+std::vector<T> random_values(size_t n, uint64_t seed, Distribution dist) {
   std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
   std::vector<T> v(n);
   for (auto& x : v) x = static_cast<T>(dist(gen));
   return v;
+}
+
+// Uniform values in [lo, hi), reproducible from the seed.
+template <typename T>
+std::vector<T> random_vector(size_t n, uint64_t seed, double lo = -1.0, double hi = 1.0) {
+  return random_values<T>(n, seed, std::uniform_real_distribution<double>(lo, hi));
 }
 
 // Small integers in [lo, hi]: sums and products of these are exact in float, so results can be
 // compared exactly.
 template <typename T>
 std::vector<T> random_int_vector(size_t n, uint64_t seed, int lo = -3, int hi = 3) {
-  std::mt19937_64 gen(seed);
-  std::uniform_int_distribution<int> dist(lo, hi);
-  std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(dist(gen));
-  return v;
+  return random_values<T>(n, seed, std::uniform_int_distribution<int>(lo, hi));
 }
 
 // kAuto, then every row of a primitive's implementation table (what its *_algos(device) lists):
