@@ -93,11 +93,8 @@ TYPED_TEST(BatchNormTest, TrainingMatchesReference) {
   const BatchNormDesc bd{1e-3};
   for (const Shape& s : kShapes) {
     SCOPED_TRACE(::testing::Message() << s);
-    const TensorDesc d = s.desc(dtype_of<T>());
-    const size_t n = size_t(d.count());
     // An offset mean and a spread per channel, so the statistics are not trivially 0 and 1.
-    auto x = random_vector<T>(n, 41, -1.0, 3.0);
-    const auto dy = random_vector<T>(n, 42);
+    const auto [d, n, x, dy] = test::nchw_inputs<T>(s, 41, -1.0, 3.0);
     const Ref r = ref_training(s, x, bd.eps);
     auto y = poisoned<T>(n), mean = poisoned<T>(size_t(s.c)), var = poisoned<T>(size_t(s.c)),
          inv_std = poisoned<T>(size_t(s.c));
@@ -118,10 +115,8 @@ TYPED_TEST(BatchNormTest, InferenceMatchesReference) {
   Handle h;
   const BatchNormDesc bd{1e-5};
   const Shape s{3, 4, 2, 5};
-  const TensorDesc d = s.desc(dtype_of<T>());
-  const size_t n = size_t(d.count()), hw = 10;
-  const auto x = random_vector<T>(n, 51, -2.0, 2.0);
-  const auto dy = random_vector<T>(n, 52);
+  const size_t hw = 10;
+  const auto [d, n, x, dy] = test::nchw_inputs<T>(s, 51, -2.0, 2.0);
   const auto mean = random_vector<T>(4, 53, -0.5, 0.5);
   const auto var = random_vector<T>(4, 54, 0.1, 2.0);
   std::vector<double> y_ref(n), dx_ref(n);
@@ -162,10 +157,7 @@ TYPED_TEST(BatchNormTest, BlendAccumulates) {
   Handle h;
   const BatchNormDesc bd;
   const Shape s{2, 3, 3, 2};
-  const TensorDesc d = s.desc(dtype_of<T>());
-  const size_t n = size_t(d.count());
-  const auto x = random_vector<T>(n, 71, -1.0, 2.0);
-  const auto dy = random_vector<T>(n, 72);
+  const auto [d, n, x, dy] = test::nchw_inputs<T>(s, 71, -1.0, 2.0);
   const auto y0 = random_vector<T>(n, 73), dx0 = random_vector<T>(n, 74);
   const Ref r = ref_training(s, x, bd.eps);
   const auto dx_op = ref_bwd_training(s, r, to_double(dy));
@@ -188,10 +180,7 @@ TYPED_TEST(BatchNormTest, InPlace) {
   Handle h;
   const BatchNormDesc bd;
   const Shape s{4, 3, 2, 2};
-  const TensorDesc d = s.desc(dtype_of<T>());
-  const size_t n = size_t(d.count());
-  const auto x = random_vector<T>(n, 81, -1.0, 2.0);
-  const auto dy = random_vector<T>(n, 82);
+  const auto [d, n, x, dy] = test::nchw_inputs<T>(s, 81, -1.0, 2.0);
   const Ref r = ref_training(s, x, bd.eps);
   auto buf = x;
   std::vector<T> inv_std(3);
@@ -269,8 +258,8 @@ TYPED_TEST(BatchNormTest, FusedTrainingMatchesTheLayersInARow) {
       for (bool in_place : {false, true}) {
         SCOPED_TRACE(::testing::Message()
                      << s << (e0.relu ? " relu" : "") << (in_place ? " in place" : ""));
-        const TensorDesc d = s.desc(dtype_of<T>());
-        const size_t n = size_t(d.count()), C = size_t(s.c);
+        const auto [d, n, x, dy] = test::nchw_inputs<T>(s, 91, -1.0, 3.0);
+        const size_t C = size_t(s.c);
         // Per-channel values for this channel count (the table holds 7, cycled).
         Epi e = e0;
         std::vector<T> gamma, beta;
@@ -280,8 +269,6 @@ TYPED_TEST(BatchNormTest, FusedTrainingMatchesTheLayersInARow) {
         e.beta.assign(beta.begin(), beta.end());
         const BatchNormEpilogue ep{gamma.empty() ? nullptr : gamma.data(),
                                    beta.empty() ? nullptr : beta.data(), e.relu, e.slope};
-        const auto x = random_vector<T>(n, 91, -1.0, 3.0);
-        const auto dy = random_vector<T>(n, 92);
         const Ref r = ref_training(s, x, bd.eps);
         const FusedRef f = ref_fused(s, r, e, to_double(dy));
 

@@ -118,10 +118,7 @@ CREMA_FLOAT_TYPED_TEST_SUITE(LrnTest);
 template <typename T>
 void check_case(Handle& h, const LrnDesc& ld, const Shape& s, uint64_t seed) {
   SCOPED_TRACE(describe(ld, s));
-  const TensorDesc d = s.desc(dtype_of<T>());
-  const size_t count = size_t(s.count());
-  const auto x = random_vector<T>(count, seed, -2.0, 2.0);
-  const auto dy = random_vector<T>(count, seed + 1);
+  const auto [d, count, x, dy] = test::nchw_inputs<T>(s, seed, -2.0, 2.0);
   const auto y_ref = ref_fwd(ld, s, to_double(x));
   const auto dx_ref = ref_bwd(ld, s, to_double(x), to_double(dy));
 

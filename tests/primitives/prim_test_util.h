@@ -1,6 +1,6 @@
 // Pieces the CPU primitive tests share: central differences, the gradient oracle of the tests
-// that check a backward formula against their own double-precision forward reference, and the
-// descriptor checks every entry point makes.
+// that check a backward formula against their own double-precision forward reference, the
+// descriptor checks every entry point makes, and the random inputs of an NCHW test.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,7 +8,10 @@
 #include <cstddef>
 #include <vector>
 
+#include "primitives/common/dtype_visit.h"
 #include "primitives/types.h"
+#include "problems.h"
+#include "test_util.h"
 
 namespace crema::test {
 
@@ -54,6 +57,22 @@ void expect_mismatched_descriptors_refused(const Call& call) {
   TensorDesc strided = x;
   strided.stride_n = 48;
   EXPECT_THROW(call(strided, strided), prim::PrimError);
+}
+
+// The tensors of a forward and backward test over the packed NCHW shape s: its descriptor, its
+// element count, an input x uniform in [lo, hi) drawn from seed, and an output gradient dy
+// uniform in [-1, 1) drawn from seed + 1.
+template <typename T>
+struct NchwInputs {
+  prim::TensorDesc d;
+  size_t n;
+  std::vector<T> x, dy;
+};
+template <typename T>
+NchwInputs<T> nchw_inputs(const Nchw& s, uint64_t seed, double lo, double hi) {
+  const size_t n = size_t(s.count());
+  return {s.desc(prim::dtype_of<T>()), n, random_vector<T>(n, seed, lo, hi),
+          random_vector<T>(n, seed + 1)};
 }
 
 }  // namespace crema::test
