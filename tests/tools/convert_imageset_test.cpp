@@ -50,10 +50,19 @@ std::string write_set(const TempDir& dir) {
   return dir.file("list.txt");
 }
 
-TEST(ConvertImageset, RawRoundTripWithCaffeKeys) {
-  CREMA_SKIP_WITHOUT_OPENCV();
+// The convert_imageset tests: each starts with write_set's images and list in a new directory.
+class ConvertImageset : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CREMA_SKIP_WITHOUT_OPENCV();
+    list = write_set(dir);
+  }
+
   TempDir dir;
-  const std::string list = write_set(dir);
+  std::string list;
+};
+
+TEST_F(ConvertImageset, RawRoundTripWithCaffeKeys) {
   EXPECT_EQ(convert_imageset(dir.file(""), list, dir.file("db"), {}), 3u);
   const std::vector<Record> r = read_all(dir.file("db"));
   ASSERT_EQ(r.size(), 3u);
@@ -75,10 +84,7 @@ TEST(ConvertImageset, RawRoundTripWithCaffeKeys) {
   }
 }
 
-TEST(ConvertImageset, GrayResizeAndCheckSize) {
-  CREMA_SKIP_WITHOUT_OPENCV();
-  TempDir dir;
-  const std::string list = write_set(dir);
+TEST_F(ConvertImageset, GrayResizeAndCheckSize) {
   ConvertImagesetOptions o;
   o.gray = true;
   o.resize_height = 7;
@@ -103,10 +109,7 @@ TEST(ConvertImageset, GrayResizeAndCheckSize) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("db2")));
 }
 
-TEST(ConvertImageset, EncodedKeepsTheFileOrReencodes) {
-  CREMA_SKIP_WITHOUT_OPENCV();
-  TempDir dir;
-  const std::string list = write_set(dir);
+TEST_F(ConvertImageset, EncodedKeepsTheFileOrReencodes) {
   ConvertImagesetOptions o;
   o.encoded = true;
   convert_imageset(dir.file(""), list, dir.file("db"), o);
@@ -135,22 +138,20 @@ TEST(ConvertImageset, EncodedKeepsTheFileOrReencodes) {
   }
 }
 
-TEST(ConvertImageset, ShuffleIsSeededAndKeysFollowTheNewOrder) {
-  CREMA_SKIP_WITHOUT_OPENCV();
-  TempDir dir;
+TEST_F(ConvertImageset, ShuffleIsSeededAndKeysFollowTheNewOrder) {
   std::string text;
   for (int i = 0; i < 10; ++i) {
     test::write_test_image(dir.file("i" + std::to_string(i) + ".png"), i, 2, 2);
     text += "i" + std::to_string(i) + ".png " + std::to_string(i) + "\n";
   }
-  test::write_text(dir.file("list.txt"), text);
+  test::write_text(list, text);  // in place of write_set's
   ConvertImagesetOptions o;
   o.shuffle = true;
   std::vector<std::string> keys[2];
   for (int run = 0; run < 2; ++run) {
     seed_thread_rng(3);
     const std::string db = dir.file("db" + std::to_string(run));
-    convert_imageset(dir.file(""), dir.file("list.txt"), db, o);
+    convert_imageset(dir.file(""), list, db, o);
     for (const Record& r : read_all(db)) {
       keys[run].push_back(r.key);
       EXPECT_EQ(r.key.substr(9), "i" + std::to_string(r.datum.label()) + ".png");
@@ -163,10 +164,7 @@ TEST(ConvertImageset, ShuffleIsSeededAndKeysFollowTheNewOrder) {
   EXPECT_NE(keys[0], in_order);
 }
 
-TEST(ConvertImageset, Errors) {
-  CREMA_SKIP_WITHOUT_OPENCV();
-  TempDir dir;
-  const std::string list = write_set(dir);
+TEST_F(ConvertImageset, Errors) {
   // Nothing readable: an error, and no output left behind.
   test::write_text(dir.file("bad.txt"), "nope.png 1\n");
   std::string msg =
@@ -192,10 +190,7 @@ TEST(ConvertImageset, Errors) {
 }
 
 // As Caffe: a missing or corrupt image is skipped with a warning; the others are converted.
-TEST(ConvertImageset, UnreadableImagesAreSkipped) {
-  CREMA_SKIP_WITHOUT_OPENCV();
-  TempDir dir;
-  write_set(dir);
+TEST_F(ConvertImageset, UnreadableImagesAreSkipped) {
   test::write_text(dir.file("corrupt.jpg"), std::string("\xFF\xD8\xFF\xE0 truncated"));
   test::write_text(dir.file("mixed.txt"), "a.png 0\nnope.png 1\ncorrupt.jpg 2\nb.png 3\n");
   EXPECT_EQ(convert_imageset(dir.file(""), dir.file("mixed.txt"), dir.file("db"), {}), 2u);
