@@ -102,17 +102,18 @@ TEST(SolverErrors, BadSettings) {
 // Settings that can only be mistakes, each named with its value (Caffe trains on with them to
 // NaN losses, or never stops). Each case: the settings after the net, and what the message says.
 TEST(SolverErrors, MistakenSettingsNameTheField) {
+  const std::string fixed = "lr_policy: \"fixed\" ";
   const std::pair<std::string, std::string> cases[] = {
-      {"lr_policy: \"fixed\" base_lr: -0.01", "base_lr must be finite and >= 0, got -0.01"},
-      {"lr_policy: \"fixed\" base_lr: inf", "base_lr must be finite and >= 0, got inf"},
-      {"lr_policy: \"fixed\" momentum: 2", "momentum must be in [0, 1), got 2"},
-      {"lr_policy: \"fixed\" momentum: -0.5", "momentum must be in [0, 1), got -0.5"},
-      {"lr_policy: \"fixed\" type: \"Adam\" momentum2: 1", "momentum2 must be in [0, 1), got 1"},
-      {"lr_policy: \"fixed\" weight_decay: -100", "weight_decay must be finite and >= 0, got -100"},
-      {"lr_policy: \"fixed\" delta: -1", "delta must be finite and >= 0, got -1"},
-      {"lr_policy: \"fixed\" max_iter: -5", "max_iter must be >= 0, got -5"},
-      {"lr_policy: \"fixed\" snapshot: -1", "snapshot must be >= 0, got -1"},
-      {"lr_policy: \"fixed\" display: -1", "display must be >= 0, got -1"},
+      {fixed + "base_lr: -0.01", "base_lr must be finite and >= 0, got -0.01"},
+      {fixed + "base_lr: inf", "base_lr must be finite and >= 0, got inf"},
+      {fixed + "momentum: 2", "momentum must be in [0, 1), got 2"},
+      {fixed + "momentum: -0.5", "momentum must be in [0, 1), got -0.5"},
+      {fixed + "type: \"Adam\" momentum2: 1", "momentum2 must be in [0, 1), got 1"},
+      {fixed + "weight_decay: -100", "weight_decay must be finite and >= 0, got -100"},
+      {fixed + "delta: -1", "delta must be finite and >= 0, got -1"},
+      {fixed + "max_iter: -5", "max_iter must be >= 0, got -5"},
+      {fixed + "snapshot: -1", "snapshot must be >= 0, got -1"},
+      {fixed + "display: -1", "display must be >= 0, got -1"},
       {"base_lr: 0.1 lr_policy: \"poly\" power: -2 max_iter: 10",
        "lr_policy \"poly\": power must be >= 0, got -2"},
       {"base_lr: 0.1 lr_policy: \"inv\" gamma: 0.1 power: -0.75", "power must be >= 0"},
