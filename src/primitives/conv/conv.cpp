@@ -29,6 +29,7 @@ const ConvImpl* const kTable[] = {
 #ifdef CREMA_WITH_CUDA
     &cuda::kConvGemm1x1,          &cuda::kConvIm2colGemm, &cuda::kConvImplicitGemm,
     &cuda::kConvImplicitGemmSm90, &cuda::kConvDirect,     &cuda::kConvWinograd,
+    &cuda::kConvSpaceToDepth,
 #endif
     &cpu::kConvGemm1x1,           &cpu::kConvIm2colGemm,  &cpu::kConvDirect,
     &cpu::kConvWinograd,
@@ -43,6 +44,7 @@ constexpr std::pair<ConvAlgo, const char*> kNames[] = {
     {ConvAlgo::kImplicitGemm, "implicit_gemm"},
     {ConvAlgo::kImplicitGemmSm90, "implicit_gemm_sm90"},
     {ConvAlgo::kWinograd, "winograd"},
+    {ConvAlgo::kSpaceToDepth, "space_to_depth"},
 };
 
 const ConvImpl* find_row(Device d, ConvAlgo a) { return table_row(kTable, d, a); }

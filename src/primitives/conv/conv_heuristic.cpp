@@ -63,6 +63,21 @@ ConvAlgo conv_choose(Handle& h, const ConvProblem& pr, ConvPass pass, ConvStored
   const bool strided = cd.stride_h != 1 || cd.stride_w != 1;
   const int64_t plane = int64_t(yd.h) * yd.w;
   const bool half_math = cd.math == MathMode::kBF16 || cd.math == MathMode::kFP16;
+  // A strided first layer (up to 4 input channels) in tensor-core math with at least 2^18 output
+  // points folds its stride into channels (space_to_depth): a stride-1 layer of C*sh*sw channels
+  // for the implicit GEMM, where padding its colours to a piece multiplies mostly zeros and im2col
+  // rounds a patch matrix through memory. H200, BF16, ms: CaffeNet's conv1 (b256) forward 1.31 ->
+  // 0.83, backward filter 1.39 -> 0.83, backward data (im2col) 5.24 -> 1.19; ResNet-50's (b128)
+  // 0.81 -> 0.57, 0.68 -> 0.60, 2.66 -> 1.39. In TF32 only forward and backward data of folds of
+  // at least 32 channels: CaffeNet's (48) 1.65 -> 1.37 and 4.93 -> 1.46 from im2col; ResNet-50's
+  // 12 tie forward and lose 5% backward data, and TF32 backward filter, on mma.sync, loses
+  // (CaffeNet's 1.96 -> 2.46).
+  const int folded = wd.c * cd.stride_h * cd.stride_w;
+  const bool fold_pass =
+      half_math || (cd.math == MathMode::kTF32 && pass != ConvPass::kBwdFilter && folded >= 32);
+  if (h.device() == Device::kCUDA && fold_pass && strided && wd.c <= 4 &&
+      int64_t(yd.n) * plane >= (int64_t(1) << 18) && !cuda::kConvSpaceToDepth.unsupported(pr))
+    return ConvAlgo::kSpaceToDepth;
   const bool pixel_gemm =
       stored.own_nhwc && wd.r * wd.s == 1 && (!strided || pass == ConvPass::kBwdData);
   if (h.device() == Device::kCUDA && pixel_gemm && !cuda::kConvGemm1x1.unsupported(pr))

@@ -131,7 +131,7 @@ extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvWinograd;
 }
 namespace cuda {
 extern const ConvImpl kConvIm2colGemm, kConvGemm1x1, kConvDirect, kConvImplicitGemm,
-    kConvImplicitGemmSm90, kConvWinograd;
+    kConvImplicitGemmSm90, kConvWinograd, kConvSpaceToDepth;
 // The direct row's backward filter for small layers (conv_filter_tiles_cuda.cu): whether it runs
 // p (stride 1, no dilation, filters 3, 5 or 7 tall and up to 7 wide, output planes up to
 // 64 x 64), its workspace (partial filters) and the pass, for f32 and f64 data.

@@ -45,6 +45,7 @@ enum class ConvAlgo {
   kImplicitGemm,      // CUDA tensor cores (TF32/BF16/FP16 math): GEMM operands gathered on the fly
   kImplicitGemmSm90,  // the same on Hopper (compute capability 9.0): wgmma where it applies
   kWinograd,          // F(4x4, 3x3) for 3x3 stride-1 filters: 36 GEMMs on transformed tiles
+  kSpaceToDepth,      // CUDA tensor cores: a strided layer's stride folded into its channels
 };
 const char* conv_algo_name(ConvAlgo a);
 
