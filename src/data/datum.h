@@ -1,8 +1,8 @@
 // Datum records: the examples stored in Caffe's LMDB datasets. decode_datum parses a record's
 // bytes; datum_to_chw turns a Datum into float pixels in C-H-W order from raw uint8 `data`,
-// from `float_data`, or from an encoded JPEG/PNG (decoded with OpenCV, or JPEG with libjpeg in a
-// build without OpenCV: data/image_io.h; channels in BGR order as Caffe stores them). Records come
-// from untrusted files: every size is checked.
+// from `float_data`, or from an encoded JPEG/PNG (decoded by decode_image, data/image_io.h;
+// channels in BGR order as Caffe stores them). Records come from untrusted files: every size is
+// checked.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// Image files -> Datum, through OpenCV when the build has it, else JPEG through libjpeg.
+// Image files -> Datum, through OpenCV when the build has it, else JPEG through libjpeg; encoded
+// Datums' JPEGs through libjpeg in either build.
 #include "data/image_io.h"
 
 #include <algorithm>
@@ -188,6 +189,16 @@ void check_encode_type(const std::string& type) {
 void decode_image(const std::string& bytes, const std::string& where, ColorMode color,
                   ChwImage* image) {
 #ifdef CREMA_WITH_OPENCV
+  // A JPEG goes to libjpeg directly (data/jpeg_codec.h), which gives OpenCV's pixels without
+  // OpenCV's copies of them; what it refuses (CMYK; truncated or corrupt data, which OpenCV may
+  // still decode with a warning) is OpenCV's to decide, as in Caffe.
+  if (jpeg_codec_available() && looks_like_jpeg(bytes)) {
+    try {
+      decode_jpeg(bytes, where, color, image);
+      return;
+    } catch (const Error&) {
+    }
+  }
   const cv::Mat img = decode(bytes, where, imread_flags(color));
   image->channels = img.channels();
   image->height = img.rows;

@@ -39,8 +39,10 @@ void read_image_to_datum(const std::string& path, int label, const ImageReadOpti
 void check_encode_type(const std::string& type);
 
 // Decodes the bytes of an image file (an encoded Datum's data) into C-H-W values, with the
-// channels `color` asks for. Throws crema::Error naming `where` when the bytes are not an 8-bit
-// image of a known format or too large, and in a build without OpenCV for formats other than
+// channels `color` asks for: a JPEG through libjpeg (data/jpeg_codec.h, OpenCV's pixels without
+// OpenCV's copies of them), anything else, and a JPEG that libjpeg refuses, through OpenCV.
+// Throws crema::Error naming `where` when the bytes are not an 8-bit image of a known format or
+// too large, and in a build without OpenCV for what decode_jpeg refuses and formats other than
 // JPEG. Safe on several threads at once.
 void decode_image(const std::string& bytes, const std::string& where, ColorMode color,
                   ChwImage* image);

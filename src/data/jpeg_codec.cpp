@@ -223,7 +223,14 @@ void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode col
   const int orientation = d.orientation();
   if (!d.start(channels)) fail(where, ": corrupt JPEG (", d.message(), ")");
   const size_t row_bytes = size_t(w) * channels;
-  std::vector<unsigned char> hwc(row_bytes * size_t(h));
+  // The 8-bit rows stay with the thread for its next image: a fresh buffer of a training image's
+  // size comes from mmap, and the kernel's zeroing of its pages cost a third of the decode.
+  // Images past kKeptRowBytes get a buffer of their own.
+  constexpr size_t kKeptRowBytes = size_t(16) << 20;
+  thread_local std::vector<unsigned char> kept;
+  std::vector<unsigned char> own;
+  std::vector<unsigned char>& hwc = row_bytes * size_t(h) <= kKeptRowBytes ? kept : own;
+  hwc.resize(row_bytes * size_t(h));
   if (!d.read_rows(hwc.data(), row_bytes)) fail(where, ": corrupt JPEG (", d.message(), ")");
   // As OpenCV, the pixels are turned as the photo's EXIF orientation says.
   const bool transposed = orientation >= 5;

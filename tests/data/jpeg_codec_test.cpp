@@ -1,7 +1,7 @@
 // The libjpeg decoder (data/jpeg_codec.h), used where OpenCV is absent: the same pixels as
 // OpenCV's decoder for the same files (color, gray and as-stored; odd sizes, which exercise the
 // chroma upsampling at the edges; files written by either encoder), BGR order, and one clear
-// error for truncated or corrupt data.
+// error for truncated or corrupt data. With OpenCV, decode_image runs JPEGs through it too.
 #include "data/jpeg_codec.h"
 
 #include <gtest/gtest.h>
@@ -227,6 +227,43 @@ TEST(JpegCodec, SamePixelsAsOpenCv) {
   for (int orientation = 1; orientation <= 8; ++orientation)
     expect_same_as_opencv(with_orientation(jpg, orientation, orientation % 2 == 0),
                           "EXIF orientation " + std::to_string(orientation));
+#endif
+}
+
+// With OpenCV, decode_image (an encoded Datum's decoder) takes a JPEG to decode_jpeg and leaves
+// what that refuses to OpenCV: OpenCV's pixels for a sound file, and OpenCV's answer for a
+// truncated one, which decode_jpeg refuses and OpenCV may finish with a warning.
+TEST(JpegCodec, DecodeImageGivesOpenCvsAnswer) {
+  SKIP_WITHOUT_JPEG();
+#ifndef CREMA_WITH_OPENCV
+  GTEST_SKIP() << "built without OpenCV: decode_image is decode_jpeg";
+#else
+  const std::vector<unsigned char> chw = test_pixels(3, 40, 52, 11);
+  const std::string sound = encode_jpeg(chw.data(), 3, 40, 52, 90);
+  const std::string cut = sound.substr(0, sound.size() * 2 / 3);
+  ChwImage refused;
+  EXPECT_THROW(decode_jpeg(cut, "cut", ColorMode::kColor, &refused), Error);
+  const struct {
+    ColorMode mode;
+    int flags;
+  } modes[] = {{ColorMode::kColor, cv::IMREAD_COLOR}, {ColorMode::kGray, cv::IMREAD_GRAYSCALE}};
+  for (const std::string& bytes : {sound, cut})
+    for (const auto& m : modes) {
+      SCOPED_TRACE(::testing::Message() << bytes.size() << " bytes, mode " << int(m.mode));
+      const cv::Mat buf(1, int(bytes.size()), CV_8UC1, const_cast<char*>(bytes.data()));
+      if (cv::imdecode(buf, m.flags).empty()) {
+        ChwImage got;
+        EXPECT_THROW(decode_image(bytes, "file", m.mode, &got), Error);
+        continue;
+      }
+      const ChwImage want = opencv_decode(bytes, m.flags);
+      ChwImage got;
+      decode_image(bytes, "file", m.mode, &got);
+      ASSERT_EQ(got.channels, want.channels);
+      ASSERT_EQ(got.height, want.height);
+      ASSERT_EQ(got.width, want.width);
+      EXPECT_EQ(got.data, want.data);
+    }
 #endif
 }
 
