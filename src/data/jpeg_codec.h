@@ -1,12 +1,11 @@
 // JPEG decoding through libjpeg-turbo's libjpeg API: encoded Datum records in every build
 // (decode_image, data/image_io.h), and ImageData lists of JPEG files in builds without OpenCV
-// (the GPU machine). The settings are
-// OpenCV's (imgcodecs' JPEG decoder calls the same library the same way: the default accurate
-// integer IDCT, fancy upsampling, BGR output through libjpeg-turbo's JCS_EXT_BGR, Y for gray), so
-// both decoders give the same pixels for the same file (tests/data/jpeg_codec_test.cpp),
-// including the turn that a photo's EXIF orientation asks for (data/exif_orientation.h). Unlike
-// OpenCV, corrupt data that libjpeg only warns about (a truncated file, which it would finish in
-// gray) is an error, and CMYK JPEGs are refused.
+// (the GPU machine). The settings are OpenCV's (imgcodecs' JPEG decoder calls the same library
+// the same way: the default accurate integer IDCT, fancy upsampling, BGR output through
+// libjpeg-turbo's JCS_EXT_BGR, Y for gray), so both decoders give the same pixels for the same
+// file (tests/data/jpeg_codec_test.cpp), including the turn that a photo's EXIF orientation asks
+// for (data/exif_orientation.h). Unlike OpenCV, corrupt data that libjpeg only warns about (a
+// truncated file, which it would finish in gray) is an error, and CMYK JPEGs are refused.
 #pragma once
 
 #include <cstdint>
