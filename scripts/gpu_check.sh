@@ -42,15 +42,24 @@ log="$1/$3-$(echo "$5" | tr '/' '_').log"
 # is not to count that failed call as an error; memory errors still count.
 quiet=
 case " $API_ERROR_TESTS " in *" $5 "*) quiet="--report-api-errors no" ;; esac
-# racecheck skips cuBLAS's GEMM kernels (RACECHECK_SKIP): they are not ours, and instrumented
-# they take minutes per convolution test.
+# racecheck skips cuBLAS's GEMM kernels (RACECHECK_SKIP, kernel-name substrings): they are not
+# ours, instrumented they take minutes per convolution test, and cuBLAS 13's generated "nvjet"
+# GEMMs draw hazard reports between their own accesses.
 skip=
-[ "$3" = racecheck ] && [ -n "$RACECHECK_SKIP" ] && skip="--kernel-name-exclude $RACECHECK_SKIP"
+if [ "$3" = racecheck ]; then
+  for s in $RACECHECK_SKIP; do skip="$skip --kernel-name-exclude kns=$s"; done
+fi
 timeout "$2" compute-sanitizer --tool "$3" $quiet $skip --error-exitcode 1 "$4" \
   --gtest_filter="$5" >"$log" 2>&1
 rc=$?
+summary=$(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | tail -1 | sed 's/^=* *//')
 case $rc in 0) verdict=ok ;; 124) verdict=TIMEOUT ;; *) verdict=FAILED ;; esac
-echo "$3 $5: $verdict $(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | tail -1 | sed 's/^=* *//')"
+# A test in TIMING_TESTS asserts on elapsed time, which the tool's slowdown breaks: its verdict
+# is the tool's report alone.
+case " $TIMING_TESTS " in
+  *" $5 "*) [ $rc != 124 ] && case $summary in *": 0 errors"* | *"(0 errors, 0 warnings)"*) verdict=ok ;; esac ;;
+esac
+echo "$3 $5: $verdict $summary"
 ONE
   for t in "$build"/test_*_cuda; do
     "$t" --gtest_list_tests | awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}' |
@@ -60,9 +69,15 @@ ONE
       done
   done >"$logs/jobs"
   API_ERROR_TESTS=${API_ERROR_TESTS:-MemoryCuda.OutOfMemoryIsAClearError}
-  RACECHECK_SKIP=${RACECHECK_SKIP-kns=gemm}  # kernel-name substring; empty: check every kernel
+  TIMING_TESTS=${TIMING_TESTS:-MemoryCuda.StopwatchWaitsAndCountsTheGpusTime}
+  RACECHECK_SKIP=${RACECHECK_SKIP-gemm nvjet}  # empty: check every kernel
   compute-sanitizer --help | grep -q -- --kernel-name-exclude || RACECHECK_SKIP=
-  export API_ERROR_TESTS RACECHECK_SKIP
+  # Where the tool takes one exclusion only, the first substring stays.
+  if [ -n "$RACECHECK_SKIP" ] && ! compute-sanitizer --tool racecheck --kernel-name-exclude kns=a \
+    --kernel-name-exclude kns=b true >/dev/null 2>&1; then
+    RACECHECK_SKIP=${RACECHECK_SKIP%% *}
+  fi
+  export API_ERROR_TESTS TIMING_TESTS RACECHECK_SKIP
   echo "racecheck skips kernels matching: ${RACECHECK_SKIP:-(none)}"
   # Lines are written as runs finish, so a call stopped early still leaves what it finished.
   xargs -P "${JOBS:-$(nproc)}" -L 1 sh "$logs/run_one.sh" <"$logs/jobs" >"$out/sanitize-summary.log"
