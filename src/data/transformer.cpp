@@ -31,6 +31,14 @@ class ExampleRandom {
   uint64_t state_;
 };
 
+// One image on the calling decode worker: a CPU handle of one thread, one per thread.
+prim::Handle& worker_handle() {
+  thread_local prim::Handle h(prim::Device::kCPU);
+  thread_local const bool one_thread = (h.set_cpu_threads(1), true);
+  (void)one_thread;
+  return h;
+}
+
 }  // namespace
 
 DataTransformer::DataTransformer(const TransformationParameter& param, Phase phase, uint64_t seed)
@@ -98,43 +106,58 @@ void DataTransformer::set_random(const std::mt19937_64& rng) {
   stream_key_ = first();
 }
 
-void DataTransformer::transform(const float* in, int channels, int height, int width, float* out,
-                                uint64_t record) const {
+prim::ImageCrop DataTransformer::crop(int height, int width, uint64_t record) const {
   ExampleRandom random(stream_key_, record);
   const int crop = int(param_.crop_size());
   const bool train = phase_ == TRAIN;
-  const int out_h = crop > 0 ? crop : height;
-  const int out_w = crop > 0 ? crop : width;
-  int y0 = 0, x0 = 0;
+  prim::ImageCrop k;
+  k.height = height;
+  k.width = width;
+  k.pitch = width;
   if (crop > 0) {
-    y0 = train ? random.uniform(height - crop + 1) : (height - crop) / 2;
-    x0 = train ? random.uniform(width - crop + 1) : (width - crop) / 2;
+    k.y0 = train ? random.uniform(height - crop + 1) : (height - crop) / 2;
+    k.x0 = train ? random.uniform(width - crop + 1) : (width - crop) / 2;
   }
   // Caffe flips in both phases when mirror is set; only the crop offset depends on the phase.
-  const bool mirror = param_.mirror() && random.uniform(2) == 1;
-  const float scale = param_.scale();
-
-  // Where the mean image's window starts: at the data's own pixel when it has the data's size,
-  // else at its centered crop.
+  k.mirror = param_.mirror() && random.uniform(2) == 1;
+  // The mean image's window starts at the data's own pixel when it has the data's size, else at
+  // its centered crop.
   const bool mean_same = mean_h_ == height && mean_w_ == width;
-  const int my0 = mean_same ? y0 : (mean_h_ - out_h) / 2;
-  const int mx0 = mean_same ? x0 : (mean_w_ - out_w) / 2;
+  k.mean_y0 = mean_same ? k.y0 : (mean_h_ - (crop > 0 ? crop : height)) / 2;
+  k.mean_x0 = mean_same ? k.x0 : (mean_w_ - (crop > 0 ? crop : width)) / 2;
+  return k;
+}
 
-  for (int c = 0; c < channels; ++c) {
-    float mean_value = 0;
-    if (param_.mean_value_size() > 0)
-      mean_value = param_.mean_value(param_.mean_value_size() == 1 ? 0 : c);
-    for (int y = 0; y < out_h; ++y) {
-      const float* src = in + (size_t(c) * height + y0 + y) * width + x0;
-      const float* mean_row =
-          mean_.empty() ? nullptr : mean_.data() + (size_t(c) * mean_h_ + my0 + y) * mean_w_ + mx0;
-      float* dst = out + (size_t(c) * out_h + y) * out_w;
-      for (int x = 0; x < out_w; ++x) {
-        const float m = mean_row ? mean_row[x] : mean_value;
-        dst[mirror ? out_w - 1 - x : x] = (src[x] - m) * scale;
-      }
-    }
-  }
+prim::CropImagesDesc DataTransformer::crop_desc(int channels, int height, int width) const {
+  const int crop = int(param_.crop_size());
+  prim::CropImagesDesc d;
+  d.channels = channels;
+  d.out_h = crop > 0 ? crop : height;
+  d.out_w = crop > 0 ? crop : width;
+  d.mean_image = mean_.empty() ? nullptr : mean_.data();
+  d.mean_h = mean_h_;
+  d.mean_w = mean_w_;
+  d.scale = param_.scale();
+  return d;
+}
+
+std::vector<float> DataTransformer::mean_values(int channels) const {
+  const int n = param_.mean_value_size();
+  std::vector<float> v;
+  if (n > 0)
+    for (int c = 0; c < channels; ++c) v.push_back(param_.mean_value(n == 1 ? 0 : c));
+  return v;
+}
+
+void DataTransformer::transform(const float* in, int channels, int height, int width, float* out,
+                                uint64_t record) const {
+  prim::ImageCrop k = crop(height, width, record);
+  k.pixels = in;
+  prim::CropImagesDesc d = crop_desc(channels, height, width);
+  d.pixels = prim::PixelType::kFloat32;
+  const std::vector<float> values = mean_values(channels);
+  if (!values.empty()) d.mean_values = values.data();
+  prim::crop_images(worker_handle(), d, 1, &k, out);
 }
 
 }  // namespace crema

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "crema.pb.h"
+#include "primitives/crop_images.h"
 
 namespace crema {
 
@@ -40,10 +41,20 @@ class DataTransformer {
   std::vector<int> output_shape(int channels, int height, int width) const;
 
   // Transforms one C-H-W image `in`, example number `record` of its layer, into `out`, which
-  // holds the output_shape's count of values. Call output_shape() once for the shape first:
-  // transform() trusts it.
+  // holds the output_shape's count of values, by prim::crop_images on the CPU. Call
+  // output_shape() once for the shape first: transform() trusts it.
   void transform(const float* in, int channels, int height, int width, float* out,
                  uint64_t record) const;
+
+  // What transform() does, for a caller that transforms elsewhere (a batch decoded on the GPU):
+  // the window and flip of example `record` of a height x width image (its pixels left unset,
+  // rows `width` apart), and the descriptor of `channels` such images, whose mean pointers are
+  // the host copies mean_image() and mean_values(channels).
+  prim::ImageCrop crop(int height, int width, uint64_t record) const;
+  prim::CropImagesDesc crop_desc(int channels, int height, int width) const;
+  const std::vector<float>& mean_image() const { return mean_; }
+  // One value per channel (a single mean_value serves them all), or empty without mean_value.
+  std::vector<float> mean_values(int channels) const;
 
   Phase phase() const { return phase_; }
   // The generator the per-example streams are keyed from (it never advances), for snapshots: a
