@@ -181,23 +181,24 @@ int jpeg_channels(std::string_view bytes, const std::string& where) {
 #endif
 }
 
-void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode color,
-                 ChwImage* image) {
 #ifdef CREMA_WITH_JPEG
-  Decompressor d;
-  if (!d.read_header(as_bytes(bytes), bytes.size()))
-    fail(where, ": corrupt JPEG (", d.message(), ")");
+namespace {
+
+// The checks every decode makes on a header libjpeg has read, and what it says.
+JpegHeader check_header(const Decompressor& d, size_t bytes, const std::string& where,
+                        ColorMode color) {
   const jpeg_decompress_struct& info = d.info();
   if (info.num_components == 4 || info.jpeg_color_space == JCS_CMYK ||
       info.jpeg_color_space == JCS_YCCK)
     fail(where, ": CMYK JPEG is not supported without OpenCV; convert it to RGB");
   if (info.num_components != 1 && info.num_components != 3)
     fail(where, ": JPEG with ", info.num_components, " components is not supported");
-  const int channels = color == ColorMode::kColor  ? 3
-                       : color == ColorMode::kGray ? 1
-                                                   : info.num_components;
+  JpegHeader hd;
+  hd.channels = color == ColorMode::kColor  ? 3
+                : color == ColorMode::kGray ? 1
+                                            : info.num_components;
   const int64_t h = info.image_height, w = info.image_width;
-  if (h <= 0 || w <= 0 || channels * h * w > kMaxTensorElements)
+  if (h <= 0 || w <= 0 || hd.channels * h * w > kMaxTensorElements)
     fail(where, ": JPEG of ", w, "x", h, " pixels is too large");
   uint64_t blocks = 0;
   for (int c = 0; c < info.num_components; ++c)
@@ -205,8 +206,8 @@ void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode col
   // Huffman coding spends at least one bit on every 8x8 block's DC term: a file with fewer bits
   // than blocks is truncated, refused before the image its header claims is allocated (a
   // 517-byte file claiming 17477 x 14915 pixels took seconds to fail).
-  if (!info.arith_code && blocks > uint64_t(bytes.size()) * 8)
-    fail(where, ": corrupt JPEG (truncated: ", bytes.size(), " bytes cannot hold the ", blocks,
+  if (!info.arith_code && blocks > uint64_t(bytes) * 8)
+    fail(where, ": corrupt JPEG (truncated: ", bytes, " bytes cannot hold the ", blocks,
          " blocks of ", w, "x", h, " pixels)");
   // Arithmetic coding can spend far less than a bit a block, so the file's size bounds nothing
   // there: what decoding allocates is bounded instead. That is the float image and its 8-bit
@@ -214,13 +215,53 @@ void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode col
   // libjpeg's whole-image coefficients, 128 bytes a block (a 489-byte progressive file claiming
   // 65496 x 10968 pixels asked for 2.2 GB of them).
   const bool scans = info.progressive_mode || info.comps_in_scan < info.num_components;
-  const uint64_t need = uint64_t(channels) * uint64_t(h) * uint64_t(w) * (sizeof(float) + 1) +
+  const uint64_t need = uint64_t(hd.channels) * uint64_t(h) * uint64_t(w) * (sizeof(float) + 1) +
                         (scans ? blocks * 64 * sizeof(JCOEF) : 0);
   if (need > kJpegDecodeBytes)
     fail(where, ": JPEG of ", w, "x", h, " pixels needs ", need >> 20, " MiB to decode (at most ",
          kJpegDecodeBytes >> 20, " MiB)");
-  // Read before decompressing: libjpeg frees the saved markers when it finishes.
-  const int orientation = d.orientation();
+  hd.components = info.num_components;
+  hd.height = int(h);
+  hd.width = int(w);
+  hd.orientation = d.orientation();
+  // Every component's sampling factor divides the largest: 4:4:4, 4:2:2, 4:2:0, 4:4:0 and gray
+  // (4:1:1 and 4:1:0 are the rest).
+  bool common_sampling = true;
+  for (int c = 1; c < info.num_components; ++c)
+    common_sampling = common_sampling && info.comp_info[c].h_samp_factor == 1 &&
+                      info.comp_info[c].v_samp_factor == 1 &&
+                      info.comp_info[0].h_samp_factor <= 2 && info.comp_info[0].v_samp_factor <= 2;
+  hd.baseline = !info.progressive_mode && !info.arith_code && !scans && info.data_precision == 8 &&
+                common_sampling && (info.num_components == 1 || info.jpeg_color_space == JCS_YCbCr);
+  return hd;
+}
+
+}  // namespace
+#endif
+
+JpegHeader read_jpeg_header(std::string_view bytes, const std::string& where, ColorMode color) {
+#ifdef CREMA_WITH_JPEG
+  Decompressor d;
+  if (!d.read_header(as_bytes(bytes), bytes.size()))
+    fail(where, ": corrupt JPEG (", d.message(), ")");
+  return check_header(d, bytes.size(), where, color);
+#else
+  (void)bytes;
+  (void)color;
+  fail(where, ": cannot decode JPEG: crema was built without libjpeg");
+#endif
+}
+
+void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode color,
+                 ChwImage* image) {
+#ifdef CREMA_WITH_JPEG
+  Decompressor d;
+  if (!d.read_header(as_bytes(bytes), bytes.size()))
+    fail(where, ": corrupt JPEG (", d.message(), ")");
+  const JpegHeader hd = check_header(d, bytes.size(), where, color);
+  const int channels = hd.channels;
+  const int64_t h = hd.height, w = hd.width;
+  const int orientation = hd.orientation;
   if (!d.start(channels)) fail(where, ": corrupt JPEG (", d.message(), ")");
   const size_t row_bytes = size_t(w) * channels;
   // The 8-bit rows stay with the thread for its next image: a fresh buffer of a training image's

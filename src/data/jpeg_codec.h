@@ -29,6 +29,21 @@ int jpeg_channels(std::string_view bytes, const std::string& where);
 // What decoding one JPEG may allocate: 512 MiB (about 35 megapixels in color).
 inline constexpr uint64_t kJpegDecodeBytes = uint64_t(512) << 20;
 
+// What a JPEG's header says, once it passed every check decode_jpeg makes.
+struct JpegHeader {
+  int components = 0;         // stored: 1 or 3
+  int channels = 0;           // decoded, as the ColorMode asks
+  int height = 0, width = 0;  // stored, before the EXIF orientation's turn
+  int orientation = 1;        // EXIF, 1 to 8
+  // Baseline Huffman-coded 8-bit gray or YCbCr in one interleaved scan, chroma subsampled 4:4:4,
+  // 4:2:2, 4:2:0 or 4:4:0: what a GPU's hardware JPEG decoder takes.
+  bool baseline = false;
+};
+
+// Reads and checks a JPEG's header as decode_jpeg does, throwing the same errors, without
+// decoding the image.
+JpegHeader read_jpeg_header(std::string_view bytes, const std::string& where, ColorMode color);
+
 // Decodes a JPEG into C-H-W values with the channels `color` asks for (kNative: the file's).
 // Throws crema::Error naming `where` for corrupt or truncated data, CMYK, an image that would
 // need more than kJpegDecodeBytes to decode, and in a build without libjpeg. Safe on several

@@ -14,6 +14,7 @@
 #include "core/errors.h"
 #include "data/data_test_util.h"
 #include "data/image_io.h"
+#include "data/image_test_util.h"
 
 #ifdef CREMA_WITH_OPENCV
 #include <opencv2/core.hpp>
@@ -23,6 +24,9 @@
 namespace crema {
 namespace {
 
+using test::test_pixels;
+using test::with_orientation;
+
 #ifndef CREMA_WITH_JPEG
 #define SKIP_WITHOUT_JPEG() GTEST_SKIP() << "built without libjpeg"
 #else
@@ -30,20 +34,6 @@ namespace {
   do {                      \
   } while (0)
 #endif
-
-// A photo-like 8-bit image: smooth gradients plus noise, so the DCT has work at every frequency.
-std::vector<unsigned char> test_pixels(int c, int h, int w, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> noise(-25, 25);
-  std::vector<unsigned char> chw(size_t(c) * h * w);
-  for (int k = 0; k < c; ++k)
-    for (int y = 0; y < h; ++y)
-      for (int x = 0; x < w; ++x) {
-        const int v = (x * 255 / w + y * 128 / h + k * 60) % 256 + noise(rng);
-        chw[(size_t(k) * h + y) * w + x] = (unsigned char)(std::clamp(v, 0, 255));
-      }
-  return chw;
-}
 
 TEST(JpegCodec, ChannelOrderIsBgrAndQuality100IsClose) {
   SKIP_WITHOUT_JPEG();
@@ -148,24 +138,6 @@ void expect_same_as_opencv(const std::string& bytes, const std::string& what) {
   }
 }
 #endif
-
-// jpg with an APP1 EXIF segment giving `orientation` (little- or big-endian TIFF) after its SOI.
-std::string with_orientation(const std::string& jpg, int orientation, bool little) {
-  std::string tiff = little ? std::string("II*\0\x08\0\0\0", 8) : std::string("MM\0*\0\0\0\x08", 8);
-  const auto u16 = [little](int v) {
-    return little ? std::string{char(v & 0xFF), char(v >> 8)}
-                  : std::string{char(v >> 8), char(v & 0xFF)};
-  };
-  tiff += u16(1);                                                            // one IFD entry
-  tiff += u16(0x0112) + u16(3);                                              // Orientation, SHORT
-  tiff += little ? std::string("\1\0\0\0", 4) : std::string("\0\0\0\1", 4);  // count 1
-  tiff += u16(orientation) + u16(0);                                         // the value, padded
-  tiff += std::string(4, '\0');                                              // no next IFD
-  const std::string payload = std::string("Exif\0\0", 6) + tiff;
-  const int len = int(payload.size()) + 2;
-  return jpg.substr(0, 2) + "\xFF\xE1" + std::string{char(len >> 8), char(len & 0xFF)} + payload +
-         jpg.substr(2);
-}
 
 TEST(JpegCodec, ExifOrientationTurnsThePixels) {
   SKIP_WITHOUT_JPEG();

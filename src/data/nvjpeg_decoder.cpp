@@ -1,0 +1,225 @@
+// NvjpegDecoder: nvJPEG loaded with dlopen, its hardware backend fed one batch per call.
+#include "data/nvjpeg_decoder.h"
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+#include "core/errors.h"
+#include "data/jpeg_codec.h"
+
+namespace crema {
+
+namespace nvjpeg_abi {
+
+// nvJPEG's C interface as nvjpeg.h declares it: opaque handles, enums passed as int, status 0 for
+// success, and the output descriptor of one image.
+constexpr int kSuccess = 0;
+constexpr int kBackendHardware = 3;       // NVJPEG_BACKEND_HARDWARE
+constexpr unsigned kBitstreamStrict = 4;  // NVJPEG_FLAGS_BITSTREAM_STRICT: report, never guess
+constexpr int kOutputY = 2;               // NVJPEG_OUTPUT_Y
+constexpr int kOutputBgr = 4;             // NVJPEG_OUTPUT_BGR: planar
+struct Image {                            // nvjpegImage_t
+  unsigned char* channel[4];
+  size_t pitch[4];
+};
+
+const char* status_name(int s) {
+  static const char* const names[] = {"success",
+                                      "not initialized",
+                                      "invalid parameter",
+                                      "bad JPEG",
+                                      "JPEG not supported",
+                                      "allocator failure",
+                                      "execution failed",
+                                      "architecture mismatch",
+                                      "internal error",
+                                      "implementation not supported",
+                                      "incomplete bitstream"};
+  return s >= 0 && s < int(sizeof(names) / sizeof(names[0])) ? names[s] : "unknown status";
+}
+
+}  // namespace nvjpeg_abi
+
+struct NvjpegDecoder::Library {
+  std::string error;  // why nvJPEG cannot be used; empty when it loaded
+  int (*create_ex)(int backend, void* device_allocator, void* pinned_allocator, unsigned flags,
+                   void** handle) = nullptr;
+  int (*destroy)(void* handle) = nullptr;
+  int (*state_create)(void* handle, void** state) = nullptr;
+  int (*state_destroy)(void* state) = nullptr;
+  int (*batched_initialize)(void* handle, void* state, int batch, int cpu_threads,
+                            int format) = nullptr;
+  int (*batched)(void* handle, void* state, const unsigned char* const* data, const size_t* lengths,
+                 nvjpeg_abi::Image* out, void* stream) = nullptr;
+};
+
+namespace {
+
+const NvjpegDecoder::Library& library() {
+  static NvjpegDecoder::Library lib;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* named = std::getenv("CREMA_NVJPEG");
+    void* so = nullptr;
+    std::string tried;
+    std::vector<std::string> names = {"libnvjpeg.so.13", "libnvjpeg.so.12"};
+#ifdef CREMA_CUDA_LIBRARY_DIR
+    // Not on the loader's path: the toolkit this build was configured with.
+    names.push_back(std::string(CREMA_CUDA_LIBRARY_DIR) + "/libnvjpeg.so.13");
+#endif
+    if (named) names = {named};
+    for (const std::string& name : names) {
+      so = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (so) break;
+      tried += (tried.empty() ? "" : "; ") + std::string(dlerror());
+    }
+    if (!so) {
+      lib.error = "cannot load nvJPEG (" + tried + ")";
+      return;
+    }
+    bool missing = false;
+    auto resolve = [&](auto* fn, const char* symbol) {
+      *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(dlsym(so, symbol));
+      if (!*fn && !missing) {
+        lib.error = std::string("nvJPEG has no ") + symbol;
+        missing = true;
+      }
+    };
+    resolve(&lib.create_ex, "nvjpegCreateEx");
+    resolve(&lib.destroy, "nvjpegDestroy");
+    resolve(&lib.state_create, "nvjpegJpegStateCreate");
+    resolve(&lib.state_destroy, "nvjpegJpegStateDestroy");
+    resolve(&lib.batched_initialize, "nvjpegDecodeBatchedInitialize");
+    resolve(&lib.batched, "nvjpegDecodeBatched");
+  });
+  return lib;
+}
+
+// A hardware-backend handle for the current GPU, or the reason there is none.
+void* hardware_handle(const NvjpegDecoder::Library& lib, std::string* why) {
+  void* handle = nullptr;
+  int s = lib.create_ex(nvjpeg_abi::kBackendHardware, nullptr, nullptr,
+                        nvjpeg_abi::kBitstreamStrict, &handle);
+  if (s != nvjpeg_abi::kSuccess)  // a library without the flag
+    s = lib.create_ex(nvjpeg_abi::kBackendHardware, nullptr, nullptr, 0, &handle);
+  if (s == nvjpeg_abi::kSuccess) return handle;
+  *why = std::string("nvJPEG has no hardware decoder on this GPU (") + nvjpeg_abi::status_name(s) +
+         ")";
+  return nullptr;
+}
+
+// Whether a file ends with the end-of-image marker. One that does not is truncated (or trails
+// bytes), which libjpeg reports and a hardware decoder may not: the CPU decoder takes it.
+bool ends_with_eoi(std::string_view jpeg) {
+  return jpeg.size() >= 2 && uint8_t(jpeg[jpeg.size() - 2]) == 0xFF &&
+         uint8_t(jpeg[jpeg.size() - 1]) == 0xD9;
+}
+
+// Rows of a decoded plane start 256 bytes apart at least: whole sectors for the crop's reads.
+int64_t pitch_of(int width) { return (int64_t(width) + 255) / 256 * 256; }
+
+}  // namespace
+
+bool NvjpegDecoder::available(std::string* why) {
+  if (!prim::cuda_available()) {
+    *why = "no CUDA GPU";
+    return false;
+  }
+  const Library& lib = library();
+  if (!lib.error.empty()) {
+    *why = lib.error;
+    return false;
+  }
+  void* handle = hardware_handle(lib, why);
+  if (!handle) return false;
+  lib.destroy(handle);
+  return true;
+}
+
+NvjpegDecoder::NvjpegDecoder(prim::Handle& h) : h_(h), lib_(library()) {
+  if (h.device() != prim::Device::kCUDA) fail("NvjpegDecoder needs a CUDA handle");
+  if (!lib_.error.empty()) fail(lib_.error);
+  std::string why;
+  handle_ = hardware_handle(lib_, &why);
+  if (!handle_) fail(why);
+  const int s = lib_.state_create(handle_, &state_);
+  if (s != nvjpeg_abi::kSuccess) {
+    lib_.destroy(handle_);
+    fail("nvjpegJpegStateCreate: ", nvjpeg_abi::status_name(s));
+  }
+}
+
+NvjpegDecoder::~NvjpegDecoder() {
+  lib_.state_destroy(state_);
+  lib_.destroy(handle_);
+}
+
+void NvjpegDecoder::decode(int n, const std::string_view* jpegs, const std::string* where,
+                           int channels, ColorMode color, prim::ImageCrop* crops,
+                           std::vector<bool>* on_gpu) {
+  on_gpu->assign(size_t(n), false);
+  // Which images the hardware takes, and where each one's planes go.
+  std::vector<int> hw;
+  std::vector<int64_t> offset;
+  int64_t bytes = 0;
+  for (int i = 0; i < n; ++i) {
+    const JpegHeader hd = read_jpeg_header(jpegs[i], where[i], color);
+    crops[i].height = hd.height;
+    crops[i].width = hd.width;
+    crops[i].pitch = pitch_of(hd.width);
+    // A file of other channels than the layer's, turned by its EXIF orientation, or without its
+    // end is the CPU decoder's (which turns it, or gives its own or the layer's error).
+    if (!hd.baseline || hd.orientation != 1 || hd.channels != channels || !ends_with_eoi(jpegs[i]))
+      continue;
+    hw.push_back(i);
+    offset.push_back(bytes);
+    bytes += int64_t(channels) * hd.height * crops[i].pitch;
+  }
+  left_ += uint64_t(n) - hw.size();
+  if (hw.empty()) return;
+  if (pixels_.bytes() < size_t(bytes))
+    pixels_ = prim::DeviceBuffer(prim::Device::kCUDA, size_t(bytes) + size_t(bytes) / 4);
+
+  std::vector<const unsigned char*> data;
+  std::vector<size_t> lengths;
+  std::vector<nvjpeg_abi::Image> out(hw.size());
+  for (size_t k = 0; k < hw.size(); ++k) {
+    const prim::ImageCrop& c = crops[hw[k]];
+    data.push_back(reinterpret_cast<const unsigned char*>(jpegs[hw[k]].data()));
+    lengths.push_back(jpegs[hw[k]].size());
+    unsigned char* base = static_cast<unsigned char*>(pixels_.get()) + offset[k];
+    for (int ch = 0; ch < channels; ++ch) {
+      out[k].channel[ch] = base + int64_t(ch) * c.height * c.pitch;
+      out[k].pitch[ch] = size_t(c.pitch);
+    }
+  }
+  const int format = channels == 3 ? nvjpeg_abi::kOutputBgr : nvjpeg_abi::kOutputY;
+  // The batched decoder is set up for one batch size and format; a failed batch sets it up again.
+  if (batch_ != int(hw.size()) || format_ != format) {
+    const int s = lib_.batched_initialize(handle_, state_, int(hw.size()), 1, format);
+    if (s != nvjpeg_abi::kSuccess)
+      fail("nvjpegDecodeBatchedInitialize(", hw.size(), "): ", nvjpeg_abi::status_name(s));
+    batch_ = int(hw.size());
+    format_ = format;
+  }
+  const int s = lib_.batched(handle_, state_, data.data(), lengths.data(), out.data(), h_.stream());
+  if (s != nvjpeg_abi::kSuccess) {
+    // Some file of the batch is one the hardware refuses: the CPU decodes them all, and gives
+    // a corrupt one its own error.
+    batch_ = 0;
+    left_ += hw.size();
+    return;
+  }
+  for (size_t k = 0; k < hw.size(); ++k) {
+    crops[hw[k]].pixels = static_cast<unsigned char*>(pixels_.get()) + offset[k];
+    (*on_gpu)[size_t(hw[k])] = true;
+  }
+  decoded_ += hw.size();
+}
+
+}  // namespace crema
