@@ -5,18 +5,22 @@
 //
 //   data_layer --source=data/synthetic_imagenet_jpeg/train_lmdb
 //              [--mean_file=data/synthetic_imagenet_jpeg/mean.binaryproto] [--threads=1,0]
-//              [--batch=256] [--crop=227] [--batches=20] [--warmup=2]
+//              [--batch=256] [--crop=227] [--batches=20] [--warmup=2] [--gpu=0 --decoder=gpu]
 //
 // --threads lists data_param.threads values; 0 is the layer's default (the machine's cores less
 // one), and the table names the count it chose. The CPU time the process spent per image (all
 // its threads, user + system) is printed beside the rate: on a machine shared with other jobs
-// the rate drops, the CPU time per image much less.
+// the rate drops, the CPU time per image much less. With --gpu the layer runs on that GPU (its
+// batches uploaded, or with --decoder=gpu its JPEGs decoded there by nvJPEG) and each timed run
+// ends when the GPU has the last batch.
 #include "layers/data_layer.h"
 
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -36,11 +40,14 @@ DEFINE_int32(crop, 227, "crop size (0: none)");
 DEFINE_bool(mirror, true, "random mirroring");
 DEFINE_int32(batches, 20, "timed batches");
 DEFINE_int32(warmup, 2, "untimed batches first (they also fill the prefetch queue)");
+DEFINE_int32(gpu, -1, "the GPU the layer runs on; -1: the CPU");
+DEFINE_string(decoder, "cpu", "data_param.decoder on a GPU: cpu, gpu or auto");
 
 namespace {
 
 struct Result {
   int workers = 0;
+  bool gpu_decodes = false;
   double images_per_second = 0;
   double cpu_ms_per_image = 0;
 };
@@ -62,6 +69,12 @@ Result measure(uint32_t threads) {
   d->set_source(FLAGS_source);
   d->set_batch_size(uint32_t(FLAGS_batch));
   d->set_threads(threads);
+  crema::DataParameter::Decoder decoder = crema::DataParameter::CPU;
+  std::string name = FLAGS_decoder;
+  for (char& c : name) c = char(std::toupper(static_cast<unsigned char>(c)));
+  if (!crema::DataParameter::Decoder_Parse(name, &decoder))
+    crema::fail("--decoder must be cpu, gpu or auto; got ", FLAGS_decoder);
+  d->set_decoder(decoder);
   crema::TransformationParameter* t = p.mutable_transform_param();
   if (FLAGS_crop > 0) t->set_crop_size(uint32_t(FLAGS_crop));
   t->set_mirror(FLAGS_mirror);
@@ -71,17 +84,22 @@ Result measure(uint32_t threads) {
     for (float v : {104.f, 117.f, 123.f}) t->add_mean_value(v);
   }
   crema::seed_thread_rng(1);
-  crema::DataLayer<float> layer(p, crema::Device::kCPU);
-  crema::Tensor<float> data, label;
+  const crema::Device device = FLAGS_gpu >= 0 ? crema::Device::kCUDA : crema::Device::kCPU;
+  // The handle first: it makes its GPU the thread's current one, which the layer takes.
+  crema::prim::Handle h(device, std::max(FLAGS_gpu, 0));
+  crema::DataLayer<float> layer(p, device);
+  crema::Tensor<float> data(device), label(device);
   layer.setup({}, {&data, &label});
-  crema::prim::Handle h(crema::Device::kCPU, 0);
   for (int i = 0; i < FLAGS_warmup; ++i) layer.forward(h, {}, {&data, &label});
+  h.synchronize();
   const double cpu0 = process_cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < FLAGS_batches; ++i) layer.forward(h, {}, {&data, &label});
+  h.synchronize();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double images = double(FLAGS_batches) * FLAGS_batch;
-  return {layer.decode_workers(), images / s, (process_cpu_seconds() - cpu0) * 1e3 / images};
+  return {layer.decode_workers(), layer.gpu_decodes(), images / s,
+          (process_cpu_seconds() - cpu0) * 1e3 / images};
 }
 
 }  // namespace
@@ -101,12 +119,13 @@ int main(int argc, char** argv) {
                 FLAGS_source.c_str(), FLAGS_batch, FLAGS_crop, FLAGS_mirror ? "on" : "off",
                 FLAGS_mean_file.empty() ? "mean_value 104,117,123" : FLAGS_mean_file.c_str(),
                 std::thread::hardware_concurrency());
-    std::printf("%-10s %-8s %12s %16s\n", "threads", "workers", "images/s", "CPU ms/image");
+    std::printf("%-10s %-8s %-8s %12s %16s\n", "threads", "workers", "decoder", "images/s",
+                "CPU ms/image");
     for (uint32_t threads : counts) {
       const Result r = measure(threads);
-      std::printf("%-10s %-8d %12.0f %16.2f\n",
+      std::printf("%-10s %-8d %-8s %12.0f %16.2f\n",
                   threads == 0 ? "0 (auto)" : std::to_string(threads).c_str(), r.workers,
-                  r.images_per_second, r.cpu_ms_per_image);
+                  r.gpu_decodes ? "GPU" : "CPU", r.images_per_second, r.cpu_ms_per_image);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

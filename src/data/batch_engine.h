@@ -23,9 +23,18 @@
 #include <thread>
 #include <vector>
 
+#include "data/jpeg_codec.h"
 #include "primitives/handle.h"
 
 namespace crema {
+
+// A record a decode worker left for the GPU: the file, its checked header, and what names it.
+struct GpuJpeg {
+  std::string bytes;
+  JpegHeader header;
+  std::string where;
+  uint64_t number = 0;  // the example's number, which draws its crop and flip
+};
 
 struct HostBatch {
   // Pinned where a GPU is visible, so that uploads can run asynchronously.
@@ -39,6 +48,10 @@ struct HostBatch {
   // Records passed by the layer's source once this batch was read (what a snapshot taken after
   // the batch was used records).
   uint64_t records_after = 0;
+  // Per place, for a layer decoding JPEGs on the GPU (data/gpu_batch_decoder.h): whether the
+  // place waits for the GPU, and what it decodes there.
+  std::vector<char> on_gpu;
+  std::vector<GpuJpeg> gpu_jpegs;
 };
 
 // One record as the reader hands it to a worker: the raw bytes and whatever names it, copied out

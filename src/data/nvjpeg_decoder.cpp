@@ -159,67 +159,60 @@ NvjpegDecoder::~NvjpegDecoder() {
   lib_.destroy(handle_);
 }
 
-void NvjpegDecoder::decode(int n, const std::string_view* jpegs, const std::string* where,
-                           int channels, ColorMode color, prim::ImageCrop* crops,
-                           std::vector<bool>* on_gpu) {
-  on_gpu->assign(size_t(n), false);
-  // Which images the hardware takes, and where each one's planes go.
-  std::vector<int> hw;
-  std::vector<int64_t> offset;
+bool NvjpegDecoder::takes(std::string_view jpeg, const JpegHeader& header, int channels) {
+  return header.baseline && header.orientation == 1 && header.channels == channels &&
+         ends_with_eoi(jpeg);
+}
+
+void NvjpegDecoder::decode(int n, const std::string_view* jpegs, const JpegHeader* headers,
+                           int channels, prim::ImageCrop* crops, bool* on_gpu) {
+  *on_gpu = false;
+  if (n == 0) return;
+  const size_t count = static_cast<size_t>(n);
+  std::vector<int64_t> offset(count);
   int64_t bytes = 0;
   for (int i = 0; i < n; ++i) {
-    const JpegHeader hd = read_jpeg_header(jpegs[i], where[i], color);
-    crops[i].height = hd.height;
-    crops[i].width = hd.width;
-    crops[i].pitch = pitch_of(hd.width);
-    // A file of other channels than the layer's, turned by its EXIF orientation, or without its
-    // end is the CPU decoder's (which turns it, or gives its own or the layer's error).
-    if (!hd.baseline || hd.orientation != 1 || hd.channels != channels || !ends_with_eoi(jpegs[i]))
-      continue;
-    hw.push_back(i);
-    offset.push_back(bytes);
-    bytes += int64_t(channels) * hd.height * crops[i].pitch;
+    crops[i].height = headers[i].height;
+    crops[i].width = headers[i].width;
+    crops[i].pitch = pitch_of(headers[i].width);
+    offset[size_t(i)] = bytes;
+    bytes += int64_t(channels) * headers[i].height * crops[i].pitch;
   }
-  left_ += uint64_t(n) - hw.size();
-  if (hw.empty()) return;
   if (pixels_.bytes() < size_t(bytes))
     pixels_ = prim::DeviceBuffer(prim::Device::kCUDA, size_t(bytes) + size_t(bytes) / 4);
 
-  std::vector<const unsigned char*> data;
-  std::vector<size_t> lengths;
-  std::vector<nvjpeg_abi::Image> out(hw.size());
-  for (size_t k = 0; k < hw.size(); ++k) {
-    const prim::ImageCrop& c = crops[hw[k]];
-    data.push_back(reinterpret_cast<const unsigned char*>(jpegs[hw[k]].data()));
-    lengths.push_back(jpegs[hw[k]].size());
-    unsigned char* base = static_cast<unsigned char*>(pixels_.get()) + offset[k];
+  std::vector<const unsigned char*> data(count);
+  std::vector<size_t> lengths(count);
+  std::vector<nvjpeg_abi::Image> out(count);
+  for (int i = 0; i < n; ++i) {
+    data[size_t(i)] = reinterpret_cast<const unsigned char*>(jpegs[i].data());
+    lengths[size_t(i)] = jpegs[i].size();
+    unsigned char* base = static_cast<unsigned char*>(pixels_.get()) + offset[size_t(i)];
+    crops[i].pixels = base;
     for (int ch = 0; ch < channels; ++ch) {
-      out[k].channel[ch] = base + int64_t(ch) * c.height * c.pitch;
-      out[k].pitch[ch] = size_t(c.pitch);
+      out[size_t(i)].channel[ch] = base + int64_t(ch) * crops[i].height * crops[i].pitch;
+      out[size_t(i)].pitch[ch] = size_t(crops[i].pitch);
     }
   }
   const int format = channels == 3 ? nvjpeg_abi::kOutputBgr : nvjpeg_abi::kOutputY;
   // The batched decoder is set up for one batch size and format; a failed batch sets it up again.
-  if (batch_ != int(hw.size()) || format_ != format) {
-    const int s = lib_.batched_initialize(handle_, state_, int(hw.size()), 1, format);
+  if (batch_ != n || format_ != format) {
+    const int s = lib_.batched_initialize(handle_, state_, n, 1, format);
     if (s != nvjpeg_abi::kSuccess)
-      fail("nvjpegDecodeBatchedInitialize(", hw.size(), "): ", nvjpeg_abi::status_name(s));
-    batch_ = int(hw.size());
+      fail("nvjpegDecodeBatchedInitialize(", n, "): ", nvjpeg_abi::status_name(s));
+    batch_ = n;
     format_ = format;
   }
   const int s = lib_.batched(handle_, state_, data.data(), lengths.data(), out.data(), h_.stream());
   if (s != nvjpeg_abi::kSuccess) {
-    // Some file of the batch is one the hardware refuses: the CPU decodes them all, and gives
-    // a corrupt one its own error.
+    // Some file of the batch is one the hardware refuses: the CPU decodes them all, and gives a
+    // corrupt one its own error.
     batch_ = 0;
-    left_ += hw.size();
+    left_ += uint64_t(n);
     return;
   }
-  for (size_t k = 0; k < hw.size(); ++k) {
-    crops[hw[k]].pixels = static_cast<unsigned char*>(pixels_.get()) + offset[k];
-    (*on_gpu)[size_t(hw[k])] = true;
-  }
-  decoded_ += hw.size();
+  *on_gpu = true;
+  decoded_ += uint64_t(n);
 }
 
 }  // namespace crema

@@ -1,24 +1,22 @@
-// NvjpegDecoder: a batch of JPEG records decoded on the GPU by nvJPEG's hardware decoder, into
+// NvjpegDecoder: a batch of JPEG files decoded on the GPU by nvJPEG's hardware decoder, into
 // 8-bit planar images that prim::crop_images then transforms there. nvJPEG is loaded at run time
 // (libnvjpeg.so.13, else .so.12; CREMA_NVJPEG may name the file), so every build has the decoder
 // and none links nvJPEG; available() says why a machine cannot use it.
 //
-// Each header is read and checked on the host exactly as the CPU decoder does (read_jpeg_header:
-// the same errors for corrupt, truncated, CMYK or oversized files). What the hardware decodes --
-// whole baseline files shown as stored (EXIF orientation 1) -- goes to one nvjpegDecodeBatched
-// call on the handle's stream; the rest (progressive files, turned photos, files without their
-// end-of-image marker, any batch the hardware refuses) is left to the caller's CPU decoder, so
-// every record still decodes as it would on the CPU or fails with the CPU's error. The hardware's
-// pixels are not libjpeg's: its IDCT and chroma upsampling differ, by a few levels at most where
-// the colour changes fast.
+// The caller reads and checks each header on the host as the CPU decoder does (read_jpeg_header:
+// the same errors for corrupt, truncated, CMYK or oversized files) and gives the decoder what
+// takes() accepts -- whole baseline files shown as stored (EXIF orientation 1) -- in one
+// nvjpegDecodeBatched call on the handle's stream; the rest (progressive files, turned photos,
+// files without their end-of-image marker, a batch the hardware refuses) stays with the CPU
+// decoder, so every record still decodes as on the CPU or fails with the CPU's error. The
+// hardware's pixels need not be libjpeg's: its IDCT and chroma upsampling are its own.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "data/datum.h"
+#include "data/jpeg_codec.h"
 #include "primitives/crop_images.h"
 #include "primitives/handle.h"
 
@@ -36,15 +34,20 @@ class NvjpegDecoder {
   NvjpegDecoder(const NvjpegDecoder&) = delete;
   NvjpegDecoder& operator=(const NvjpegDecoder&) = delete;
 
-  // Decodes jpegs[0..n) (host bytes; where[i] names record i in errors) with `channels` channels
-  // each (3: BGR, 1: gray; `color` as the CPU decoder's, so kNative refuses a file of other
-  // channels). Queued on the handle's stream into memory the decoder owns until the next call;
-  // crops[i] gets image i's pixels, pitch and size, and on_gpu[i] whether it was decoded here
-  // (false: left to the CPU). Throws crema::Error for a record the CPU decoder would refuse too.
-  void decode(int n, const std::string_view* jpegs, const std::string* where, int channels,
-              ColorMode color, prim::ImageCrop* crops, std::vector<bool>* on_gpu);
+  // Whether the hardware decodes `jpeg`, whose header read_jpeg_header checked, as the CPU
+  // decoder would for a layer of `channels` channels: a whole baseline file of those channels,
+  // shown as stored.
+  static bool takes(std::string_view jpeg, const JpegHeader& header, int channels);
 
-  // Images decoded by the hardware and left to the CPU since construction.
+  // Decodes jpegs[0..n) (host bytes, each one takes() accepted, kept until the handle's stream
+  // has passed this work) with `channels` channels each (3: BGR, 1: gray), queued on the
+  // handle's stream into memory the decoder owns until the next call. crops[i] gets image i's
+  // pixels, pitch and size; *on_gpu is true when the batch was decoded, false when the hardware
+  // refused it, which leaves every image to the CPU.
+  void decode(int n, const std::string_view* jpegs, const JpegHeader* headers, int channels,
+              prim::ImageCrop* crops, bool* on_gpu);
+
+  // Images the hardware decoded, and refused, since construction.
   uint64_t decoded() const { return decoded_; }
   uint64_t left() const { return left_; }
 

@@ -7,6 +7,7 @@
 #include "core/errors.h"
 #include "core/rng.h"
 #include "data/batch_engine.h"
+#include "data/gpu_batch_decoder.h"
 #include "data/transformer.h"
 
 namespace crema {
@@ -66,6 +67,19 @@ void BasePrefetchingDataLayer<Dtype>::start_prefetch(uint32_t batch_size, const 
     if (this->device() == Device::kCUDA)
       upload_ = std::make_unique<Handle>(Device::kCUDA, prim::cuda_current_device());
   }
+  if (jpeg_decoder_ != DataParameter::CPU) {
+    std::string why;
+    if (!upload_)
+      why =
+          this->device() == Device::kCUDA ? "the layer's data is not float" : "it runs on the CPU";
+    else
+      NvjpegDecoder::available(&why);
+    if (why.empty())
+      gpu_decoder_ = std::make_unique<GpuBatchDecoder>(*upload_, *transformer_, jpeg_color_,
+                                                       channels, height, width);
+    else if (jpeg_decoder_ == DataParameter::GPU)
+      fail("data_param.decoder is GPU but JPEGs cannot be decoded there: ", why);
+  }
   depth_ = depth;
   consumed_records_ = next_record_;
   launch_engine();
@@ -118,6 +132,7 @@ void BasePrefetchingDataLayer<Dtype>::begin_batch(HostBatch* batch) {
   const size_t example = size_t(out_shape_[0]) * out_shape_[1] * out_shape_[2];
   batch->data.resize(example * batch_size_);
   batch->label.resize(batch_size_);
+  if (gpu_decoder_) gpu_decoder_->begin(batch, batch_size_);
 }
 
 template <typename Dtype>
@@ -133,6 +148,14 @@ template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::process(int worker, const SourceRecord& record, int slot,
                                               HostBatch* batch) {
   WorkerScratch& s = scratch_[size_t(worker)];
+  if (gpu_decoder_) {
+    float label = 0;
+    if (jpeg_record(record, &s.jpeg, &label, &s.where) &&
+        gpu_decoder_->take(&s.jpeg, s.where, record.number, slot, batch)) {
+      batch->label[size_t(slot)] = label;
+      return;
+    }
+  }
   const float label = decode_record(record, &s.image, &s.where);
   const ChwImage& image = s.image;
   if (image.channels != channels_ || image.height != height_ || image.width != width_)
@@ -152,7 +175,10 @@ void BasePrefetchingDataLayer<Dtype>::upload(HostBatch* batch) {
     if (device->bytes() < bytes) *device = prim::DeviceBuffer(Device::kCUDA, bytes);
     prim::memcpy_async(*upload_, device->get(), Device::kCUDA, host.data(), Device::kCPU, bytes);
   };
-  send(batch->data, &batch->device_data);
+  if (gpu_decoder_)
+    gpu_decoder_->finish(batch);
+  else
+    send(batch->data, &batch->device_data);
   send(batch->label, &batch->device_label);
   batch->uploaded.record(*upload_);
 }

@@ -12,6 +12,10 @@
 // unreadable image) is thrown by the forward() that would have used the example, as a layer error
 // naming the example.
 //
+// JPEG records may be decoded on the GPU instead (decode_jpegs; data/gpu_batch_decoder.h): the
+// workers then only read each file's header and leave it in its place, and the batch is decoded
+// by the GPU's hardware JPEG decoder and transformed there, with the same crops and flips.
+//
 // Workers: the layer's `threads` field (data_param, image_data_param), or when it is 0 (the
 // default) the machine's cores less one per training thread, shared by the replicas, at least 1
 // (data/batch_engine.h: default_decode_workers).
@@ -37,6 +41,7 @@
 namespace crema {
 
 class BatchEngine;
+class GpuBatchDecoder;
 class DataTransformer;
 struct HostBatch;
 struct SourceRecord;
@@ -74,8 +79,9 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   bool reader_state(DataReaderState* state) const override;
   void restore_reader_state(const DataReaderState& state) override;
 
-  // The number of decode workers the layer runs.
+  // The number of decode workers the layer runs, and whether the GPU decodes its JPEGs.
   int decode_workers() const { return workers_; }
+  bool gpu_decodes() const { return gpu_decoder_ != nullptr; }
 
  protected:
   // The signature of every prefetching data layer: no bottoms; the data, and the labels where
@@ -90,6 +96,14 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   // data. Touches nothing of the layer that the reader changes.
   virtual float decode_record(const SourceRecord& record, ChwImage* image,
                               std::string* where) const = 0;
+  // Runs on the decode workers like decode_record: when the record is an encoded JPEG file,
+  // moves its bytes into *jpeg, sets *label and *where, and returns true (the GPU may decode
+  // it); false otherwise, and then decode_record runs.
+  virtual bool jpeg_record(const SourceRecord& record, std::string* jpeg, float* label,
+                           std::string* where) const {
+    (void)record, (void)jpeg, (void)label, (void)where;
+    return false;
+  }
   // Runs on the reader thread: moves past the next example without reading it (another
   // replica's).
   virtual void skip_example() = 0;
@@ -109,6 +123,14 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   // transformer), shapes the tops and starts the engine. Throws crema::Error.
   void start_prefetch(uint32_t batch_size, const char* batch_field, uint32_t threads, int channels,
                       int height, int width, const Tensors& top);
+  // Called before start_prefetch by a layer whose first record is a JPEG file: where its JPEGs
+  // are decoded (data_param.decoder), and the colour its decoder asks for. On the GPU they are
+  // decoded by nvJPEG (data/gpu_batch_decoder.h) when the layer runs on a GPU with a hardware
+  // JPEG decoder and its data is float: always for GPU (else an error), where possible for AUTO.
+  void decode_jpegs(DataParameter::Decoder where, ColorMode color) {
+    jpeg_decoder_ = where;
+    jpeg_color_ = color;
+  }
   // Stops and joins the engine's threads. Subclass destructors call it first, since the threads
   // call read_record and decode_record.
   void stop_prefetch();
@@ -127,6 +149,7 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   struct WorkerScratch {
     ChwImage image;
     std::string where;
+    std::string jpeg;
   };
 
   int batch_size_ = 0;
@@ -142,6 +165,9 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   std::vector<WorkerScratch> scratch_;
   // The stream for uploads (GPU layers with float data only).
   std::unique_ptr<Handle> upload_;
+  DataParameter::Decoder jpeg_decoder_ = DataParameter::CPU;  // as decode_jpegs() asked
+  ColorMode jpeg_color_ = ColorMode::kNative;
+  std::unique_ptr<GpuBatchDecoder> gpu_decoder_;  // on upload_'s stream
   // Declared last so that it is destroyed (its threads joined) before what the threads use.
   std::unique_ptr<BatchEngine> engine_;
 };

@@ -8,6 +8,7 @@
 #include "core/rng.h"
 #include "data/batch_engine.h"
 #include "data/datum.h"
+#include "data/jpeg_codec.h"
 #include "data/record_db.h"
 
 namespace crema {
@@ -56,13 +57,14 @@ void DataLayer<Dtype>::layer_setup(const Tensors&, const Tensors& top) {
       start_skip_ = thread_rng()() % p.rand_skip();
       for (uint64_t i = 0; i < start_skip_; ++i) reader_->next();
     }
+    if (datum.encoded() && looks_like_jpeg(datum.data())) this->decode_jpegs(p.decoder(), color_);
     this->start_prefetch(p.batch_size(), "data_param.batch_size", p.threads(), image.channels,
                          image.height, image.width, top);
   });
   LOG(INFO) << "layer " << this->name() << ": " << reader_->size() << " records in "
             << record_backend_name(backend) << " " << source
             << ", output data size: " << top[0]->shape_string() << ", " << this->decode_workers()
-            << " decode worker(s)";
+            << " decode worker(s)" << (this->gpu_decodes() ? ", JPEGs decoded on the GPU" : "");
 }
 
 template <typename Dtype>
@@ -82,6 +84,19 @@ float DataLayer<Dtype>::decode_record(const SourceRecord& record, ChwImage* imag
   decode_datum(record.value, source, record.key, &datum);
   datum_to_chw(datum, *where, color_, image);
   return float(datum.label());
+}
+
+template <typename Dtype>
+bool DataLayer<Dtype>::jpeg_record(const SourceRecord& record, std::string* jpeg, float* label,
+                                   std::string* where) const {
+  const std::string& source = reader_->path();
+  *where = record_name(source, record.key);
+  Datum datum;
+  decode_datum(record.value, source, record.key, &datum);
+  if (!datum.encoded() || !looks_like_jpeg(datum.data())) return false;
+  jpeg->swap(*datum.mutable_data());
+  *label = float(datum.label());
+  return true;
 }
 
 template <typename Dtype>

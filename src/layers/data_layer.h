@@ -3,7 +3,8 @@
 // nets that leave it out usually point at an LMDB), read in key order by the engine's reader and
 // decoded (raw pixels, float_data, or an encoded JPEG/PNG: data/image_io.h) by its workers
 // (BasePrefetchingDataLayer, which also transforms and batches them; data_param.threads sets the
-// number of workers). Records wrap around to the first after the last.
+// number of workers), or, for JPEG records, by the GPU's hardware decoder (data_param.decoder).
+// Records wrap around to the first after the last.
 //
 // Tops: top[0] data, batch_size x C x H' x W' (the first record's C x H x W, after the crop);
 // top[1] label, batch_size (optional). A bad record (corrupt bytes, a shape unlike the first
@@ -41,6 +42,8 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
   void read_record(SourceRecord* record) override;
   float decode_record(const SourceRecord& record, ChwImage* image,
                       std::string* where) const override;
+  bool jpeg_record(const SourceRecord& record, std::string* jpeg, float* label,
+                   std::string* where) const override;
   void skip_example() override;
   void seek_source(uint64_t records) override;
 

@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/replica.h"
 #include "core/rng.h"
+#include "data/jpeg_codec.h"
 #include "data/record_db.h"
 #include "data_test_util.h"
 
@@ -238,6 +239,23 @@ TEST(DataLayer, ParameterErrors) {
   DataLayer<float> layer(p, Device::kCPU);
   layer.setup({}, {&data});
   EXPECT_EQ(data.shape(), (std::vector<int64_t>{2, 1, 2, 2}));
+}
+
+// Where JPEGs are decoded: AUTO is the CPU on a CPU layer; GPU there is a clear error.
+TEST(DataLayer, JpegDecoderChoice) {
+  if (!jpeg_codec_available()) GTEST_SKIP() << "built without libjpeg";
+  TempDir dir;
+  const std::string db = dir.file("db");
+  test::write_jpeg_lmdb(db, 3, 3, 12, 16);
+  Tensor<float> data;
+  LayerParameter p = data_param(db, 2);
+  DataLayer<float> layer(p, Device::kCPU);
+  layer.setup({}, {&data});
+  EXPECT_FALSE(layer.gpu_decodes());
+  p.mutable_data_param()->set_decoder(DataParameter::GPU);
+  EXPECT_EQ(error_of([&] { DataLayer<float>(p, Device::kCPU).setup({}, {&data}); }),
+            "layer data (Data): data_param.decoder is GPU but JPEGs cannot be decoded there: it "
+            "runs on the CPU");
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "crema.pb.h"
+#include "data/image_test_util.h"
+#include "data/jpeg_codec.h"
 #include "data/lmdb_db.h"
 #include "error_util.h"
 
@@ -111,6 +113,21 @@ inline void write_datum_lmdb(const std::string& path, int n, int c, int h, int w
     std::string bytes(size_t(c * h * w), '\0');
     for (size_t j = 0; j < bytes.size(); ++j) bytes[j] = char((i * 10 + int(j)) % 256);
     return std::pair(record_key(i), raw_datum(c, h, w, bytes, i).SerializeAsString());
+  });
+}
+
+// An LMDB of n encoded-JPEG Datum records of c x h x w photo-like pixels under keys "%08d":
+// record i has label i.
+inline void write_jpeg_lmdb(const std::string& path, int n, int c, int h, int w) {
+  write_lmdb(path, n, [&](int i) {
+    Datum d;
+    d.set_channels(c);
+    d.set_height(h);
+    d.set_width(w);
+    d.set_encoded(true);
+    d.set_label(i);
+    d.set_data(encode_jpeg(test_pixels(c, h, w, uint64_t(i)).data(), c, h, w, 90));
+    return std::pair(record_key(i), d.SerializeAsString());
   });
 }
 

@@ -1,0 +1,122 @@
+// GpuBatchDecoder: JPEG places of a batch decoded by nvJPEG and transformed by crop_images; the
+// other places uploaded as the CPU made them.
+#include "data/gpu_batch_decoder.h"
+
+#include <vector>
+
+#include "core/errors.h"
+#include "data/image_io.h"
+#include "data/jpeg_codec.h"
+
+namespace crema {
+
+GpuBatchDecoder::GpuBatchDecoder(prim::Handle& upload, const DataTransformer& transformer,
+                                 ColorMode color, int channels, int height, int width)
+    : upload_(upload),
+      transformer_(transformer),
+      color_(color),
+      channels_(channels),
+      height_(height),
+      width_(width),
+      decoder_(upload) {
+  const std::vector<int> out = transformer.output_shape(channels, height, width);
+  example_ = size_t(out[0]) * size_t(out[1]) * size_t(out[2]);
+  desc_ = transformer.crop_desc(channels, height, width);
+  desc_.pixels = prim::PixelType::kUInt8;
+  const std::vector<float> values = transformer.mean_values(channels);
+  const std::vector<float>& mean = desc_.mean_image ? transformer.mean_image() : values;
+  if (!mean.empty()) {
+    mean_ = prim::DeviceBuffer(prim::Device::kCUDA, mean.size() * sizeof(float));
+    prim::device_memcpy(mean_.get(), prim::Device::kCUDA, mean.data(), prim::Device::kCPU,
+                        mean.size() * sizeof(float));
+    const float* on_gpu = static_cast<const float*>(mean_.get());
+    if (desc_.mean_image)
+      desc_.mean_image = on_gpu;
+    else
+      desc_.mean_values = on_gpu;
+  }
+}
+
+void GpuBatchDecoder::begin(HostBatch* batch, int batch_size) const {
+  batch->on_gpu.assign(size_t(batch_size), 0);
+  batch->gpu_jpegs.resize(size_t(batch_size));
+}
+
+bool GpuBatchDecoder::take(std::string* jpeg, const std::string& where, uint64_t number, int slot,
+                           HostBatch* batch) const {
+  if (!looks_like_jpeg(*jpeg)) return false;
+  // A header libjpeg refuses, and another shape, are the worker's to judge: its decoder may
+  // still read the file (OpenCV's), or refuse it with the layer's message.
+  JpegHeader header;
+  try {
+    header = read_jpeg_header(*jpeg, where, color_);
+  } catch (const Error&) {
+    return false;
+  }
+  if (!NvjpegDecoder::takes(*jpeg, header, channels_) || header.height != height_ ||
+      header.width != width_)
+    return false;
+  GpuJpeg& g = batch->gpu_jpegs[size_t(slot)];
+  g.bytes.swap(*jpeg);
+  g.header = header;
+  g.where = where;
+  g.number = number;
+  batch->on_gpu[size_t(slot)] = 1;
+  return true;
+}
+
+void GpuBatchDecoder::finish(HostBatch* batch) {
+  const size_t bytes = batch->data.size() * sizeof(float);
+  if (batch->device_data.bytes() < bytes)
+    batch->device_data = prim::DeviceBuffer(prim::Device::kCUDA, bytes);
+  float* device = static_cast<float*>(batch->device_data.get());
+  std::vector<int> places;
+  std::vector<std::string_view> jpegs;
+  std::vector<JpegHeader> headers;
+  for (size_t i = 0; i < batch->on_gpu.size(); ++i)
+    if (batch->on_gpu[i]) {
+      places.push_back(int(i));
+      jpegs.push_back(batch->gpu_jpegs[i].bytes);
+      headers.push_back(batch->gpu_jpegs[i].header);
+    }
+  std::vector<prim::ImageCrop> crops(places.size());
+  bool decoded = false;
+  decoder_.decode(int(places.size()), jpegs.data(), headers.data(), channels_, crops.data(),
+                  &decoded);
+  if (!decoded) {
+    // The hardware refused the batch: the CPU decodes its files, or names the corrupt one.
+    ChwImage image;
+    for (int p : places) {
+      const GpuJpeg& g = batch->gpu_jpegs[size_t(p)];
+      decode_image(g.bytes, g.where, color_, &image);
+      transformer_.transform(image.data.data(), channels_, height_, width_,
+                             batch->data.data() + example_ * size_t(p), g.number);
+      batch->on_gpu[size_t(p)] = 0;
+    }
+  }
+  // Runs of places decoded on the CPU are uploaded, runs decoded here transformed in place.
+  const size_t n = batch->on_gpu.size();
+  size_t k = 0;  // the next of `crops`
+  for (size_t begin = 0; begin < n;) {
+    size_t end = begin;
+    while (end < n && batch->on_gpu[end] == batch->on_gpu[begin]) ++end;
+    if (!batch->on_gpu[begin]) {
+      prim::memcpy_async(upload_, device + example_ * begin, prim::Device::kCUDA,
+                         batch->data.data() + example_ * begin, prim::Device::kCPU,
+                         (end - begin) * example_ * sizeof(float));
+    } else {
+      std::vector<prim::ImageCrop> run;
+      for (size_t i = begin; i < end; ++i, ++k) {
+        const GpuJpeg& g = batch->gpu_jpegs[i];
+        prim::ImageCrop c = transformer_.crop(g.header.height, g.header.width, g.number);
+        c.pixels = crops[k].pixels;
+        c.pitch = crops[k].pitch;
+        run.push_back(c);
+      }
+      prim::crop_images(upload_, desc_, int(run.size()), run.data(), device + example_ * begin);
+    }
+    begin = end;
+  }
+}
+
+}  // namespace crema

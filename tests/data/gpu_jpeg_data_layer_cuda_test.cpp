@@ -1,0 +1,90 @@
+// The Data layer on a GPU decoding its JPEG records with nvJPEG (data_param.decoder GPU) against
+// the same layer decoding them on the CPU (decoder CPU), same seed: the same labels, crops and
+// flips, pixels within the hardware decoder's few levels of libjpeg's (times the scale), batch
+// after batch with the records wrapping around; a progressive-free, unturned LMDB, so every
+// record is decoded by the hardware. Skips where nvJPEG has no hardware decoder.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "cuda_test_util.h"
+#include "data/data_test_util.h"
+#include "data/nvjpeg_decoder.h"
+#include "layers/data_layer.h"
+
+namespace crema {
+namespace {
+
+struct Batches {
+  std::vector<std::vector<float>> data, label;
+  bool gpu = false;
+};
+
+Batches run(const LayerParameter& p, int batches) {
+  seed_thread_rng(7);
+  prim::Handle h(Device::kCUDA);
+  Tensor<float> data(Device::kCUDA), label(Device::kCUDA);
+  DataLayer<float> layer(p, Device::kCUDA);
+  layer.setup({}, {&data, &label});
+  Batches out;
+  out.gpu = layer.gpu_decodes();
+  for (int b = 0; b < batches; ++b) {
+    layer.forward(h, {}, {&data, &label});
+    h.synchronize();
+    out.data.push_back(data.data_vector());
+    out.label.push_back(label.data_vector());
+  }
+  return out;
+}
+
+TEST(GpuJpegDataLayerCuda, MatchesTheCpuDecoder) {
+  CREMA_SKIP_WITHOUT_GPU();
+  std::string why;
+  if (!NvjpegDecoder::available(&why)) GTEST_SKIP() << "no nvJPEG: " << why;
+  test::TempDir dir;
+  const std::string db = dir.file("db");
+  test::write_jpeg_lmdb(db, 11, 3, 40, 52);
+  for (bool mean_values : {true, false}) {
+    SCOPED_TRACE(mean_values ? "mean values" : "no mean");
+    LayerParameter p;
+    p.set_name("data");
+    p.set_type("Data");
+    p.set_phase(TRAIN);
+    p.mutable_data_param()->set_source(db);
+    p.mutable_data_param()->set_batch_size(4);
+    p.mutable_data_param()->set_backend(DataParameter::LMDB);
+    TransformationParameter* t = p.mutable_transform_param();
+    t->set_crop_size(31);
+    t->set_mirror(true);
+    t->set_scale(0.5f);
+    if (mean_values)
+      for (float v : {104.0f, 117.0f, 123.0f}) t->add_mean_value(v);
+    p.mutable_data_param()->set_decoder(DataParameter::CPU);
+    const Batches cpu = run(p, 4);
+    p.mutable_data_param()->set_decoder(DataParameter::GPU);
+    const Batches gpu = run(p, 4);
+    EXPECT_FALSE(cpu.gpu);
+    ASSERT_TRUE(gpu.gpu);
+    for (size_t b = 0; b < cpu.data.size(); ++b) {
+      SCOPED_TRACE("batch " + std::to_string(b));
+      EXPECT_EQ(gpu.label[b], cpu.label[b]);
+      ASSERT_EQ(gpu.data[b].size(), cpu.data[b].size());
+      double worst = 0, sum = 0;
+      for (size_t i = 0; i < cpu.data[b].size(); ++i) {
+        const double d = std::abs(double(gpu.data[b][i]) - double(cpu.data[b][i]));
+        worst = std::max(worst, d);
+        sum += d;
+      }
+      // A wrong crop or flip of these gradients differs by tens of levels.
+      EXPECT_LE(worst, 8 * 0.5) << "largest difference";
+      EXPECT_LE(sum / double(cpu.data[b].size()), 1.0 * 0.5) << "mean difference";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace crema
