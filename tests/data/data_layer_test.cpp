@@ -243,7 +243,7 @@ TEST(DataLayer, ParameterErrors) {
 
 // Where JPEGs are decoded: AUTO is the CPU on a CPU layer; GPU there is a clear error.
 TEST(DataLayer, JpegDecoderChoice) {
-  if (!jpeg_codec_available()) GTEST_SKIP() << "built without libjpeg";
+  CREMA_SKIP_WITHOUT_JPEG();
   TempDir dir;
   const std::string db = dir.file("db");
   test::write_jpeg_lmdb(db, 3, 3, 12, 16);

@@ -1,6 +1,6 @@
 // Helpers of the image tests: small images with known pixels written with OpenCV, photo-like
-// pixels, a JPEG given an EXIF orientation, list files, and a macro that skips a test in builds
-// without OpenCV.
+// pixels, a JPEG given an EXIF orientation, list files, and macros that skip a test in builds
+// without OpenCV or libjpeg.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -23,6 +23,14 @@
   } while (0)
 #else
 #define CREMA_SKIP_WITHOUT_OPENCV() GTEST_SKIP() << "built without OpenCV"
+#endif
+
+#ifdef CREMA_WITH_JPEG
+#define CREMA_SKIP_WITHOUT_JPEG() \
+  do {                            \
+  } while (0)
+#else
+#define CREMA_SKIP_WITHOUT_JPEG() GTEST_SKIP() << "built without libjpeg"
 #endif
 
 namespace crema::test {

@@ -27,16 +27,8 @@ namespace {
 using test::test_pixels;
 using test::with_orientation;
 
-#ifndef CREMA_WITH_JPEG
-#define SKIP_WITHOUT_JPEG() GTEST_SKIP() << "built without libjpeg"
-#else
-#define SKIP_WITHOUT_JPEG() \
-  do {                      \
-  } while (0)
-#endif
-
 TEST(JpegCodec, ChannelOrderIsBgrAndQuality100IsClose) {
-  SKIP_WITHOUT_JPEG();
+  CREMA_SKIP_WITHOUT_JPEG();
   const int h = 16, w = 16;
   std::vector<unsigned char> chw(size_t(3) * h * w);
   for (int i = 0; i < h * w; ++i) {
@@ -62,7 +54,7 @@ TEST(JpegCodec, ChannelOrderIsBgrAndQuality100IsClose) {
 }
 
 TEST(JpegCodec, TruncatedAndCorruptDataAreOneError) {
-  SKIP_WITHOUT_JPEG();
+  CREMA_SKIP_WITHOUT_JPEG();
   const std::vector<unsigned char> chw = test_pixels(3, 40, 50, 1);
   const std::string jpg = encode_jpeg(chw.data(), 3, 40, 50, 90);
   ChwImage img;
@@ -140,7 +132,7 @@ void expect_same_as_opencv(const std::string& bytes, const std::string& what) {
 #endif
 
 TEST(JpegCodec, ExifOrientationTurnsThePixels) {
-  SKIP_WITHOUT_JPEG();
+  CREMA_SKIP_WITHOUT_JPEG();
   const int h = 5, w = 8;
   const std::vector<unsigned char> chw = test_pixels(1, h, w, 5);
   const std::string jpg = encode_jpeg(chw.data(), 1, h, w, 100);
@@ -159,7 +151,7 @@ TEST(JpegCodec, ExifOrientationTurnsThePixels) {
 }
 
 TEST(JpegCodec, SamePixelsAsOpenCv) {
-  SKIP_WITHOUT_JPEG();
+  CREMA_SKIP_WITHOUT_JPEG();
 #ifndef CREMA_WITH_OPENCV
   GTEST_SKIP() << "built without OpenCV: nothing to compare with";
 #else
@@ -206,7 +198,7 @@ TEST(JpegCodec, SamePixelsAsOpenCv) {
 // what that refuses to OpenCV: OpenCV's pixels for a sound file, and OpenCV's answer for a
 // truncated one, which decode_jpeg refuses and OpenCV may finish with a warning.
 TEST(JpegCodec, DecodeImageGivesOpenCvsAnswer) {
-  SKIP_WITHOUT_JPEG();
+  CREMA_SKIP_WITHOUT_JPEG();
 #ifndef CREMA_WITH_OPENCV
   GTEST_SKIP() << "built without OpenCV: decode_image is decode_jpeg";
 #else

@@ -14,16 +14,8 @@
 namespace crema {
 namespace {
 
-#ifndef CREMA_WITH_JPEG
-#define SKIP_WITHOUT_JPEG() GTEST_SKIP() << "built without libjpeg"
-#else
-#define SKIP_WITHOUT_JPEG() \
-  do {                      \
-  } while (0)
-#endif
-
 TEST(NvjpegDecoder, LeavesWhatTheHardwareDoesNotShowAsTheCpuWould) {
-  SKIP_WITHOUT_JPEG();
+  CREMA_SKIP_WITHOUT_JPEG();
   const std::string color = encode_jpeg(test::test_pixels(3, 40, 60, 1).data(), 3, 40, 60, 90);
   const std::string gray = encode_jpeg(test::test_pixels(1, 40, 60, 2).data(), 1, 40, 60, 90);
   const std::string turned = test::with_orientation(color, 6, true);

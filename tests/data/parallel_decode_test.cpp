@@ -21,14 +21,6 @@ namespace {
 
 using test::TempDir;
 
-#ifdef CREMA_WITH_JPEG
-#define CREMA_SKIP_WITHOUT_JPEG() \
-  do {                            \
-  } while (0)
-#else
-#define CREMA_SKIP_WITHOUT_JPEG() GTEST_SKIP() << "built without libjpeg"
-#endif
-
 // A 3 x h x w test image whose pixels depend on i, as JPEG bytes.
 std::string test_jpeg(int i, int h, int w) {
   std::vector<unsigned char> chw(size_t(3) * h * w);
