@@ -207,83 +207,79 @@ Buffers buffers_of(Handle& h, const ConvProblem& p, ConvPass pass) {
   return b;
 }
 
-// Carves the workspace; the inner row gets its start. Throws if the inner row grew it after all.
-struct Carved {
-  char* base;
-  uint64_t generation;
-  void* x(const Buffers& b) const { return base + b.inner; }
-  void* w(const Buffers& b) const { return base + b.inner + b.x; }
-  void* grad(const Buffers& b) const { return base + b.inner + b.x + b.w; }
+// What every pass starts from: the fold's geometry, its buffers carved from the workspace (the
+// inner row gets the start), the images one slice folds, and the inner implicit GEMM's row.
+struct Pass {
+  Pass(Handle& h, const ConvProblem& p, ConvPass pass)
+      : g(fold_geo(p)),
+        b(buffers_of(h, p, pass)),
+        base(static_cast<char*>(h.workspace(b.total))),
+        generation(h.workspace_generation()),
+        st(stream_of(h)),
+        n(p.xd.n),
+        per(slice_images(p, pass)),
+        row(inner_row(Folded(p, per, false).fwd())) {}
+  void* x() const { return base + b.inner; }
+  void* w() const { return base + b.inner + b.x; }
+  void* grad() const { return base + b.inner + b.x + b.w; }
+  // Throws if the inner row grew the workspace after all.
   void check(Handle& h) const {
     if (h.workspace_generation() != generation)
       throw PrimError("conv space_to_depth: the inner implicit GEMM outgrew its workspace");
   }
+  const FoldGeo g;
+  const Buffers b;
+  char* const base;
+  const uint64_t generation;
+  const cudaStream_t st;
+  const int n, per;
+  const ConvImpl& row;
 };
-
-Carved carve(Handle& h, const Buffers& b) {
-  char* base = static_cast<char*>(h.workspace(b.total));
-  return {base, h.workspace_generation()};
-}
 
 void fwd(Handle& h, const ConvProblem& p, const void* x, const void* w, void* y, Blend blend,
          const ConvEpilogue& ep) {
-  const FoldGeo g = fold_geo(p);
-  const Buffers b = buffers_of(h, p, ConvPass::kFwd);
-  const Carved ws = carve(h, b);
-  cudaStream_t st = stream_of(h);
-  const int n = p.xd.n, per = slice_images(p, ConvPass::kFwd);
-  const ConvImpl& row = inner_row(Folded(p, per, false).fwd());
-  const float* wf = fold_filter(st, g, Folded(p, per, true).wd, w, ws.w(b));
-  for (int n0 = 0; n0 < n; n0 += per) {
-    const Folded f(p, std::min(per, n - n0), true);
-    fold_input(st, g, p.xd, image_at(x, p.xd, n0), f.xd, ws.x(b));
-    row.fwd(h, f.fwd(), ws.x(b), wf, image_at(y, p.yd, n0), blend, ep);
-    ws.check(h);
+  const Pass s(h, p, ConvPass::kFwd);
+  const float* wf = fold_filter(s.st, s.g, Folded(p, s.per, true).wd, w, s.w());
+  for (int n0 = 0; n0 < s.n; n0 += s.per) {
+    const Folded f(p, std::min(s.per, s.n - n0), true);
+    fold_input(s.st, s.g, p.xd, image_at(x, p.xd, n0), f.xd, s.x());
+    s.row.fwd(h, f.fwd(), s.x(), wf, image_at(y, p.yd, n0), blend, ep);
+    s.check(h);
   }
 }
 
 void bwd_filter(Handle& h, const ConvProblem& p, const void* x, const void* dy, void* dw,
                 Blend blend) {
-  const FoldGeo g = fold_geo(p);
-  const Buffers b = buffers_of(h, p, ConvPass::kBwdFilter);
-  const Carved ws = carve(h, b);
-  cudaStream_t st = stream_of(h);
-  const int n = p.xd.n, per = slice_images(p, ConvPass::kBwdFilter);
-  const ConvImpl& row = inner_row(Folded(p, per, false).fwd());
-  float* dwf = static_cast<float*>(ws.grad(b));
-  for (int n0 = 0; n0 < n; n0 += per) {
-    const Folded f(p, std::min(per, n - n0), true);
-    fold_input(st, g, p.xd, image_at(x, p.xd, n0), f.xd, ws.x(b));
-    row.bwd_filter(h, f.fwd(), ws.x(b), image_at(dy, p.yd, n0), dwf, Blend{1.0, n0 ? 1.0 : 0.0});
-    ws.check(h);
+  const Pass s(h, p, ConvPass::kBwdFilter);
+  float* dwf = static_cast<float*>(s.grad());
+  for (int n0 = 0; n0 < s.n; n0 += s.per) {
+    const Folded f(p, std::min(s.per, s.n - n0), true);
+    fold_input(s.st, s.g, p.xd, image_at(x, p.xd, n0), f.xd, s.x());
+    s.row.bwd_filter(h, f.fwd(), s.x(), image_at(dy, p.yd, n0), dwf, Blend{1.0, n0 ? 1.0 : 0.0});
+    s.check(h);
   }
-  unfold_filter_kernel<<<grid_for(p.wd.count()), kBlock, 0, st>>>(
-      g, p.wd.count(), dwf, static_cast<float*>(dw), float(blend.alpha), float(blend.beta));
+  unfold_filter_kernel<<<grid_for(p.wd.count()), kBlock, 0, s.st>>>(
+      s.g, p.wd.count(), dwf, static_cast<float*>(dw), float(blend.alpha), float(blend.beta));
   check_launch("unfold_filter_kernel");
 }
 
 void bwd_data(Handle& h, const ConvProblem& p, const void* w, const void* dy, void* dx,
               Blend blend) {
-  const FoldGeo g = fold_geo(p);
-  const Buffers b = buffers_of(h, p, ConvPass::kBwdData);
-  const Carved ws = carve(h, b);
-  cudaStream_t st = stream_of(h);
-  const int n = p.xd.n, per = slice_images(p, ConvPass::kBwdData);
-  const ConvImpl& row = inner_row(Folded(p, per, false).fwd());
-  const float* wf = fold_filter(st, g, Folded(p, per, true).wd, w, ws.w(b));
-  float* dxf = static_cast<float*>(ws.grad(b));
-  for (int n0 = 0; n0 < n; n0 += per) {
-    const int images = std::min(per, n - n0);
+  const Pass s(h, p, ConvPass::kBwdData);
+  const float* wf = fold_filter(s.st, s.g, Folded(p, s.per, true).wd, w, s.w());
+  float* dxf = static_cast<float*>(s.grad());
+  for (int n0 = 0; n0 < s.n; n0 += s.per) {
+    const int images = std::min(s.per, s.n - n0);
     const Folded f(p, images, true);
-    row.bwd_data(h, f.bwd_data(), wf, image_at(dy, p.yd, n0), dxf, Blend{});
-    ws.check(h);
+    s.row.bwd_data(h, f.bwd_data(), wf, image_at(dy, p.yd, n0), dxf, Blend{});
+    s.check(h);
     const TensorDesc& xd = p.xd;
     const uint32_t count = uint32_t(int64_t(images) * xd.c * xd.h * xd.w);
     visit_dtype(DTypes<float, bf16_t, f16_t>{}, xd.dtype, "conv_bwd_data", Device::kCUDA,
                 [&](auto tag) {
                   using T = typename decltype(tag)::type;
-                  unfold_input_kernel<<<grid_for(count), kBlock, 0, st>>>(
-                      g, count, dxf, xd.stride_n, xd.stride_c, xd.stride_h, xd.stride_w,
+                  unfold_input_kernel<<<grid_for(count), kBlock, 0, s.st>>>(
+                      s.g, count, dxf, xd.stride_n, xd.stride_c, xd.stride_h, xd.stride_w,
                       static_cast<T*>(image_at(dx, xd, n0)), float(blend.alpha), float(blend.beta));
                 });
     check_launch("unfold_input_kernel");
