@@ -155,6 +155,11 @@ NvjpegDecoder::NvjpegDecoder(prim::Handle& h) : h_(h), lib_(library()) {
 }
 
 NvjpegDecoder::~NvjpegDecoder() {
+  // Work queued on the stream may still use the state's buffers.
+  try {
+    h_.synchronize();
+  } catch (const std::exception&) {  // a failed batch's error was raised where it was used
+  }
   lib_.state_destroy(state_);
   lib_.destroy(handle_);
 }
