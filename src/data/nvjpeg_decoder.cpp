@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -21,6 +22,9 @@ namespace nvjpeg_abi {
 constexpr int kSuccess = 0;
 constexpr int kBackendHardware = 3;       // NVJPEG_BACKEND_HARDWARE
 constexpr unsigned kBitstreamStrict = 4;  // NVJPEG_FLAGS_BITSTREAM_STRICT: report, never guess
+constexpr unsigned kInterpolate = 32;     // NVJPEG_FLAGS_UPSAMPLING_WITH_INTERPOLATION: chroma
+                                          // upsampled as libjpeg's default ("fancy") does
+constexpr int kCss444 = 0;                // NVJPEG_CSS_444: reserve for any subsampling
 constexpr int kOutputY = 2;               // NVJPEG_OUTPUT_Y
 constexpr int kOutputBgr = 4;             // NVJPEG_OUTPUT_BGR: planar
 struct Image {                            // nvjpegImage_t
@@ -56,6 +60,10 @@ struct NvjpegDecoder::Library {
                             int format) = nullptr;
   int (*batched)(void* handle, void* state, const unsigned char* const* data, const size_t* lengths,
                  nvjpeg_abi::Image* out, void* stream) = nullptr;
+  // Optional (hardware backend only): reserves the decoder's memory for a batch size and image
+  // size. Null where the library lacks it.
+  int (*preallocate)(void* handle, void* state, int batch, int width, int height, int subsampling,
+                     int format) = nullptr;
 };
 
 namespace {
@@ -96,6 +104,8 @@ const NvjpegDecoder::Library& library() {
     resolve(&lib.state_destroy, "nvjpegJpegStateDestroy");
     resolve(&lib.batched_initialize, "nvjpegDecodeBatchedInitialize");
     resolve(&lib.batched, "nvjpegDecodeBatched");
+    lib.preallocate =
+        reinterpret_cast<decltype(lib.preallocate)>(dlsym(so, "nvjpegDecodeBatchedPreAllocate"));
   });
   return lib;
 }
@@ -103,11 +113,13 @@ const NvjpegDecoder::Library& library() {
 // A hardware-backend handle for the current GPU, or the reason there is none.
 void* hardware_handle(const NvjpegDecoder::Library& lib, std::string* why) {
   void* handle = nullptr;
-  int s = lib.create_ex(nvjpeg_abi::kBackendHardware, nullptr, nullptr,
-                        nvjpeg_abi::kBitstreamStrict, &handle);
-  if (s != nvjpeg_abi::kSuccess)  // a library without the flag
-    s = lib.create_ex(nvjpeg_abi::kBackendHardware, nullptr, nullptr, 0, &handle);
-  if (s == nvjpeg_abi::kSuccess) return handle;
+  // The flags this library knows, the most first.
+  int s = 0;
+  for (unsigned flags : {nvjpeg_abi::kBitstreamStrict | nvjpeg_abi::kInterpolate,
+                         nvjpeg_abi::kBitstreamStrict, 0u}) {
+    s = lib.create_ex(nvjpeg_abi::kBackendHardware, nullptr, nullptr, flags, &handle);
+    if (s == nvjpeg_abi::kSuccess) return handle;
+  }
   *why = std::string("nvJPEG has no hardware decoder on this GPU (") + nvjpeg_abi::status_name(s) +
          ")";
   return nullptr;
@@ -201,12 +213,27 @@ void NvjpegDecoder::decode(int n, const std::string_view* jpegs, const JpegHeade
   }
   const int format = channels == 3 ? nvjpeg_abi::kOutputBgr : nvjpeg_abi::kOutputY;
   // The batched decoder is set up for one batch size and format; a failed batch sets it up again.
+  int width = 0, height = 0;
+  for (int i = 0; i < n; ++i) {
+    width = std::max(width, crops[i].width);
+    height = std::max(height, crops[i].height);
+  }
   if (batch_ != n || format_ != format) {
+    h_.synchronize();  // the last batch must have finished before the decoder is set up again
     const int s = lib_.batched_initialize(handle_, state_, n, 1, format);
     if (s != nvjpeg_abi::kSuccess)
       fail("nvjpegDecodeBatchedInitialize(", n, "): ", nvjpeg_abi::status_name(s));
     batch_ = n;
     format_ = format;
+    reserved_width_ = reserved_height_ = 0;
+  }
+  // Without its memory reserved for the largest image, the hardware decoder frees and allocates
+  // device memory as sizes change, and every cudaFree waits for the whole GPU.
+  if (lib_.preallocate && (width > reserved_width_ || height > reserved_height_)) {
+    reserved_width_ = std::max(width, reserved_width_);
+    reserved_height_ = std::max(height, reserved_height_);
+    lib_.preallocate(handle_, state_, n, reserved_width_, reserved_height_, nvjpeg_abi::kCss444,
+                     format);
   }
   const int s = lib_.batched(handle_, state_, data.data(), lengths.data(), out.data(), h_.stream());
   if (s != nvjpeg_abi::kSuccess) {

@@ -56,9 +56,10 @@ class NvjpegDecoder {
  private:
   prim::Handle& h_;
   const Library& lib_;
-  void* handle_ = nullptr;       // nvjpegHandle_t
-  void* state_ = nullptr;        // nvjpegJpegState_t
-  int batch_ = 0, format_ = -1;  // as last initialized
+  void* handle_ = nullptr;                        // nvjpegHandle_t
+  void* state_ = nullptr;                         // nvjpegJpegState_t
+  int batch_ = 0, format_ = -1;                   // as last initialized
+  int reserved_width_ = 0, reserved_height_ = 0;  // what nvjpegDecodeBatchedPreAllocate reserved
   prim::DeviceBuffer pixels_;
   uint64_t decoded_ = 0, left_ = 0;
 };
