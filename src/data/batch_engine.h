@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "data/jpeg_codec.h"
+#include "primitives/crop_images.h"
 #include "primitives/handle.h"
 
 namespace crema {
@@ -52,6 +53,7 @@ struct HostBatch {
   // place waits for the GPU, and what it decodes there.
   std::vector<char> on_gpu;
   std::vector<GpuJpeg> gpu_jpegs;
+  std::vector<prim::ImageCrop, prim::PinnedAllocator<prim::ImageCrop>> gpu_crops;
 };
 
 // One record as the reader hands it to a worker: the raw bytes and whatever names it, copied out

@@ -40,6 +40,7 @@ GpuBatchDecoder::GpuBatchDecoder(prim::Handle& upload, const DataTransformer& tr
 void GpuBatchDecoder::begin(HostBatch* batch, int batch_size) const {
   batch->on_gpu.assign(size_t(batch_size), 0);
   batch->gpu_jpegs.resize(size_t(batch_size));
+  batch->gpu_crops.resize(size_t(batch_size));
 }
 
 bool GpuBatchDecoder::take(std::string* jpeg, const std::string& where, uint64_t number, int slot,
@@ -105,15 +106,16 @@ void GpuBatchDecoder::finish(HostBatch* batch) {
                          batch->data.data() + example_ * begin, prim::Device::kCPU,
                          (end - begin) * example_ * sizeof(float));
     } else {
-      std::vector<prim::ImageCrop> run;
+      // Pinned and the batch's own: the copy to the device reads them after this returns.
       for (size_t i = begin; i < end; ++i, ++k) {
         const GpuJpeg& g = batch->gpu_jpegs[i];
-        prim::ImageCrop c = transformer_.crop(g.header.height, g.header.width, g.number);
+        prim::ImageCrop& c = batch->gpu_crops[i];
+        c = transformer_.crop(g.header.height, g.header.width, g.number);
         c.pixels = crops[k].pixels;
         c.pitch = crops[k].pitch;
-        run.push_back(c);
       }
-      prim::crop_images(upload_, desc_, int(run.size()), run.data(), device + example_ * begin);
+      prim::crop_images(upload_, desc_, int(end - begin), &batch->gpu_crops[begin],
+                        device + example_ * begin);
     }
     begin = end;
   }

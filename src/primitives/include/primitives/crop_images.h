@@ -44,7 +44,8 @@ struct CropImagesDesc {
 // Writes n examples to out (n x channels x out_h x out_w floats on the handle's device). `crops`
 // is a host array of n: every window must lie inside its image and, with a mean image, inside
 // that too, else PrimError names the image and nothing is written. The CUDA backend copies the
-// crops into the handle's workspace on its stream; from pinned memory the host does not wait.
+// crops to the handle's workspace on its stream; from pinned memory (which must then stay as it
+// is until the stream has passed the call) the host does not wait for that copy.
 void crop_images(Handle& h, const CropImagesDesc& d, int n, const ImageCrop* crops, float* out);
 
 }  // namespace crema::prim
