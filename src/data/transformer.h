@@ -48,8 +48,9 @@ class DataTransformer {
 
   // What transform() does, for a caller that transforms elsewhere (a batch decoded on the GPU):
   // the window and flip of example `record` of a height x width image (its pixels left unset,
-  // rows `width` apart), and the descriptor of `channels` such images, whose mean pointers are
-  // the host copies mean_image() and mean_values(channels).
+  // rows `width` apart), and the descriptor of `channels` such images, whose mean image is the
+  // host copy mean_image(); per-channel values, mean_values(channels), are the caller's to
+  // point it at.
   prim::ImageCrop crop(int height, int width, uint64_t record) const;
   prim::CropImagesDesc crop_desc(int channels, int height, int width) const;
   const std::vector<float>& mean_image() const { return mean_; }
