@@ -8,7 +8,8 @@
 //              [--batch=256] [--crop=227] [--batches=20] [--warmup=2] [--gpu=0 --decoder=gpu]
 //
 // --threads lists data_param.threads values; 0 is the layer's default (the machine's cores less
-// one), and the table names the count it chose. The CPU time the process spent per image (all
+// one), and the table names the count it chose, and how many places of each batch the GPU
+// decoded at the end (with --decoder=auto it adapts: give it warm-up batches). The CPU time the process spent per image (all
 // its threads, user + system) is printed beside the rate: on a machine shared with other jobs
 // the rate drops, the CPU time per image much less. With --gpu the layer runs on that GPU (its
 // batches uploaded, or with --decoder=gpu its JPEGs decoded there by nvJPEG) and each timed run
@@ -25,11 +26,11 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/errors.h"
 #include "core/rng.h"
+#include "data/batch_engine.h"
 #include "primitives/handle.h"
 
 DEFINE_string(source, "data/synthetic_imagenet_jpeg/train_lmdb", "LMDB or LevelDB of Datums");
@@ -47,7 +48,7 @@ namespace {
 
 struct Result {
   int workers = 0;
-  bool gpu_decodes = false;
+  int gpu_places = 0;  // of each batch, at the end
   double images_per_second = 0;
   double cpu_ms_per_image = 0;
 };
@@ -98,7 +99,7 @@ Result measure(uint32_t threads) {
   h.synchronize();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double images = double(FLAGS_batches) * FLAGS_batch;
-  return {layer.decode_workers(), layer.gpu_decodes(), images / s,
+  return {layer.decode_workers(), layer.gpu_places(), images / s,
           (process_cpu_seconds() - cpu0) * 1e3 / images};
 }
 
@@ -115,17 +116,17 @@ int main(int argc, char** argv) {
     std::stringstream list(FLAGS_threads);
     for (std::string item; std::getline(list, item, ',');)
       counts.push_back(uint32_t(std::stoul(item)));
-    std::printf("Data layer on %s: batch %d, crop %d, mirror %s, %s; %u cores\n",
+    std::printf("Data layer on %s: batch %d, crop %d, mirror %s, %s; %d cores\n",
                 FLAGS_source.c_str(), FLAGS_batch, FLAGS_crop, FLAGS_mirror ? "on" : "off",
                 FLAGS_mean_file.empty() ? "mean_value 104,117,123" : FLAGS_mean_file.c_str(),
-                std::thread::hardware_concurrency());
-    std::printf("%-10s %-8s %-8s %12s %16s\n", "threads", "workers", "decoder", "images/s",
+                crema::usable_cores());
+    std::printf("%-10s %-8s %-11s %12s %16s\n", "threads", "workers", "GPU places", "images/s",
                 "CPU ms/image");
     for (uint32_t threads : counts) {
       const Result r = measure(threads);
-      std::printf("%-10s %-8d %-8s %12.0f %16.2f\n",
+      std::printf("%-10s %-8d %-11d %12.0f %16.2f\n",
                   threads == 0 ? "0 (auto)" : std::to_string(threads).c_str(), r.workers,
-                  r.gpu_decodes ? "GPU" : "CPU", r.images_per_second, r.cpu_ms_per_image);
+                  r.gpu_places, r.images_per_second, r.cpu_ms_per_image);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 #include "data/batch_engine.h"
 
 #include <glog/logging.h>
+#include <sched.h>
 
 #include <algorithm>
 
@@ -212,8 +213,17 @@ void BatchEngine::rethrow(std::exception_ptr err) {
   fail("data prefetch failed with an unknown error");
 }
 
+int usable_cores() {
+#ifdef __linux__
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) return std::max(1, CPU_COUNT(&allowed));
+#endif
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 int default_decode_workers(int replicas) {
-  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = usable_cores();
   const int trainers = std::max(1, replicas);
   return std::max(1, (cores - trainers) / trainers);
 }

@@ -50,10 +50,13 @@ struct HostBatch {
   // the batch was used records).
   uint64_t records_after = 0;
   // Per place, for a layer decoding JPEGs on the GPU (data/gpu_batch_decoder.h): whether the
-  // place waits for the GPU, and what it decodes there.
+  // place waits for the GPU, and what it decodes there; and the batch's decoded images, its own
+  // so that decoding the next batch never writes what this one's transform still reads.
+  int gpu_places = 0;  // places [0, gpu_places) the GPU may take
   std::vector<char> on_gpu;
   std::vector<GpuJpeg> gpu_jpegs;
   std::vector<prim::ImageCrop, prim::PinnedAllocator<prim::ImageCrop>> gpu_crops;
+  prim::DeviceBuffer gpu_pixels;
 };
 
 // One record as the reader hands it to a worker: the raw bytes and whatever names it, copied out
@@ -139,7 +142,11 @@ class BatchEngine {
   std::vector<std::thread> workers_;
 };
 
-// The number of decode workers a data layer uses when its parameter leaves it at 0: the machine's
+// The cores this process may run on: those its CPU affinity allows (taskset, a container's
+// cpuset), else the machine's.
+int usable_cores();
+
+// The number of decode workers a data layer uses when its parameter leaves it at 0: the usable
 // cores less one for each training thread (`replicas` of them), shared among the replicas, and at
 // least 1.
 int default_decode_workers(int replicas);

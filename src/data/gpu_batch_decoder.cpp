@@ -2,6 +2,7 @@
 // other places uploaded as the CPU made them.
 #include "data/gpu_batch_decoder.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "core/errors.h"
@@ -10,14 +11,48 @@
 
 namespace crema {
 
+GpuShare::GpuShare(int batch_size, int settle, int places)
+    : batch_size_(batch_size),
+      settle_(settle),
+      step_(std::max(1, batch_size / 16)),
+      places_(places),
+      hold_(settle) {}
+
+void GpuShare::update(double waited_ms, double interval_ms, double busy_ms) {
+  if (hold_ > 0) {
+    --hold_;
+    return;
+  }
+  int places = places_;
+  if (waited_ms > kWaitMs) {
+    places += busy_ms < 0.9 * interval_ms ? step_ : -step_;
+    quiet_ = 0;
+  } else if (++quiet_ >= kQuietBatches) {
+    places -= step_;
+    quiet_ = 0;
+  }
+  places = std::clamp(places, 0, batch_size_);
+  if (places != places_) {
+    places_ = places;
+    hold_ = settle_;
+  }
+}
+
 GpuBatchDecoder::GpuBatchDecoder(prim::Handle& upload, const DataTransformer& transformer,
-                                 ColorMode color, int channels, int height, int width)
+                                 ColorMode color, int batch_size, int depth, bool adapt,
+                                 int channels, int height, int width)
     : upload_(upload),
       transformer_(transformer),
       color_(color),
+      batch_size_(batch_size),
       channels_(channels),
       height_(height),
       width_(width),
+      adapt_(adapt),
+      // AUTO starts on the CPU; the batches in flight at the start fill before any wait counts.
+      share_(batch_size, depth, adapt ? 0 : batch_size),
+      places_(share_.places()),
+      last_take_(std::chrono::steady_clock::now()),
       decoder_(upload) {
   const std::vector<int> out = transformer.output_shape(channels, height, width);
   example_ = size_t(out[0]) * size_t(out[1]) * size_t(out[2]);
@@ -37,15 +72,25 @@ GpuBatchDecoder::GpuBatchDecoder(prim::Handle& upload, const DataTransformer& tr
   }
 }
 
-void GpuBatchDecoder::begin(HostBatch* batch, int batch_size) const {
-  batch->on_gpu.assign(size_t(batch_size), 0);
-  batch->gpu_jpegs.resize(size_t(batch_size));
-  batch->gpu_crops.resize(size_t(batch_size));
+void GpuBatchDecoder::begin(HostBatch* batch) const {
+  batch->on_gpu.assign(size_t(batch_size_), 0);
+  batch->gpu_jpegs.resize(size_t(batch_size_));
+  batch->gpu_crops.resize(size_t(batch_size_));
+  batch->gpu_places = places_;
+}
+
+void GpuBatchDecoder::took_batch(double waited_ms) {
+  if (!adapt_) return;
+  const auto now = std::chrono::steady_clock::now();
+  const double interval_ms = std::chrono::duration<double, std::milli>(now - last_take_).count();
+  last_take_ = now;
+  share_.update(waited_ms, interval_ms, double(busy_us_.exchange(0)) / 1000.0);
+  places_ = share_.places();
 }
 
 bool GpuBatchDecoder::take(std::string* jpeg, const std::string& where, uint64_t number, int slot,
                            HostBatch* batch) const {
-  if (!looks_like_jpeg(*jpeg)) return false;
+  if (slot >= batch->gpu_places || !looks_like_jpeg(*jpeg)) return false;
   // A header libjpeg refuses, and another shape, are the worker's to judge: its decoder may
   // still read the file (OpenCV's), or refuse it with the layer's message.
   JpegHeader header;
@@ -67,6 +112,7 @@ bool GpuBatchDecoder::take(std::string* jpeg, const std::string& where, uint64_t
 }
 
 void GpuBatchDecoder::finish(HostBatch* batch) {
+  const auto start = std::chrono::steady_clock::now();
   const size_t bytes = batch->data.size() * sizeof(float);
   if (batch->device_data.bytes() < bytes)
     batch->device_data = prim::DeviceBuffer(prim::Device::kCUDA, bytes);
@@ -82,8 +128,8 @@ void GpuBatchDecoder::finish(HostBatch* batch) {
     }
   std::vector<prim::ImageCrop> crops(places.size());
   bool decoded = false;
-  decoder_.decode(int(places.size()), jpegs.data(), headers.data(), channels_, crops.data(),
-                  &decoded);
+  decoder_.decode(int(places.size()), jpegs.data(), headers.data(), channels_, &batch->gpu_pixels,
+                  crops.data(), &decoded);
   if (!decoded) {
     // The hardware refused the batch: the CPU decodes its files, or names the corrupt one.
     ChwImage image;
@@ -119,6 +165,9 @@ void GpuBatchDecoder::finish(HostBatch* batch) {
     }
     begin = end;
   }
+  busy_us_ += std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
 }
 
 }  // namespace crema

@@ -7,8 +7,15 @@
 // the crop, flip and mean the CPU's DataTransformer draws for the same example numbers, and
 // uploads the places the workers decoded. A batch the hardware refuses is decoded there on the
 // CPU instead, with the CPU's errors.
+//
+// How many places of each batch the GPU takes: all of them (data_param.decoder GPU), or for AUTO
+// as many as keep the layer's consumer from waiting (GpuShare), since decoding on the GPU is not
+// free for the training step beside it. Which decoder a place gets then depends on timing: only
+// CPU or GPU repeat a run's pixels exactly.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <string>
 
 #include "data/batch_engine.h"
@@ -18,15 +25,39 @@
 
 namespace crema {
 
+// AUTO's share of each batch for the GPU, in places, adjusted once per batch the consumer takes:
+// after a wait for the batch, the side that was not saturated takes a step more (the GPU's when
+// the batches' finishes kept their thread busy less than 90% of the time, else the CPU's); after
+// kQuietBatches batches without a wait the GPU gives a step back. A change waits `settle`
+// batches (those already in flight) before the next. A step is a sixteenth of the batch.
+class GpuShare {
+ public:
+  static constexpr double kWaitMs = 0.5;  // a shorter wait for the batch is a handoff
+  static constexpr int kQuietBatches = 32;
+
+  GpuShare(int batch_size, int settle, int places);
+  // The consumer took a batch after waiting waited_ms for it, interval_ms after the last; the
+  // batches' finishes took busy_ms of their thread's time in that interval.
+  void update(double waited_ms, double interval_ms, double busy_ms);
+  int places() const { return places_; }
+
+ private:
+  const int batch_size_, settle_, step_;
+  int places_;
+  int hold_;       // batches to take before the next change
+  int quiet_ = 0;  // batches taken without a wait since the last step
+};
+
 class GpuBatchDecoder {
  public:
-  // For examples of channels x height x width before the transform, on upload's GPU. Throws
-  // crema::Error where NvjpegDecoder::available() is false.
+  // For batches of batch_size examples of channels x height x width before the transform, on
+  // upload's GPU, `depth` of them in flight; `adapt`: AUTO's share (GpuShare), else every place.
+  // Throws crema::Error where NvjpegDecoder::available() is false.
   GpuBatchDecoder(prim::Handle& upload, const DataTransformer& transformer, ColorMode color,
-                  int channels, int height, int width);
+                  int batch_size, int depth, bool adapt, int channels, int height, int width);
 
-  // Reader thread: clears the batch's places for batch_size examples.
-  void begin(HostBatch* batch, int batch_size) const;
+  // Reader thread: clears the batch's places and fixes how many of them the GPU may take.
+  void begin(HostBatch* batch) const;
   // Decode worker: keeps *jpeg (moved from) for place `slot` of the batch, example `number`,
   // when the GPU decodes it; false leaves it (and any error it holds) to the caller's decoder.
   // Several workers may call it at once, for different places.
@@ -34,6 +65,10 @@ class GpuBatchDecoder {
             HostBatch* batch) const;
   // The batch's finish: its data on the device, ready once the upload stream passes it.
   void finish(HostBatch* batch);
+  // The layer's consumer took a batch after waiting waited_ms for it.
+  void took_batch(double waited_ms);
+  // Places of each batch the GPU may take now.
+  int gpu_places() const { return places_; }
 
   const NvjpegDecoder& decoder() const { return decoder_; }
 
@@ -41,8 +76,13 @@ class GpuBatchDecoder {
   prim::Handle& upload_;
   const DataTransformer& transformer_;
   const ColorMode color_;
-  const int channels_, height_, width_;
+  const int batch_size_, channels_, height_, width_;
   size_t example_ = 0;  // floats of one transformed example
+  const bool adapt_;
+  GpuShare share_;                    // the consumer thread's
+  std::atomic<int> places_;           // share_.places(), for the reader
+  std::atomic<int64_t> busy_us_ = 0;  // the finishes' time since the consumer's last batch
+  std::chrono::steady_clock::time_point last_take_;
   NvjpegDecoder decoder_;
   prim::DeviceBuffer mean_;  // the mean image or the per-channel values, on the GPU
   prim::CropImagesDesc desc_;

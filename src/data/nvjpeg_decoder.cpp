@@ -182,7 +182,8 @@ bool NvjpegDecoder::takes(std::string_view jpeg, const JpegHeader& header, int c
 }
 
 void NvjpegDecoder::decode(int n, const std::string_view* jpegs, const JpegHeader* headers,
-                           int channels, prim::ImageCrop* crops, bool* on_gpu) {
+                           int channels, prim::DeviceBuffer* pixels, prim::ImageCrop* crops,
+                           bool* on_gpu) {
   *on_gpu = false;
   if (n == 0) return;
   const size_t count = static_cast<size_t>(n);
@@ -195,8 +196,8 @@ void NvjpegDecoder::decode(int n, const std::string_view* jpegs, const JpegHeade
     offset[size_t(i)] = bytes;
     bytes += int64_t(channels) * headers[i].height * crops[i].pitch;
   }
-  if (pixels_.bytes() < size_t(bytes))
-    pixels_ = prim::DeviceBuffer(prim::Device::kCUDA, size_t(bytes) + size_t(bytes) / 4);
+  if (pixels->bytes() < size_t(bytes))
+    *pixels = prim::DeviceBuffer(prim::Device::kCUDA, size_t(bytes) + size_t(bytes) / 4);
 
   std::vector<const unsigned char*> data(count);
   std::vector<size_t> lengths(count);
@@ -204,7 +205,7 @@ void NvjpegDecoder::decode(int n, const std::string_view* jpegs, const JpegHeade
   for (int i = 0; i < n; ++i) {
     data[size_t(i)] = reinterpret_cast<const unsigned char*>(jpegs[i].data());
     lengths[size_t(i)] = jpegs[i].size();
-    unsigned char* base = static_cast<unsigned char*>(pixels_.get()) + offset[size_t(i)];
+    unsigned char* base = static_cast<unsigned char*>(pixels->get()) + offset[size_t(i)];
     crops[i].pixels = base;
     for (int ch = 0; ch < channels; ++ch) {
       out[size_t(i)].channel[ch] = base + int64_t(ch) * crops[i].height * crops[i].pitch;

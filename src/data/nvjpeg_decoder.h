@@ -41,11 +41,12 @@ class NvjpegDecoder {
 
   // Decodes jpegs[0..n) (host bytes, each one takes() accepted, kept until the handle's stream
   // has passed this work) with `channels` channels each (3: BGR, 1: gray), queued on the
-  // handle's stream into memory the decoder owns until the next call. crops[i] gets image i's
+  // handle's stream into *pixels (a device buffer, grown as needed; the caller keeps it, unused
+  // by anything else, until the work reading the images has finished). crops[i] gets image i's
   // pixels, pitch and size; *on_gpu is true when the batch was decoded, false when the hardware
   // refused it, which leaves every image to the CPU.
   void decode(int n, const std::string_view* jpegs, const JpegHeader* headers, int channels,
-              prim::ImageCrop* crops, bool* on_gpu);
+              prim::DeviceBuffer* pixels, prim::ImageCrop* crops, bool* on_gpu);
 
   // Images the hardware decoded, and refused, since construction.
   uint64_t decoded() const { return decoded_; }
@@ -60,7 +61,6 @@ class NvjpegDecoder {
   void* state_ = nullptr;                         // nvjpegJpegState_t
   int batch_ = 0, format_ = -1;                   // as last initialized
   int reserved_width_ = 0, reserved_height_ = 0;  // what nvjpegDecodeBatchedPreAllocate reserved
-  prim::DeviceBuffer pixels_;
   uint64_t decoded_ = 0, left_ = 0;
 };
 

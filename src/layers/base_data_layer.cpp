@@ -2,6 +2,7 @@
 // copy to the device.
 #include "layers/base_data_layer.h"
 
+#include <chrono>
 #include <type_traits>
 
 #include "core/errors.h"
@@ -75,14 +76,20 @@ void BasePrefetchingDataLayer<Dtype>::start_prefetch(uint32_t batch_size, const 
     else
       NvjpegDecoder::available(&why);
     if (why.empty())
-      gpu_decoder_ = std::make_unique<GpuBatchDecoder>(*upload_, *transformer_, jpeg_color_,
-                                                       channels, height, width);
+      gpu_decoder_ = std::make_unique<GpuBatchDecoder>(
+          *upload_, *transformer_, jpeg_color_, batch_size_, int(depth),
+          jpeg_decoder_ == DataParameter::AUTO, channels, height, width);
     else if (jpeg_decoder_ == DataParameter::GPU)
       fail("data_param.decoder is GPU but JPEGs cannot be decoded there: ", why);
   }
   depth_ = depth;
   consumed_records_ = next_record_;
   launch_engine();
+}
+
+template <typename Dtype>
+int BasePrefetchingDataLayer<Dtype>::gpu_places() const {
+  return gpu_decoder_ ? gpu_decoder_->gpu_places() : 0;
 }
 
 template <typename Dtype>
@@ -132,7 +139,7 @@ void BasePrefetchingDataLayer<Dtype>::begin_batch(HostBatch* batch) {
   const size_t example = size_t(out_shape_[0]) * out_shape_[1] * out_shape_[2];
   batch->data.resize(example * batch_size_);
   batch->label.resize(batch_size_);
-  if (gpu_decoder_) gpu_decoder_->begin(batch, batch_size_);
+  if (gpu_decoder_) gpu_decoder_->begin(batch);
 }
 
 template <typename Dtype>
@@ -186,7 +193,12 @@ void BasePrefetchingDataLayer<Dtype>::upload(HostBatch* batch) {
 template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors&, const Tensors& top) {
   HostBatch* batch = nullptr;
+  const auto asked = std::chrono::steady_clock::now();
   this->naming_layer([&] { batch = engine_->next(); });
+  if (gpu_decoder_)
+    gpu_decoder_->took_batch(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked)
+            .count());
   consumed_records_ = batch->records_after;
   if (upload_) {
     batch->uploaded.wait(h);

@@ -13,11 +13,13 @@
 // naming the example.
 //
 // JPEG records may be decoded on the GPU instead (decode_jpegs; data/gpu_batch_decoder.h): the
-// workers then only read each file's header and leave it in its place, and the batch is decoded
-// by the GPU's hardware JPEG decoder and transformed there, with the same crops and flips.
+// workers then only read the header of each file the GPU takes and leave it in its place, and
+// those places are decoded by the GPU's hardware JPEG decoder and transformed there, with the
+// same crops and flips: every place (decoder GPU), or for AUTO as many as keep forward() from
+// waiting for its batches.
 //
 // Workers: the layer's `threads` field (data_param, image_data_param), or when it is 0 (the
-// default) the machine's cores less one per training thread, shared by the replicas, at least 1
+// default) the usable cores less one per training thread, shared by the replicas, at least 1
 // (data/batch_engine.h: default_decode_workers).
 //
 // In data-parallel training (core/replica.h) a TRAIN-phase layer keeps the records of its replica
@@ -79,9 +81,11 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   bool reader_state(DataReaderState* state) const override;
   void restore_reader_state(const DataReaderState& state) override;
 
-  // The number of decode workers the layer runs, and whether the GPU decodes its JPEGs.
+  // The number of decode workers the layer runs; whether the GPU decodes JPEGs, and how many
+  // places of each batch it takes now.
   int decode_workers() const { return workers_; }
   bool gpu_decodes() const { return gpu_decoder_ != nullptr; }
+  int gpu_places() const;
 
  protected:
   // The signature of every prefetching data layer: no bottoms; the data, and the labels where

@@ -65,11 +65,12 @@ TEST(NvjpegDecoderCuda, MatchesLibjpegWithinAFewLevels) {
       headers.push_back(read_jpeg_header(jpegs[i], where[i], color));
       EXPECT_TRUE(NvjpegDecoder::takes(jpegs[i], headers.back(), channels)) << where[i];
     }
-    // Twice: the second batch reuses the decoder's setup and memory.
+    // Twice: the second batch reuses the decoder's setup and the pixels' memory.
+    prim::DeviceBuffer pixels;
     for (int round = 0; round < 2; ++round) {
       bool on_gpu = false;
-      decoder.decode(int(files.size()), views.data(), headers.data(), channels, crops.data(),
-                     &on_gpu);
+      decoder.decode(int(files.size()), views.data(), headers.data(), channels, &pixels,
+                     crops.data(), &on_gpu);
       ASSERT_TRUE(on_gpu);
       for (size_t i = 0; i < files.size(); ++i) {
         SCOPED_TRACE(where[i]);
