@@ -72,11 +72,6 @@ ONE
   TIMING_TESTS=${TIMING_TESTS:-MemoryCuda.StopwatchWaitsAndCountsTheGpusTime}
   RACECHECK_SKIP=${RACECHECK_SKIP-gemm nvjet}  # empty: check every kernel
   compute-sanitizer --help | grep -q -- --kernel-name-exclude || RACECHECK_SKIP=
-  # Where the tool takes one exclusion only, the first substring stays.
-  if [ -n "$RACECHECK_SKIP" ] && ! compute-sanitizer --tool racecheck --kernel-name-exclude kns=a \
-    --kernel-name-exclude kns=b true >/dev/null 2>&1; then
-    RACECHECK_SKIP=${RACECHECK_SKIP%% *}
-  fi
   export API_ERROR_TESTS TIMING_TESTS RACECHECK_SKIP
   echo "racecheck skips kernels matching: ${RACECHECK_SKIP:-(none)}"
   # Lines are written as runs finish, so a call stopped early still leaves what it finished.
