@@ -57,8 +57,10 @@ TEST(MemoryCuda, AsyncCopiesOrderedByEventsAcrossStreams) {
 }
 
 // stop_ms waits for what was queued since start: the copy back has landed when it returns. Kernels
-// the host queues with a pause between them run back to back once the stream's hold ends, so
-// the pause does not count (plain events around them would measure it).
+// the host queues with a pause between them run back to back once the stream's 1 ms hold ends,
+// so the pause does not count (plain events around them would measure it). That needs the host
+// to have queued them within the hold, which a loaded machine may not: the check takes the first
+// of a few tries in which it did.
 TEST(MemoryCuda, StopwatchWaitsAndCountsTheGpusTime) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle h(Device::kCUDA);
@@ -72,15 +74,23 @@ TEST(MemoryCuda, StopwatchWaitsAndCountsTheGpusTime) {
   EXPECT_GT(watch.stop_ms(), 0.0);
   EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](float v) { return v == 3.0f; }));
 
-  const auto t0 = std::chrono::steady_clock::now();
-  watch.start();
-  fill(h, DataType::kFloat32, 1, 1.0, buf.get());
-  std::this_thread::sleep_for(std::chrono::microseconds(300));
-  fill(h, DataType::kFloat32, 1, 2.0, buf.get());
-  const double gpu_ms = watch.stop_ms();
-  const double host_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(gpu_ms, 0.5 * host_ms) << "gpu " << gpu_ms << " ms, host " << host_ms << " ms";
+  const auto since = [](auto t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    watch.start();
+    fill(h, DataType::kFloat32, 1, 1.0, buf.get());
+    std::this_thread::sleep_for(std::chrono::microseconds(300));
+    fill(h, DataType::kFloat32, 1, 2.0, buf.get());
+    const double queued_ms = since(t0);
+    const double gpu_ms = watch.stop_ms();
+    const double host_ms = since(t0);
+    if (queued_ms > 0.8) continue;
+    EXPECT_LT(gpu_ms, 0.5 * host_ms) << "gpu " << gpu_ms << " ms, host " << host_ms << " ms";
+    return;
+  }
+  GTEST_SKIP() << "the host never queued the kernels within the stream's hold";
 }
 
 // Main writes a, the side copies a to b, main copies b back: without the fork the side's copy
