@@ -49,8 +49,10 @@ NetParameter chain_net() {
   return p;
 }
 
+// Activations of order 1: the two nets add in different orders, and a value near zero keeps the
+// absolute error of its terms (on an H200, one of the 50,176 sums once differed by 1.6e-5).
 void expect_close(const Tensor<float>& a, const Tensor<float>& b, const std::string& what) {
-  EXPECT_TRUE(test::all_close(a.data_vector(), b.data_vector(), {1e-5, 1e-4, true})) << what;
+  EXPECT_TRUE(test::all_close(a.data_vector(), b.data_vector(), {3e-5, 1e-4, true})) << what;
 }
 
 TEST(NetFusionCuda, ResidualBlockFusedMatchesApart) {
