@@ -7,13 +7,13 @@
 //              [--mean_file=data/synthetic_imagenet_jpeg/mean.binaryproto] [--threads=1,0]
 //              [--batch=256] [--crop=227] [--batches=20] [--warmup=2] [--gpu=0 --decoder=gpu]
 //
-// --threads lists data_param.threads values; 0 is the layer's default (the machine's cores less
+// --threads lists data_param.threads values; 0 is the layer's default (the usable cores less
 // one), and the table names the count it chose, and how many places of each batch the GPU
-// decoded at the end (with --decoder=auto it adapts: give it warm-up batches). The CPU time the process spent per image (all
-// its threads, user + system) is printed beside the rate: on a machine shared with other jobs
-// the rate drops, the CPU time per image much less. With --gpu the layer runs on that GPU (its
-// batches uploaded, or with --decoder=gpu its JPEGs decoded there by nvJPEG) and each timed run
-// ends when the GPU has the last batch.
+// decoded at the end (with --decoder=auto it adapts: give it warm-up batches). The CPU time the
+// process spent per image (all its threads, user + system) is printed beside the rate: on a machine
+// shared with other jobs the rate drops, the CPU time per image much less. With --gpu the layer
+// runs on that GPU (its batches uploaded, or with --decoder=gpu its JPEGs decoded there by nvJPEG)
+// and each timed run ends when the GPU has the last batch.
 #include "layers/data_layer.h"
 
 #include <gflags/gflags.h>
