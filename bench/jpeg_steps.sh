@@ -5,8 +5,9 @@
 # (data/make_synthetic_imagenet_jpeg.sh; crop to the Input's size, mirror, the mean file), for
 # each precision and each data_param.decoder.
 #   bench/jpeg_steps.sh BUILD                 (on a GPU; the LMDB is made first if missing)
-#   NETS="caffenet resnet50" PRECISIONS="fp32 bf16" DECODERS="cpu gpu" ITERS=40 WARMUP=10
-#   TRAIN_IMAGES=3000 THREADS=0 GPU=0 STEP_PREFIX="nsys profile -o /tmp/p --force-overwrite true"
+# Settings, with their defaults: NETS="caffenet resnet50" PRECISIONS="fp32 bf16"
+#   DECODERS="cpu gpu auto" ITERS=40 WARMUP=10 TRAIN_IMAGES=3000 THREADS=0 (data_param.threads)
+#   GPU=0, and STEP_PREFIX: a command train_step runs under (a profiler), none by default.
 # Prints one line per run: net, precision, input, ms per step (median of steps timed one at a
 # time; back to back), and peak GPU memory.
 set -euo pipefail
