@@ -84,7 +84,8 @@ TEST(GpuJpegDataLayerCuda, MatchesTheCpuDecoder) {
           example_sum += d;
         }
         sum += example_sum;
-        per_example += " " + std::to_string(example_sum / double(example));
+        per_example += ' ';
+        per_example += std::to_string(example_sum / double(example));
       }
       // A wrong crop or flip of these gradients differs by tens of levels.
       EXPECT_LE(worst, 8 * 0.5) << "largest difference; mean per example:" << per_example;
