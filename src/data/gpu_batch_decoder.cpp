@@ -79,12 +79,12 @@ void GpuBatchDecoder::begin(HostBatch* batch) const {
   batch->gpu_places = places_;
 }
 
-void GpuBatchDecoder::took_batch(double waited_ms) {
+void GpuBatchDecoder::took_batch(std::chrono::steady_clock::time_point asked) {
   if (!adapt_) return;
   const auto now = std::chrono::steady_clock::now();
-  const double interval_ms = std::chrono::duration<double, std::milli>(now - last_take_).count();
+  const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  share_.update(ms(now - asked), ms(now - last_take_), double(busy_us_.exchange(0)) / 1000.0);
   last_take_ = now;
-  share_.update(waited_ms, interval_ms, double(busy_us_.exchange(0)) / 1000.0);
   places_ = share_.places();
 }
 
@@ -165,9 +165,10 @@ void GpuBatchDecoder::finish(HostBatch* batch) {
     }
     begin = end;
   }
-  busy_us_ += std::chrono::duration_cast<std::chrono::microseconds>(
-                  std::chrono::steady_clock::now() - start)
-                  .count();
+  if (adapt_)
+    busy_us_ += std::chrono::duration_cast<std::chrono::microseconds>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
 }
 
 }  // namespace crema

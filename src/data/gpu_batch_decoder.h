@@ -65,8 +65,8 @@ class GpuBatchDecoder {
             HostBatch* batch) const;
   // The batch's finish: its data on the device, ready once the upload stream passes it.
   void finish(HostBatch* batch);
-  // The layer's consumer took a batch after waiting waited_ms for it.
-  void took_batch(double waited_ms);
+  // The layer's consumer took a batch it had asked for at `asked`.
+  void took_batch(std::chrono::steady_clock::time_point asked);
   // Places of each batch the GPU may take now.
   int gpu_places() const { return places_; }
 
@@ -81,7 +81,7 @@ class GpuBatchDecoder {
   const bool adapt_;
   GpuShare share_;                    // the consumer thread's
   std::atomic<int> places_;           // share_.places(), for the reader
-  std::atomic<int64_t> busy_us_ = 0;  // the finishes' time since the consumer's last batch
+  std::atomic<int64_t> busy_us_ = 0;  // AUTO: the finishes' time since the consumer's last batch
   std::chrono::steady_clock::time_point last_take_;
   NvjpegDecoder decoder_;
   prim::DeviceBuffer mean_;  // the mean image or the per-channel values, on the GPU

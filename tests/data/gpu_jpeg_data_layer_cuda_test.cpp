@@ -41,6 +41,8 @@ Batches run(const LayerParameter& p, int batches) {
   return out;
 }
 
+constexpr size_t kBatch = 4;
+
 TEST(GpuJpegDataLayerCuda, MatchesTheCpuDecoder) {
   CREMA_SKIP_WITHOUT_GPU();
   std::string why;
@@ -55,7 +57,7 @@ TEST(GpuJpegDataLayerCuda, MatchesTheCpuDecoder) {
     p.set_type("Data");
     p.set_phase(TRAIN);
     p.mutable_data_param()->set_source(db);
-    p.mutable_data_param()->set_batch_size(4);
+    p.mutable_data_param()->set_batch_size(kBatch);
     p.mutable_data_param()->set_backend(DataParameter::LMDB);
     TransformationParameter* t = p.mutable_transform_param();
     t->set_crop_size(31);
@@ -73,10 +75,10 @@ TEST(GpuJpegDataLayerCuda, MatchesTheCpuDecoder) {
       SCOPED_TRACE("batch " + std::to_string(b));
       EXPECT_EQ(gpu.label[b], cpu.label[b]);
       ASSERT_EQ(gpu.data[b].size(), cpu.data[b].size());
-      const size_t example = cpu.data[b].size() / 4;
+      const size_t example = cpu.data[b].size() / kBatch;
       double worst = 0, sum = 0;
       std::string per_example;  // mean differences, which name the example a failure is in
-      for (size_t e = 0; e < 4; ++e) {
+      for (size_t e = 0; e < kBatch; ++e) {
         double example_sum = 0;
         for (size_t i = e * example; i < (e + 1) * example; ++i) {
           const double d = std::abs(double(gpu.data[b][i]) - double(cpu.data[b][i]));
