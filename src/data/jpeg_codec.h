@@ -44,10 +44,15 @@ struct JpegHeader {
 // decoding the image.
 JpegHeader read_jpeg_header(std::string_view bytes, const std::string& where, ColorMode color);
 
-// Decodes a JPEG into C-H-W values with the channels `color` asks for (kNative: the file's).
+// Decodes a JPEG into C-H-W pixels with the channels `color` asks for (kNative: the file's).
 // Throws crema::Error naming `where` for corrupt or truncated data, CMYK, an image that would
 // need more than kJpegDecodeBytes to decode, and in a build without libjpeg. Safe on several
-// threads at once.
+// threads at once. The data layers transform these pixels as they are (a quarter of the bytes
+// of floats).
+void decode_jpeg_pixels(std::string_view bytes, const std::string& where, ColorMode color,
+                        ChwPixels* image);
+
+// decode_jpeg_pixels' pixels as floats.
 void decode_jpeg(std::string_view bytes, const std::string& where, ColorMode color,
                  ChwImage* image);
 

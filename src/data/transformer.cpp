@@ -151,10 +151,20 @@ std::vector<float> DataTransformer::mean_values(int channels) const {
 
 void DataTransformer::transform(const float* in, int channels, int height, int width, float* out,
                                 uint64_t record) const {
+  transform(in, prim::PixelType::kFloat32, channels, height, width, out, record);
+}
+
+void DataTransformer::transform(const uint8_t* in, int channels, int height, int width, float* out,
+                                uint64_t record) const {
+  transform(in, prim::PixelType::kUInt8, channels, height, width, out, record);
+}
+
+void DataTransformer::transform(const void* in, prim::PixelType type, int channels, int height,
+                                int width, float* out, uint64_t record) const {
   prim::ImageCrop k = crop(height, width, record);
   k.pixels = in;
   prim::CropImagesDesc d = crop_desc(channels, height, width);
-  d.pixels = prim::PixelType::kFloat32;
+  d.pixels = type;
   const std::vector<float> values = mean_values(channels);
   if (!values.empty()) d.mean_values = values.data();
   prim::crop_images(worker_handle(), d, 1, &k, out);

@@ -40,10 +40,12 @@ class DataTransformer {
   // mean file and both shapes on a mismatch.
   std::vector<int> output_shape(int channels, int height, int width) const;
 
-  // Transforms one C-H-W image `in`, example number `record` of its layer, into `out`, which
-  // holds the output_shape's count of values, by prim::crop_images on the CPU. Call
-  // output_shape() once for the shape first: transform() trusts it.
+  // Transforms one C-H-W image `in` (values, or 8-bit pixels), example number `record` of its
+  // layer, into `out`, which holds the output_shape's count of values, by prim::crop_images on
+  // the CPU. Call output_shape() once for the shape first: transform() trusts it.
   void transform(const float* in, int channels, int height, int width, float* out,
+                 uint64_t record) const;
+  void transform(const uint8_t* in, int channels, int height, int width, float* out,
                  uint64_t record) const;
 
   // What transform() does, for a caller that transforms elsewhere (a batch decoded on the GPU):
@@ -65,6 +67,9 @@ class DataTransformer {
   const TransformationParameter& param() const { return param_; }
 
  private:
+  void transform(const void* in, prim::PixelType type, int channels, int height, int width,
+                 float* out, uint64_t record) const;
+
   TransformationParameter param_;
   Phase phase_;
   std::mt19937_64 rng_;

@@ -9,6 +9,7 @@
 #include "core/rng.h"
 #include "data/batch_engine.h"
 #include "data/gpu_batch_decoder.h"
+#include "data/jpeg_codec.h"
 #include "data/transformer.h"
 
 namespace crema {
@@ -155,24 +156,34 @@ template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::process(int worker, const SourceRecord& record, int slot,
                                               HostBatch* batch) {
   WorkerScratch& s = scratch_[size_t(worker)];
-  if (gpu_decoder_) {
-    float label = 0;
-    if (jpeg_record(record, &s.jpeg, &label, &s.where) &&
-        gpu_decoder_->take(&s.jpeg, s.where, record.number, slot, batch)) {
-      batch->label[size_t(slot)] = label;
+  const auto check_shape = [&](int c, int h, int w) {
+    if (c != channels_ || h != height_ || w != width_)
+      fail(s.where, ": shape ", c, "x", h, "x", w, " differs from the first record's ", channels_,
+           "x", height_, "x", width_, "; ", shape_mismatch_hint());
+  };
+  const size_t example = size_t(out_shape_[0]) * out_shape_[1] * out_shape_[2];
+  float* out = batch->data.data() + example * size_t(slot);
+  float label = 0;
+  if (jpegs_ && jpeg_record(record, &s.jpeg, &label, &s.where)) {
+    batch->label[size_t(slot)] = label;
+    if (gpu_decoder_ && gpu_decoder_->take(&s.jpeg, s.where, record.number, slot, batch)) return;
+    // A file libjpeg refuses is decode_record's, which may still read it (OpenCV) or gives the
+    // layer's error.
+    bool decoded = true;
+    try {
+      decode_jpeg_pixels(s.jpeg, s.where, jpeg_color_, &s.pixels);
+    } catch (const Error&) {
+      decoded = false;
+    }
+    if (decoded) {
+      check_shape(s.pixels.channels, s.pixels.height, s.pixels.width);
+      transformer_->transform(s.pixels.data.data(), channels_, height_, width_, out, record.number);
       return;
     }
   }
-  const float label = decode_record(record, &s.image, &s.where);
-  const ChwImage& image = s.image;
-  if (image.channels != channels_ || image.height != height_ || image.width != width_)
-    fail(s.where, ": shape ", image.channels, "x", image.height, "x", image.width,
-         " differs from the first record's ", channels_, "x", height_, "x", width_, "; ",
-         shape_mismatch_hint());
-  const size_t example = size_t(out_shape_[0]) * out_shape_[1] * out_shape_[2];
-  transformer_->transform(image.data.data(), channels_, height_, width_,
-                          batch->data.data() + example * size_t(slot), record.number);
-  batch->label[size_t(slot)] = label;
+  batch->label[size_t(slot)] = decode_record(record, &s.image, &s.where);
+  check_shape(s.image.channels, s.image.height, s.image.width);
+  transformer_->transform(s.image.data.data(), channels_, height_, width_, out, record.number);
 }
 
 template <typename Dtype>

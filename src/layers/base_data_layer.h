@@ -131,7 +131,9 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   // are decoded (data_param.decoder), and the colour its decoder asks for. On the GPU they are
   // decoded by nvJPEG (data/gpu_batch_decoder.h) when the layer runs on a GPU with a hardware
   // JPEG decoder and its data is float: always for GPU (else an error), where possible for AUTO.
+  // The workers decode the others to 8-bit pixels, which they transform as they are.
   void decode_jpegs(DataParameter::Decoder where, ColorMode color) {
+    jpegs_ = true;
     jpeg_decoder_ = where;
     jpeg_color_ = color;
   }
@@ -152,6 +154,7 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   // A decode worker's buffers, reused from example to example.
   struct WorkerScratch {
     ChwImage image;
+    ChwPixels pixels;  // a JPEG record's
     std::string where;
     std::string jpeg;
   };
@@ -169,6 +172,7 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   std::vector<WorkerScratch> scratch_;
   // The stream for uploads (GPU layers with float data only).
   std::unique_ptr<Handle> upload_;
+  bool jpegs_ = false;                                        // decode_jpegs() was called
   DataParameter::Decoder jpeg_decoder_ = DataParameter::CPU;  // as decode_jpegs() asked
   ColorMode jpeg_color_ = ColorMode::kNative;
   std::unique_ptr<GpuBatchDecoder> gpu_decoder_;  // on upload_'s stream

@@ -11,8 +11,10 @@
 #include "core/errors.h"
 #include "core/replica.h"
 #include "core/rng.h"
+#include "data/image_io.h"
 #include "data/jpeg_codec.h"
 #include "data/record_db.h"
+#include "data/transformer.h"
 #include "data_test_util.h"
 
 namespace crema {
@@ -256,6 +258,49 @@ TEST(DataLayer, JpegDecoderChoice) {
   EXPECT_EQ(error_of([&] { DataLayer<float>(p, Device::kCPU).setup({}, {&data}); }),
             "layer data (Data): data_param.decoder is GPU but JPEGs cannot be decoded there: it "
             "runs on the CPU");
+}
+
+// JPEG records are transformed from their 8-bit pixels: the floats are those of each image
+// decoded to values (decode_image) and transformed by a transformer of the same seed, with
+// crops and flips (7 records, odd and even widths).
+TEST(DataLayer, JpegRecordsGiveTheirDecodedValuesTransformed) {
+  CREMA_SKIP_WITHOUT_JPEG();
+  TempDir dir;
+  const std::string db = dir.file("db");
+  constexpr int kRecords = 7, kH = 12, kW = 16;
+  test::write_jpeg_lmdb(db, kRecords, 3, kH, kW);
+  for (int crop : {9, 10}) {
+    SCOPED_TRACE("crop " + std::to_string(crop));
+    LayerParameter p = data_param(db, kRecords, TRAIN);
+    TransformationParameter& tp = *p.mutable_transform_param();
+    tp.set_crop_size(uint32_t(crop));
+    tp.set_mirror(true);
+    tp.add_mean_value(100);
+    tp.set_scale(0.5f);
+    seed_thread_rng(5);
+    const uint64_t seed = thread_rng()();  // the layer's transformer takes the first draw
+    seed_thread_rng(5);
+    DataLayer<float> layer(p, Device::kCPU);
+    Tensor<float> data, label;
+    layer.setup({}, {&data, &label});
+    Handle h;
+    layer.forward(h, {}, {&data, &label});
+
+    DataTransformer oracle(tp, TRAIN, seed);
+    ASSERT_EQ(oracle.output_shape(3, kH, kW), (std::vector<int>{3, crop, crop}));
+    const size_t example = size_t(3 * crop * crop);
+    std::vector<float> want(example * kRecords);
+    auto reader = open_record_reader(db, RecordBackend::kLmdb);
+    for (int i = 0; i < kRecords; ++i, reader->next()) {
+      Datum datum;
+      decode_datum(reader->value(), db, reader->key(), &datum);
+      ChwImage image;
+      decode_image(datum.data(), "record", ColorMode::kNative, &image);
+      oracle.transform(image.data.data(), 3, kH, kW, want.data() + example * size_t(i),
+                       uint64_t(i));
+    }
+    EXPECT_EQ(data.data_vector(), want);
+  }
 }
 
 }  // namespace

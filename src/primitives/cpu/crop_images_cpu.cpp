@@ -2,12 +2,35 @@
 // layers call it from their decode workers with one image and one thread.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "primitives/cpu/parallel.h"
 #include "primitives/crop_images.h"
 
 namespace crema::prim::cpu {
 namespace {
+
+// A mirrored row whose window was widened to floats in place: output x takes window value
+// last - x, less the mean at last - x (mean_row, or `value` without one), times the scale. In
+// pairs from both ends, so each value is read before it is overwritten.
+void mirror_in_place(float* row, int width, const float* mean_row, float value, float scale) {
+  const int last = width - 1;
+  if (mean_row) {
+    for (int x = 0; x < width / 2; ++x) {
+      const float a = row[x], b = row[last - x];
+      row[x] = (b - mean_row[last - x]) * scale;
+      row[last - x] = (a - mean_row[x]) * scale;
+    }
+    if (width % 2) row[width / 2] = (row[width / 2] - mean_row[width / 2]) * scale;
+  } else {
+    for (int x = 0; x < width / 2; ++x) {
+      const float a = row[x], b = row[last - x];
+      row[x] = (b - value) * scale;
+      row[last - x] = (a - value) * scale;
+    }
+    if (width % 2) row[width / 2] = (row[width / 2] - value) * scale;
+  }
+}
 
 template <typename P>
 void crop_one(const CropImagesDesc& d, const ImageCrop& c, float* out) {
@@ -23,7 +46,11 @@ void crop_one(const CropImagesDesc& d, const ImageCrop& c, float* out) {
               : nullptr;
       float* dst = out + (int64_t(ch) * d.out_h + y) * d.out_w;
       // Mirrored, output column x reads window column out_w - 1 - x, for the pixel and the mean.
-      if (c.mirror) {
+      if (c.mirror && std::is_same_v<P, uint8_t>) {
+        // Bytes read backwards do not vectorize; floats read forwards and turned in place do.
+        for (int x = 0; x < d.out_w; ++x) dst[x] = float(src[x]);
+        mirror_in_place(dst, d.out_w, mean, value, scale);
+      } else if (c.mirror) {
         const int last = d.out_w - 1;
         if (mean) {
           for (int x = 0; x < d.out_w; ++x)
