@@ -37,6 +37,10 @@ struct GpuJpeg {
   uint64_t number = 0;  // the example's number, which draws its crop and flip
 };
 
+// How a place of a batch reaches a layer's GPU: as the values a worker transformed, as a JPEG
+// file the GPU decodes, or as 8-bit pixels a worker decoded, transformed on the GPU.
+enum class Arrival : char { kValues, kJpeg, kPixels };
+
 struct HostBatch {
   // Pinned where a GPU is visible, so that uploads can run asynchronously.
   std::vector<float, prim::PinnedAllocator<float>> data;
@@ -49,14 +53,16 @@ struct HostBatch {
   // Records passed by the layer's source once this batch was read (what a snapshot taken after
   // the batch was used records).
   uint64_t records_after = 0;
-  // Per place, for a layer decoding JPEGs on the GPU (data/gpu_batch_decoder.h): whether the
-  // place waits for the GPU, and what it decodes there; and the batch's decoded images, its own
-  // so that decoding the next batch never writes what this one's transform still reads.
-  int gpu_places = 0;  // places [0, gpu_places) the GPU may take
-  std::vector<char> on_gpu;
+  // For a layer on a GPU whose records are JPEGs (data/gpu_batch_decoder.h), per place: how it
+  // arrives, the file the GPU decodes there, its window; the 8-bit pixels the workers decoded
+  // (one image's bytes per place) and their upload; and the images decoded on the GPU, the
+  // batch's own so that decoding the next batch never writes what this one's transform reads.
+  int gpu_places = 0;  // places [0, gpu_places) the GPU may decode
+  std::vector<Arrival> arrivals;
   std::vector<GpuJpeg> gpu_jpegs;
   std::vector<prim::ImageCrop, prim::PinnedAllocator<prim::ImageCrop>> gpu_crops;
-  prim::DeviceBuffer gpu_pixels;
+  std::vector<uint8_t, prim::PinnedAllocator<uint8_t>> pixels;
+  prim::DeviceBuffer device_pixels, gpu_pixels;
 };
 
 // One record as the reader hands it to a worker: the raw bytes and whatever names it, copied out

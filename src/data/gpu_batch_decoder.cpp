@@ -39,8 +39,8 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms) {
 }
 
 GpuBatchDecoder::GpuBatchDecoder(prim::Handle& upload, const DataTransformer& transformer,
-                                 ColorMode color, int batch_size, int depth, bool adapt,
-                                 int channels, int height, int width)
+                                 ColorMode color, DataParameter::Decoder decoder, int batch_size,
+                                 int depth, int channels, int height, int width)
     : upload_(upload),
       transformer_(transformer),
       color_(color),
@@ -48,12 +48,13 @@ GpuBatchDecoder::GpuBatchDecoder(prim::Handle& upload, const DataTransformer& tr
       channels_(channels),
       height_(height),
       width_(width),
-      adapt_(adapt),
+      pixels_(size_t(channels) * size_t(height) * size_t(width)),
+      adapt_(decoder == DataParameter::AUTO),
       // AUTO starts on the CPU; the batches in flight at the start fill before any wait counts.
-      share_(batch_size, depth, adapt ? 0 : batch_size),
+      share_(batch_size, depth, decoder == DataParameter::GPU ? batch_size : 0),
       places_(share_.places()),
-      last_take_(std::chrono::steady_clock::now()),
-      decoder_(upload) {
+      last_take_(std::chrono::steady_clock::now()) {
+  if (decoder != DataParameter::CPU) decoder_ = std::make_unique<NvjpegDecoder>(upload);
   const std::vector<int> out = transformer.output_shape(channels, height, width);
   example_ = size_t(out[0]) * size_t(out[1]) * size_t(out[2]);
   desc_ = transformer.crop_desc(channels, height, width);
@@ -73,9 +74,10 @@ GpuBatchDecoder::GpuBatchDecoder(prim::Handle& upload, const DataTransformer& tr
 }
 
 void GpuBatchDecoder::begin(HostBatch* batch) const {
-  batch->on_gpu.assign(size_t(batch_size_), 0);
+  batch->arrivals.assign(size_t(batch_size_), Arrival::kValues);
   batch->gpu_jpegs.resize(size_t(batch_size_));
   batch->gpu_crops.resize(size_t(batch_size_));
+  batch->pixels.resize(pixels_ * size_t(batch_size_));
   batch->gpu_places = places_;
 }
 
@@ -107,8 +109,15 @@ bool GpuBatchDecoder::take(std::string* jpeg, const std::string& where, uint64_t
   g.header = header;
   g.where = where;
   g.number = number;
-  batch->on_gpu[size_t(slot)] = 1;
+  batch->arrivals[size_t(slot)] = Arrival::kJpeg;
   return true;
+}
+
+void GpuBatchDecoder::take_pixels(const ChwPixels& pixels, uint64_t number, int slot,
+                                  HostBatch* batch) const {
+  std::copy(pixels.data.begin(), pixels.data.end(), batch->pixels.begin() + pixels_ * size_t(slot));
+  batch->gpu_crops[size_t(slot)] = transformer_.crop(height_, width_, number);
+  batch->arrivals[size_t(slot)] = Arrival::kPixels;
 }
 
 void GpuBatchDecoder::finish(HostBatch* batch) {
@@ -120,16 +129,17 @@ void GpuBatchDecoder::finish(HostBatch* batch) {
   std::vector<int> places;
   std::vector<std::string_view> jpegs;
   std::vector<JpegHeader> headers;
-  for (size_t i = 0; i < batch->on_gpu.size(); ++i)
-    if (batch->on_gpu[i]) {
+  for (size_t i = 0; i < batch->arrivals.size(); ++i)
+    if (batch->arrivals[i] == Arrival::kJpeg) {
       places.push_back(int(i));
       jpegs.push_back(batch->gpu_jpegs[i].bytes);
       headers.push_back(batch->gpu_jpegs[i].header);
     }
   std::vector<prim::ImageCrop> crops(places.size());
   bool decoded = false;
-  decoder_.decode(int(places.size()), jpegs.data(), headers.data(), channels_, &batch->gpu_pixels,
-                  crops.data(), &decoded);
+  if (!places.empty())
+    decoder_->decode(int(places.size()), jpegs.data(), headers.data(), channels_,
+                     &batch->gpu_pixels, crops.data(), &decoded);
   if (!decoded) {
     // The hardware refused the batch: the CPU decodes its files, or names the corrupt one.
     ChwImage image;
@@ -138,21 +148,39 @@ void GpuBatchDecoder::finish(HostBatch* batch) {
       decode_image(g.bytes, g.where, color_, &image);
       transformer_.transform(image.data.data(), channels_, height_, width_,
                              batch->data.data() + example_ * size_t(p), g.number);
-      batch->on_gpu[size_t(p)] = 0;
+      batch->arrivals[size_t(p)] = Arrival::kValues;
     }
   }
-  // Runs of places decoded on the CPU are uploaded, runs decoded here transformed in place.
-  const size_t n = batch->on_gpu.size();
+  // Runs of places: values uploaded; the workers' pixels uploaded and transformed; the GPU's
+  // decoded images transformed in place.
+  const size_t n = batch->arrivals.size();
+  if (batch->device_pixels.bytes() < batch->pixels.size())
+    batch->device_pixels = prim::DeviceBuffer(prim::Device::kCUDA, batch->pixels.size());
+  uint8_t* device_pixels = static_cast<uint8_t*>(batch->device_pixels.get());
   size_t k = 0;  // the next of `crops`
   for (size_t begin = 0; begin < n;) {
+    const Arrival arrival = batch->arrivals[begin];
     size_t end = begin;
-    while (end < n && batch->on_gpu[end] == batch->on_gpu[begin]) ++end;
-    if (!batch->on_gpu[begin]) {
+    while (end < n && batch->arrivals[end] == arrival) ++end;
+    if (arrival == Arrival::kValues) {
       prim::memcpy_async(upload_, device + example_ * begin, prim::Device::kCUDA,
                          batch->data.data() + example_ * begin, prim::Device::kCPU,
                          (end - begin) * example_ * sizeof(float));
+      begin = end;
+      continue;
+    }
+    // The crops are pinned and the batch's own: the copy to the device reads them after this
+    // returns.
+    if (arrival == Arrival::kPixels) {
+      prim::memcpy_async(upload_, device_pixels + pixels_ * begin, prim::Device::kCUDA,
+                         batch->pixels.data() + pixels_ * begin, prim::Device::kCPU,
+                         (end - begin) * pixels_);
+      for (size_t i = begin; i < end; ++i) {
+        prim::ImageCrop& c = batch->gpu_crops[i];
+        c.pixels = device_pixels + pixels_ * i;
+        c.pitch = width_;
+      }
     } else {
-      // Pinned and the batch's own: the copy to the device reads them after this returns.
       for (size_t i = begin; i < end; ++i, ++k) {
         const GpuJpeg& g = batch->gpu_jpegs[i];
         prim::ImageCrop& c = batch->gpu_crops[i];
@@ -160,9 +188,9 @@ void GpuBatchDecoder::finish(HostBatch* batch) {
         c.pixels = crops[k].pixels;
         c.pitch = crops[k].pitch;
       }
-      prim::crop_images(upload_, desc_, int(end - begin), &batch->gpu_crops[begin],
-                        device + example_ * begin);
     }
+    prim::crop_images(upload_, desc_, int(end - begin), &batch->gpu_crops[begin],
+                      device + example_ * begin);
     begin = end;
   }
   if (adapt_)

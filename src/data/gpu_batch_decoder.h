@@ -1,21 +1,25 @@
-// GpuBatchDecoder: the GPU half of a prefetching data layer whose records are JPEG files. A
-// decode worker offers it each file (take), whose header it reads there: a file the hardware
-// decodes as the CPU would (NvjpegDecoder::takes) and of the layer's shape waits in its place of
-// the batch; the worker decodes the rest itself, and judges any header libjpeg refuses. The
+// GpuBatchDecoder: the GPU half of a prefetching data layer on a GPU whose records are JPEG
+// files: each batch's transform runs there, and with nvJPEG some of its decoding. A decode worker
+// offers it each file first (take), whose header it reads there: a file the hardware decodes as
+// the CPU would (NvjpegDecoder::takes) and of the layer's shape waits in its place of the batch.
+// The worker decodes the others itself and hands over their 8-bit pixels (take_pixels), a
+// quarter of the bytes of the floats they become; records of no JPEG it transforms itself. The
 // batch's finish (one batch at a time, on the layer's upload stream) decodes the waiting files
-// with NvjpegDecoder, transforms them with prim::crop_images into the batch's device data with
-// the crop, flip and mean the CPU's DataTransformer draws for the same example numbers, and
-// uploads the places the workers decoded. A batch the hardware refuses is decoded there on the
-// CPU instead, with the CPU's errors.
+// with NvjpegDecoder, uploads the workers' pixels and values, and transforms every image with
+// prim::crop_images into the batch's device data, with the crop, flip and mean the CPU's
+// DataTransformer draws for the same example numbers (so the workers' pixels give the CPU's
+// floats bit for bit). A batch the hardware refuses is decoded there on the CPU instead, with
+// the CPU's errors.
 //
-// How many places of each batch the GPU takes: all of them (data_param.decoder GPU), or for AUTO
-// as many as keep the layer's consumer from waiting (GpuShare), since decoding on the GPU is not
-// free for the training step beside it. Which decoder a place gets then depends on timing: only
-// CPU or GPU repeat a run's pixels exactly.
+// How many places of each batch the GPU decodes: none without nvJPEG (data_param.decoder CPU),
+// all of them (GPU), or for AUTO as many as keep the layer's consumer from waiting (GpuShare),
+// since decoding on the GPU is not free for the training step beside it. Which decoder a place
+// gets then depends on timing: only CPU or GPU repeat a run's pixels exactly.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "data/batch_engine.h"
@@ -51,10 +55,12 @@ class GpuShare {
 class GpuBatchDecoder {
  public:
   // For batches of batch_size examples of channels x height x width before the transform, on
-  // upload's GPU, `depth` of them in flight; `adapt`: AUTO's share (GpuShare), else every place.
-  // Throws crema::Error where NvjpegDecoder::available() is false.
+  // upload's GPU, `depth` of them in flight. `decoder`: CPU (the GPU transforms only), GPU (it
+  // decodes every place it can) or AUTO (GpuShare's places). Throws crema::Error for GPU or AUTO
+  // where NvjpegDecoder::available() is false.
   GpuBatchDecoder(prim::Handle& upload, const DataTransformer& transformer, ColorMode color,
-                  int batch_size, int depth, bool adapt, int channels, int height, int width);
+                  DataParameter::Decoder decoder, int batch_size, int depth, int channels,
+                  int height, int width);
 
   // Reader thread: clears the batch's places and fixes how many of them the GPU may take.
   void begin(HostBatch* batch) const;
@@ -63,6 +69,9 @@ class GpuBatchDecoder {
   // Several workers may call it at once, for different places.
   bool take(std::string* jpeg, const std::string& where, uint64_t number, int slot,
             HostBatch* batch) const;
+  // Decode worker: the pixels of place `slot`, example `number`, of the layer's shape (checked
+  // by the caller), for the finish to transform.
+  void take_pixels(const ChwPixels& pixels, uint64_t number, int slot, HostBatch* batch) const;
   // The batch's finish: its data on the device, ready once the upload stream passes it.
   void finish(HostBatch* batch);
   // The layer's consumer took a batch it had asked for at `asked`.
@@ -70,21 +79,23 @@ class GpuBatchDecoder {
   // Places of each batch the GPU may take now.
   int gpu_places() const { return places_; }
 
-  const NvjpegDecoder& decoder() const { return decoder_; }
+  // Whether the GPU decodes some places (nvJPEG).
+  bool decodes() const { return decoder_ != nullptr; }
 
  private:
   prim::Handle& upload_;
   const DataTransformer& transformer_;
   const ColorMode color_;
   const int batch_size_, channels_, height_, width_;
-  size_t example_ = 0;  // floats of one transformed example
+  const size_t pixels_;  // bytes of one image's pixels
+  size_t example_ = 0;   // floats of one transformed example
   const bool adapt_;
   GpuShare share_;                    // the consumer thread's
   std::atomic<int> places_;           // share_.places(), for the reader
   std::atomic<int64_t> busy_us_ = 0;  // AUTO: the finishes' time since the consumer's last batch
   std::chrono::steady_clock::time_point last_take_;
-  NvjpegDecoder decoder_;
-  prim::DeviceBuffer mean_;  // the mean image or the per-channel values, on the GPU
+  std::unique_ptr<NvjpegDecoder> decoder_;  // null for data_param.decoder CPU
+  prim::DeviceBuffer mean_;                 // the mean image or the per-channel values, on the GPU
   prim::CropImagesDesc desc_;
 };
 

@@ -69,23 +69,29 @@ void BasePrefetchingDataLayer<Dtype>::start_prefetch(uint32_t batch_size, const 
     if (this->device() == Device::kCUDA)
       upload_ = std::make_unique<Handle>(Device::kCUDA, prim::cuda_current_device());
   }
-  if (jpeg_decoder_ != DataParameter::CPU) {
+  if (jpegs_) {
     std::string why;
     if (!upload_)
       why =
           this->device() == Device::kCUDA ? "the layer's data is not float" : "it runs on the CPU";
-    else
+    else if (jpeg_decoder_ != DataParameter::CPU)
       NvjpegDecoder::available(&why);
-    if (why.empty())
-      gpu_decoder_ = std::make_unique<GpuBatchDecoder>(
-          *upload_, *transformer_, jpeg_color_, batch_size_, int(depth),
-          jpeg_decoder_ == DataParameter::AUTO, channels, height, width);
-    else if (jpeg_decoder_ == DataParameter::GPU)
+    if (jpeg_decoder_ == DataParameter::GPU && !why.empty())
       fail("data_param.decoder is GPU but JPEGs cannot be decoded there: ", why);
+    // On a GPU the batches are transformed there; AUTO without nvJPEG decodes on the CPU.
+    if (upload_)
+      gpu_decoder_ = std::make_unique<GpuBatchDecoder>(
+          *upload_, *transformer_, jpeg_color_, why.empty() ? jpeg_decoder_ : DataParameter::CPU,
+          batch_size_, int(depth), channels, height, width);
   }
   depth_ = depth;
   consumed_records_ = next_record_;
   launch_engine();
+}
+
+template <typename Dtype>
+bool BasePrefetchingDataLayer<Dtype>::gpu_decodes() const {
+  return gpu_decoder_ && gpu_decoder_->decodes();
 }
 
 template <typename Dtype>
@@ -177,7 +183,11 @@ void BasePrefetchingDataLayer<Dtype>::process(int worker, const SourceRecord& re
     }
     if (decoded) {
       check_shape(s.pixels.channels, s.pixels.height, s.pixels.width);
-      transformer_->transform(s.pixels.data.data(), channels_, height_, width_, out, record.number);
+      if (gpu_decoder_)
+        gpu_decoder_->take_pixels(s.pixels, record.number, slot, batch);
+      else
+        transformer_->transform(s.pixels.data.data(), channels_, height_, width_, out,
+                                record.number);
       return;
     }
   }

@@ -12,11 +12,12 @@
 // unreadable image) is thrown by the forward() that would have used the example, as a layer error
 // naming the example.
 //
-// JPEG records may be decoded on the GPU instead (decode_jpegs; data/gpu_batch_decoder.h): the
-// workers then only read the header of each file the GPU takes and leave it in its place, and
-// those places are decoded by the GPU's hardware JPEG decoder and transformed there, with the
-// same crops and flips: every place (decoder GPU), or for AUTO as many as keep forward() from
-// waiting for its batches.
+// JPEG records (decode_jpegs) skip the floats: a worker transforms the 8-bit pixels it decoded,
+// and on a GPU (float data) hands them to the batch's finish, which uploads them (a quarter of the
+// bytes) and transforms them there, with the same crops and flips (data/gpu_batch_decoder.h).
+// There the GPU's hardware JPEG decoder may also decode places itself: the workers then only read
+// the header of each file it takes and leave the file in its place; every place (decoder GPU), or
+// for AUTO as many as keep forward() from waiting for its batches.
 //
 // Workers: the layer's `threads` field (data_param, image_data_param), or when it is 0 (the
 // default) the usable cores less one per training thread, shared by the replicas, at least 1
@@ -84,7 +85,7 @@ class BasePrefetchingDataLayer : public Layer<Dtype> {
   // The number of decode workers the layer runs; whether the GPU decodes JPEGs, and how many
   // places of each batch it takes now.
   int decode_workers() const { return workers_; }
-  bool gpu_decodes() const { return gpu_decoder_ != nullptr; }
+  bool gpu_decodes() const;
   int gpu_places() const;
 
  protected:

@@ -2,7 +2,8 @@
 // the same layer decoding them on the CPU (decoder CPU), same seed: the same labels, crops and
 // flips, pixels within the hardware decoder's few levels of libjpeg's (times the scale), batch
 // after batch with the records wrapping around; a progressive-free, unturned LMDB, so every
-// record is decoded by the hardware. Skips where nvJPEG has no hardware decoder.
+// record is decoded by the hardware. Skips where nvJPEG has no hardware decoder. And the workers'
+// pixels transformed on the GPU against the CPU layer, exactly.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,11 +25,11 @@ struct Batches {
   bool gpu = false;
 };
 
-Batches run(const LayerParameter& p, int batches) {
+Batches run(const LayerParameter& p, int batches, Device device = Device::kCUDA) {
   seed_thread_rng(7);
-  prim::Handle h(Device::kCUDA);
-  Tensor<float> data(Device::kCUDA), label(Device::kCUDA);
-  DataLayer<float> layer(p, Device::kCUDA);
+  prim::Handle h(device);
+  Tensor<float> data(device), label(device);
+  DataLayer<float> layer(p, device);
   layer.setup({}, {&data, &label});
   Batches out;
   out.gpu = layer.gpu_decodes();
@@ -43,6 +44,43 @@ Batches run(const LayerParameter& p, int batches) {
 
 constexpr size_t kBatch = 4;
 
+// A TRAIN Data layer over db: batches of kBatch, crops of 31 mirrored, a scale, and per-channel
+// mean values or none.
+LayerParameter jpeg_layer(const std::string& db, bool mean_values) {
+  LayerParameter p;
+  p.set_name("data");
+  p.set_type("Data");
+  p.set_phase(TRAIN);
+  p.mutable_data_param()->set_source(db);
+  p.mutable_data_param()->set_batch_size(kBatch);
+  p.mutable_data_param()->set_backend(DataParameter::LMDB);
+  TransformationParameter* t = p.mutable_transform_param();
+  t->set_crop_size(31);
+  t->set_mirror(true);
+  t->set_scale(0.5f);
+  if (mean_values)
+    for (float v : {104.0f, 117.0f, 123.0f}) t->add_mean_value(v);
+  return p;
+}
+
+// Decoded on the CPU, the workers' pixels are transformed on the GPU into the CPU layer's floats,
+// bit for bit.
+TEST(GpuJpegDataLayerCuda, TransformsTheWorkersPixelsAsTheCpuLayer) {
+  CREMA_SKIP_WITHOUT_GPU();
+  test::TempDir dir;
+  const std::string db = dir.file("db");
+  test::write_jpeg_lmdb(db, 11, 3, 40, 52);
+  for (bool mean_values : {true, false}) {
+    SCOPED_TRACE(mean_values ? "mean values" : "no mean");
+    LayerParameter p = jpeg_layer(db, mean_values);
+    p.mutable_data_param()->set_decoder(DataParameter::CPU);
+    const Batches cpu = run(p, 4, Device::kCPU), gpu = run(p, 4);
+    EXPECT_FALSE(gpu.gpu);
+    EXPECT_EQ(gpu.label, cpu.label);
+    EXPECT_EQ(gpu.data, cpu.data);
+  }
+}
+
 TEST(GpuJpegDataLayerCuda, MatchesTheCpuDecoder) {
   CREMA_SKIP_WITHOUT_GPU();
   std::string why;
@@ -52,19 +90,7 @@ TEST(GpuJpegDataLayerCuda, MatchesTheCpuDecoder) {
   test::write_jpeg_lmdb(db, 11, 3, 40, 52);
   for (bool mean_values : {true, false}) {
     SCOPED_TRACE(mean_values ? "mean values" : "no mean");
-    LayerParameter p;
-    p.set_name("data");
-    p.set_type("Data");
-    p.set_phase(TRAIN);
-    p.mutable_data_param()->set_source(db);
-    p.mutable_data_param()->set_batch_size(kBatch);
-    p.mutable_data_param()->set_backend(DataParameter::LMDB);
-    TransformationParameter* t = p.mutable_transform_param();
-    t->set_crop_size(31);
-    t->set_mirror(true);
-    t->set_scale(0.5f);
-    if (mean_values)
-      for (float v : {104.0f, 117.0f, 123.0f}) t->add_mean_value(v);
+    LayerParameter p = jpeg_layer(db, mean_values);
     p.mutable_data_param()->set_decoder(DataParameter::CPU);
     const Batches cpu = run(p, 4);
     p.mutable_data_param()->set_decoder(DataParameter::GPU);
