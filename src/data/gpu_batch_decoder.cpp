@@ -154,9 +154,6 @@ void GpuBatchDecoder::finish(HostBatch* batch) {
   // Runs of places: values uploaded; the workers' pixels uploaded and transformed; the GPU's
   // decoded images transformed in place.
   const size_t n = batch->arrivals.size();
-  if (batch->device_pixels.bytes() < batch->pixels.size())
-    batch->device_pixels = prim::DeviceBuffer(prim::Device::kCUDA, batch->pixels.size());
-  uint8_t* device_pixels = static_cast<uint8_t*>(batch->device_pixels.get());
   size_t k = 0;  // the next of `crops`
   for (size_t begin = 0; begin < n;) {
     const Arrival arrival = batch->arrivals[begin];
@@ -172,6 +169,9 @@ void GpuBatchDecoder::finish(HostBatch* batch) {
     // The crops are pinned and the batch's own: the copy to the device reads them after this
     // returns.
     if (arrival == Arrival::kPixels) {
+      if (batch->device_pixels.bytes() < batch->pixels.size())
+        batch->device_pixels = prim::DeviceBuffer(prim::Device::kCUDA, batch->pixels.size());
+      uint8_t* device_pixels = static_cast<uint8_t*>(batch->device_pixels.get());
       prim::memcpy_async(upload_, device_pixels + pixels_ * begin, prim::Device::kCUDA,
                          batch->pixels.data() + pixels_ * begin, prim::Device::kCPU,
                          (end - begin) * pixels_);

@@ -3,7 +3,7 @@
 // offers it each file first (take), whose header it reads there: a file the hardware decodes as
 // the CPU would (NvjpegDecoder::takes) and of the layer's shape waits in its place of the batch.
 // The worker decodes the others itself and hands over their 8-bit pixels (take_pixels), a
-// quarter of the bytes of the floats they become; records of no JPEG it transforms itself. The
+// third of the bytes of the floats they become; records of no JPEG it transforms itself. The
 // batch's finish (one batch at a time, on the layer's upload stream) decodes the waiting files
 // with NvjpegDecoder, uploads the workers' pixels and values, and transforms every image with
 // prim::crop_images into the batch's device data, with the crop, flip and mean the CPU's

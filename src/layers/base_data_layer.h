@@ -13,7 +13,7 @@
 // naming the example.
 //
 // JPEG records (decode_jpegs) skip the floats: a worker transforms the 8-bit pixels it decoded,
-// and on a GPU (float data) hands them to the batch's finish, which uploads them (a quarter of the
+// and on a GPU (float data) hands them to the batch's finish, which uploads them (a third of the
 // bytes) and transforms them there, with the same crops and flips (data/gpu_batch_decoder.h).
 // There the GPU's hardware JPEG decoder may also decode places itself: the workers then only read
 // the header of each file it takes and leave the file in its place; every place (decoder GPU), or
