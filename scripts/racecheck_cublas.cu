@@ -31,8 +31,7 @@ bool run(cublasHandle_t h, const Shape& s, cudaDataType type, cublasComputeType_
   // Column-major C^T (n x m) = B^T A^T: the filter shared by both images (stride 0).
   const cublasStatus_t st = cublasGemmStridedBatchedEx(
       h, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &alpha, b, type, s.n, (long long)s.k * s.n, a,
-      type, s.k, 0, &beta, c, type, s.n, (long long)s.m * s.n, batch, compute,
-      CUBLAS_GEMM_DEFAULT);
+      type, s.k, 0, &beta, c, type, s.n, (long long)s.m * s.n, batch, compute, CUBLAS_GEMM_DEFAULT);
   const cudaError_t err = cudaDeviceSynchronize();
   std::printf("%-5s m=%4d n=%4d k=%4d: cublas %d, %s\n", name, s.m, s.n, s.k, int(st),
               cudaGetErrorString(err));
@@ -45,10 +44,10 @@ bool run(cublasHandle_t h, const Shape& s, cudaDataType type, cublasComputeType_
 }  // namespace
 
 int main() {
-  const std::vector<Shape> shapes = {{64, 3136, 64},  {256, 3136, 64}, {64, 3136, 256},
-                                     {128, 784, 256}, {512, 784, 128}, {128, 784, 512},
+  const std::vector<Shape> shapes = {{64, 3136, 64},  {256, 3136, 64},  {64, 3136, 256},
+                                     {128, 784, 256}, {512, 784, 128},  {128, 784, 512},
                                      {256, 196, 512}, {1024, 196, 256}, {256, 196, 1024},
-                                     {512, 49, 1024}, {2048, 49, 512}, {512, 49, 2048}};
+                                     {512, 49, 1024}, {2048, 49, 512},  {512, 49, 2048}};
   cublasHandle_t h;
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 2;
   for (const Shape& s : shapes)
