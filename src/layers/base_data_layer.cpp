@@ -66,8 +66,11 @@ void BasePrefetchingDataLayer<Dtype>::start_prefetch(uint32_t batch_size, const 
   if (top.size() > 1) top[1]->reshape({batch_size_});
   if constexpr (std::is_same_v<Dtype, float>) {
     // The Net is built after its Handle, which made the handle's GPU the thread's current one.
+    // Urgent: nvJPEG's per-image kernels would otherwise wait behind the training step's, and
+    // the batch arrive late.
     if (this->device() == Device::kCUDA)
-      upload_ = std::make_unique<Handle>(Device::kCUDA, prim::cuda_current_device());
+      upload_ = std::make_unique<Handle>(Device::kCUDA, prim::cuda_current_device(),
+                                         prim::StreamPriority::kUrgent);
   }
   if (jpegs_) {
     std::string why;

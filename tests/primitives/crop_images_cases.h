@@ -54,46 +54,54 @@ inline std::vector<CropCase> crop_cases() {
                                     {20, 30, 33, 13, 25, true}, {7, 5, 5, 0, 0, false}};
   std::vector<CropCase> cases;
   uint64_t seed = 1;
-  for (prim::PixelType type : {prim::PixelType::kUInt8, prim::PixelType::kFloat32})
-    for (int mean = 0; mean < 3; ++mean)
-      for (int channels : {1, 3})
-        for (int out_w : {5, 4}) {  // a mirrored row has a middle column, or none
-          CropCase c;
-          c.name = std::string(type == prim::PixelType::kUInt8 ? "u8" : "f32") +
-                   (mean == 0   ? " no mean"
-                    : mean == 1 ? " mean image"
-                                : " mean values") +
-                   " " + std::to_string(channels) + "ch, " + std::to_string(out_w) + " wide";
-          c.desc.pixels = type;
-          c.desc.channels = channels;
-          c.desc.out_h = 7;
-          c.desc.out_w = out_w;
-          c.desc.scale = mean == 2 ? 0.00390625f : 1.0f / 3;
-          for (const Image& im : batch) {
-            c.offsets.push_back(int64_t(c.pixels.size()));
-            const size_t n = size_t(channels) * im.h * im.pitch;
-            for (float v : random_vector<float>(n, seed++, 0, 256))
-              c.pixels.push_back(type == prim::PixelType::kUInt8 ? float(int(v)) : v);
-            prim::ImageCrop crop;
-            crop.pitch = im.pitch;
-            crop.height = im.h;
-            crop.width = im.w;
-            crop.y0 = im.y0;
-            crop.x0 = im.x0;
-            crop.mirror = im.mirror;
-            crop.mean_y0 = (im.y0 * 3) % 4;  // a 10 x 9 mean image: rows 0..3, columns 0..4
-            crop.mean_x0 = im.x0 % 5;
-            c.crops.push_back(crop);
+  // Each case small, and grown by 34 rows and 40 columns everywhere (images, windows, mean):
+  // outputs of more rows and columns than a CUDA block's band and warp take at once. Widths odd
+  // and even: a mirrored row has a middle column, or none.
+  for (int grow = 0; grow < 2; ++grow)
+    for (prim::PixelType type : {prim::PixelType::kUInt8, prim::PixelType::kFloat32})
+      for (int mean = 0; mean < 3; ++mean)
+        for (int channels : {1, 3})
+          for (int out_w : {5 + 40 * grow, 4 + 40 * grow}) {
+            const int dh = 34 * grow, dw = 40 * grow;
+            CropCase c;
+            c.name = std::string(type == prim::PixelType::kUInt8 ? "u8" : "f32") +
+                     (mean == 0   ? " no mean"
+                      : mean == 1 ? " mean image"
+                                  : " mean values") +
+                     " " + std::to_string(channels) + "ch, " + std::to_string(7 + dh) + "x" +
+                     std::to_string(out_w);
+            c.desc.pixels = type;
+            c.desc.channels = channels;
+            c.desc.out_h = 7 + dh;
+            c.desc.out_w = out_w;
+            c.desc.scale = mean == 2 ? 0.00390625f : 1.0f / 3;
+            for (const Image& im : batch) {
+              c.offsets.push_back(int64_t(c.pixels.size()));
+              const size_t n = size_t(channels) * (im.h + dh) * (im.pitch + dw);
+              for (float v : random_vector<float>(n, seed++, 0, 256))
+                c.pixels.push_back(type == prim::PixelType::kUInt8 ? float(int(v)) : v);
+              prim::ImageCrop crop;
+              crop.pitch = im.pitch + dw;
+              crop.height = im.h + dh;
+              crop.width = im.w + dw;
+              crop.y0 = im.y0;
+              crop.x0 = im.x0;
+              crop.mirror = im.mirror;
+              crop.mean_y0 = (im.y0 * 3) % 4;  // a mean image of 3 rows and 4 columns more than
+                                               // the output: rows 0..3, columns 0..4
+              crop.mean_x0 = im.x0 % 5;
+              c.crops.push_back(crop);
+            }
+            if (mean == 1) {
+              c.desc.mean_h = 10 + dh;
+              c.desc.mean_w = 9 + dw;
+              c.mean_image = random_vector<float>(
+                  size_t(channels) * size_t(c.desc.mean_h) * size_t(c.desc.mean_w), seed++, 0, 256);
+            } else if (mean == 2) {
+              c.mean_values = random_vector<float>(size_t(channels), seed++, 50, 150);
+            }
+            cases.push_back(std::move(c));
           }
-          if (mean == 1) {
-            c.desc.mean_h = 10;
-            c.desc.mean_w = 9;
-            c.mean_image = random_vector<float>(size_t(channels) * 90, seed++, 0, 256);
-          } else if (mean == 2) {
-            c.mean_values = random_vector<float>(size_t(channels), seed++, 50, 150);
-          }
-          cases.push_back(std::move(c));
-        }
   return cases;
 }
 

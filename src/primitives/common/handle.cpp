@@ -216,7 +216,8 @@ void device_memset_zero(Device device, void* p, size_t bytes) {
 #endif
 }
 
-Handle::Handle(Device device, int device_id) : device_(device), device_id_(device_id) {
+Handle::Handle(Device device, int device_id, StreamPriority priority)
+    : device_(device), device_id_(device_id), priority_(priority) {
   if (device_ == Device::kCPU) {
     const char* env = std::getenv("CREMA_NUM_THREADS");
     const int from_env = env ? std::atoi(env) : 0;
@@ -227,7 +228,7 @@ Handle::Handle(Device device, int device_id) : device_(device), device_id_(devic
   if (device_id < 0 || device_id >= cuda::device_count())
     throw PrimError("no CUDA device " + std::to_string(device_id));
   workspace_budget_ = size_t(512) << 20;
-  stream_ = cuda::create_stream(device_id);
+  stream_ = cuda::create_stream(device_id, priority == StreamPriority::kUrgent);
   blas_ = cuda::create_blas(stream_);
 #else
   no_cuda();
@@ -267,7 +268,7 @@ void* Handle::workspace(size_t bytes) {
 Handle& Handle::side() {
   if (device_ == Device::kCPU) return *this;
   if (!side_) {
-    side_ = std::make_unique<Handle>(device_, device_id_);
+    side_ = std::make_unique<Handle>(device_, device_id_, priority_);
     side_->parent_ = this;
   }
   return *side_;

@@ -13,7 +13,8 @@ int current_device();
 void set_current_device(int device_id);
 std::string device_description(int device_id);
 std::string device_identity(int device_id);
-void* create_stream(int device_id);
+// A non-blocking stream on device_id, at CUDA's greatest priority when `urgent`.
+void* create_stream(int device_id, bool urgent);
 void destroy_stream(void* stream);
 void* create_blas(void* stream);
 void destroy_blas(void* blas);

@@ -105,11 +105,14 @@ void require_code_for(int device_id) {
 
 }  // namespace
 
-void* create_stream(int device_id) {
+void* create_stream(int device_id, bool urgent) {
   check(cudaSetDevice(device_id), "cudaSetDevice");
   require_code_for(device_id);
+  int least = 0, greatest = 0;  // numerically, greatest <= least
+  check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
   cudaStream_t s = nullptr;
-  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, urgent ? greatest : least),
+        "cudaStreamCreate");
   return s;
 }
 

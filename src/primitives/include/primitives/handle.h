@@ -45,11 +45,18 @@ class DeferredError : public PrimError {
   uint64_t tag_;
 };
 
+// How the GPU schedules a handle's work against other handles' work queued at the same time:
+// kUrgent work's blocks start before any waiting kNormal block (CUDA's greatest stream
+// priority). For short chains of small kernels that must not queue behind a training step's
+// large ones: a data layer's decode and upload. Ignored on the CPU.
+enum class StreamPriority { kNormal, kUrgent };
+
 class Handle {
  public:
   // device_id is ignored for the CPU. Creating a CUDA handle in a build without CUDA, or on a
   // machine without a GPU, throws PrimError.
-  explicit Handle(Device device = Device::kCPU, int device_id = 0);
+  explicit Handle(Device device = Device::kCPU, int device_id = 0,
+                  StreamPriority priority = StreamPriority::kNormal);
   ~Handle();
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
@@ -137,6 +144,7 @@ class Handle {
  private:
   Device device_;
   int device_id_;
+  StreamPriority priority_;
   void* stream_ = nullptr;
   void* blas_ = nullptr;
   void* workspace_ = nullptr;
