@@ -148,7 +148,12 @@ void BatchEngine::work_loop(int worker) {
     Job job{};
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      worker_cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+      const auto ready = [this] { return stop_ || !jobs_.empty(); };
+      if (!ready()) {
+        count_idle_locked(+1);
+        worker_cv_.wait(lock, ready);
+        count_idle_locked(-1);
+      }
       if (stop_) return;
       job = jobs_.front();
       jobs_.pop_front();
@@ -172,6 +177,19 @@ void BatchEngine::work_loop(int worker) {
     // engine's lock, one batch at a time.
     if (finish) run_finish(job.slot);
   }
+}
+
+void BatchEngine::count_idle_locked(int change) {
+  const auto now = std::chrono::steady_clock::now();
+  idle_ += idle_workers_ * (now - idle_since_);
+  idle_since_ = now;
+  idle_workers_ += change;
+}
+
+std::chrono::nanoseconds BatchEngine::workers_idle() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  count_idle_locked(0);
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(idle_);
 }
 
 HostBatch* BatchEngine::next() {

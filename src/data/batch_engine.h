@@ -12,6 +12,7 @@
 // finishes at most the record in hand) and joins them.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -104,6 +105,9 @@ class BatchEngine {
   void release(HostBatch* batch);
 
   int workers() const { return int(workers_.size()); }
+  // The time the workers have spent waiting for records since they started, summed over them
+  // (what is left of their time went to records and finishes).
+  std::chrono::nanoseconds workers_idle();
 
  private:
   struct Slot {
@@ -130,6 +134,8 @@ class BatchEngine {
   bool settle_locked(Slot* slot);
   void run_finish(Slot* slot);
   [[noreturn]] static void rethrow(std::exception_ptr err);
+  // Under mutex_: the idle time counted up to now, and `change` workers more waiting from now.
+  void count_idle_locked(int change);
 
   const int batch_size_;
   Hooks hooks_;
@@ -143,6 +149,11 @@ class BatchEngine {
   bool reader_failed_ = false;
   bool stop_ = false;
   std::mutex finish_mutex_;
+  // workers_idle(), under mutex_: the time summed until idle_since_, and the workers waiting
+  // since.
+  std::chrono::steady_clock::duration idle_{0};
+  std::chrono::steady_clock::time_point idle_since_ = std::chrono::steady_clock::now();
+  int idle_workers_ = 0;
   // Declared last: joined by the destructor before anything they use goes away.
   std::thread reader_;
   std::vector<std::thread> workers_;

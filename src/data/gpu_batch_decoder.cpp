@@ -18,14 +18,18 @@ GpuShare::GpuShare(int batch_size, int settle, int places)
       places_(places),
       hold_(settle) {}
 
-void GpuShare::update(double waited_ms, double interval_ms, double busy_ms) {
+void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, double workers_idle) {
   if (hold_ > 0) {
     --hold_;
     return;
   }
   int places = places_;
-  if (waited_ms > kWaitMs) {
-    places += busy_ms < 0.9 * interval_ms ? step_ : -step_;
+  const bool waited = waited_ms > kWaitMs;
+  if (waited && busy_ms >= 0.9 * interval_ms) {
+    places -= step_;
+    quiet_ = 0;
+  } else if (waited && workers_idle < kIdleWorkers) {
+    places += step_;
     quiet_ = 0;
   } else if (++quiet_ >= kQuietBatches) {
     places -= step_;
@@ -81,12 +85,16 @@ void GpuBatchDecoder::begin(HostBatch* batch) const {
   batch->gpu_places = places_;
 }
 
-void GpuBatchDecoder::took_batch(std::chrono::steady_clock::time_point asked) {
+void GpuBatchDecoder::took_batch(std::chrono::steady_clock::time_point asked,
+                                 std::chrono::nanoseconds workers_idle, int workers) {
   if (!adapt_) return;
   const auto now = std::chrono::steady_clock::now();
   const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
-  share_.update(ms(now - asked), ms(now - last_take_), double(busy_us_.exchange(0)) / 1000.0);
+  const double interval = ms(now - last_take_);
+  const double idle = interval > 0 ? ms(workers_idle - last_idle_) / (interval * workers) : 0;
+  share_.update(ms(now - asked), interval, double(busy_us_.exchange(0)) / 1000.0, idle);
   last_take_ = now;
+  last_idle_ = workers_idle;
   places_ = share_.places();
 }
 

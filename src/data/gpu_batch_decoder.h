@@ -29,20 +29,25 @@
 
 namespace crema {
 
-// AUTO's share of each batch for the GPU, in places, adjusted once per batch the consumer takes:
-// after a wait for the batch, the side that was not saturated takes a step more (the GPU's when
-// the batches' finishes kept their thread busy less than 90% of the time, else the CPU's); after
-// kQuietBatches batches without a wait the GPU gives a step back. A change waits `settle`
-// batches (those already in flight) before the next. A step is a sixteenth of the batch.
+// AUTO's share of each batch for the GPU, in places, adjusted once per batch the consumer takes.
+// After a wait for the batch: where the batches' finishes kept their thread busy 90% of the time
+// or more, the GPU side is saturated and gives the CPU a step; else, where the decode workers
+// waited for records less than kIdleWorkers of their time, they are short and the GPU takes a
+// step more. A wait with neither (the consumer ran ahead of the GPU and waited for a batch's
+// buffers to come back, which decoding elsewhere does not shorten) changes nothing and counts
+// as quiet: after kQuietBatches quiet batches the GPU gives a step back. A change waits
+// `settle` batches (those already in flight) before the next. A step is a sixteenth of the batch.
 class GpuShare {
  public:
   static constexpr double kWaitMs = 0.5;  // a shorter wait for the batch is a handoff
+  static constexpr double kIdleWorkers = 0.1;
   static constexpr int kQuietBatches = 32;
 
   GpuShare(int batch_size, int settle, int places);
-  // The consumer took a batch after waiting waited_ms for it, interval_ms after the last; the
-  // batches' finishes took busy_ms of their thread's time in that interval.
-  void update(double waited_ms, double interval_ms, double busy_ms);
+  // The consumer took a batch after waiting waited_ms for it, interval_ms after the last; in
+  // that interval the batches' finishes took busy_ms of their thread's time, and the decode
+  // workers spent the fraction workers_idle of theirs waiting for records.
+  void update(double waited_ms, double interval_ms, double busy_ms, double workers_idle);
   int places() const { return places_; }
 
  private:
@@ -74,8 +79,10 @@ class GpuBatchDecoder {
   void take_pixels(const ChwPixels& pixels, uint64_t number, int slot, HostBatch* batch) const;
   // The batch's finish: its data on the device, ready once the upload stream passes it.
   void finish(HostBatch* batch);
-  // The layer's consumer took a batch it had asked for at `asked`.
-  void took_batch(std::chrono::steady_clock::time_point asked);
+  // The layer's consumer took a batch it had asked for at `asked`; its `workers` decode workers
+  // have waited workers_idle for records since they started (BatchEngine::workers_idle).
+  void took_batch(std::chrono::steady_clock::time_point asked,
+                  std::chrono::nanoseconds workers_idle, int workers);
   // Places of each batch the GPU may take now.
   int gpu_places() const { return places_; }
 
@@ -94,6 +101,7 @@ class GpuBatchDecoder {
   std::atomic<int> places_;           // share_.places(), for the reader
   std::atomic<int64_t> busy_us_ = 0;  // AUTO: the finishes' time since the consumer's last batch
   std::chrono::steady_clock::time_point last_take_;
+  std::chrono::nanoseconds last_idle_{0};   // workers_idle at the last take
   std::unique_ptr<NvjpegDecoder> decoder_;  // null for data_param.decoder CPU
   prim::DeviceBuffer mean_;                 // the mean image or the per-channel values, on the GPU
   prim::CropImagesDesc desc_;

@@ -214,6 +214,8 @@ void NvjpegDecoder::decode(int n, const std::string_view* jpegs, const JpegHeade
   }
   const int format = channels == 3 ? nvjpeg_abi::kOutputBgr : nvjpeg_abi::kOutputY;
   // The batched decoder is set up for one batch size and format; a failed batch sets it up again.
+  // Setting it up (and the first batch after) waits for the work queued on the whole GPU: about
+  // 114 ms each time behind ResNet-50's training steps on an H200.
   int width = 0, height = 0;
   for (int i = 0; i < n; ++i) {
     width = std::max(width, crops[i].width);

@@ -219,7 +219,7 @@ void BasePrefetchingDataLayer<Dtype>::forward(Handle& h, const Tensors&, const T
   HostBatch* batch = nullptr;
   const auto asked = std::chrono::steady_clock::now();
   this->naming_layer([&] { batch = engine_->next(); });
-  if (gpu_decoder_) gpu_decoder_->took_batch(asked);
+  if (gpu_decoder_) gpu_decoder_->took_batch(asked, engine_->workers_idle(), engine_->workers());
   consumed_records_ = batch->records_after;
   if (upload_) {
     batch->uploaded.wait(h);

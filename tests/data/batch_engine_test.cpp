@@ -1,7 +1,7 @@
 // BatchEngine alone: batches come out in the order read whatever order the workers finish in;
 // a failed record stops the engine after the batches read before it, with the first error in
 // record order, rethrown on every later call; destroying the engine with batches in flight, or
-// with workers in the middle of records, returns promptly.
+// with workers in the middle of records, returns promptly; the workers' idle time is counted.
 #include "data/batch_engine.h"
 
 #include <gtest/gtest.h>
@@ -139,6 +139,42 @@ TEST(BatchEngine, StopsPromptlyWithBatchesInFlight) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 5.0);
+}
+
+TEST(BatchEngine, CountsTheWorkersTimeWithoutRecords) {
+  using std::chrono::milliseconds;
+  {
+    // Never consumed: once the one batch is done, the three workers have nothing to do.
+    CountingSource idle;
+    BatchEngine engine(1, 4, 3, idle.hooks());
+    while (idle.processed < 4) std::this_thread::yield();
+    std::this_thread::sleep_for(milliseconds(20));  // the last worker back to waiting
+    const auto wall0 = std::chrono::steady_clock::now();
+    const auto idle0 = engine.workers_idle();
+    std::this_thread::sleep_for(milliseconds(50));
+    const auto idle1 = engine.workers_idle();
+    const auto wall = std::chrono::steady_clock::now() - wall0;
+    EXPECT_GE(idle1 - idle0, 3 * milliseconds(50));
+    EXPECT_LE(idle1 - idle0, 3 * wall);
+  }
+  {
+    // Both workers in the middle of records: no idle time accrues.
+    std::atomic<int> inside{0};
+    std::atomic<bool> go{false};
+    BatchEngine::Hooks h;
+    h.begin_batch = [](HostBatch* b) { b->data.assign(4, 0.f); };
+    h.read = [](SourceRecord*) {};
+    h.process = [&](int, const SourceRecord&, int, HostBatch*) {
+      ++inside;
+      while (!go) std::this_thread::sleep_for(milliseconds(1));
+    };
+    BatchEngine engine(1, 4, 2, h);
+    while (inside < 2) std::this_thread::yield();
+    const auto idle0 = engine.workers_idle();
+    std::this_thread::sleep_for(milliseconds(30));
+    EXPECT_EQ(engine.workers_idle(), idle0);
+    go = true;
+  }
 }
 
 TEST(BatchEngine, DefaultWorkersLeaveACorePerTrainingThread) {

@@ -1,6 +1,7 @@
 // GpuShare, AUTO's share of each batch for the GPU decoder: it grows while the consumer waits
-// and the GPU side has time, shrinks while the consumer waits on a saturated GPU side, gives a
-// step back after a quiet stretch, and holds each change while the batches in flight pass.
+// on busy decode workers and the GPU side has time, shrinks while the consumer waits on a
+// saturated GPU side, leaves waits that are neither side's alone, gives a step back after a
+// quiet stretch, and holds each change while the batches in flight pass.
 #include <gtest/gtest.h>
 
 #include "data/gpu_batch_decoder.h"
@@ -11,9 +12,9 @@ namespace {
 constexpr int kBatch = 256, kStep = kBatch / 16, kSettle = 4;
 constexpr double kInterval = 10;  // ms between the consumer's batches
 
-// Updates `times` times with the same reading.
-void take(GpuShare* share, int times, double waited_ms, double busy_ms) {
-  for (int i = 0; i < times; ++i) share->update(waited_ms, kInterval, busy_ms);
+// Updates `times` times with the same reading; the workers always busy unless said.
+void take(GpuShare* share, int times, double waited_ms, double busy_ms, double workers_idle = 0) {
+  for (int i = 0; i < times; ++i) share->update(waited_ms, kInterval, busy_ms, workers_idle);
 }
 
 TEST(GpuShare, ANetThatNeverWaitsLeavesTheGpuOut) {
@@ -34,6 +35,22 @@ TEST(GpuShare, WaitsGiveTheGpuAStepPerSettledBatch) {
   EXPECT_EQ(share.places(), 2 * kStep);
   take(&share, 100 * (kSettle + 1), 5, 0);
   EXPECT_EQ(share.places(), kBatch);  // at most the whole batch
+}
+
+TEST(GpuShare, WaitsWithIdleWorkersAreNotTheDecodersAndCountAsQuiet) {
+  // A net that runs ahead of its GPU waits for each batch's buffers to come back, a whole step,
+  // while the workers have time to spare: the GPU decoding places would not shorten that.
+  GpuShare share(kBatch, kSettle, 0);
+  take(&share, 1000, 0.9 * kInterval, 0, 0.85);
+  EXPECT_EQ(share.places(), 0);
+  GpuShare holding(kBatch, kSettle, 8 * kStep);
+  take(&holding, kSettle + GpuShare::kQuietBatches - 1, 0.9 * kInterval, 0, 0.85);
+  EXPECT_EQ(holding.places(), 8 * kStep);
+  take(&holding, 1, 0.9 * kInterval, 0, 0.85);
+  EXPECT_EQ(holding.places(), 7 * kStep);
+  // Workers idle just under a tenth of their time are short.
+  take(&share, 1, 5, 0, 0.09);
+  EXPECT_EQ(share.places(), kStep);
 }
 
 TEST(GpuShare, WaitsOnASaturatedGpuGiveTheCpuAStep) {
