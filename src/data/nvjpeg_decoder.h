@@ -44,7 +44,10 @@ class NvjpegDecoder {
   // handle's stream into *pixels (a device buffer, grown as needed; the caller keeps it, unused
   // by anything else, until the work reading the images has finished). crops[i] gets image i's
   // pixels, pitch and size; *on_gpu is true when the batch was decoded, false when the hardware
-  // refused it, which leaves every image to the CPU.
+  // refused it, which leaves every image to the CPU. nvJPEG's hardware path may write *pixels
+  // as soon as it is called, before work queued earlier on the stream has run: no queued work
+  // may still read *pixels (GpuBatchDecoder gives each batch its own, refilled only after the
+  // batch was consumed).
   void decode(int n, const std::string_view* jpegs, const JpegHeader* headers, int channels,
               prim::DeviceBuffer* pixels, prim::ImageCrop* crops, bool* on_gpu);
 
