@@ -148,7 +148,7 @@ TEST(BatchEngine, CountsTheWorkersTimeWithoutRecords) {
     CountingSource idle;
     BatchEngine engine(1, 4, 3, idle.hooks());
     while (idle.processed < 4) std::this_thread::yield();
-    std::this_thread::sleep_for(milliseconds(20));  // the last worker back to waiting
+    std::this_thread::sleep_for(milliseconds(100));  // the last worker back to waiting
     const auto wall0 = std::chrono::steady_clock::now();
     const auto idle0 = engine.workers_idle();
     std::this_thread::sleep_for(milliseconds(50));
