@@ -213,14 +213,14 @@ void NvjpegDecoder::decode(int n, const std::string_view* jpegs, const JpegHeade
     }
   }
   const int format = channels == 3 ? nvjpeg_abi::kOutputBgr : nvjpeg_abi::kOutputY;
-  // The batched decoder is set up for one batch size and format; a failed batch sets it up again.
-  // Setting it up (and the first batch after) waits for the work queued on the whole GPU: about
-  // 114 ms each time behind ResNet-50's training steps on an H200.
   int width = 0, height = 0;
   for (int i = 0; i < n; ++i) {
     width = std::max(width, crops[i].width);
     height = std::max(height, crops[i].height);
   }
+  // The batched decoder is set up for one batch size and format; a failed batch sets it up again.
+  // Setting it up (and the first batch after) waits for the work queued on the whole GPU: about
+  // 114 ms each time behind ResNet-50's training steps on an H200.
   if (batch_ != n || format_ != format) {
     h_.synchronize();  // the last batch must have finished before the decoder is set up again
     const int s = lib_.batched_initialize(handle_, state_, n, 1, format);
