@@ -19,13 +19,14 @@ GpuShare::GpuShare(int batch_size, int settle, int places)
       hold_(settle) {}
 
 void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, double workers_idle) {
+  mean_interval_ += (interval_ms - mean_interval_) / (mean_interval_ == 0 ? 1 : 8);
   if (hold_ > 0) {
     --hold_;
     return;
   }
   int places = places_;
   const bool waited = waited_ms > kWaitMs;
-  if (waited && busy_ms >= 0.9 * interval_ms) {
+  if (waited && busy_ms >= 0.9 * mean_interval_) {
     places -= step_;
     quiet_ = 0;
   } else if (waited && workers_idle < kIdleWorkers) {
@@ -144,6 +145,7 @@ void GpuBatchDecoder::finish(HostBatch* batch) {
       headers.push_back(batch->gpu_jpegs[i].header);
     }
   std::vector<prim::ImageCrop> crops(places.size());
+  const uint64_t setups = decoder_ ? decoder_->set_up() : 0;
   bool decoded = false;
   if (!places.empty())
     decoder_->decode(int(places.size()), jpegs.data(), headers.data(), channels_,
@@ -201,7 +203,9 @@ void GpuBatchDecoder::finish(HostBatch* batch) {
                       device + example_ * begin);
     begin = end;
   }
-  if (adapt_)
+  // A finish that set nvJPEG up for a new size waited for the whole GPU, no sign of a saturated
+  // GPU side.
+  if (adapt_ && decoder_->set_up() == setups)
     busy_us_ += std::chrono::duration_cast<std::chrono::microseconds>(
                     std::chrono::steady_clock::now() - start)
                     .count();

@@ -30,8 +30,10 @@
 namespace crema {
 
 // AUTO's share of each batch for the GPU, in places, adjusted once per batch the consumer takes.
-// After a wait for the batch: where the batches' finishes kept their thread busy 90% of the time
-// or more, the GPU side is saturated and gives the CPU a step; else, where the decode workers
+// After a wait for the batch: where the batches' finishes kept their thread busy 90% or more of
+// the consumer's mean interval between batches (a running mean over about 8, since the interval
+// after a long wait is short), the GPU side is saturated and gives the CPU a step; else, where
+// the decode workers
 // waited for records less than kIdleWorkers of their time, they are short and the GPU takes a
 // step more. A wait with neither (the consumer ran ahead of the GPU and waited for a batch's
 // buffers to come back, which decoding elsewhere does not shorten) changes nothing and counts
@@ -53,8 +55,9 @@ class GpuShare {
  private:
   const int batch_size_, settle_, step_;
   int places_;
-  int hold_;       // batches to take before the next change
-  int quiet_ = 0;  // batches taken without a wait since the last step
+  int hold_;                  // batches to take before the next change
+  double mean_interval_ = 0;  // ms
+  int quiet_ = 0;             // batches taken without a wait since the last step
 };
 
 class GpuBatchDecoder {

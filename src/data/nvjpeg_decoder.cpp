@@ -159,21 +159,48 @@ NvjpegDecoder::NvjpegDecoder(prim::Handle& h) : h_(h), lib_(library()) {
   std::string why;
   handle_ = hardware_handle(lib_, &why);
   if (!handle_) fail(why);
-  const int s = lib_.state_create(handle_, &state_);
-  if (s != nvjpeg_abi::kSuccess) {
-    lib_.destroy(handle_);
-    fail("nvjpegJpegStateCreate: ", nvjpeg_abi::status_name(s));
-  }
 }
 
 NvjpegDecoder::~NvjpegDecoder() {
-  // Work queued on the stream may still use the state's buffers.
+  // Work queued on the stream may still use the states' buffers.
   try {
     h_.synchronize();
   } catch (const std::exception&) {  // a failed batch's error was raised where it was used
   }
-  lib_.state_destroy(state_);
+  for (Setup& s : setups_) lib_.state_destroy(s.state);
   lib_.destroy(handle_);
+}
+
+NvjpegDecoder::Setup& NvjpegDecoder::setup_for(int n, int format) {
+  Setup* best = nullptr;
+  for (Setup& s : setups_)
+    if (s.format == format && s.batch >= n && s.batch <= n + std::max(1, n / 8) &&
+        (!best || s.batch < best->batch))
+      best = &s;
+  if (best) return *best;
+  if (setups_.size() == size_t(kSetups))
+    drop(*std::min_element(setups_.begin(), setups_.end(),
+                           [](const Setup& a, const Setup& b) { return a.last_use < b.last_use; }));
+  Setup s;
+  int status = lib_.state_create(handle_, &s.state);
+  if (status != nvjpeg_abi::kSuccess)
+    fail("nvjpegJpegStateCreate: ", nvjpeg_abi::status_name(status));
+  status = lib_.batched_initialize(handle_, s.state, n, 1, format);
+  if (status != nvjpeg_abi::kSuccess) {
+    lib_.state_destroy(s.state);
+    fail("nvjpegDecodeBatchedInitialize(", n, "): ", nvjpeg_abi::status_name(status));
+  }
+  s.batch = n;
+  s.format = format;
+  ++set_up_;
+  setups_.push_back(s);
+  return setups_.back();
+}
+
+void NvjpegDecoder::drop(Setup& setup) {
+  h_.synchronize();
+  lib_.state_destroy(setup.state);
+  setups_.erase(setups_.begin() + (&setup - setups_.data()));
 }
 
 bool NvjpegDecoder::takes(std::string_view jpeg, const JpegHeader& header, int channels) {
@@ -186,15 +213,23 @@ void NvjpegDecoder::decode(int n, const std::string_view* jpegs, const JpegHeade
                            bool* on_gpu) {
   *on_gpu = false;
   if (n == 0) return;
-  const size_t count = static_cast<size_t>(n);
-  std::vector<int64_t> offset(count);
+  const int format = channels == 3 ? nvjpeg_abi::kOutputBgr : nvjpeg_abi::kOutputY;
+  Setup& setup = setup_for(n, format);
+  setup.last_use = calls_++;
+  // Places past n repeat the last file, each into pixels of its own after the batch's.
+  const int padded = setup.batch;
+  const auto file = [n](int i) { return std::min(i, n - 1); };
+  const size_t count = static_cast<size_t>(padded);
+  std::vector<int64_t> offset(count), pitch(count);
   int64_t bytes = 0;
-  for (int i = 0; i < n; ++i) {
-    crops[i].height = headers[i].height;
-    crops[i].width = headers[i].width;
-    crops[i].pitch = pitch_of(headers[i].width);
+  int width = 0, height = 0;
+  for (int i = 0; i < padded; ++i) {
+    const JpegHeader& h = headers[file(i)];
+    pitch[size_t(i)] = pitch_of(h.width);
     offset[size_t(i)] = bytes;
-    bytes += int64_t(channels) * headers[i].height * crops[i].pitch;
+    bytes += int64_t(channels) * h.height * pitch[size_t(i)];
+    width = std::max(width, h.width);
+    height = std::max(height, h.height);
   }
   if (pixels->bytes() < size_t(bytes))
     *pixels = prim::DeviceBuffer(prim::Device::kCUDA, size_t(bytes) + size_t(bytes) / 4);
@@ -202,50 +237,46 @@ void NvjpegDecoder::decode(int n, const std::string_view* jpegs, const JpegHeade
   std::vector<const unsigned char*> data(count);
   std::vector<size_t> lengths(count);
   std::vector<nvjpeg_abi::Image> out(count);
-  for (int i = 0; i < n; ++i) {
-    data[size_t(i)] = reinterpret_cast<const unsigned char*>(jpegs[i].data());
-    lengths[size_t(i)] = jpegs[i].size();
+  for (int i = 0; i < padded; ++i) {
+    const std::string_view jpeg = jpegs[file(i)];
+    const int rows = headers[file(i)].height;
+    data[size_t(i)] = reinterpret_cast<const unsigned char*>(jpeg.data());
+    lengths[size_t(i)] = jpeg.size();
     unsigned char* base = static_cast<unsigned char*>(pixels->get()) + offset[size_t(i)];
-    crops[i].pixels = base;
     for (int ch = 0; ch < channels; ++ch) {
-      out[size_t(i)].channel[ch] = base + int64_t(ch) * crops[i].height * crops[i].pitch;
-      out[size_t(i)].pitch[ch] = size_t(crops[i].pitch);
+      out[size_t(i)].channel[ch] = base + int64_t(ch) * rows * pitch[size_t(i)];
+      out[size_t(i)].pitch[ch] = size_t(pitch[size_t(i)]);
     }
-  }
-  const int format = channels == 3 ? nvjpeg_abi::kOutputBgr : nvjpeg_abi::kOutputY;
-  int width = 0, height = 0;
-  for (int i = 0; i < n; ++i) {
-    width = std::max(width, crops[i].width);
-    height = std::max(height, crops[i].height);
-  }
-  // The batched decoder is set up for one batch size and format; a failed batch sets it up again.
-  // Setting it up (and the first batch after) waits for the work queued on the whole GPU: about
-  // 114 ms each time behind ResNet-50's training steps on an H200.
-  if (batch_ != n || format_ != format) {
-    h_.synchronize();  // the last batch must have finished before the decoder is set up again
-    const int s = lib_.batched_initialize(handle_, state_, n, 1, format);
-    if (s != nvjpeg_abi::kSuccess)
-      fail("nvjpegDecodeBatchedInitialize(", n, "): ", nvjpeg_abi::status_name(s));
-    batch_ = n;
-    format_ = format;
-    reserved_width_ = reserved_height_ = 0;
+    if (i < n) {
+      crops[i].pixels = base;
+      crops[i].height = rows;
+      crops[i].width = headers[i].width;
+      crops[i].pitch = pitch[size_t(i)];
+    }
   }
   // Without its memory reserved for the largest image, the hardware decoder frees and allocates
   // device memory as sizes change, and every cudaFree waits for the whole GPU.
-  if (lib_.preallocate && (width > reserved_width_ || height > reserved_height_)) {
-    reserved_width_ = std::max(width, reserved_width_);
-    reserved_height_ = std::max(height, reserved_height_);
-    lib_.preallocate(handle_, state_, n, reserved_width_, reserved_height_, nvjpeg_abi::kCss444,
-                     format);
+  if (lib_.preallocate && (width > setup.reserved_width || height > setup.reserved_height)) {
+    setup.reserved_width = std::max(width, setup.reserved_width);
+    setup.reserved_height = std::max(height, setup.reserved_height);
+    lib_.preallocate(handle_, setup.state, padded, setup.reserved_width, setup.reserved_height,
+                     nvjpeg_abi::kCss444, format);
   }
-  const int s = lib_.batched(handle_, state_, data.data(), lengths.data(), out.data(), h_.stream());
+  const int s =
+      lib_.batched(handle_, setup.state, data.data(), lengths.data(), out.data(), h_.stream());
   if (s != nvjpeg_abi::kSuccess) {
     // Some file of the batch is one the hardware refuses: the CPU decodes them all, and gives a
-    // corrupt one its own error.
-    batch_ = 0;
+    // corrupt one its own error. The state is set up afresh for the next batch.
+    drop(setup);
     left_ += uint64_t(n);
     return;
   }
+  // The hardware path submits its work when called, not in the stream's order. Returning
+  // before the stream has passed it, training from JPEGs with AUTO's changing shares could stop
+  // for good on an H200: the training stream never reached the event after a batch's copy, with
+  // nvJPEG's own threads idle. Waiting here for each batch's decode costs the GPU decoder about a
+  // tenth of its rate alone.
+  h_.synchronize();
   *on_gpu = true;
   decoded_ += uint64_t(n);
 }

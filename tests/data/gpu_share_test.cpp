@@ -61,6 +61,15 @@ TEST(GpuShare, WaitsOnASaturatedGpuGiveTheCpuAStep) {
   EXPECT_EQ(share.places(), kBatch);
 }
 
+TEST(GpuShare, AShortIntervalAfterALongWaitIsNoSaturation) {
+  // After a long wait the consumer takes the next batch at once: the finishes' time in that short
+  // interval is measured against the mean interval.
+  GpuShare share(kBatch, kSettle, 4 * kStep);
+  take(&share, kSettle, 0, 0);
+  share.update(5, 1.0, 0.95, 0);
+  EXPECT_EQ(share.places(), 5 * kStep);  // the workers are short
+}
+
 TEST(GpuShare, AQuietStretchGivesAStepBack) {
   GpuShare share(kBatch, kSettle, 8 * kStep);
   take(&share, kSettle, 0, 0);
