@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Trains LeNet (batch 64), CaffeNet (256), VGG-16 (64) and ResNet-50 (128) on one GPU with crema
-# and with PyTorch in the same run, so the ratios compare like with like, and prints one markdown
-# table. Per net: crema's whole training iteration (bench/train_step) in strict fp32, TF32 and
-# BF16, crema's per-layer breakdown (`crema time`, the slowest layers shown), then PyTorch in the
-# same three precisions.
+# Trains LeNet (batch 64), CaffeNet (256), VGG-16 (64), GoogLeNet (128) and ResNet-50 (128) on one
+# GPU with crema and with PyTorch in the same run, so the ratios compare like with like, and prints
+# one markdown table. Per net: crema's whole training iteration (bench/train_step) in strict fp32,
+# TF32 and BF16, crema's per-layer breakdown (`crema time`, the slowest layers shown), then PyTorch
+# in the same three precisions.
 # A failing step prints its error and the script goes on with the next one.
 #
 #   bench/peers/run.sh [crema build dir, default /tmp/b]
@@ -11,7 +11,7 @@
 # Environment: OUT (logs go to $OUT/peers, default /tmp/peers), PYTHON (default python3),
 # ITERS / WARMUP (timed and untimed steps of the big nets, default 50 / 10; LeNet runs 4x as
 # many), TIME_ITERS (`crema time` iterations, default 10), TOP (layers shown per net, default 12),
-# NETS (the nets to run, default "lenet caffenet vgg16 resnet50").
+# NETS (the nets to run, default "lenet caffenet vgg16 googlenet resnet50").
 set -u
 BUILD=$(cd "${1:-/tmp/b}" && pwd) || exit 1
 cd "$(dirname "$0")/../.." || exit 1  # prototxt paths are relative to the repository root
@@ -49,9 +49,9 @@ PRECISIONS="fp32 tf32 bf16"
 ROWS=()
 declare -A CREMA TORCH
 for spec in "lenet 64 lenet_time" "caffenet 256 caffenet_train_b256" "vgg16 64 vgg16_train_b64" \
-  "resnet50 128 resnet50_train_b128"; do
+  "googlenet 128 googlenet_train_b128" "resnet50 128 resnet50_train_b128"; do
   read -r net batch model <<<"$spec"
-  case " ${NETS:-lenet caffenet vgg16 resnet50} " in *" $net "*) ;; *) continue ;; esac
+  case " ${NETS:-lenet caffenet vgg16 googlenet resnet50} " in *" $net "*) ;; *) continue ;; esac
   iters=$ITERS warmup=$WARMUP
   [ "$net" = lenet ] && iters=$((ITERS * 4)) warmup=$((WARMUP * 4))
   echo "=== $net, batch $batch ==="

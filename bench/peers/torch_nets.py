@@ -2,7 +2,8 @@
 """The benchmark nets of bench/models/ in PyTorch, and a timer of whole training steps.
 
 The nets match the Caffe prototxts layer for layer (NCHW): LeNet, CaffeNet (grouped conv2/4/5,
-LRN, dropout), VGG-16 (configuration D, dropout after fc6 and fc7) and ResNet-50 as Caffe
+LRN, dropout), VGG-16 (configuration D, dropout after fc6 and fc7), GoogLeNet (with its two
+auxiliary classifiers and their 0.3 loss weights) and ResNet-50 as Caffe
 defines it (the stride of a down-sampling block in its first 1x1 convolution, max pooling
 without padding in ceil mode), so both frameworks do the same arithmetic. Modes: fp32 (strict),
 tf32 (cuDNN's and cuBLAS's TF32), bf16 (autocast to bfloat16 over TF32, channels_last for
@@ -76,8 +77,74 @@ def resnet50():
     return m
 
 
+def conv_relu(c_in, c_out, k, stride=1):
+    return [nn.Conv2d(c_in, c_out, k, stride=stride, padding=k // 2), nn.ReLU(inplace=True)]
+
+
+class Inception(nn.Module):
+    """An inception module as Caffe's GoogLeNet writes it: 1x1; 1x1 then 3x3; 1x1 then 5x5; 3x3
+    max pooling (stride 1, pad 1) then 1x1; a ReLU after each convolution; the four concatenated."""
+
+    def __init__(self, c, c1, c3_reduce, c3, c5_reduce, c5, c_pool):
+        super().__init__()
+        self.branches = nn.ModuleList([
+            nn.Sequential(*conv_relu(c, c1, 1)),
+            nn.Sequential(*conv_relu(c, c3_reduce, 1), *conv_relu(c3_reduce, c3, 3)),
+            nn.Sequential(*conv_relu(c, c5_reduce, 1), *conv_relu(c5_reduce, c5, 5)),
+            nn.Sequential(nn.MaxPool2d(3, 1, padding=1), *conv_relu(c, c_pool, 1))])
+
+    def forward(self, x):
+        return torch.cat([b(x) for b in self.branches], 1)
+
+
+class GoogLeNet(nn.Module):
+    """models/googlenet/train_val.prototxt: the main classifier and the two auxiliary ones (on
+    inception_4a and inception_4d), whose losses count 0.3 each (net_loss())."""
+
+    def __init__(self):
+        super().__init__()
+
+        def pool():  # Caffe's ceil mode: 112 -> 56 -> 28 -> 14 -> 7
+            return nn.MaxPool2d(3, 2, ceil_mode=True)
+
+        def lrn():
+            return nn.LocalResponseNorm(5, alpha=1e-4, beta=0.75, k=1.0)
+
+        def aux(c):  # 14x14 -> 4x4 (5x5 windows 3 apart), as Caffe pools it
+            return nn.Sequential(nn.AvgPool2d(5, 3), *conv_relu(c, 128, 1), nn.Flatten(),
+                                 nn.Linear(128 * 4 * 4, 1024), nn.ReLU(inplace=True),
+                                 nn.Dropout(0.7), nn.Linear(1024, 1000))
+
+        self.to_4a = nn.Sequential(
+            *conv_relu(3, 64, 7, stride=2), pool(), lrn(),
+            *conv_relu(64, 64, 1), *conv_relu(64, 192, 3), lrn(), pool(),
+            Inception(192, 64, 96, 128, 16, 32, 32), Inception(256, 128, 128, 192, 32, 96, 64),
+            pool(), Inception(480, 192, 96, 208, 16, 48, 64))
+        self.to_4d = nn.Sequential(
+            Inception(512, 160, 112, 224, 24, 64, 64), Inception(512, 128, 128, 256, 24, 64, 64),
+            Inception(512, 112, 144, 288, 32, 64, 64))
+        self.to_end = nn.Sequential(
+            Inception(528, 256, 160, 320, 32, 128, 128), pool(),
+            Inception(832, 256, 160, 320, 32, 128, 128), Inception(832, 384, 192, 384, 48, 128, 128),
+            nn.AvgPool2d(7, 1), nn.Flatten(), nn.Dropout(0.4), nn.Linear(1024, 1000))
+        self.aux1, self.aux2 = aux(512), aux(528)
+
+    def forward(self, x):
+        a = self.to_4a(x)
+        d = self.to_4d(a)
+        return self.to_end(d), self.aux1(a), self.aux2(d)
+
+
+def net_loss(loss_fn, out, y):
+    """The net's training loss: GoogLeNet's three classifiers weighted as Caffe weights them."""
+    if isinstance(out, tuple):
+        return loss_fn(out[0], y) + 0.3 * (loss_fn(out[1], y) + loss_fn(out[2], y))
+    return loss_fn(out, y)
+
+
 NETS = {"lenet": (lenet, (1, 28, 28), 10), "caffenet": (caffenet, (3, 227, 227), 1000),
-        "vgg16": (vgg16, (3, 224, 224), 1000), "resnet50": (resnet50, (3, 224, 224), 1000)}
+        "vgg16": (vgg16, (3, 224, 224), 1000), "resnet50": (resnet50, (3, 224, 224), 1000),
+        "googlenet": (GoogLeNet, (3, 224, 224), 1000)}
 
 
 def time_training(net, batch, mode, iterations, warmup, graph=False):
@@ -111,8 +178,8 @@ def time_training(net, batch, mode, iterations, warmup, graph=False):
     def step():
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
-            loss = loss_fn(model(x), y)
-        loss.backward()
+            step_loss = net_loss(loss_fn, model(x), y)
+        step_loss.backward()
         opt.step()
 
     # A step to be captured warms up on a side stream, as PyTorch's whole-network capture asks.
@@ -130,8 +197,8 @@ def time_training(net, batch, mode, iterations, warmup, graph=False):
         opt.zero_grad(set_to_none=True)
         with torch.cuda.graph(graphed):
             with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
-                loss = loss_fn(model(x), y)
-            loss.backward()
+                step_loss = net_loss(loss_fn, model(x), y)
+            step_loss.backward()
             opt.step()
         step = graphed.replay
         for _ in range(warmup):

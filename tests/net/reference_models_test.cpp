@@ -14,6 +14,7 @@
 
 #include "core/errors.h"
 #include "core/net.h"
+#include "core/net_graph.h"
 #include "core/upgrade_proto.h"
 #include "primitives/handle.h"
 #include "test_util.h"
@@ -247,6 +248,53 @@ TEST(ReferenceModels, EveryPrototxtParses) {
   // lenet_fashion 2, cifar10_quick 3, caffenet/alexnet/googlenet/vgg16/resnet50 2 each.
   EXPECT_GE(nets, 15);
   EXPECT_GE(solvers, 7);
+}
+
+// bench/models/<net>_train_b<batch>.prototxt, which bench/train_step and bench/peers time, is its
+// reference train_val's TRAIN net with the Data layer replaced by an Input (batch x 3 x crop x
+// crop) and the labels by DummyData: the same layers, in order, with the same parameters.
+TEST(ReferenceModels, BenchNetsAreTheTrainValsTrainNets) {
+  struct Bench {
+    const char *net, *file;
+    int64_t batch, crop;
+  };
+  for (const Bench& b : {Bench{"caffenet", "caffenet_train_b256", 256, 227},
+                         Bench{"vgg16", "vgg16_train_b64", 64, 224},
+                         Bench{"googlenet", "googlenet_train_b128", 128, 224},
+                         Bench{"resnet50", "resnet50_train_b128", 128, 224}}) {
+    SCOPED_TRACE(b.file);
+    NetParameter train_val =
+        load_net_param_text(model_path(std::string("models/") + b.net + "/train_val.prototxt"));
+    train_val.mutable_state()->set_phase(TRAIN);
+    NetParameter bench_file =
+        load_net_param_text(model_path(std::string("bench/models/") + b.file + ".prototxt"));
+    bench_file.mutable_state()->set_phase(TRAIN);
+    const NetParameter bench = filter_net(bench_file);
+    // Each layer as its file spells it, less where the file put it.
+    const auto text = [](LayerParameter lp) {
+      lp.clear_source_location();
+      return lp.ShortDebugString();
+    };
+    const NetParameter train = filter_net(train_val);
+    std::vector<std::string> want, got;
+    for (const LayerParameter& lp : train.layer())
+      if (lp.type() != "Data") want.push_back(text(lp));
+    for (const LayerParameter& lp : bench.layer()) {
+      if (lp.type() == "Input") {
+        ASSERT_EQ(lp.input_param().shape_size(), 1);
+        EXPECT_EQ(std::vector<int64_t>(lp.input_param().shape(0).dim().begin(),
+                                       lp.input_param().shape(0).dim().end()),
+                  (Shape{b.batch, 3, b.crop, b.crop}));
+      } else if (lp.type() == "DummyData") {
+        ASSERT_EQ(lp.dummy_data_param().shape_size(), 1);
+        EXPECT_EQ(lp.dummy_data_param().shape(0).dim(0), b.batch);
+      } else {
+        got.push_back(text(lp));
+      }
+    }
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "layer " << i;
+  }
 }
 
 TEST(ReferenceModels, SolversFollowTheirRecipes) {
