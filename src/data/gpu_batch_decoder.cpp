@@ -3,6 +3,7 @@
 #include "data/gpu_batch_decoder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/errors.h"
@@ -30,7 +31,10 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, doub
     places -= step_;
     quiet_ = 0;
   } else if (waited && workers_idle < kIdleWorkers) {
-    places += step_;
+    // Against the mean interval too: the one after a long wait is short, and its wait noise.
+    const double short_by = std::min(1.0, waited_ms / std::max(interval_ms, mean_interval_));
+    const int more = int(std::ceil(double(batch_size_ - places) * short_by / step_)) * step_;
+    places += std::max(step_, more);
     quiet_ = 0;
   } else if (++quiet_ >= kQuietBatches) {
     places -= step_;

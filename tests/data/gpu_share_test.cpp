@@ -1,7 +1,7 @@
-// GpuShare, AUTO's share of each batch for the GPU decoder: it grows while the consumer waits
-// on busy decode workers and the GPU side has time, shrinks while the consumer waits on a
-// saturated GPU side, leaves waits that are neither side's alone, gives a step back after a
-// quiet stretch, and holds each change while the batches in flight pass.
+// GpuShare, AUTO's share of each batch for the GPU decoder: it grows by the places the busy
+// decode workers fell short of while the consumer waited and the GPU side has time, shrinks while
+// the consumer waits on a saturated GPU side, leaves waits that are neither side's alone, gives a
+// step back after a quiet stretch, and holds each change while the batches in flight pass.
 #include <gtest/gtest.h>
 
 #include "data/gpu_batch_decoder.h"
@@ -23,18 +23,26 @@ TEST(GpuShare, ANetThatNeverWaitsLeavesTheGpuOut) {
   EXPECT_EQ(share.places(), 0);
 }
 
-TEST(GpuShare, WaitsGiveTheGpuAStepPerSettledBatch) {
+TEST(GpuShare, AWaitGivesTheGpuThePlacesTheWorkersFallShortOf) {
   GpuShare share(kBatch, kSettle, 0);
   take(&share, kSettle, 5, 0);  // the batches in flight at the start count nothing
   EXPECT_EQ(share.places(), 0);
-  take(&share, 1, 5, 0);
-  EXPECT_EQ(share.places(), kStep);
+  take(&share, 1, 5, 0);  // the workers made half the batch in time: the GPU takes the rest
+  EXPECT_EQ(share.places(), kBatch / 2);
   take(&share, kSettle, 5, 0);  // held while the batches made before the change pass
-  EXPECT_EQ(share.places(), kStep);
-  take(&share, 1, 5, 0);
-  EXPECT_EQ(share.places(), 2 * kStep);
+  EXPECT_EQ(share.places(), kBatch / 2);
+  take(&share, 1, 5, 0);  // half of the CPU's half
+  EXPECT_EQ(share.places(), 3 * kBatch / 4);
   take(&share, 100 * (kSettle + 1), 5, 0);
   EXPECT_EQ(share.places(), kBatch);  // at most the whole batch
+}
+
+TEST(GpuShare, AShortWaitGivesTheGpuOneStepInWholeSteps) {
+  GpuShare share(kBatch, kSettle, 0);
+  take(&share, kSettle + 1, 0.6, 0);  // 6% of the interval: 15.4 places, one step
+  EXPECT_EQ(share.places(), kStep);
+  take(&share, kSettle + 1, 1.0, 0);  // 10% of the CPU's 240 places: 24, two steps
+  EXPECT_EQ(share.places(), 3 * kStep);
 }
 
 TEST(GpuShare, WaitsWithIdleWorkersAreNotTheDecodersAndCountAsQuiet) {
@@ -50,7 +58,7 @@ TEST(GpuShare, WaitsWithIdleWorkersAreNotTheDecodersAndCountAsQuiet) {
   EXPECT_EQ(holding.places(), 7 * kStep);
   // Workers idle just under a tenth of their time are short.
   take(&share, 1, 5, 0, 0.09);
-  EXPECT_EQ(share.places(), kStep);
+  EXPECT_EQ(share.places(), kBatch / 2);
 }
 
 TEST(GpuShare, WaitsOnASaturatedGpuGiveTheCpuAStep) {
@@ -66,8 +74,8 @@ TEST(GpuShare, AShortIntervalAfterALongWaitIsNoSaturation) {
   // interval is measured against the mean interval.
   GpuShare share(kBatch, kSettle, 4 * kStep);
   take(&share, kSettle, 0, 0);
-  share.update(5, 1.0, 0.95, 0);
-  EXPECT_EQ(share.places(), 5 * kStep);  // the workers are short
+  share.update(0.6, 1.0, 0.95, 0);
+  EXPECT_EQ(share.places(), 5 * kStep);  // the workers are short, by a step against the mean
 }
 
 TEST(GpuShare, AQuietStretchGivesAStepBack) {
@@ -80,7 +88,7 @@ TEST(GpuShare, AQuietStretchGivesAStepBack) {
   // A wait starts the count again.
   take(&share, kSettle, 0, 0);
   take(&share, GpuShare::kQuietBatches - 1, 0, 0);
-  take(&share, 1, 5, 0);
+  take(&share, 1, 0.6, 0);
   EXPECT_EQ(share.places(), 8 * kStep);
   take(&share, kSettle + GpuShare::kQuietBatches - 1, 0, 0);
   EXPECT_EQ(share.places(), 8 * kStep);
@@ -90,7 +98,7 @@ TEST(GpuShare, AQuietStretchGivesAStepBack) {
 
 TEST(GpuShare, SmallBatchesStepOnePlace) {
   GpuShare share(4, 1, 0);
-  take(&share, 2, 5, 0);
+  take(&share, 2, 0.6, 0);
   EXPECT_EQ(share.places(), 1);
 }
 
