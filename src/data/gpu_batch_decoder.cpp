@@ -31,7 +31,8 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, doub
     places -= step_;
     quiet_ = 0;
   } else if (waited && workers_idle < kIdleWorkers) {
-    // Against the mean interval too: the one after a long wait is short, and its wait noise.
+    // Against the mean interval where it is longer: the interval right after a long wait is
+    // short, and a wait in it says little.
     const double short_by = std::min(1.0, waited_ms / std::max(interval_ms, mean_interval_));
     const int more = int(std::ceil(double(batch_size_ - places) * short_by / step_)) * step_;
     places += std::max(step_, more);

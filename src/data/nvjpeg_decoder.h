@@ -66,8 +66,8 @@ class NvjpegDecoder {
 
  private:
   // nvjpegDecodeBatched decodes exactly the number of files its state was set up for, and
-  // setting a state up (with its first batch) waits for the work queued on the whole GPU, about
-  // 114 ms behind ResNet-50's training steps on an H200. AUTO's share of a batch changes its
+  // setting a state up (with its first batch) waits for the work queued on the whole GPU,
+  // 90-130 ms behind ResNet-50's training steps on an H200. AUTO's share of a batch changes its
   // size, and files the hardware does not take make it smaller, so a state is kept for each of
   // the last kSetups sizes, and a batch a few files short of a kept size is padded to it.
   struct Setup {
