@@ -27,14 +27,24 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, doub
   }
   int places = places_;
   const bool waited = waited_ms > kWaitMs;
-  if (waited && busy_ms >= 0.9 * mean_interval_) {
+  if (waited && busy_ms >= kSaturated * mean_interval_) {
     places -= step_;
     quiet_ = 0;
   } else if (waited && workers_idle < kIdleWorkers) {
     // Against the mean interval where it is longer: the interval right after a long wait is
     // short, and a wait in it says little.
-    const double short_by = std::min(1.0, waited_ms / std::max(interval_ms, mean_interval_));
-    const int more = int(std::ceil(double(batch_size_ - places) * short_by / step_)) * step_;
+    const double interval = std::max(interval_ms, mean_interval_);
+    const double short_by = std::min(1.0, waited_ms / interval);
+    int more = int(std::ceil(double(batch_size_ - places) * short_by / step_)) * step_;
+    // No more than the GPU side has room for at its cost per place so far (busy_ms over its
+    // places: the transform of the whole batch counts in, so the estimate errs low). Before it
+    // decodes any place that cost is unknown, and it takes one step.
+    if (places == 0) {
+      more = step_;
+    } else if (busy_ms > 0) {
+      const double room = double(places) * (kSaturated * interval / busy_ms - 1);
+      if (room < more) more = int(room / step_) * step_;
+    }
     places += std::max(step_, more);
     quiet_ = 0;
   } else if (++quiet_ >= kQuietBatches) {

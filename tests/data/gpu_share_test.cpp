@@ -24,17 +24,36 @@ TEST(GpuShare, ANetThatNeverWaitsLeavesTheGpuOut) {
 }
 
 TEST(GpuShare, AWaitGivesTheGpuThePlacesTheWorkersFallShortOf) {
-  GpuShare share(kBatch, kSettle, 0);
-  take(&share, kSettle, 5, 0);  // the batches in flight at the start count nothing
-  EXPECT_EQ(share.places(), 0);
-  take(&share, 1, 5, 0);  // the workers made half the batch in time: the GPU takes the rest
-  EXPECT_EQ(share.places(), kBatch / 2);
-  take(&share, kSettle, 5, 0);  // held while the batches made before the change pass
-  EXPECT_EQ(share.places(), kBatch / 2);
-  take(&share, 1, 5, 0);  // half of the CPU's half
-  EXPECT_EQ(share.places(), 3 * kBatch / 4);
-  take(&share, 100 * (kSettle + 1), 5, 0);
+  GpuShare share(kBatch, kSettle, 4 * kStep);
+  take(&share, kSettle, 5, 1);  // the batches in flight at the start count nothing
+  EXPECT_EQ(share.places(), 4 * kStep);
+  take(&share, 1, 5, 1);  // the workers made half of their 192 places in time: the GPU takes 96
+  EXPECT_EQ(share.places(), 10 * kStep);
+  take(&share, kSettle, 5, 1);  // held while the batches made before the change pass
+  EXPECT_EQ(share.places(), 10 * kStep);
+  take(&share, 1, 5, 1);  // half of the CPU's 96
+  EXPECT_EQ(share.places(), 13 * kStep);
+  take(&share, 100 * (kSettle + 1), 5, 1);
   EXPECT_EQ(share.places(), kBatch);  // at most the whole batch
+}
+
+TEST(GpuShare, FromNoPlacesTheGpuTakesOneStep) {
+  GpuShare share(kBatch, kSettle, 0);
+  take(&share, kSettle + 1, 9, 0.2);  // the workers fell short by nine tenths of the batch
+  EXPECT_EQ(share.places(), kStep);
+}
+
+TEST(GpuShare, TheGpuTakesNoMorePlacesThanItHasRoomFor) {
+  // A consumer that computes nothing waits its whole interval: the workers' shortfall is the
+  // whole of their places. At 4.5 ms for its 64 places the GPU has room for 64 more before its
+  // finishes fill 90% of the interval.
+  GpuShare share(kBatch, kSettle, 4 * kStep);
+  take(&share, kSettle + 1, kInterval, 4.5);
+  EXPECT_EQ(share.places(), 8 * kStep);
+  take(&share, kSettle + 1, kInterval, 8.5);  // room for 2 places: one step, the least
+  EXPECT_EQ(share.places(), 9 * kStep);
+  take(&share, kSettle + 1, kInterval, 9.5);  // saturated
+  EXPECT_EQ(share.places(), 8 * kStep);
 }
 
 TEST(GpuShare, AShortWaitGivesTheGpuOneStepInWholeSteps) {
@@ -58,7 +77,7 @@ TEST(GpuShare, WaitsWithIdleWorkersAreNotTheDecodersAndCountAsQuiet) {
   EXPECT_EQ(holding.places(), 7 * kStep);
   // Workers idle just under a tenth of their time are short.
   take(&share, 1, 5, 0, 0.09);
-  EXPECT_EQ(share.places(), kBatch / 2);
+  EXPECT_EQ(share.places(), kStep);
 }
 
 TEST(GpuShare, WaitsOnASaturatedGpuGiveTheCpuAStep) {
