@@ -36,12 +36,13 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, doub
     const double interval = std::max(interval_ms, mean_interval_);
     const double short_by = std::min(1.0, waited_ms / interval);
     int more = int(std::ceil(double(batch_size_ - places) * short_by / step_)) * step_;
-    // No more than the GPU side has room for at its cost per place so far (busy_ms over its
-    // places: the transform of the whole batch counts in, so the estimate errs low). Before it
-    // decodes any place that cost is unknown, and it takes one step.
-    if (places == 0) {
+    // No more than the GPU side has room for at its cost per place (busy_ms over its places:
+    // the transform of the whole batch counts in, so the estimate errs low). Where no finish
+    // was timed (no places yet, or every finish of the interval set nvJPEG up for a new size)
+    // that cost is unknown, and it takes one step.
+    if (places == 0 || busy_ms <= 0) {
       more = step_;
-    } else if (busy_ms > 0) {
+    } else {
       const double room = double(places) * (kSaturated * interval / busy_ms - 1);
       if (room < more) more = int(room / step_) * step_;
     }

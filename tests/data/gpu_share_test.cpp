@@ -37,10 +37,13 @@ TEST(GpuShare, AWaitGivesTheGpuThePlacesTheWorkersFallShortOf) {
   EXPECT_EQ(share.places(), kBatch);  // at most the whole batch
 }
 
-TEST(GpuShare, FromNoPlacesTheGpuTakesOneStep) {
+TEST(GpuShare, WhereTheGpusCostIsUnknownItTakesOneStep) {
   GpuShare share(kBatch, kSettle, 0);
   take(&share, kSettle + 1, 9, 0.2);  // the workers fell short by nine tenths of the batch
   EXPECT_EQ(share.places(), kStep);
+  // No finish timed in the interval (each set nvJPEG up for its new size): one step again.
+  take(&share, kSettle + 1, 9, 0);
+  EXPECT_EQ(share.places(), 2 * kStep);
 }
 
 TEST(GpuShare, TheGpuTakesNoMorePlacesThanItHasRoomFor) {
@@ -60,7 +63,7 @@ TEST(GpuShare, AShortWaitGivesTheGpuOneStepInWholeSteps) {
   GpuShare share(kBatch, kSettle, 0);
   take(&share, kSettle + 1, 0.6, 0);  // 6% of the interval: 15.4 places, one step
   EXPECT_EQ(share.places(), kStep);
-  take(&share, kSettle + 1, 1.0, 0);  // 10% of the CPU's 240 places: 24, two steps
+  take(&share, kSettle + 1, 1.0, 1);  // 10% of the CPU's 240 places: 24, two steps
   EXPECT_EQ(share.places(), 3 * kStep);
 }
 
