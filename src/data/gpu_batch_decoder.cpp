@@ -2,6 +2,8 @@
 // other places uploaded as the CPU made them.
 #include "data/gpu_batch_decoder.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -109,9 +111,15 @@ void GpuBatchDecoder::took_batch(std::chrono::steady_clock::time_point asked,
   const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const double interval = ms(now - last_take_);
   const double idle = interval > 0 ? ms(workers_idle - last_idle_) / (interval * workers) : 0;
-  share_.update(ms(now - asked), interval, double(busy_us_.exchange(0)) / 1000.0, idle);
+  const double waited = ms(now - asked), busy = double(busy_us_.exchange(0)) / 1000.0;
+  share_.update(waited, interval, busy, idle);
   last_take_ = now;
   last_idle_ = workers_idle;
+  // glog's --v=1 (GLOG_v=1) logs each change with the reading that made it.
+  if (share_.places() != places_)
+    VLOG(1) << "AUTO decoder: " << share_.places() << " of " << batch_size_
+            << " places to the GPU after a wait of " << waited << " ms in " << interval
+            << " ms, finishes " << busy << " ms, workers idle " << 100 * idle << "%";
   places_ = share_.places();
 }
 
