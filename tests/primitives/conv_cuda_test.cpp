@@ -349,7 +349,9 @@ TEST(ConvCuda, ImplicitGemmRandomProblems) {
 // the next group, traversal strides, dilated taps, asymmetric and zero padding, backward data's
 // flipped taps (dilated too); and backward filter's: a depth split with a short last split, a
 // depth that ends mid-k-tile, fewer k-tiles than stages, a last column tile of one box, a
-// group's channels padded with the next group's (columns computed and dropped).
+// group's channels padded with the next group's (columns computed and dropped). A problem big
+// enough for the TMA kernel's 256-row tiles (360 blocks of them, two per SM up to 180 SMs),
+// whose last tile's second warpgroup has no rows.
 TEST(ConvCuda, ImplicitGemmNhwcPath) {
   CREMA_SKIP_WITHOUT_GPU();
   const std::vector<ConvProblem> problems = {
@@ -373,6 +375,7 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
       {"tma_dilated", 2, 64, 11, 10, 64, 3, 3, 2, 2, 1, 1, 2, 2},
       {"tma_long_depth", 4, 64, 30, 30, 72, 3, 3, 1, 1, 1, 1},
       {"tma_grouped_padded", 2, 96, 9, 8, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+      {"tma_256_row_tiles", 5, 64, 96, 96, 256, 3, 3, 1, 1, 1, 1},
   };
   for (MathMode math : {MathMode::kTF32, MathMode::kBF16, MathMode::kFP16}) {
     for (const ConvProblem& pb : problems)

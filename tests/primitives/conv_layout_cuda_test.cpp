@@ -128,7 +128,8 @@ void expect_same(const std::vector<float>& got, const std::vector<float>& want,
 // channels (the 16-byte pieces of the cp.async kernels); groups; a strided 1x1 (the NHWC path
 // forward and backward filter, backward data in the 1x1 row, which gathers and spreads whole
 // pixels on NHWC); a 1x1 over a wide plane; a strided first layer (space_to_depth's fold reads
-// x and writes dx by their strides, in any storage type).
+// x and writes dx by their strides, in any storage type); a 3x3 layer big enough for the TMA
+// kernel's 256-row tiles, whose NHWC output each warpgroup stages on its own.
 const ConvProblem kProblems[] = {
     {"3x3 c64", 2, 64, 10, 10, 64, 3, 3, 1, 1, 1, 1},
     {"3x3 c16", 3, 16, 9, 7, 24, 3, 3, 1, 1, 1, 1},
@@ -136,6 +137,7 @@ const ConvProblem kProblems[] = {
     {"1x1 s2", 2, 32, 9, 11, 48, 1, 1, 0, 0, 2, 2},
     {"1x1", 2, 64, 14, 14, 128, 1, 1, 0, 0, 1, 1},
     {"7x7 s2 c3", 2, 3, 23, 21, 16, 7, 7, 3, 3, 2, 2},
+    {"3x3 c64 256-row tiles", 5, 64, 96, 96, 256, 3, 3, 1, 1, 1, 1},
 };
 
 TEST(ConvLayoutCuda, ChannelsLastMatchesNchwBitForBit) {

@@ -189,24 +189,25 @@ __device__ __forceinline__ void nhwc_store_fragments(const NhwcGeo& g, const Nhw
 // every 32-byte sector: on ResNet-50's res3b_branch2b in BF16 (H100) the forward with NHWC output
 // took 0.1055 ms against 0.0835 ms with NCHW output staged a plane's run at a time. `stage`: at
 // least 64 * (TN + 8) floats of shared memory that the main loop no longer reads; the 128
-// threads of the warpgroup call this together.
+// threads of the warpgroup (tid 0-127) call this together, pacing each other at named barrier
+// `bar` (one a warpgroup of the block).
 template <typename O, int TN>
 __device__ __forceinline__ void nhwc_store_staged(const NhwcGeo& g, const NhwcOut& o,
                                                   const float (&acc)[2][TN / 2], int m0, int n0,
-                                                  int grp, int tid, float* stage) {
+                                                  int grp, int tid, float* stage, int bar) {
   constexpr int kLd = TN + 8, kPack = 16 / int(sizeof(O)), kPacks = TN / kPack;
   const int warp = (tid >> 5) & 3, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
   O* const out = static_cast<O*>(o.out);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    asm volatile("bar.sync 1, 128;" ::: "memory");  // earlier reads of the stage are done
+    asm volatile("bar.sync %0, 128;" ::"r"(bar) : "memory");  // earlier reads of the stage are done
 #pragma unroll
     for (int hi = 0; hi < 2; ++hi)
 #pragma unroll
       for (int i = 0; i < TN / 8; ++i)  // a half-warp's 8-byte writes: 4 rows x 32 bytes
         *reinterpret_cast<float2*>(stage + (warp * 16 + gid + hi * 8) * kLd + 8 * i + 2 * tig) =
             make_float2(acc[h][4 * i + 2 * hi], acc[h][4 * i + 2 * hi + 1]);
-    asm volatile("bar.sync 1, 128;" ::: "memory");
+    asm volatile("bar.sync %0, 128;" ::"r"(bar) : "memory");
     for (int p = tid; p < 64 * kPacks; p += 128) {
       const int r = p / kPacks, c = p % kPacks * kPack;
       const int m = m0 + h * 64 + r, col = n0 + c;
@@ -255,7 +256,10 @@ struct NhwcTaps {
 
 // The TMA kernel's launch (built where the CUDA architectures include 90): the same GEMM as the
 // others, its activation rows gathered by the tensor memory accelerator; compute capability 9.0.
-void nhwc_tma_launch(MathMode math, int tn, cudaStream_t st, const NhwcGeo& g, const NhwcTaps& k,
-                     const void* act, const void* w, const NhwcOut& o, int groups);
+// Tiles of 128 x tn (tn = 64 or 128), or with wg = 2 (and tn = 128) of 256 x 128: two warpgroups
+// share each k-tile's filter rows, so a tile's multiplies read a third fewer bytes a flop.
+void nhwc_tma_launch(MathMode math, int tn, int wg, cudaStream_t st, const NhwcGeo& g,
+                     const NhwcTaps& k, const void* act, const void* w, const NhwcOut& o,
+                     int groups);
 
 }  // namespace crema::prim::cuda::igemm

@@ -220,6 +220,20 @@ void launch(cudaStream_t st, const NhwcGeo& g, const Bits<M>* act, const Bits<M>
   launch_out<M, TN, float>(st, g, act, w, pieces, o, groups);
 }
 
+#ifdef CREMA_WITH_SM90A
+// The TMA kernel's warpgroups a block: two (256 x 128 tiles) where those tiles still give every
+// SM two blocks or more, so that waves stay full; else one (two 128-row blocks an SM).
+int tma_warpgroups(const NhwcGeo& g, int tn, int groups) {
+  if (tn != 128) return 1;
+  int dev = 0, sms = 0;
+  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
+             "cudaDeviceGetAttribute (multiprocessors)");
+  const int64_t blocks = int64_t(g.gm + 255) / 256 * ((g.gn + 127) / 128) * groups;
+  return blocks >= 2 * sms ? 2 : 1;
+}
+#endif
+
 template <MathMode M>
 void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float* w, void* out,
          Blend blend, const float* bias, bool relu, bool wgmma) {
@@ -267,7 +281,9 @@ void run(Handle& h, const ConvProblem& p, bool fwd, const void* act, const float
   const int tn = g.gn <= 64 ? 64 : 128;
   const NhwcOut o{out, dst.dtype, float(blend.alpha), float(blend.beta), bias, relu};
 #ifdef CREMA_WITH_SM90A
-  if (tma.padded) return nhwc_tma_launch(M, tn, st, g, tma, act_bits, w_bits, o, groups);
+  if (tma.padded)
+    return nhwc_tma_launch(M, tn, tma_warpgroups(g, tn, groups), st, g, tma, act_bits, w_bits, o,
+                           groups);
 #endif
   const int count = (g.gk + nhwc_tile_k<M>() - 1) / nhwc_tile_k<M>() * 4;
   pieces_kernel<<<(count + 127) / 128, 128, 0, st>>>(g, kPiece<M>, count, pieces);

@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(kNhwcThreads)
   if (g.oc == 1) {  // channels side by side (NHWC): rows of channels from shared memory
     static_assert(64 * (TN + 8) * 4 <= kNhwcStages * kStage * int(sizeof(T)),
                   "the staged half fits the stages");
-    nhwc_store_staged<O, TN>(g, o, acc, m0, n0, grp, tid, reinterpret_cast<float*>(smem));
+    nhwc_store_staged<O, TN>(g, o, acc, m0, n0, grp, tid, reinterpret_cast<float*>(smem), 1);
     return;
   }
   nhwc_store_fragments<O, TN>(g, o, acc, m0, n0, grp, tid);
