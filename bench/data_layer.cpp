@@ -108,7 +108,7 @@ Result measure(uint32_t threads) {
 int main(int argc, char** argv) {
   gflags::ParseCommandLineFlags(&argc, &argv, true);
   google::InitGoogleLogging(argv[0]);
-  FLAGS_minloglevel = 2;
+  FLAGS_minloglevel = FLAGS_v > 0 ? 0 : 2;  // --v=1 shows the AUTO decoder's changes of share
   try {
     if (FLAGS_batch <= 0 || FLAGS_batches <= 0 || FLAGS_warmup < 0)
       crema::fail("--batch and --batches must be positive, --warmup non-negative");
