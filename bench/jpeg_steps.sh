@@ -7,7 +7,8 @@
 #   bench/jpeg_steps.sh BUILD                 (on a GPU; the LMDB is made first if missing)
 # Settings, with their defaults: NETS="caffenet resnet50" PRECISIONS="fp32 bf16"
 #   DECODERS="cpu gpu auto" ITERS=40 WARMUP=10 TRAIN_IMAGES=3000 THREADS=0 (data_param.threads)
-#   GPU=0, and STEP_PREFIX: a command train_step runs under (a profiler), none by default.
+#   GPU=0, STEP_ARGS: more train_step flags (e.g. --channels_last), none by default, and
+#   STEP_PREFIX: a command train_step runs under (a profiler), none by default.
 # Prints one line per run: net, precision, input, ms per step (median of steps timed one at a
 # time; back to back), and peak GPU memory.
 set -euo pipefail
@@ -50,7 +51,7 @@ PY
 
 step() {  # solver, precision -> "median back_to_back peak"
   ${STEP_PREFIX:-} "$build/train_step" --solver="$1" --gpu="${GPU:-0}" --precision="$2" \
-      --iterations="${ITERS:-40}" --warmup="${WARMUP:-10}" >"$work/step.log" 2>&1 ||
+      --iterations="${ITERS:-40}" --warmup="${WARMUP:-10}" ${STEP_ARGS:-} >"$work/step.log" 2>&1 ||
     { echo "failed: $(tail -1 "$work/step.log")"; return; }
   awk '/^ms\/iter: median/ {m = $3} /back to back/ {b = $NF}
        /peak GPU memory/ {p = $(NF-1)} END {printf "%s ms, back to back %s ms, peak %s MiB\n", m, b, p}' \
