@@ -225,12 +225,8 @@ void launch(cudaStream_t st, const NhwcGeo& g, const Bits<M>* act, const Bits<M>
 // SM two blocks or more, so that waves stay full; else one (two 128-row blocks an SM).
 int tma_warpgroups(const NhwcGeo& g, int tn, int groups) {
   if (tn != 128) return 1;
-  int dev = 0, sms = 0;
-  check_cuda(cudaGetDevice(&dev), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev),
-             "cudaDeviceGetAttribute (multiprocessors)");
   const int64_t blocks = int64_t(g.gm + 255) / 256 * ((g.gn + 127) / 128) * groups;
-  return blocks >= 2 * sms ? 2 : 1;
+  return blocks >= 2 * current_device().sms ? 2 : 1;
 }
 #endif
 

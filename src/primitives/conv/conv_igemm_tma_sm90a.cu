@@ -38,7 +38,9 @@ constexpr int kTmaMathThreads = 128 * WG;
 template <int WG>
 constexpr int kTmaThreads = kTmaMathThreads<WG> + 32;
 template <int WG>
-constexpr int kTmaA = kNhwcTileM* WG* kTmaRowBytes;  // bytes of a stage's A tile
+constexpr int kTmaTileM = kNhwcTileM* WG;  // GEMM rows of a block's tile
+template <int WG>
+constexpr int kTmaA = kTmaTileM<WG>* kTmaRowBytes;  // bytes of a stage's A tile
 template <int TN, int WG>
 constexpr int kTmaStages = WG == 1 && TN == 128 ? 3 : 4;
 template <int TN, int WG>
@@ -71,7 +73,7 @@ __global__ void __launch_bounds__(kTmaThreads<WG>)
                      NhwcOut o) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int kStages = kTmaStages<TN, WG>, kStage = kTmaStage<TN, WG>;
-  constexpr int kMath = kTmaMathThreads<WG>, kTileM = kNhwcTileM * WG;
+  constexpr int kMath = kTmaMathThreads<WG>;
   constexpr int kK = kTmaRowBytes / int(sizeof(Bits<M>));
   extern __shared__ unsigned char smem_raw[];
   unsigned char* const smem = reinterpret_cast<unsigned char*>(
@@ -79,7 +81,7 @@ __global__ void __launch_bounds__(kTmaThreads<WG>)
   uint64_t* const full = reinterpret_cast<uint64_t*>(smem + kStages * kStage);
   uint64_t* const empty = full + kStages;
   const int tid = threadIdx.x;
-  const int m0 = blockIdx.x * kTileM, n0 = blockIdx.y * TN, grp = blockIdx.z;
+  const int m0 = blockIdx.x * kTmaTileM<WG>, n0 = blockIdx.y * TN, grp = blockIdx.z;
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       barrier_init(full + s, 1);
@@ -149,9 +151,8 @@ __global__ void __launch_bounds__(kTmaThreads<WG>)
     if (kt > 0 && (tid & 31) == 0) barrier_arrive(empty + (kt - 1) % kStages);
   } while (++kt < tiles);
   wgmma_wait<0>();
-  // The epilogues reuse the stages: with two warpgroups, the other's last multiplies may still
-  // be reading them.
-  if constexpr (WG > 1) asm volatile("bar.sync 1, %0;" ::"n"(kMath) : "memory");
+  // The epilogues reuse the stages, which every warpgroup's last multiplies may still read.
+  asm volatile("bar.sync 1, %0;" ::"n"(kMath) : "memory");
   const int wm0 = m0 + wg * kNhwcTileM, wtid = tid & 127;
 
   if (g.oc == 1) {  // channels side by side (NHWC): rows of channels from shared memory
@@ -172,7 +173,6 @@ __global__ void __launch_bounds__(kTmaThreads<WG>)
   const int warp = wtid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;  // as the fragments
   static_assert(WG * TN * kLd * 4 <= kStages * kStage, "the staged tiles fit the stages");
   float* const tile = reinterpret_cast<float*>(smem) + wg * TN * kLd;
-  asm volatile("bar.sync 1, %0;" ::"n"(kMath) : "memory");  // every multiply is done
 #pragma unroll
   for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -230,8 +230,7 @@ void launch_out(cudaStream_t st, const NhwcGeo& g, const NhwcTaps& walk, const v
                                       g.rows_h, g.rows_w, g.sy, g.sx, walk.oy, walk.ox, kNhwcTileM);
   const CUtensorMap b = tiled_map<M>(w, int64_t(walk.taps) * walk.padded, walk.rows, TN,
                                      "cuTensorMapEncodeTiled (convolution filter)");
-  constexpr int kTileM = kNhwcTileM * WG;
-  const dim3 grid((g.gm + kTileM - 1) / kTileM, (g.gn + TN - 1) / TN, groups);
+  const dim3 grid((g.gm + kTmaTileM<WG> - 1) / kTmaTileM<WG>, (g.gn + TN - 1) / TN, groups);
   tma_wgmma_kernel<M, TN, WG, O><<<grid, kTmaThreads<WG>, smem, st>>>(a, b, walk, g, o);
   check_launch("tma_wgmma_kernel");
 }
