@@ -22,14 +22,16 @@ GpuShare::GpuShare(int batch_size, int settle, int places)
       hold_(settle) {}
 
 void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, double workers_idle) {
-  mean_interval_ += (interval_ms - mean_interval_) / (mean_interval_ == 0 ? 1 : 8);
+  const double weight = mean_interval_ == 0 ? 1 : 1.0 / 8;
+  mean_interval_ += (interval_ms - mean_interval_) * weight;
+  mean_busy_ += (busy_ms - mean_busy_) * weight;
   if (hold_ > 0) {
     --hold_;
     return;
   }
   int places = places_;
   const bool waited = waited_ms > kWaitMs;
-  if (waited && busy_ms >= kSaturated * mean_interval_) {
+  if (waited && mean_busy_ >= kSaturated * mean_interval_) {
     places -= step_;
     quiet_ = 0;
   } else if (waited && workers_idle < kIdleWorkers) {
@@ -38,15 +40,17 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, doub
     const double interval = std::max(interval_ms, mean_interval_);
     const double short_by = std::min(1.0, waited_ms / interval);
     int more = int(std::ceil(double(batch_size_ - places) * short_by / step_)) * step_;
-    // No more than the GPU side has room for at its cost per place (busy_ms over its places:
-    // the transform of the whole batch counts in, so the estimate errs low). Where no finish
+    // No more than keeps the GPU side's finishes, at their cost per place (busy_ms over its
+    // places: the transform of the whole batch counts in, so the room errs low), within
+    // kSaturated of the consumer's own time between batches, the interval less its wait: past
+    // that the GPU side would hold up a consumer that the CPU side then feeds. Where no finish
     // was timed (no places yet, or every finish of the interval set nvJPEG up for a new size)
     // that cost is unknown, and it takes one step.
     if (places == 0 || busy_ms <= 0) {
       more = step_;
     } else {
-      const double room = double(places) * (kSaturated * interval / busy_ms - 1);
-      if (room < more) more = int(room / step_) * step_;
+      const double room = double(places) * (kSaturated * (interval_ms - waited_ms) / busy_ms - 1);
+      if (room < more) more = int(std::max(0.0, room) / step_) * step_;
     }
     places += std::max(step_, more);
     quiet_ = 0;

@@ -31,24 +31,25 @@ namespace crema {
 
 // AUTO's share of each batch for the GPU, in places, adjusted once per batch the consumer takes.
 // After a wait for the batch: where the batches' finishes kept their thread busy kSaturated or more
-// of the consumer's mean interval between batches (a running mean over about 8, since the interval
-// after a long wait is short), the GPU side is saturated and gives the CPU a step. Else, where the
-// decode workers waited for records less than kIdleWorkers of their time, they are short: having
-// filled the CPU's places in the interval, of which the consumer waited `waited`, they would keep
-// up with (1 - waited / interval) of those places (the larger of this interval and the mean), and
-// the GPU takes the rest, in whole steps (one at least), but no more than its finishes' time per
-// place so far leaves room for below saturation (a consumer that computes nothing waits its whole
-// interval, which alone would hand the GPU the whole batch, past the point where the two sides are
-// balanced); where that cost is unknown (no places yet, or no finish timed in the interval), one
-// step. A wait with neither (the consumer ran ahead of the GPU and waited for a batch's buffers to
-// come back, which decoding elsewhere does not shorten) changes nothing and counts as quiet: after
-// kQuietBatches quiet batches the GPU gives a step back. A change waits `settle` batches (those
-// already in flight) before the next. A step is a sixteenth of the batch.
+// of the consumer's interval between batches, both as running means over about 8 batches (a single interval misleads:
+// the one after a long wait is short, and the finish of its batch, last in the pipeline, fills
+// it), the GPU side is saturated and gives the CPU a step. Else, where the decode workers waited
+// for records less than kIdleWorkers of their time, they are short: having filled the CPU's places
+// in the interval, of which the consumer waited `waited`, they would keep up with
+// (1 - waited / interval) of those places (the larger of this interval and the mean), and the GPU
+// takes the rest, in whole steps (one at least), but no more than its finishes' time per place so
+// far leaves room for within kSaturated of the consumer's own time, the interval less its wait
+// (past that the GPU side would hold up the consumer in turn); where that cost is unknown (no
+// places yet, or no finish timed in the interval), one step. A wait with neither (the consumer
+// ran ahead of the GPU and waited for a batch's buffers to come back, which decoding elsewhere
+// does not shorten) changes nothing and counts as quiet: after kQuietBatches quiet batches the GPU
+// gives a step back. A change waits `settle` batches (those already in flight) before the next.
+// A step is a sixteenth of the batch.
 class GpuShare {
  public:
   static constexpr double kWaitMs = 0.5;  // a shorter wait for the batch is a handoff
   static constexpr double kIdleWorkers = 0.1;
-  static constexpr double kSaturated = 0.9;  // of the mean interval, the finishes' time
+  static constexpr double kSaturated = 0.9;  // the finishes' share of a time that fills it
   static constexpr int kQuietBatches = 32;
 
   GpuShare(int batch_size, int settle, int places);
@@ -63,6 +64,7 @@ class GpuShare {
   int places_;
   int hold_;                  // batches to take before the next change
   double mean_interval_ = 0;  // ms
+  double mean_busy_ = 0;      // ms
   int quiet_ = 0;             // batches taken without a wait since the last step
 };
 

@@ -47,16 +47,24 @@ TEST(GpuShare, WhereTheGpusCostIsUnknownItTakesOneStep) {
 }
 
 TEST(GpuShare, TheGpuTakesNoMorePlacesThanItHasRoomFor) {
-  // A consumer that computes nothing waits its whole interval: the workers' shortfall is the
-  // whole of their places. At 4.5 ms for its 64 places the GPU has room for 64 more before its
-  // finishes fill 90% of the interval.
+  // The consumer computes 5 ms of its 10 ms interval and waits the rest: the workers made half
+  // of their 192 places in time. At 2.25 ms for its 64 places the GPU has room for 64 more
+  // before its finishes fill 90% of those 5 ms, not for the 96 the workers fell short of.
   GpuShare share(kBatch, kSettle, 4 * kStep);
-  take(&share, kSettle + 1, kInterval, 4.5);
+  take(&share, kSettle + 1, 5, 2.25);
   EXPECT_EQ(share.places(), 8 * kStep);
-  take(&share, kSettle + 1, kInterval, 8.5);  // room for 2 places: one step, the least
+  take(&share, kSettle + 1, 5, 4.25);  // room for 7.5 places: one step, the least
   EXPECT_EQ(share.places(), 9 * kStep);
-  take(&share, kSettle + 1, kInterval, 9.5);  // saturated
-  EXPECT_EQ(share.places(), 8 * kStep);
+  take(&share, kSettle + 1, 5, 6);  // no room: still one step, as the workers are the slower
+  EXPECT_EQ(share.places(), 10 * kStep);
+}
+
+TEST(GpuShare, AConsumerThatComputesNothingGivesTheGpuOneStepAtATime) {
+  // It waits its whole interval, which alone would hand the GPU the whole batch, past the point
+  // where the two sides are balanced.
+  GpuShare share(kBatch, kSettle, 4 * kStep);
+  take(&share, kSettle + 1, kInterval, 1);
+  EXPECT_EQ(share.places(), 5 * kStep);
 }
 
 TEST(GpuShare, AShortWaitGivesTheGpuOneStepInWholeSteps) {
@@ -87,13 +95,24 @@ TEST(GpuShare, WaitsOnASaturatedGpuGiveTheCpuAStep) {
   GpuShare share(kBatch, kSettle, kBatch);
   take(&share, kSettle + 1, 5, 0.95 * kInterval);
   EXPECT_EQ(share.places(), kBatch - kStep);
-  take(&share, kSettle + 1, 5, 0.85 * kInterval);  // time to spare again: back to the GPU
+  take(&share, kSettle + 1, 5, 0.8 * kInterval);  // time to spare again: back to the GPU
   EXPECT_EQ(share.places(), kBatch);
 }
 
+TEST(GpuShare, FinishesThatFillShrinkingIntervalsAreSaturation) {
+  // Each interval shorter than the last and filled by its finish: against the mean interval
+  // alone, which lags above the current one, that read as time to spare.
+  GpuShare share(kBatch, kSettle, 8 * kStep);
+  for (int i = 0; i <= kSettle; ++i) {
+    const double interval = 14 - i;
+    share.update(interval - 0.1, interval, interval - 0.1, 0);
+  }
+  EXPECT_EQ(share.places(), 7 * kStep);
+}
+
 TEST(GpuShare, AShortIntervalAfterALongWaitIsNoSaturation) {
-  // After a long wait the consumer takes the next batch at once: the finishes' time in that short
-  // interval is measured against the mean interval.
+  // After a long wait the consumer takes the next batch at once, and the finish of that batch,
+  // the pipeline's last stage, fills the short interval.
   GpuShare share(kBatch, kSettle, 4 * kStep);
   take(&share, kSettle, 0, 0);
   share.update(0.6, 1.0, 0.95, 0);
