@@ -19,7 +19,8 @@ GpuShare::GpuShare(int batch_size, int settle, int places)
       settle_(settle),
       step_(std::max(1, batch_size / 16)),
       places_(places),
-      hold_(settle) {}
+      hold_(settle),
+      cap_(batch_size) {}
 
 void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, double workers_idle) {
   const double weight = mean_interval_ == 0 ? 1 : 1.0 / 8;
@@ -29,6 +30,24 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, doub
     --hold_;
     return;
   }
+  level_n_ = std::min(level_n_ + 1, kLevelBatches);
+  level_ += (interval_ms - level_) / level_n_;
+  if (trial_ > 0 && --trial_ == 0 && level_ > kSlower * before_) {
+    // The change made the consumer's batches slower: back, and no further that way for a while.
+    if (places_ > before_places_)
+      cap_ = before_places_, floor_ = std::min(floor_, cap_);
+    else
+      floor_ = before_places_, cap_ = std::max(cap_, floor_);
+    bound_left_ = kBoundBatches;
+    places_ = before_places_;
+    level_ = before_;
+    level_n_ = kTrial;
+    hold_ = settle_;
+    quiet_ = 0;
+    return;
+  }
+  if (trial_ > 0 || level_n_ < kTrial) return;
+  if (bound_left_ > 0 && --bound_left_ == 0) floor_ = 0, cap_ = batch_size_;
   int places = places_;
   const bool waited = waited_ms > kWaitMs;
   if (waited && mean_busy_ >= kSaturated * mean_interval_) {
@@ -43,9 +62,9 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, doub
     // No more than keeps the GPU side's finishes, at their cost per place (busy_ms over its
     // places: the transform of the whole batch counts in, so the room errs low), within
     // kSaturated of the consumer's own time between batches, the interval less its wait: past
-    // that the GPU side would hold up a consumer that the CPU side then feeds. Where no finish
-    // was timed (no places yet, or every finish of the interval set nvJPEG up for a new size)
-    // that cost is unknown, and it takes one step.
+    // that the GPU side would hold up the consumer in turn. Where no finish was timed (no
+    // places yet, or every finish of the interval set nvJPEG up for a new size) that cost is
+    // unknown, and it takes one step.
     if (places == 0 || busy_ms <= 0) {
       more = step_;
     } else {
@@ -58,10 +77,15 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, doub
     places -= step_;
     quiet_ = 0;
   }
-  places = std::clamp(places, 0, batch_size_);
+  places = std::clamp(places, floor_, cap_);
   if (places != places_) {
+    before_places_ = places_;
+    before_ = level_;
     places_ = places;
+    level_ = 0;
+    level_n_ = 0;
     hold_ = settle_;
+    trial_ = kTrial;
   }
 }
 

@@ -43,14 +43,24 @@ namespace crema {
 // places yet, or no finish timed in the interval), one step. A wait with neither (the consumer
 // ran ahead of the GPU and waited for a batch's buffers to come back, which decoding elsewhere
 // does not shorten) changes nothing and counts as quiet: after kQuietBatches quiet batches the GPU
-// gives a step back. A change waits `settle` batches (those already in flight) before the next.
-// A step is a sixteenth of the batch.
+// gives a step back. A step is a sixteenth of the batch.
+//
+// Each change is a trial: once the `settle` batches already in flight have passed, the mean of the
+// next kTrial intervals is set against the mean interval before it (of up to kLevelBatches), and
+// a change that made it longer by more than kSlower is undone, the share it left then bounding
+// the share in that direction for kBoundBatches batches. The model above errs (the finishes'
+// time does not count what decoding on the GPU takes from the consumer's own work on it, nor
+// what nvJPEG's hardware does past its calls), and the consumer's interval is what counts.
 class GpuShare {
  public:
   static constexpr double kWaitMs = 0.5;  // a shorter wait for the batch is a handoff
   static constexpr double kIdleWorkers = 0.1;
   static constexpr double kSaturated = 0.9;  // the finishes' share of a time that fills it
   static constexpr int kQuietBatches = 32;
+  static constexpr int kTrial = 4;
+  static constexpr int kLevelBatches = 16;
+  static constexpr double kSlower = 1.03;
+  static constexpr int kBoundBatches = 256;
 
   GpuShare(int batch_size, int settle, int places);
   // The consumer took a batch after waiting waited_ms for it, interval_ms after the last; in
@@ -62,10 +72,17 @@ class GpuShare {
  private:
   const int batch_size_, settle_, step_;
   int places_;
-  int hold_;                  // batches to take before the next change
+  int hold_;                  // batches to take before the share's intervals count
   double mean_interval_ = 0;  // ms
   double mean_busy_ = 0;      // ms
   int quiet_ = 0;             // batches taken without a wait since the last step
+  double level_ = 0;          // ms, the mean of this share's last level_n_ intervals
+  int level_n_ = 0;
+  int trial_ = 0;             // intervals left before this share is set against the last
+  int before_places_ = 0;     // the last share, and its mean interval
+  double before_ = 0;
+  int floor_ = 0, cap_;       // the share's bounds, set by an undone change
+  int bound_left_ = 0;        // batches before they lift
 };
 
 class GpuBatchDecoder {

@@ -1,7 +1,8 @@
 // GpuShare, AUTO's share of each batch for the GPU decoder: it grows by the places the busy
 // decode workers fell short of while the consumer waited and the GPU side has time, shrinks while
 // the consumer waits on a saturated GPU side, leaves waits that are neither side's alone, gives a
-// step back after a quiet stretch, and holds each change while the batches in flight pass.
+// step back after a quiet stretch, holds each change while the batches in flight pass, and undoes
+// a change that made the consumer's intervals longer.
 #include <gtest/gtest.h>
 
 #include "data/gpu_batch_decoder.h"
@@ -10,11 +11,15 @@ namespace crema {
 namespace {
 
 constexpr int kBatch = 256, kStep = kBatch / 16, kSettle = 4;
+// Batches from a change (or the start) to the next reading that may change the share: those in
+// flight, then the new share's trial.
+constexpr int kAfter = kSettle + GpuShare::kTrial;
 constexpr double kInterval = 10;  // ms between the consumer's batches
 
 // Updates `times` times with the same reading; the workers always busy unless said.
-void take(GpuShare* share, int times, double waited_ms, double busy_ms, double workers_idle = 0) {
-  for (int i = 0; i < times; ++i) share->update(waited_ms, kInterval, busy_ms, workers_idle);
+void take(GpuShare* share, int times, double waited_ms, double busy_ms, double workers_idle = 0,
+          double interval_ms = kInterval) {
+  for (int i = 0; i < times; ++i) share->update(waited_ms, interval_ms, busy_ms, workers_idle);
 }
 
 TEST(GpuShare, ANetThatNeverWaitsLeavesTheGpuOut) {
@@ -25,24 +30,24 @@ TEST(GpuShare, ANetThatNeverWaitsLeavesTheGpuOut) {
 
 TEST(GpuShare, AWaitGivesTheGpuThePlacesTheWorkersFallShortOf) {
   GpuShare share(kBatch, kSettle, 4 * kStep);
-  take(&share, kSettle, 5, 1);  // the batches in flight at the start count nothing
+  take(&share, kAfter - 1, 5, 1);  // the batches in flight at the start count nothing
   EXPECT_EQ(share.places(), 4 * kStep);
   take(&share, 1, 5, 1);  // the workers made half of their 192 places in time: the GPU takes 96
   EXPECT_EQ(share.places(), 10 * kStep);
-  take(&share, kSettle, 5, 1);  // held while the batches made before the change pass
+  take(&share, kAfter - 1, 5, 1);  // held while the batches made before the change pass
   EXPECT_EQ(share.places(), 10 * kStep);
   take(&share, 1, 5, 1);  // half of the CPU's 96
   EXPECT_EQ(share.places(), 13 * kStep);
-  take(&share, 100 * (kSettle + 1), 5, 1);
+  take(&share, 100 * kAfter, 5, 1);
   EXPECT_EQ(share.places(), kBatch);  // at most the whole batch
 }
 
 TEST(GpuShare, WhereTheGpusCostIsUnknownItTakesOneStep) {
   GpuShare share(kBatch, kSettle, 0);
-  take(&share, kSettle + 1, 9, 0.2);  // the workers fell short by nine tenths of the batch
+  take(&share, kAfter, 9, 0.2);  // the workers fell short by nine tenths of the batch
   EXPECT_EQ(share.places(), kStep);
   // No finish timed in the interval (each set nvJPEG up for its new size): one step again.
-  take(&share, kSettle + 1, 9, 0);
+  take(&share, kAfter, 9, 0);
   EXPECT_EQ(share.places(), 2 * kStep);
 }
 
@@ -51,11 +56,11 @@ TEST(GpuShare, TheGpuTakesNoMorePlacesThanItHasRoomFor) {
   // of their 192 places in time. At 2.25 ms for its 64 places the GPU has room for 64 more
   // before its finishes fill 90% of those 5 ms, not for the 96 the workers fell short of.
   GpuShare share(kBatch, kSettle, 4 * kStep);
-  take(&share, kSettle + 1, 5, 2.25);
+  take(&share, kAfter, 5, 2.25);
   EXPECT_EQ(share.places(), 8 * kStep);
-  take(&share, kSettle + 1, 5, 4.25);  // room for 7.5 places: one step, the least
+  take(&share, kAfter, 5, 4.25);  // room for 7.5 places: one step, the least
   EXPECT_EQ(share.places(), 9 * kStep);
-  take(&share, kSettle + 1, 5, 6);  // no room: still one step, as the workers are the slower
+  take(&share, kAfter, 5, 6);  // no room: still one step, as the workers are the slower
   EXPECT_EQ(share.places(), 10 * kStep);
 }
 
@@ -63,15 +68,15 @@ TEST(GpuShare, AConsumerThatComputesNothingGivesTheGpuOneStepAtATime) {
   // It waits its whole interval, which alone would hand the GPU the whole batch, past the point
   // where the two sides are balanced.
   GpuShare share(kBatch, kSettle, 4 * kStep);
-  take(&share, kSettle + 1, kInterval, 1);
+  take(&share, kAfter, kInterval, 1);
   EXPECT_EQ(share.places(), 5 * kStep);
 }
 
 TEST(GpuShare, AShortWaitGivesTheGpuOneStepInWholeSteps) {
   GpuShare share(kBatch, kSettle, 0);
-  take(&share, kSettle + 1, 0.6, 0);  // 6% of the interval: 15.4 places, one step
+  take(&share, kAfter, 0.6, 0);  // 6% of the interval: 15.4 places, one step
   EXPECT_EQ(share.places(), kStep);
-  take(&share, kSettle + 1, 1.0, 1);  // 10% of the CPU's 240 places: 24, two steps
+  take(&share, kAfter, 1.0, 1);  // 10% of the CPU's 240 places: 24, two steps
   EXPECT_EQ(share.places(), 3 * kStep);
 }
 
@@ -82,7 +87,7 @@ TEST(GpuShare, WaitsWithIdleWorkersAreNotTheDecodersAndCountAsQuiet) {
   take(&share, 1000, 0.9 * kInterval, 0, 0.85);
   EXPECT_EQ(share.places(), 0);
   GpuShare holding(kBatch, kSettle, 8 * kStep);
-  take(&holding, kSettle + GpuShare::kQuietBatches - 1, 0.9 * kInterval, 0, 0.85);
+  take(&holding, kAfter - 1 + GpuShare::kQuietBatches - 1, 0.9 * kInterval, 0, 0.85);
   EXPECT_EQ(holding.places(), 8 * kStep);
   take(&holding, 1, 0.9 * kInterval, 0, 0.85);
   EXPECT_EQ(holding.places(), 7 * kStep);
@@ -93,9 +98,9 @@ TEST(GpuShare, WaitsWithIdleWorkersAreNotTheDecodersAndCountAsQuiet) {
 
 TEST(GpuShare, WaitsOnASaturatedGpuGiveTheCpuAStep) {
   GpuShare share(kBatch, kSettle, kBatch);
-  take(&share, kSettle + 1, 5, 0.95 * kInterval);
+  take(&share, kAfter, 5, 0.95 * kInterval);
   EXPECT_EQ(share.places(), kBatch - kStep);
-  take(&share, kSettle + 1, 5, 0.8 * kInterval);  // time to spare again: back to the GPU
+  take(&share, kAfter, 5, 0.8 * kInterval);  // time to spare again: back to the GPU
   EXPECT_EQ(share.places(), kBatch);
 }
 
@@ -103,7 +108,7 @@ TEST(GpuShare, FinishesThatFillShrinkingIntervalsAreSaturation) {
   // Each interval shorter than the last and filled by its finish: against the mean interval
   // alone, which lags above the current one, that read as time to spare.
   GpuShare share(kBatch, kSettle, 8 * kStep);
-  for (int i = 0; i <= kSettle; ++i) {
+  for (int i = 0; i < kAfter; ++i) {
     const double interval = 14 - i;
     share.update(interval - 0.1, interval, interval - 0.1, 0);
   }
@@ -114,32 +119,69 @@ TEST(GpuShare, AShortIntervalAfterALongWaitIsNoSaturation) {
   // After a long wait the consumer takes the next batch at once, and the finish of that batch,
   // the pipeline's last stage, fills the short interval.
   GpuShare share(kBatch, kSettle, 4 * kStep);
-  take(&share, kSettle, 0, 0);
+  take(&share, kAfter - 1, 0, 0);
   share.update(0.6, 1.0, 0.95, 0);
   EXPECT_EQ(share.places(), 5 * kStep);  // the workers are short, by a step against the mean
 }
 
 TEST(GpuShare, AQuietStretchGivesAStepBack) {
   GpuShare share(kBatch, kSettle, 8 * kStep);
-  take(&share, kSettle, 0, 0);
+  take(&share, kAfter - 1, 0, 0);
   take(&share, GpuShare::kQuietBatches - 1, 0, 0);
   EXPECT_EQ(share.places(), 8 * kStep);
   take(&share, 1, 0, 0);
   EXPECT_EQ(share.places(), 7 * kStep);
   // A wait starts the count again.
-  take(&share, kSettle, 0, 0);
+  take(&share, kAfter - 1, 0, 0);
   take(&share, GpuShare::kQuietBatches - 1, 0, 0);
   take(&share, 1, 0.6, 0);
   EXPECT_EQ(share.places(), 8 * kStep);
-  take(&share, kSettle + GpuShare::kQuietBatches - 1, 0, 0);
+  take(&share, kAfter - 1 + GpuShare::kQuietBatches - 1, 0, 0);
   EXPECT_EQ(share.places(), 8 * kStep);
   take(&share, 1, 0, 0);
   EXPECT_EQ(share.places(), 7 * kStep);
 }
 
+TEST(GpuShare, AChangeThatSlowsTheConsumerIsUndoneAndBoundsTheShare) {
+  GpuShare share(kBatch, kSettle, 4 * kStep);
+  take(&share, kAfter, 5, 1);  // the workers are short: 10 steps
+  ASSERT_EQ(share.places(), 10 * kStep);
+  // With 10 steps the batches come 5% further apart (nvJPEG took that from the consumer's own
+  // work): back to 4 steps, the most for a while, however long the waits.
+  take(&share, kSettle, 5, 1);
+  take(&share, GpuShare::kTrial, 5, 1, 0, 1.05 * kInterval);
+  EXPECT_EQ(share.places(), 4 * kStep);
+  take(&share, 10 * kAfter, 5, 1);
+  EXPECT_EQ(share.places(), 4 * kStep);
+  // The bound lifts after kBoundBatches readings.
+  take(&share, GpuShare::kBoundBatches, 5, 1);
+  EXPECT_GT(share.places(), 4 * kStep);
+}
+
+TEST(GpuShare, AChangeWithinTheMarginStands) {
+  GpuShare share(kBatch, kSettle, 4 * kStep);
+  take(&share, kAfter, 5, 1);
+  take(&share, kSettle, 5, 1);
+  take(&share, GpuShare::kTrial, 0, 1, 0, 1.02 * kInterval);  // no waits: no further change
+  EXPECT_EQ(share.places(), 10 * kStep);
+}
+
+TEST(GpuShare, AStepBackThatSlowsTheConsumerIsUndone) {
+  // A quiet stretch gives a step back; the consumer then waits longer between batches: the
+  // GPU's places were needed after all, and the share keeps them.
+  GpuShare share(kBatch, kSettle, 8 * kStep);
+  take(&share, kAfter - 1 + GpuShare::kQuietBatches, 0, 0);
+  ASSERT_EQ(share.places(), 7 * kStep);
+  take(&share, kSettle, 0, 0);
+  take(&share, GpuShare::kTrial, 0, 0, 0, 1.1 * kInterval);
+  EXPECT_EQ(share.places(), 8 * kStep);
+  take(&share, kAfter + 2 * GpuShare::kQuietBatches, 0, 0);
+  EXPECT_EQ(share.places(), 8 * kStep);
+}
+
 TEST(GpuShare, SmallBatchesStepOnePlace) {
   GpuShare share(4, 1, 0);
-  take(&share, 2, 0.6, 0);
+  take(&share, 1 + GpuShare::kTrial, 0.6, 0);
   EXPECT_EQ(share.places(), 1);
 }
 
