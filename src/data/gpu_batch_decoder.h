@@ -31,26 +31,26 @@ namespace crema {
 
 // AUTO's share of each batch for the GPU, in places, adjusted once per batch the consumer takes.
 // After a wait for the batch: where the batches' finishes kept their thread busy kSaturated or more
-// of the consumer's interval between batches, both as running means over about 8 batches (a single interval misleads:
-// the one after a long wait is short, and the finish of its batch, last in the pipeline, fills
-// it), the GPU side is saturated and gives the CPU a step. Else, where the decode workers waited
-// for records less than kIdleWorkers of their time, they are short: having filled the CPU's places
-// in the interval, of which the consumer waited `waited`, they would keep up with
+// of the consumer's interval between batches, both as running means over about 8 batches (a single
+// interval misleads: the one after a long wait is short, and the finish of its batch, last in the
+// pipeline, fills it), the GPU side is saturated and gives the CPU a step. Else, where the decode
+// workers waited for records less than kIdleWorkers of their time, they are short: having filled
+// the CPU's places in the interval, of which the consumer waited `waited`, they would keep up with
 // (1 - waited / interval) of those places (the larger of this interval and the mean), and the GPU
 // takes the rest, in whole steps (one at least), but no more than its finishes' time per place so
 // far leaves room for within kSaturated of the consumer's own time, the interval less its wait
 // (past that the GPU side would hold up the consumer in turn); where that cost is unknown (no
-// places yet, or no finish timed in the interval), one step. A wait with neither (the consumer
-// ran ahead of the GPU and waited for a batch's buffers to come back, which decoding elsewhere
-// does not shorten) changes nothing and counts as quiet: after kQuietBatches quiet batches the GPU
-// gives a step back. A step is a sixteenth of the batch.
+// places yet, or no finish timed in the interval), one step. A wait with neither (the consumer ran
+// ahead of the GPU and waited for a batch's buffers to come back, which decoding elsewhere does not
+// shorten) changes nothing and counts as quiet: after kQuietBatches quiet batches the GPU gives a
+// step back. A step is a sixteenth of the batch.
 //
 // Each change is a trial: once the `settle` batches already in flight have passed, the mean of the
-// next kTrial intervals is set against the mean interval before it (of up to kLevelBatches), and
-// a change that made it longer by more than kSlower is undone, the share it left then bounding
-// the share in that direction for kBoundBatches batches. The model above errs (the finishes'
-// time does not count what decoding on the GPU takes from the consumer's own work on it, nor
-// what nvJPEG's hardware does past its calls), and the consumer's interval is what counts.
+// next kTrial intervals is set against the mean interval before it (of up to kLevelBatches), and a
+// change that made it longer by more than kSlower is undone, the share it left then bounding the
+// share in that direction for kBoundBatches batches. The model above errs (the finishes' time does
+// not count what decoding on the GPU takes from the consumer's own work on it, nor what nvJPEG's
+// hardware does past its calls), and the consumer's interval is what counts.
 class GpuShare {
  public:
   static constexpr double kWaitMs = 0.5;  // a shorter wait for the batch is a handoff

@@ -34,7 +34,7 @@ TEST(GpuShare, AWaitGivesTheGpuThePlacesTheWorkersFallShortOf) {
   EXPECT_EQ(share.places(), 4 * kStep);
   take(&share, 1, 5, 1);  // the workers made half of their 192 places in time: the GPU takes 96
   EXPECT_EQ(share.places(), 10 * kStep);
-  take(&share, kAfter - 1, 5, 1);  // held while the batches made before the change pass
+  take(&share, kAfter - 1, 5, 1);  // the batches made before the change, then its trial
   EXPECT_EQ(share.places(), 10 * kStep);
   take(&share, 1, 5, 1);  // half of the CPU's 96
   EXPECT_EQ(share.places(), 13 * kStep);
