@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "core/errors.h"
@@ -32,7 +33,8 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, doub
   }
   level_n_ = std::min(level_n_ + 1, kLevelBatches);
   level_ += (interval_ms - level_) / level_n_;
-  if (trial_ > 0 && --trial_ == 0 && level_ > kSlower * before_) {
+  if (level_n_ < kTrial) return;
+  if (std::exchange(on_trial_, false) && level_ > kSlower * before_) {
     // The change made the consumer's batches slower: back, and no further that way for a while.
     if (places_ > before_places_)
       cap_ = before_places_, floor_ = std::min(floor_, cap_);
@@ -46,7 +48,6 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, doub
     quiet_ = 0;
     return;
   }
-  if (trial_ > 0 || level_n_ < kTrial) return;
   if (bound_left_ > 0 && --bound_left_ == 0) floor_ = 0, cap_ = batch_size_;
   int places = places_;
   const bool waited = waited_ms > kWaitMs;
@@ -85,7 +86,7 @@ void GpuShare::update(double waited_ms, double interval_ms, double busy_ms, doub
     level_ = 0;
     level_n_ = 0;
     hold_ = settle_;
-    trial_ = kTrial;
+    on_trial_ = true;
   }
 }
 

@@ -78,11 +78,11 @@ class GpuShare {
   int quiet_ = 0;             // batches taken without a wait since the last step
   double level_ = 0;          // ms, the mean of this share's last level_n_ intervals
   int level_n_ = 0;
-  int trial_ = 0;             // intervals left before this share is set against the last
-  int before_places_ = 0;     // the last share, and its mean interval
+  bool on_trial_ = false;  // this share is set against the last after kTrial intervals
+  int before_places_ = 0;  // the last share, and its mean interval
   double before_ = 0;
-  int floor_ = 0, cap_;       // the share's bounds, set by an undone change
-  int bound_left_ = 0;        // batches before they lift
+  int floor_ = 0, cap_;  // the share's bounds, set by an undone change
+  int bound_left_ = 0;   // batches before they lift
 };
 
 class GpuBatchDecoder {
