@@ -389,6 +389,34 @@ TEST(ConvCuda, ImplicitGemmNhwcPath) {
   }
 }
 
+// TF32 backward filter over padded planes (the Hopper row's, stride 1, channels of a group a
+// multiple of 8): row tiles that cross taps and a short last one (48 channels x 25 taps = 1200
+// rows), two column tiles of 192 (384 output channels), a group's 48 columns in a 64-wide tile
+// that runs into the next group's rows (and past the last one), dilation with asymmetric
+// padding, no padding with N = 1 and an odd plane whose copies' depth ends mid-k-tile, 1x1, and a
+// depth split over many blocks with a short last split; exact on integers, within the rounding
+// bound on real values. Elsewhere (no Hopper GPU) the same problems check the other rows.
+TEST(ConvCuda, WgradPlanes) {
+  CREMA_SKIP_WITHOUT_GPU();
+  const std::vector<ConvProblem> problems = {
+      {"planes_5x5_grouped", 3, 96, 13, 13, 256, 5, 5, 2, 2, 1, 1, 1, 1, 2},
+      {"planes_two_column_tiles", 2, 16, 9, 7, 384, 3, 3, 1, 1, 1, 1},
+      {"planes_grouped_narrow", 2, 32, 11, 9, 96, 3, 3, 1, 1, 1, 1, 1, 1, 2},
+      {"planes_dilated_asymmetric", 2, 24, 12, 10, 64, 3, 3, 2, 1, 1, 1, 2, 1},
+      {"planes_no_pad_n1", 1, 8, 17, 15, 128, 5, 3, 0, 0, 1, 1},
+      {"planes_1x1", 3, 40, 7, 9, 96, 1, 1, 0, 0, 1, 1},
+      {"planes_long_depth", 16, 16, 40, 40, 64, 3, 3, 1, 1, 1, 1},
+  };
+  const std::vector<ConvAlgo> rows = {ConvAlgo::kImplicitGemmSm90, ConvAlgo::kAuto};
+  for (const ConvProblem& pb : problems)
+    check_problem<float>(pb, true, kExact, 0, rows, MathMode::kTF32);
+  const ConvProblem& deep = problems[0];
+  const Descs ds = descs_of(deep, DataType::kFloat32);
+  const double depth = double(ds.yd.n) * ds.yd.h * ds.yd.w;
+  check_problem<float>(deep, false, {8 * 0x1p-11 * std::sqrt(depth), 0, true}, 0, rows,
+                       MathMode::kTF32);
+}
+
 TEST(ConvCuda, FindCachesOneEntryPerPassAndReusesIt) {
   CREMA_SKIP_WITHOUT_GPU();
   const ConvProblem pb{"find", 4, 8, 10, 10, 16, 3, 3, 1, 1, 1, 1};

@@ -83,8 +83,8 @@ TEST(ConvCuda, SmallLayersBackwardFilterGoesToTheDirectRow) {
 }
 
 // kAuto in tensor-core math sends such layers to the implicit GEMM (its Hopper row where it
-// runs), but for TF32 backward filter of ungrouped layers; strict fp32 stays on im2col or
-// Winograd.
+// runs), but for TF32 backward filter of ungrouped layers that the Hopper row's kernel over
+// padded planes does not take; strict fp32 stays on im2col or Winograd.
 TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   CREMA_SKIP_WITHOUT_GPU();
   Handle gpu(Device::kCUDA);
@@ -114,6 +114,15 @@ TEST(ConvCuda, HeuristicPicksTheImplicitGemmForTensorCoreMath) {
   ds.cd.math = MathMode::kTF32;
   EXPECT_TRUE(pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemm ||
               pick(ConvPass::kBwdFilter) == ConvAlgo::kImplicitGemmSm90);
+  // A stride-1 TF32 backward filter wider than 1x1 whose channels fill 8-row boxes goes to the
+  // Hopper row's kernel over padded planes, ungrouped too; without it, to im2col.
+  ds = descs_of({"h_planes", 64, 64, 13, 13, 128, 3, 3, 1, 1, 1, 1}, DataType::kFloat32);
+  ds.cd.math = MathMode::kTF32;
+  EXPECT_EQ(pick(ConvPass::kBwdFilter),
+            conv_supports(gpu, ConvAlgo::kImplicitGemmSm90, ds.cd, ds.xd, ds.wd, ds.yd)
+                ? ConvAlgo::kImplicitGemmSm90
+                : ConvAlgo::kIm2colGemm);
+  ds = descs_of({"h_grouped", 1024, 32, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 2}, DataType::kFloat32);
   ds.cd.math = MathMode::kFP32;
   EXPECT_EQ(pick(ConvPass::kFwd), ConvAlgo::kIm2colGemm);  // 16 input channels a group
   // Strict fp32, 3x3 stride 1, at least 32 channels in and out a group: Winograd, every pass;

@@ -120,5 +120,10 @@ void igemm_nhwc_run(Handle& h, const ConvProblem& p, ConvPass pass, const void* 
 size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p);
 void igemm_wgrad_run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
                      Blend blend, bool wgmma);
+// The Hopper row's TF32 backward filter where wgrad_planes_unsupported allows it
+// (conv_wgrad_planes_cuda.cu): through plane-major copies of x and dy.
+size_t wgrad_planes_workspace(Handle& h, const ConvProblem& p);
+void wgrad_planes_run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
+                      Blend blend);
 
 }  // namespace crema::prim::cuda

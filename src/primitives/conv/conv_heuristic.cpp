@@ -60,6 +60,13 @@ ConvAlgo conv_choose(Handle& h, const ConvProblem& pr, ConvPass pass, ConvStored
   if (h.device() == Device::kCUDA && pass == ConvPass::kFwd && plain_data && fp32_math &&
       wd.c <= 4 && macs <= double(1 << 25) && cuda::direct_fwd_tiles(pr))
     return ConvAlgo::kDirect;
+  // A stride-1 TF32 backward filter wider than 1x1 goes to the Hopper row's kernel over padded
+  // planes (conv_wgrad_planes.cuh), which runs it on wgmma where the NHWC path's copies leave it
+  // to mma.sync or im2col.
+  if (h.device() == Device::kCUDA && pass == ConvPass::kBwdFilter && cd.math == MathMode::kTF32 &&
+      wd.r * wd.s > 1 && !cuda::wgrad_planes_unsupported(pr) &&
+      !cuda::kConvImplicitGemmSm90.unsupported(pr))
+    return ConvAlgo::kImplicitGemmSm90;
   const bool strided = cd.stride_h != 1 || cd.stride_w != 1;
   const int64_t plane = int64_t(yd.h) * yd.w;
   const bool half_math = cd.math == MathMode::kBF16 || cd.math == MathMode::kFP16;

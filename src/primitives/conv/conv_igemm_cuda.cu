@@ -436,6 +436,8 @@ void bwd_data_as(Handle& h, const ConvProblem& pr, const void* w, const void* dy
 
 void bwd_filter_as(Handle& h, const ConvProblem& pr, const void* x, const void* dy, void* dw,
                    Blend blend, bool wgmma) {
+  if (wgmma && !wgrad_planes_unsupported(pr))
+    return wgrad_planes_run(h, pr, x, dy, static_cast<float*>(dw), blend);
   if (igemm_nhwc_applies(pr, ConvPass::kBwdFilter))
     return igemm_wgrad_run(h, pr, x, dy, static_cast<float*>(dw), blend, wgmma);
   Geo g = geo_of(pr);
@@ -494,6 +496,11 @@ size_t workspace(Handle& h, const ConvProblem& pr) {
     bytes = std::max(bytes, igemm_wgrad_workspace(h, pr));
   return bytes;
 }
+// The Hopper row's: the same, or its TF32 backward filter over padded planes.
+size_t workspace_sm90(Handle& h, const ConvProblem& pr) {
+  const size_t bytes = workspace(h, pr);
+  return wgrad_planes_unsupported(pr) ? bytes : std::max(bytes, wgrad_planes_workspace(h, pr));
+}
 
 const char* unsupported(const ConvProblem& p) {
   if (p.xd.dtype != DataType::kFloat32) return "tensor cores take float32 tensors";
@@ -510,8 +517,9 @@ const char* unsupported(const ConvProblem& p) {
   return nullptr;
 }
 
-// The Hopper row runs what implicit_gemm runs, its NHWC path on wgmma (TF32 backward filter,
-// which wgmma cannot read transposed, on mma.sync).
+// The Hopper row runs what implicit_gemm runs, its NHWC path on wgmma; TF32 backward filter,
+// which wgmma cannot read from NHWC copies, over padded planes where it can (stride 1), else on
+// mma.sync.
 const char* unsupported_sm90(const ConvProblem& p) {
 #ifdef CREMA_WITH_SM90A
   if (const char* why = unsupported(p)) return why;
@@ -565,7 +573,7 @@ const ConvImpl kConvImplicitGemm{ConvAlgo::kImplicitGemm,
 const ConvImpl kConvImplicitGemmSm90{ConvAlgo::kImplicitGemmSm90,
                                      Device::kCUDA,
                                      unsupported_sm90,
-                                     workspace,
+                                     workspace_sm90,
                                      fwd_sm90,
                                      bwd_data_sm90,
                                      bwd_filter_sm90,

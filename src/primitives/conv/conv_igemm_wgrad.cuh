@@ -100,4 +100,10 @@ constexpr int kWgradTmaDepth = 64;
 void wgrad_wgmma_launch(MathMode math, int tm, cudaStream_t st, const WgradGeo& g, const void* dy,
                         const void* x, float* part, int groups);
 
+// dw[k][c][r][s] = alpha * sum_split part[split][k][(r,s,c)] + beta * dw, the splits in order (the
+// results repeat bit for bit); the partial filters hold cp >= cg channels a tap (padded copies'
+// ones past cg), rs taps.
+void wgrad_finish(cudaStream_t st, int splits, int k, int cg, int cp, int rs, const float* part,
+                  float* dw, Blend blend);
+
 }  // namespace crema::prim::cuda::igemm

@@ -155,22 +155,6 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// dw[k][c][r][s] = alpha * sum_split part[split][k][(r,s,c)] + beta * dw, splits in order; the
-// partial filters hold cp >= cg channels a tap (the copies' padded ones past cg).
-__global__ void finish_kernel(int splits, int k, int cg, int cp, int rs,
-                              const float* __restrict__ part, float* dw, float alpha, float beta) {
-  const int64_t count = int64_t(k) * cg * rs, per_k = int64_t(cg) * rs;
-  const int64_t split = int64_t(k) * cp * rs;
-  CREMA_CUDA_LOOP(i, count) {
-    const int64_t kk = i / per_k;
-    const int c = int(i % per_k / rs), t = int(i % rs);
-    const float* p = part + kk * cp * rs + int64_t(t) * cp + c;
-    float sum = p[0];
-    for (int sp = 1; sp < splits; ++sp) sum += p[sp * split];
-    dw[i] = beta == 0.f ? alpha * sum : alpha * sum + beta * dw[i];
-  }
-}
-
 // The TMA kernel's channels a tap (conv_igemm_wgrad_wgmma_sm90a.cu), or 0 where it does not run
 // the problem: BF16/FP16 math (wgmma reads no TF32 operand MN-major), the copy's channels of a
 // group padded to whole 64-channel boxes wasting at most a quarter (tma_padded_channels), and
@@ -291,11 +275,7 @@ void run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* 
     launch<M, 64>(st, g, dy_bits, x_bits, part, p.cd.groups);
   else
     launch<M, 128>(st, g, dy_bits, x_bits, part, p.cd.groups);
-  const int cp = tma ? g.cpad : g.cg;
-  finish_kernel<<<grid_for(p.wd.count()), kBlock, 0, st>>>(g.splits, p.wd.k, p.wd.c, cp,
-                                                           p.wd.r * p.wd.s, part, dw,
-                                                           float(blend.alpha), float(blend.beta));
-  check_launch("igemm wgrad finish_kernel");
+  wgrad_finish(st, g.splits, p.wd.k, p.wd.c, tma ? g.cpad : g.cg, p.wd.r * p.wd.s, part, dw, blend);
 }
 
 void run_math(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
@@ -311,6 +291,32 @@ void run_math(Handle& h, const ConvProblem& p, const void* x, const void* dy, fl
 }
 
 }  // namespace
+
+namespace igemm {
+namespace {
+__global__ void finish_kernel(int splits, int k, int cg, int cp, int rs,
+                              const float* __restrict__ part, float* dw, float alpha, float beta) {
+  const int64_t count = int64_t(k) * cg * rs, per_k = int64_t(cg) * rs;
+  const int64_t split = int64_t(k) * cp * rs;
+  CREMA_CUDA_LOOP(i, count) {
+    const int64_t kk = i / per_k;
+    const int c = int(i % per_k / rs), t = int(i % rs);
+    const float* p = part + kk * cp * rs + int64_t(t) * cp + c;
+    float sum = p[0];
+    for (int sp = 1; sp < splits; ++sp) sum += p[sp * split];
+    dw[i] = beta == 0.f ? alpha * sum : alpha * sum + beta * dw[i];
+  }
+}
+
+}  // namespace
+
+void wgrad_finish(cudaStream_t st, int splits, int k, int cg, int cp, int rs, const float* part,
+                  float* dw, Blend blend) {
+  finish_kernel<<<grid_for(int64_t(k) * cg * rs), kBlock, 0, st>>>(
+      splits, k, cg, cp, rs, part, dw, float(blend.alpha), float(blend.beta));
+  check_launch("igemm wgrad finish_kernel");
+}
+}  // namespace igemm
 
 size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p) {
   const ImageSlice slice(p, padded_copy_slice(p));

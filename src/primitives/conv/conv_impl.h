@@ -190,6 +190,10 @@ T* image_at(T* base, const TensorDesc& d, int n) {
 // stride-1 backward data, both channel counts for backward filter; input channels of an
 // ungrouped layer may also be fewer than a piece, padded to one in the copies).
 bool igemm_nhwc_applies(const ConvProblem& p, ConvPass pass);
+// Why the Hopper row's TF32 backward filter over padded planes (conv_wgrad_planes.cuh) does not
+// run a problem, nullptr when it does: TF32 math on f32 tensors, stride 1, channels of a group a
+// multiple of 8, a build with sm_90a code.
+const char* wgrad_planes_unsupported(const ConvProblem& p);
 }  // namespace cuda
 
 }  // namespace crema::prim
