@@ -62,7 +62,9 @@ ConvAlgo conv_choose(Handle& h, const ConvProblem& pr, ConvPass pass, ConvStored
     return ConvAlgo::kDirect;
   // A stride-1 TF32 backward filter wider than 1x1 goes to the Hopper row's kernel over padded
   // planes (conv_wgrad_planes.cuh), which runs it on wgmma where the NHWC path's copies leave it
-  // to mma.sync or im2col.
+  // to mma.sync or im2col. H100, ms, against the rows kAuto took before (measured 2026-11-26):
+  // CaffeNet's conv2 1.50 -> 1.31 (mma.sync), conv4 0.97 -> 0.52, conv5 0.61 -> 0.48; conv3 0.57
+  // (im2col) -> 0.59.
   if (h.device() == Device::kCUDA && pass == ConvPass::kBwdFilter && cd.math == MathMode::kTF32 &&
       wd.r * wd.s > 1 && !cuda::wgrad_planes_unsupported(pr) &&
       !cuda::kConvImplicitGemmSm90.unsupported(pr))
