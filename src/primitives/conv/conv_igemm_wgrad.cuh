@@ -7,6 +7,9 @@
 // values a row.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
 #include "primitives/common/fast_div.h"
 #include "primitives/conv/conv_igemm.cuh"
 
@@ -18,6 +21,23 @@ constexpr int kWgradTile = 128;  // columns of a block tile; rows TM = 128, or 6
 constexpr int kWgradStages = 4;
 // Both operands, 64 bytes of depth a row, kWgradStages deep.
 constexpr int wgrad_smem_bytes(int tm) { return kWgradStages * 64 * (tm + kWgradTile); }
+
+// How the backward-filter kernels split a GEMM's depth over blocks: about per_sm blocks an SM
+// over a grid of `blocks` tiles, at least min_tiles k-tiles a split, the splits' partial filters
+// (filter_bytes each) within the workspace budget, the grid's z (groups x splits) within 65535.
+struct DepthSplits {
+  int splits, tiles;  // depth splits, k-tiles per split (the last split perhaps shorter)
+};
+inline DepthSplits depth_splits(int64_t blocks, int k_tiles, int per_sm, int min_tiles,
+                                int64_t filter_bytes, size_t budget, int groups) {
+  int64_t splits =
+      std::max<int64_t>(1, per_sm * int64_t(std::max(1, current_device().sms)) / blocks);
+  splits = std::min<int64_t>(splits, std::max(1, k_tiles / min_tiles));
+  splits = std::min<int64_t>(splits, std::max<int64_t>(1, int64_t(budget) / filter_bytes));
+  splits = std::min<int64_t>(splits, 65535 / groups);
+  const int tiles = int((k_tiles + splits - 1) / splits);
+  return {(k_tiles + tiles - 1) / tiles, tiles};
+}
 
 // Depth rows of a k-tile: 32 of 16-bit values, 16 of TF32.
 template <MathMode M>

@@ -196,14 +196,9 @@ WgradGeo geo_of(Handle& h, const ConvProblem& p, bool tma) {
                                                    : depth_of<MathMode::kBF16>();
   const int k_tiles = (g.depth + depth - 1) / depth;
   const int64_t filter_bytes = int64_t(p.wd.k) * g.gk * int64_t(sizeof(float));
-  const int per_sm = tma ? 2 : 4;
-  int64_t splits =
-      std::max<int64_t>(1, per_sm * int64_t(std::max(1, current_device().sms)) / blocks);
-  splits = std::min<int64_t>(splits, std::max(1, k_tiles / 4));
-  splits = std::min<int64_t>(splits, std::max<int64_t>(1, h.workspace_budget() / filter_bytes));
-  splits = std::min<int64_t>(splits, 65535 / cd.groups);
-  g.tiles = int((k_tiles + splits - 1) / splits);
-  g.splits = (k_tiles + g.tiles - 1) / g.tiles;
+  const DepthSplits d =
+      depth_splits(blocks, k_tiles, tma ? 2 : 4, 4, filter_bytes, h.workspace_budget(), cd.groups);
+  g.splits = d.splits, g.tiles = d.tiles;
   return g;
 }
 
@@ -327,14 +322,10 @@ size_t igemm_wgrad_workspace(Handle& h, const ConvProblem& p) {
 
 void igemm_wgrad_run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
                      Blend blend, bool wgmma) {
-  const int n = p.xd.n, per = padded_copy_slice(p);
-  if (per == n) return run_math(h, p, x, dy, dw, blend, wgmma);
-  // The filter's gradient sums over images: each slice after the first adds to it.
-  for (int n0 = 0; n0 < n; n0 += per) {
-    const ImageSlice slice(p, std::min(per, n - n0));
-    run_math(h, slice.of(p), image_at(x, p.xd, n0), image_at(dy, p.yd, n0), dw,
-             n0 == 0 ? blend : Blend{blend.alpha, 1.0}, wgmma);
-  }
+  filter_over_slices(p, padded_copy_slice(p), x, dy, blend,
+                     [&](const ConvProblem& s, const void* xs, const void* dys, Blend b) {
+                       run_math(h, s, xs, dys, dw, b, wgmma);
+                     });
 }
 
 }  // namespace crema::prim::cuda

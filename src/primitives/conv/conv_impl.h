@@ -185,6 +185,15 @@ T* image_at(T* base, const TensorDesc& d, int n) {
   using Byte = std::conditional_t<std::is_const_v<T>, const char, char>;
   return static_cast<Byte*>(base) + int64_t(n) * d.stride_n * int64_t(dtype_size(d.dtype));
 }
+// A backward filter over slices of `per` images: run(slice, x, dy, blend) for each, the first
+// with `blend`, each after it adding to the filter (its gradient sums over images).
+template <typename Run>
+void filter_over_slices(const ConvProblem& p, int per, const void* x, const void* dy, Blend blend,
+                        Run&& run) {
+  for (int n0 = 0; n0 < p.xd.n; n0 += per)
+    run(ImageSlice(p, std::min(per, p.xd.n - n0)).of(p), image_at(x, p.xd, n0),
+        image_at(dy, p.yd, n0), n0 == 0 ? blend : Blend{blend.alpha, 1.0});
+}
 // Whether the implicit GEMM runs a pass through its NHWC path: TF32/BF16/FP16 math, the channels
 // per group the pass reads along memory filling 16-byte pieces (inner channels for forward and
 // stride-1 backward data, both channel counts for backward filter; input channels of an

@@ -46,9 +46,8 @@ __global__ void to_planes_kernel(int hs, int ws, int oy, int ox, FastDiv plane, 
 // The tensor d (f32, any strides) as plane-major rows in the padded planes of g.
 void to_planes(cudaStream_t st, const TensorDesc& d, const void* src, const ConvProblem& p,
                const PlanesGeo& g, int oy, int ox, uint32_t* dst) {
-  const int hp = p.xd.h + 2 * p.cd.pad_h;
   const dim3 grid((g.depth + 255) / 256, d.c);
-  to_planes_kernel<<<grid, 256, 0, st>>>(d.h, d.w, oy, ox, FastDiv(uint32_t(hp * g.wp)),
+  to_planes_kernel<<<grid, 256, 0, st>>>(d.h, d.w, oy, ox, FastDiv(uint32_t(padded_plane(p))),
                                          FastDiv(uint32_t(g.wp)), int(d.n * padded_plane(p)),
                                          g.depth, d.stride_n, d.stride_c, d.stride_h, d.stride_w,
                                          static_cast<const float*>(src), dst);
@@ -73,13 +72,9 @@ PlanesGeo geo_of(Handle& h, const ConvProblem& p) {
                          ((g.kg + width - 1) / width) * cd.groups;
   const int k_tiles = (g.depth + igemm::kPlanesDepth - 1) / igemm::kPlanesDepth;
   const int64_t filter_bytes = int64_t(g.k) * g.rows * int64_t(sizeof(float));
-  int64_t splits =
-      std::max<int64_t>(1, 2 * int64_t(std::max(1, igemm::current_device().sms)) / blocks);
-  splits = std::min<int64_t>(splits, std::max(1, k_tiles / 8));
-  splits = std::min<int64_t>(splits, std::max<int64_t>(1, h.workspace_budget() / filter_bytes));
-  splits = std::min<int64_t>(splits, 65535 / cd.groups);
-  g.tiles = int((k_tiles + splits - 1) / splits);
-  g.splits = (k_tiles + g.tiles - 1) / g.tiles;
+  const igemm::DepthSplits d =
+      igemm::depth_splits(blocks, k_tiles, 2, 8, filter_bytes, h.workspace_budget(), cd.groups);
+  g.splits = d.splits, g.tiles = d.tiles;
   return g;
 }
 
@@ -141,13 +136,10 @@ size_t wgrad_planes_workspace(Handle& h, const ConvProblem& p) {
 
 void wgrad_planes_run(Handle& h, const ConvProblem& p, const void* x, const void* dy, float* dw,
                       Blend blend) {
-  const int n = p.xd.n, per = planes_slice(p);
-  // The filter's gradient sums over images: each slice after the first adds to it.
-  for (int n0 = 0; n0 < n; n0 += per) {
-    const ImageSlice slice(p, std::min(per, n - n0));
-    run(h, slice.of(p), image_at(x, p.xd, n0), image_at(dy, p.yd, n0), dw,
-        n0 == 0 ? blend : Blend{blend.alpha, 1.0});
-  }
+  filter_over_slices(p, planes_slice(p), x, dy, blend,
+                     [&](const ConvProblem& s, const void* xs, const void* dys, Blend b) {
+                       run(h, s, xs, dys, dw, b);
+                     });
 }
 
 #else  // the kernel is built for sm_90a alone
